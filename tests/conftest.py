@@ -1,0 +1,34 @@
+import os, sys
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    "Every test gets its own response cache; results/ and the user's cache are never touched."
+    monkeypatch.setenv("SCIBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SCIBENCH_ROOT", str(ROOT))
+    yield
+
+
+@pytest.fixture
+def fake_server():
+    "A fake OpenAI-compatible server on 127.0.0.1 (fault injection, counting)."
+    from scibench.fakeserver import FakeServer
+    servers = []
+    def make(**kw):
+        s = FakeServer(**kw).start(); servers.append(s); return s
+    yield make
+    for s in servers: s.stop()
+
+
+@pytest.fixture(scope="session")
+def local_server():
+    "The real embedded SmolLM2 server (started if it is not already up, stopped after if started here)."
+    from scibench.llm import serving, get_model
+    with serving("local"):
+        yield get_model("local")
