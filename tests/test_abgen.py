@@ -1,0 +1,199 @@
+"AbGen end to end against a fake server (faults, kill and resume, secrets, bad input) and the real embedded model (slow)."
+import json, os, signal, sqlite3, subprocess, sys, time
+from pathlib import Path
+import numpy as np
+import pytest
+from scibench import abgen
+from scibench.core import DataError, read_jsonl, read_json, write_json
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "sk-test-DO-NOT-LEAK-8f3a2c"
+
+
+def registry(tmp_path, fs, **kw):
+    "A models.toml with `fake` served by the fake server, its key in $SCIBENCH_TEST_KEY."
+    extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in kw.items())
+    p = tmp_path / "models.toml"
+    p.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake-model"\napi_key_env = "SCIBENCH_TEST_KEY"\n'
+                 f'max_retries = 6\ntimeout = 5\nprice_in = 1.0\nprice_out = 2.0\n{extra}')
+    return p
+
+
+@pytest.fixture
+def fake_env(tmp_path, monkeypatch, fake_server):
+    def make(**server_kw):
+        fs = fake_server(**server_kw)
+        monkeypatch.setenv("SCIBENCH_MODELS", str(registry(tmp_path, fs)))
+        monkeypatch.setenv("SCIBENCH_TEST_KEY", SECRET)
+        return fs
+    return make
+
+
+def test_prompt_includes_method_and_context():
+    e = abgen.load_abgen("sample")[0]
+    p = abgen.generation_prompt(e)
+    for part in (e["research_background"], e["method"], e["main_experiment"]["experiment_setup"],
+                 e["main_experiment"]["results"], e["ablation_study"]["module_name"]):
+        assert part in p
+    assert e["ablation_study"]["experiment_setup"] not in p
+
+
+def test_judge_prompt_has_context_reference_and_criterion():
+    e = abgen.load_abgen("sample")[1]
+    p = abgen.judge_prompt(e, "MY DESIGN", "soundness")
+    assert e["method"] in p and e["ablation_study"]["research_objective"] in p and "MY DESIGN" in p
+    assert abgen.DEFINITIONS["soundness"] in p and "Therefore, the score is" in p
+
+
+def test_revision_feedback_limit():
+    e = abgen.load_abgen("sample")[0]
+    assert "keep the seed fixed" in abgen.revision_prompt(e, "design", "keep the seed fixed")
+    with pytest.raises(ValueError, match="50"):
+        abgen.revision_prompt(e, "design", "word " * 51)
+
+
+def test_run_with_faults_and_permanent_failure(fake_env, tmp_path):
+    # every judge prompt for one example's design contains POISON → permanent 400 for its 4 criteria
+    fs = fake_env(fault_rate=0.3, faults=("429", "500", "reset"), permanent="Self-Check Decoding")
+    s = abgen.run(model="fake", judge="fake", split="sample", out=tmp_path / "out", max_tokens=32)
+    recs = read_jsonl(tmp_path / "out" / "records.jsonl")
+    assert len(recs) == 8
+    # examples 7, 8 (context 4) hit the permanent fault at generation: failure records, not scores
+    failed = [r for r in recs if r["generation_failure"]]
+    assert len(failed) == 2 and all(r["generation_failure"].startswith("http 400") for r in failed)
+    assert all(v is None for r in failed for v in r["scores"].values())
+    for c in abgen.CRITERIA:
+        assert s[c]["n"] == 6 and s[c]["failures"] == 2 and s[c]["generation_failures"] == 2
+        assert 1 <= s[c]["mean"] <= 5
+    meta = read_json(tmp_path / "out" / "meta.json")
+    assert meta["usage"]["total"]["failures"] == 2
+    assert meta["usage"]["total"]["cost_usd"] > 0
+
+
+def test_kill_and_resume_no_repeated_calls(fake_env, tmp_path):
+    fs = fake_env(latency=0.3)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    env = {**os.environ, "SCIBENCH_CACHE": str(cache), "MAX_CONCURRENCY": "2"}
+    code = (f"from scibench import abgen; abgen.run(model='fake', judge='fake', split='sample', out={str(out)!r}, max_tokens=16)")
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.time()
+    while fs.calls < 14 and time.time() - t0 < 60: time.sleep(0.05)
+    p.send_signal(signal.SIGKILL); p.wait()
+    assert not (out / "records.jsonl").exists(), "killed before the end: no partial results file"
+    con = sqlite3.connect(cache / "llm-cache.sqlite"); n_cached = con.execute("SELECT COUNT(*) FROM cache").fetchone()[0]; con.close()
+    assert 8 <= n_cached < 40
+    before = dict(fs.completions)
+    subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True, capture_output=True)
+    recs = read_jsonl(out / "records.jsonl")
+    assert len(recs) == 8 and len({r["example_id"] for r in recs}) == 8
+    # 8 generations + 32 judge calls; only requests in flight at the kill may have been answered twice
+    assert len(fs.completions) == 40
+    repeated = sum(1 for k, n in fs.completions.items() if n > 1)
+    assert repeated <= 2, repeated
+    assert sum(fs.completions.values()) == 40 + repeated
+    assert sum(1 for k in before if fs.completions[k] > before[k]) <= 2
+    meta = read_json(out / "meta.json")
+    assert meta["usage"]["total"]["cached"] == n_cached
+
+
+def test_second_run_zero_calls(fake_env, tmp_path):
+    fs = fake_env()
+    abgen.run(model="fake", judge="fake", split="sample", limit=3, out=tmp_path / "a", max_tokens=16)
+    n = fs.calls
+    assert n == 3 + 12
+    abgen.run(model="fake", judge="fake", split="sample", limit=3, out=tmp_path / "b", max_tokens=16)
+    assert fs.calls == n
+    assert read_json(tmp_path / "b" / "meta.json")["usage"]["total"]["calls"] == 0
+
+
+def test_secret_never_written(fake_env, tmp_path):
+    fs = fake_env()
+    env = {**os.environ, "SCIBENCH_CACHE": str(tmp_path / "cache")}
+    out = tmp_path / "res"
+    subprocess.run([sys.executable, "-m", "scibench.cli", "run", "abgen", "--model", "fake", "--judge", "fake",
+                    "--limit", "2", "--out", str(out), "-p", "max_tokens", "16"], env=env, cwd=ROOT, check=True,
+                   capture_output=True, timeout=300)
+    assert (out / "run.ipynb").exists() and (out / "records.jsonl").exists()
+    # the key really was used...
+    assert any(h.get("authorization") == f"Bearer {SECRET}" for h in fs.headers_seen)
+    # ...and is nowhere on disk
+    for d in (out, tmp_path / "cache"):
+        for f in d.rglob("*"):
+            if f.is_file(): assert SECRET.encode() not in f.read_bytes(), f
+    assert "SCIBENCH_TEST_KEY" in (out / "meta.json").read_text()   # the variable's name is recorded, not its value
+
+
+def test_bad_input_names_file_line_field_and_keeps_results(fake_env, tmp_path, monkeypatch):
+    fake_env()
+    data = tmp_path / "data"; (data / "samples" / "abgen").mkdir(parents=True)
+    good = (ROOT / "data/samples/abgen/sample.jsonl").read_text().splitlines()
+    f = data / "samples" / "abgen" / "sample.jsonl"
+    f.write_text("\n".join(good) + "\n")
+    monkeypatch.setenv("SCIBENCH_DATA", str(data))
+    out = tmp_path / "out"
+    abgen.run(model="fake", judge="fake", split="sample", limit=2, out=out, max_tokens=16)
+    snapshot = {p.name: p.read_bytes() for p in out.iterdir()}
+    # a missing nested field on line 3
+    rows = [json.loads(l) for l in good]; del rows[2]["main_experiment"]["results"]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DataError) as e:
+        abgen.run(model="fake", judge="fake", split="sample", limit=2, out=out, max_tokens=16)
+    assert (e.value.line, e.value.field) == (3, "main_experiment.results") and str(f) in str(e.value)
+    # a malformed line 5
+    bad = good[:4] + ['{"example_id": "x", "method": '] + good[5:]
+    f.write_text("\n".join(bad) + "\n")
+    with pytest.raises(DataError, match=r"sample.jsonl:5: invalid JSON"):
+        abgen.run(model="fake", judge="fake", split="sample", out=out, max_tokens=16)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == snapshot
+
+
+def released_files(tmp_path):
+    "Small files in the format of AbGen's released human evaluation and judge outputs."
+    human = json.loads((ROOT / "data/samples/abgen/human_evaluation.json").read_text())
+    root = tmp_path / "released"; (root / "processed_outputs").mkdir(parents=True)
+    slim = [{k: r[k] for k in ("meta_id", "model_response", "importance", "faithfulness", "soundness")} for r in human]
+    (root / "human_evaluation.json").write_text(json.dumps(slim, indent=1))
+    perfect = [{"meta_id": r["meta_id"], **{c: {"explanation": "", "score": r[c]["score"]} for c in abgen.HUMAN_CRITERIA},
+                "overall": {"explanation": "", "score": float(np.mean([r[c]["score"] for c in abgen.HUMAN_CRITERIA]))}} for r in slim]
+    (root / "processed_outputs" / "GPT-4.1.json").write_text(json.dumps(perfect))
+    flipped = [{"meta_id": r["meta_id"], **{c: {"explanation": "", "score": 6 - r[c]["score"]} for c in abgen.CRITERIA}} for r in perfect]
+    (root / "processed_outputs" / "Qwen3-8B.json").write_text(json.dumps(flipped))
+    return root
+
+
+def test_released_meta_evaluation_path(tmp_path):
+    t = abgen.released_tables(released_files(tmp_path), n_resamples=50)
+    t5, t9 = t["abgen_released_table5"].set_index("judge"), t["abgen_released_table9"].set_index("judge")
+    assert t5.loc["GPT-4.1", "overall (ours)"].startswith("1.000")
+    assert t5.loc["GPT-4.1", "overall (paper)"] == "0.246"        # Table 5, pooled Pearson
+    assert t5.loc["Qwen3-8B", "importance (ours)"].startswith("-1.000")
+    assert t9.loc["Qwen3-8B", "soundness (paper)"] == "0.818"     # Table 9, system Kendall
+    assert t9.loc["GPT-4.1", "faithfulness (ours)"].startswith("1.000")
+
+
+def test_meta_evaluate_counts_missing_judge_scores():
+    human = abgen.load_human_eval(split="sample")
+    judged = [{"meta_id": r["meta_id"], **{c: {"score": r[c]["score"] if i % 5 else None} for c in abgen.HUMAN_CRITERIA}}
+              for i, r in enumerate(human)]
+    me = abgen.meta_evaluate(human, judged, criteria=("importance",), corrs=("pearson",), n_resamples=20)
+    assert set(me["missing_judge"]) == {sum(1 for i in range(len(human)) if i % 5 == 0)}
+    inst = me[me.level == "instance"].iloc[0]
+    assert inst["skipped"] >= 1
+
+
+@pytest.mark.slow
+def test_end_to_end_real_embedded_model(local_server, tmp_path):
+    from scibench.run import execute
+    d = execute("abgen", model="local", judge="local", split="sample", limit=2, out=tmp_path / "gen",
+                extra=dict(max_tokens=64, judge_max_tokens=160))
+    recs = read_jsonl(d / "records.jsonl"); meta = read_json(d / "meta.json")
+    assert len(recs) == 2 and meta["status"] == "complete" and (d / "run.ipynb").exists()
+    assert meta["usage"]["total"]["requests"] == 2 + 8
+    s = read_json(d / "scores.json")
+    for c in abgen.CRITERIA:
+        assert s[c]["n"] + s[c]["failures"] == 2
+        if s[c]["n"]: assert 1 <= s[c]["mean"] <= 5
+    d2 = execute("abgen_eval", model="local", split="sample", limit=1, out=tmp_path / "eval", extra=dict(judge_max_tokens=160))
+    outs = json.loads((d2 / "judge_outputs.json").read_text())
+    assert len(outs) == 4 and all(set(abgen.CRITERIA) <= set(o) for o in outs)
+    assert all((o[c]["score"] is None) == (o[c]["failure"] is not None) for o in outs for c in abgen.CRITERIA)

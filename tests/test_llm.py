@@ -1,0 +1,85 @@
+"Model layer against a fake OpenAI-compatible server: faults, failures, cache, concurrency."
+import sqlite3
+import pytest
+from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, cache_key, get_model, load_registry
+from scibench.judge import judge_many
+
+
+def spec_for(fs, **kw):
+    return ModelSpec("fake", fs.base_url, "fake-model", **{"max_retries": 6, "timeout": 2.0, **kw})
+
+
+def test_transient_faults_every_request_completes_once(fake_server):
+    fs = fake_server(fault_rate=0.3, faults=("429", "500", "timeout", "reset"), hang=5)
+    res = LLM(spec_for(fs), progress=False).map([Request(msgs(f"question {i}")) for i in range(60)])
+    assert all(r["ok"] for r in res), [r["error"] for r in res if not r["ok"]]
+    assert len(fs.completions) == 60 and set(fs.completions.values()) == {1}
+    faulted = sum(1 for k, n in fs.attempts.items() if n > 1)
+    assert faulted >= 8, "the fault plan should hit about 30% of requests"
+
+
+def test_permanent_400_is_a_failure_record_not_a_score(fake_server):
+    fs = fake_server(permanent="POISON")
+    llm = LLM(spec_for(fs), progress=False)
+    out = judge_many(llm, ["rate this: fine", "rate this: POISON"])
+    assert out[0]["failure"] is None and out[0]["value"] in range(1, 6)
+    assert out[1]["value"] is None and out[1]["failure"].startswith("request failed: http 400")
+    assert llm.usage.failures == 1 and llm.usage.requests == 2
+    assert fs.attempts.most_common(1)[0][1] == 1, "a 400 is not retried"
+
+
+def test_malformed_json_response_is_retried_or_recorded(fake_server):
+    fs = fake_server(fault_rate=1.0, faults=("badjson",), max_faults=1)
+    res = LLM(spec_for(fs, max_retries=0), progress=False).map([Request(msgs("x"))])
+    assert not res[0]["ok"] and res[0]["error"]
+
+
+def test_second_identical_run_makes_zero_calls(fake_server, tmp_path):
+    fs = fake_server()
+    reqs = [Request(msgs(f"q{i}"), temperature=1.0, sample=s) for i in range(10) for s in range(2)]
+    first = LLM(spec_for(fs), cache=Cache(tmp_path / "c.sqlite"), progress=False).map(reqs)
+    assert fs.calls == 20
+    llm = LLM(spec_for(fs), cache=Cache(tmp_path / "c.sqlite"), progress=False)
+    second = llm.map(reqs)
+    assert fs.calls == 20 and llm.usage.calls == 0 and llm.usage.cached == 20
+    assert [r["text"] for r in first] == [r["text"] for r in second]
+
+
+def test_cache_key_covers_model_messages_params_sample(fake_server):
+    s = ModelSpec("a", "http://x/v1", "m1")
+    base = Request(msgs("hi"))
+    keys = {cache_key(s, base), cache_key(ModelSpec("a", "http://x/v1", "m2"), base),
+            cache_key(s, Request(msgs("hi!"))), cache_key(s, Request(msgs("hi"), temperature=1.0)),
+            cache_key(s, Request(msgs("hi"), sample=1)), cache_key(s, Request(msgs("hi"), max_tokens=7))}
+    assert len(keys) == 6
+    # the registry name and URL are not part of the key: same model id → same answers
+    assert cache_key(ModelSpec("b", "http://y/v1", "m1"), base) == cache_key(s, base)
+
+
+def test_failures_are_not_cached(fake_server, tmp_path):
+    fs = fake_server(permanent="BAD")
+    c = Cache(tmp_path / "c.sqlite")
+    LLM(spec_for(fs), cache=c, progress=False).map([Request(msgs("BAD")), Request(msgs("good"))])
+    assert c.count() == 1
+
+
+def test_concurrency_is_bounded(fake_server, monkeypatch):
+    fs = fake_server(latency=0.05)
+    res = LLM(spec_for(fs, max_concurrency=4), progress=False).map([Request(msgs(f"c{i}")) for i in range(24)])
+    assert all(r["ok"] for r in res) and fs.peak_inflight == 4
+    monkeypatch.setenv("MAX_CONCURRENCY", "3")
+    fs2 = fake_server(latency=0.05)
+    LLM(spec_for(fs2, max_concurrency=16), progress=False).map([Request(msgs(f"d{i}")) for i in range(12)])
+    assert fs2.peak_inflight == 3
+
+
+def test_registry_and_ad_hoc_models(tmp_path, monkeypatch):
+    reg = load_registry()
+    assert "local" in reg and reg["local"].embedded and reg["local"].max_concurrency <= 2
+    m = get_model("my-vllm", base_url="http://10.0.0.1:8000/v1", model="Qwen/Qwen3-8B")
+    assert (m.base_url, m.model, m.api_key_env) == ("http://10.0.0.1:8000/v1", "Qwen/Qwen3-8B", None)
+    with pytest.raises(KeyError, match="BASE_URL"):
+        get_model("nope")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(RuntimeError, match="OPENAI_API_KEY"):
+        get_model("gpt-4o-mini").api_key()
