@@ -197,3 +197,10 @@ def test_end_to_end_real_embedded_model(local_server, tmp_path):
     outs = json.loads((d2 / "judge_outputs.json").read_text())
     assert len(outs) == 4 and all(set(abgen.CRITERIA) <= set(o) for o in outs)
     assert all((o[c]["score"] is None) == (o[c]["failure"] is not None) for o in outs for c in abgen.CRITERIA)
+
+
+@pytest.mark.slow
+def test_over_long_request_is_a_failure_record(local_server):
+    from scibench.llm import LLM
+    r = LLM("local", cache=False, progress=False).chat("word " * 9000, max_tokens=8)
+    assert not r["ok"] and "http 400" in r["error"] and "context" in r["error"]
