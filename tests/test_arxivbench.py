@@ -1,0 +1,285 @@
+"ArxivBench: extraction, ids, index, judging, scores, tables, CLI; one slow end-to-end run with the real model."
+import gzip, json, math
+from pathlib import Path
+import pytest
+from scibench import arxivbench as ab
+from scibench.core import DataError, read_jsonl
+
+# --------------------------------------------------------------------------- extraction
+MESSY = [
+    # the requested format
+    ("[[Attention Is All You Need]] [[https://arxiv.org/abs/1706.03762]]\n"
+     "[[BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding]] [[https://arxiv.org/abs/1810.04805]]\n"
+     "[[Deep Residual Learning for Image Recognition]] [[https://arxiv.org/abs/1512.03385]]",
+     ["1706.03762", "1810.04805", "1512.03385"]),
+    # single brackets, versions, pdf links with and without .pdf
+    ("1. [Attention Is All You Need] [https://arxiv.org/pdf/1706.03762v5.pdf]\n2. [Adam] [http://arxiv.org/pdf/1412.6980v9]\n"
+     "3. [GANs] [https://arxiv.org/abs/1406.2661v1]", ["1706.03762", "1412.6980", "1406.2661"]),
+    # parentheses
+    ("- (Auto-Encoding Variational Bayes) (https://arxiv.org/abs/1312.6114)\n- (Playing Atari) (https://www.arxiv.org/abs/1312.5602v1)",
+     ["1312.6114", "1312.5602"]),
+    # markdown links, numbered
+    ("Here are three papers:\n1. [Chain-of-Thought Prompting](https://arxiv.org/abs/2201.11903)\n"
+     "2. [GPT-4 Technical Report](https://arxiv.org/abs/2303.08774v6).\n3. [PPO](http://export.arxiv.org/abs/1707.06347).",
+     ["2201.11903", "2303.08774", "1707.06347"]),
+    # bare URLs without scheme, trailing punctuation
+    ("See arxiv.org/abs/1801.01203, arxiv.org/abs/1801.01207; and https://arxiv.org/abs/1607.00133.", ["1801.01203", "1801.01207", "1607.00133"]),
+    # arXiv:ID mentions, old style with and without subject class
+    ("* Maldacena, The Large N Limit (arXiv:hep-th/9711200v3)\n* Perelman (arXiv: math/0211159)\n* Something (arXiv:math.AG/0601001)",
+     ["hep-th/9711200", "math/0211159", "math/0601001"]),
+    # old-style URLs
+    ("1) Shor - https://arxiv.org/abs/quant-ph/9508027v2\n2) Riess - http://arxiv.org/pdf/astro-ph/9805201.pdf\n"
+     "3) https://arxiv.org/abs/cond-mat.dis-nn/9910332", ["quant-ph/9508027", "astro-ph/9805201", "cond-mat/9910332"]),
+    # title on one line, URL on the next, with labels and bold
+    ("**Title:** Graph Isomorphism in Quasipolynomial Time\n**URL:** https://arxiv.org/abs/1512.03547\n\n"
+     "**Title:** Julia: A Fresh Approach to Numerical Computing\n**URL:** https://arxiv.org/abs/1411.1607", ["1512.03547", "1411.1607"]),
+    # 4+4 and 4+5 digit ids, duplicates counted once
+    ("[[A]] [[https://arxiv.org/abs/0704.0001]] [[B]] [[https://arxiv.org/abs/2101.00001]] [[A again]] [[https://arxiv.org/abs/0704.0001v2]]",
+     ["0704.0001", "2101.00001"]),
+    # not arXiv references
+    ("Papers: doi:10.1000/182, https://openreview.net/forum?id=abc, version 1706.03762 of nothing.", []),
+    ("I'm sorry, but I cannot provide you with a list of research articles.", []),
+    # markdown link whose text is the URL itself, nested in [[ ]]
+    ("- Title: Adam\n  Link: [https://arxiv.org/abs/1412.6980](https://arxiv.org/abs/1412.6980)\n[[GANs](https://arxiv.org/abs/1406.2661)]",
+     ["1412.6980", "1406.2661"]),
+    # "arXiv preprint arXiv:ID", uppercase host, ids at line ends with punctuation
+    ("Vaswani et al. (2017). Attention is all you need. arXiv preprint arXiv:1706.03762.\nHTTPS://ARXIV.ORG/ABS/2106.09685!", ["1706.03762", "2106.09685"]),
+]
+
+@pytest.mark.parametrize("text,ids", MESSY)
+def test_extract_ids(text, ids):
+    assert [p.arxiv_id for p in ab.extract_papers(text)] == ids
+
+def test_extract_titles_and_access():
+    ps = ab.extract_papers(MESSY[0][0])
+    assert ps[1].title == "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding"
+    assert ps[0]["url"] == "https://arxiv.org/abs/1706.03762" and ps[0]["arxiv_id"] == ps[0].arxiv_id
+    assert [p.title for p in ab.extract_papers(MESSY[3][0])] == ["Chain-of-Thought Prompting", "GPT-4 Technical Report", "PPO"]
+    assert [p.title for p in ab.extract_papers(MESSY[7][0])] == ["Graph Isomorphism in Quasipolynomial Time",
+                                                                 "Julia: A Fresh Approach to Numerical Computing"]
+    assert ab.extract_papers("https://arxiv.org/abs/1412.6980 - Adam: A Method for Stochastic Optimization")[0].title == \
+        "Adam: A Method for Stochastic Optimization"
+    assert ab.extract_papers("1. Attention Is All You Need: https://arxiv.org/abs/1706.03762")[0].title == "Attention Is All You Need"
+    assert ab.extract_papers("1. Vaswani et al. (2017). Attention is all you need. arXiv preprint arXiv:1706.03762.")[0].title == \
+        "Attention is all you need"
+    assert [p.title for p in ab.extract_papers('1. **Attention Is All You Need** - https://arxiv.org/abs/1706.03762\n'
+                                               '2. **BERT** (https://arxiv.org/abs/1810.04805)\n3. "Deep Residual Learning" arXiv:1512.03385')] == \
+        ["Attention Is All You Need", "BERT", "Deep Residual Learning"]
+
+@pytest.mark.parametrize("text,status", [
+    (MESSY[0][0], "ok"), (MESSY[4][0], "ok"), (MESSY[3][0], "ok"), (MESSY[7][0], "too_few"),
+    (MESSY[0][0] + "\n[[X]] [[https://arxiv.org/abs/2101.00009]]", "too_many"),
+    ("I'm sorry, but I cannot provide you with a list of research articles. Is there anything else I can help you with?", "refusal"),
+    ("Here are some great topics in topology: knots, braids and manifolds.", "no_papers"),
+    ("[[The History of Mathematics: A Very Short Introduction]] [https://arxiv.org/abs/0712.2705] is not correct, I found a different one: "
+     "[[A History of Mathematics: A Very Short Introduction]] " * 5, "repetition"),
+])
+def test_classify(text, status):
+    assert ab.classify(text, ab.extract_papers(text), "length" if status == "repetition" else "stop") == status
+
+def test_normalize_id_forms():
+    for s in ("1706.03762", "1706.03762v7", "arXiv:1706.03762", "https://arxiv.org/abs/1706.03762v2", "http://www.arxiv.org/pdf/1706.03762.pdf",
+              "export.arxiv.org/abs/1706.03762"):
+        assert ab.normalize_id(s) == "1706.03762", s
+    assert ab.normalize_id("math.AG/0601001v1") == "math/0601001"
+    assert ab.normalize_id("https://arxiv.org/abs/hep-th/9901001") == "hep-th/9901001"
+    assert ab.normalize_id("not an id") is None
+
+# --------------------------------------------------------------------------- index
+@pytest.fixture
+def snapshot(tmp_path):
+    p = ab.write_fake_snapshot(tmp_path/"snap.json", 500)
+    recs = [json.loads(l) for l in p.read_text().splitlines()]
+    return p, recs
+
+def test_index_hits_misses_versions(snapshot, tmp_path):
+    p, recs = snapshot
+    st = ab.build_index(p, tmp_path/"ix.sqlite")
+    assert st.records == 500 and st.skipped == 0
+    ix = ab.open_index(tmp_path/"ix.sqlite")
+    new = next(r for r in recs if "/" not in r["id"]); old = next(r for r in recs if "/" in r["id"])
+    assert ix.get(new["id"])["title"] == new["title"]
+    assert ix.get(f"https://arxiv.org/pdf/{new['id']}v3.pdf")["id"] == new["id"]
+    assert ix.get(f"arXiv:{old['id']}v2")["id"] == old["id"]
+    assert set(ix.get(new["id"])) >= {"id", "title", "abstract", "categories"}
+    assert ix.get("9912.99999") is None and ix.get("garbage") is None
+    assert [r["id"] for r in ix.find_title(new["title"].upper())] == [new["id"]]
+    assert len(ix) == 500
+
+def test_index_old_style_with_subject_class_and_gz(tmp_path):
+    lines = [json.dumps(dict(id="math/0601001", title="Some  algebraic\n geometry", abstract="a", categories="math.AG")),
+             json.dumps(dict(id="hep-th/9901001", title="Strings", abstract="b", categories="hep-th"))]
+    with gzip.open(tmp_path/"s.json.gz", "wt") as f: f.write("\n".join(lines) + "\n")
+    ab.build_index(tmp_path/"s.json.gz", tmp_path/"ix.sqlite")
+    ix = ab.open_index(tmp_path/"ix.sqlite")
+    assert ix.get("math.AG/0601001")["title"] == "Some algebraic geometry"
+    assert ix.get("hep-th/9901001v1")["categories"] == "hep-th"
+    assert ix.find_title("Some algebraic geometry")[0]["id"] == "math/0601001"
+
+def test_index_malformed_lines(snapshot, tmp_path):
+    p, _ = snapshot
+    lines = p.read_text().splitlines()
+    lines.insert(10, '{"id": "2101.00001", "title": "broken"'); lines.insert(20, json.dumps(dict(id=1234.5, title="t")))
+    bad = tmp_path/"bad.json"; bad.write_text("\n".join(lines) + "\n")
+    st = ab.build_index(bad, tmp_path/"ix.sqlite")                     # default: skip, report, continue
+    assert st.records == 500 and st.skipped == 2
+    assert [(e["line"], e["field"]) for e in st.errors] == [(11, "<json>"), (21, "id")]
+    assert ab.open_index(tmp_path/"ix.sqlite").stats["skipped"] == 2
+    with pytest.raises(DataError, match=r"bad\.json:11: field '<json>'"):
+        ab.build_index(bad, tmp_path/"ix2.sqlite", on_error="raise")  # strict: stop, write nothing
+    assert not (tmp_path/"ix2.sqlite").exists()
+
+def test_index_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make data"): ab.build_index(tmp_path/"nope.json", tmp_path/"ix.sqlite")
+
+def test_cli_index_and_lookup(snapshot, tmp_path, capsys):
+    p, recs = snapshot
+    ab.cli(["index", str(p), "--out", str(tmp_path/"ix.sqlite")])
+    ab.cli(["lookup", "--index", str(tmp_path/"ix.sqlite"), recs[3]["id"], "2999.00001"])
+    out = [json.loads(l) for l in capsys.readouterr().out.splitlines() if l.startswith("{")]
+    assert out[0]["result"]["id"] == recs[3]["id"] and out[1]["result"] is None
+
+def test_sample_snapshot_covers_sample_subjects():
+    covered = {s for r in read_jsonl(ab.snapshot_path("sample"), ["id", "title"]) for s in ab.subjects_of(r["categories"])}
+    assert {r["subject"] for r in ab.load_prompts("sample")} <= covered
+
+def test_load_prompts_bad_subject(tmp_path):
+    p = tmp_path/"p.jsonl"; p.write_text('{"id": "a", "subject": "Math", "prompt": "x"}\n{"id": "b", "subject": "Alchemy", "prompt": "y"}\n')
+    with pytest.raises(DataError, match=r"p\.jsonl:2: field 'subject'"): ab.load_prompts(path=p)
+    p.write_text('{"id": "a", "subject": "Math"}\n')
+    with pytest.raises(DataError, match="prompt"): ab.load_prompts(path=p)
+
+# --------------------------------------------------------------------------- judging and scores (fake server)
+ANSWER = ("1. [[Attention Is All You Need]] [[https://arxiv.org/abs/1706.03762v5]]\n"
+          "2. [[Deep Residual Learning for Image Recognition]] [[https://arxiv.org/abs/1810.04805]]\n"
+          "3. [[A Made Up Survey of Things]] [[https://arxiv.org/abs/1905.67890]]")
+
+def _reply(judge_relevance='{"rationale": "ok", "answer": "yes"}', judge_match='{"rationale": "ok", "answer": "pass"}', answer=ANSWER):
+    def f(body):
+        u = body["messages"][-1]["content"]
+        if u.startswith("A researcher asked"): return judge_relevance
+        if u.startswith("An AI assistant cited"): return judge_match
+        return answer(u) if callable(answer) else answer
+    return f
+
+def test_run_fake_two_step_judge(fake_server, tmp_path):
+    fs = fake_server(reply=_reply())
+    s = ab.run("fake", limit=1, subjects=["Math", "Physics"], out=tmp_path/"r", base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
+    recs = read_jsonl(tmp_path/"r"/"records.jsonl")
+    assert len(recs) == 2 and all(r["status"] == "ok" for r in recs)
+    p = recs[0]["papers"]
+    assert [x["verdict"] for x in p] == ["pass", "pass", "no"]
+    assert [x["taxonomy"] for x in p] == ["correct", "real_paper_wrong_id", "invented_paper"]
+    assert p[2]["relevant"] is None and p[2]["verdict_source"].startswith("fabricated")
+    # pass is excluded from the denominator: 0 yes / 1 judged (the fabricated id)
+    assert (s["Math"]["yes"], s["Math"]["no"], s["Math"]["passed"], s["Math"]["accuracy"]) == (0, 1, 2, 0.0)
+    # 2 queries + relevance for the 2 papers found in the snapshot per prompt (none for the fabricated one)
+    # + title match for the same 2 papers (identical prompts across the two answers are sent once)
+    assert fs.calls == 2 + 2 * 2 + 2
+
+def test_run_fake_irrelevant_skips_step2_and_failures_recorded(fake_server, tmp_path):
+    fs = fake_server(reply=_reply(judge_relevance='{"rationale": "off topic", "answer": "no"}'))
+    s = ab.run("fake", limit=1, subjects=["Math"], out=tmp_path/"r", base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
+    assert s["Math"]["accuracy"] == 0.0 and s["Math"]["no"] == 3 and fs.calls == 1 + 2
+    fs2 = fake_server(reply=_reply(judge_relevance="I really cannot say.", answer="I'm sorry, I cannot help with that."))
+    s = ab.run("fake2", limit=1, subjects=["Math"], out=tmp_path/"r2", base_url=fs2.base_url, judge="fj2", judge_base_url=fs2.base_url)
+    assert s["Math"]["statuses"]["refusal"] == 1 and s["Math"]["refusal_rate"] == 100.0 and s["Math"]["strict_accuracy"] == 0.0
+    fs3 = fake_server(reply=_reply(judge_relevance="I really cannot say."))
+    s = ab.run("fake3", limit=1, subjects=["Math"], out=tmp_path/"r3", base_url=fs3.base_url, judge="fj3", judge_base_url=fs3.base_url)
+    recs = read_jsonl(tmp_path/"r3"/"records.jsonl")
+    assert s["Math"]["judge_failures"] == 2 and s["Math"]["no"] == 1 and s["Math"]["accuracy"] == 0.0
+    assert [p["verdict"] for p in recs[0]["papers"]] == [None, None, "no"]
+    assert "relevance: no choice found" in recs[0]["papers"][0]["verdict_failure"]
+
+def test_run_fake_correct_and_request_failure(fake_server, tmp_path):
+    fs = fake_server(reply=_reply(judge_match='{"rationale": "same", "answer": "yes"}'), permanent="Ricci flow")
+    s = ab.run("fake", limit=1, subjects=["Math", "Computer Science"], out=tmp_path/"r", base_url=fs.base_url, judge="fj",
+               judge_base_url=fs.base_url)
+    recs = {r["subject"]: r for r in read_jsonl(tmp_path/"r"/"records.jsonl")}
+    assert recs["Math"]["status"] == "request_failed" and recs["Math"]["request_failure"]
+    assert s["Computer Science"]["accuracy"] == pytest.approx(200 / 3) and s["Computer Science"]["strict_accuracy"] == pytest.approx(200 / 3)
+    assert s["Math"]["invalid_rate"] == 100.0 and s["Math"]["papers_listed"] == 0
+
+def test_score_records_known_answers():
+    def mk(verdicts, status="ok"):
+        return dict(subject="Statistics", status=status, papers=[dict(verdict=v, verdict_failure=None, in_snapshot=v != "no",
+                                                                       taxonomy="correct") for v in verdicts])
+    s = ab.score_records([mk(["yes", "yes", "no"]), mk(["no", "pass", "pass"]), mk([], "no_papers")])["Statistics"]
+    assert s["accuracy"] == pytest.approx(50.0) and s["strict_accuracy"] == pytest.approx(200 / 9)
+    assert s["invalid_rate"] == pytest.approx(100 / 3) and s["fabricated_rate"] == pytest.approx(100 * 2 / 6)
+    assert s["accuracy_lo"] <= 50 <= s["accuracy_hi"]
+
+def test_generate_prompts_dedup(fake_server):
+    from scibench.llm import LLM, ModelSpec
+    batches = iter(["[[Papers on topology with arXiv links?]] [[papers on topology with arxiv links?]]",
+                    "[[Papers on knot theory with arXiv links?]]"])
+    fs = fake_server(reply=lambda b: next(batches, "nothing"))
+    ps, st = ab.generate_prompts(LLM(ModelSpec("fake", fs.base_url, "fake"), cache=False, progress=False), "Math", n=3, batch=2,
+                                 max_calls=4, embed_fn=lambda t: [[1.0, 0.0] if "topology" in x else [0.0, 1.0] for x in t])
+    assert [p["prompt"] for p in ps] == ["Papers on topology with arXiv links?", "Papers on knot theory with arXiv links?"]
+    assert st["exact_duplicates"] == 1 and st["shortfall"] == 1 and st["calls"] == 4
+
+def test_subjects_mapping():
+    assert set(ab.MAIN_SUBJECTS) == {"Math", "Computer Science", "Quantitative Biology", "Physics", "Quantitative Finance", "Statistics",
+                                     "Electrical Engineering and Systems Science", "Economics"}
+    assert ab.subjects_of("math-ph") == ["Physics"] and ab.subjects_of("nucl-th") == ["Physics"]
+    assert ab.subjects_of("cs.OS") == ["Computer Science", "Operating Systems"]
+
+# --------------------------------------------------------------------------- tables
+def test_make_tables_from_results(fake_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCIBENCH_RESULTS", str(tmp_path/"results")); monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"figures"))
+    fs = fake_server(reply=_reply(judge_match='{"rationale": "same", "answer": "yes"}'))
+    ab.run("fake-360m", limit=1, base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
+    ab.run("fake-1.7b", limit=1, base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
+    paths = ab.make_tables()
+    t1 = (tmp_path/"results"/"tables"/"arxivbench_table1.csv").read_text()
+    assert "fake-360m" in t1 and "Claude-3.5-sonnet" in t1 and "39.93" in t1 and "judge failures 0" in t1
+    t2 = (tmp_path/"results"/"tables"/"arxivbench_table2.csv").read_text()
+    assert "Operating Systems" in t2 and "66.67" in t2
+    assert (tmp_path/"figures"/"arxivbench_subjects.png").exists() and (tmp_path/"figures"/"arxivbench_model_size.png").exists()
+    before = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
+    ab.make_tables()
+    assert all(Path(p).read_bytes() == b for p, b in before.items())   # deterministic
+
+# --------------------------------------------------------------------------- real model (slow)
+@pytest.fixture(scope="module")
+def real_model():
+    """The shared embedded server. It answers `GET /models` slowly while it works through other clients' queue, so wait
+    up to a minute before concluding it is down (the shared `local_server` fixture's 2 s check then starts a second
+    server, which exits because the port is taken)."""
+    from scibench.llm import get_model, server_up, serving
+    spec = get_model("local")
+    if server_up(spec, timeout=60):
+        yield spec
+    else:
+        with serving("local"): yield spec
+
+@pytest.mark.slow
+def test_end_to_end_real_model(real_model, tmp_path):
+    s = ab.run("local", split="sample", limit=1, judge="local", out=tmp_path/"run", max_tokens=160, judge_max_tokens=200)
+    recs = read_jsonl(tmp_path/"run"/"records.jsonl")
+    assert len(recs) == 13 and {r["subject"] for r in recs} == set(ab.SUBJECTS)
+    for r in recs:
+        assert r["status"] in ab.STATUSES and (r["response"] is not None or r["request_failure"])
+        for p in r["papers"]:
+            assert p["taxonomy"] in ab.TAXONOMY
+            assert p["verdict"] in ("yes", "no", "pass") or p["verdict_failure"]
+    a = s["all"]
+    assert a["prompts"] == 13 and a["yes"] + a["no"] + a["passed"] + a["judge_failures"] == a["papers_listed"]
+    assert (tmp_path/"run"/"meta.json").exists()
+
+@pytest.mark.slow
+def test_real_judge_two_steps(real_model, tmp_path):
+    "The embedded model as judge on papers that are in the snapshot: every verdict is yes/no/pass or a recorded failure."
+    from scibench.llm import LLM
+    items = [dict(prompt="Can you list influential arXiv papers on transformer architectures, with links?",
+                  papers=[p.to_dict() for p in ab.extract_papers(ANSWER)])]
+    with ab.open_index(ab.index_for("sample")) as ix:
+        ab.verify_and_judge(LLM("local", progress=False), items, ix, judge_max_tokens=200)
+    ps = items[0]["papers"]
+    assert [p["in_snapshot"] for p in ps] == [True, True, False]
+    assert [p["taxonomy"] for p in ps] == ["correct", "real_paper_wrong_id", "invented_paper"]
+    for p in ps[:2]:
+        assert p["relevant"] in ("yes", "no") or p["relevance_failure"]
+        assert p["verdict"] in ("yes", "no", "pass") or p["verdict_failure"]
+    assert ps[2]["verdict"] == "no" and ps[2]["relevant"] is None

@@ -1,0 +1,253 @@
+"Rubrics benchmark: known answers, data errors, the agent loop, a full run on the fake server, the real model (slow)."
+import json, re, tarfile
+from pathlib import Path
+import numpy as np
+import pytest
+from scibench import rubrics
+from scibench.core import DataError, read_json
+from scibench.llm import LLM, ModelSpec
+
+SAMPLE = Path(__file__).resolve().parent.parent/"data"/"samples"/"rubrics"
+
+
+def node(id, w, subs=(), cat=None, score=None):
+    n = {"id": id, "requirements": f"req {id}", "weight": w, "sub_tasks": list(subs), "task_category": cat,
+         "finegrained_task_category": None}
+    if score is not None: n["score"] = score
+    return n
+
+
+# -- trees ------------------------------------------------------------------------------------------
+
+def test_effective_weights_and_tree_score(tmp_path):
+    t = node("r", 1, [node("a", 2, [node("a1", 1, cat="Code Development", score=1), node("a2", 3, cat="Code Execution", score=0)]),
+                      node("b", 2, [node("b1", 5, cat="Result Analysis", score=1)])])
+    p = tmp_path/"rubric.json"; p.write_text(json.dumps(t))
+    leaves = rubrics.load_paperbench_rubric(p)
+    assert [l["id"] for l in leaves] == ["a1", "a2", "b1"]
+    assert np.allclose([l["weight"] for l in leaves], [0.5 * 0.25, 0.5 * 0.75, 0.5])
+    assert rubrics.tree_score(t) == pytest.approx(0.5 * 0.25 + 0.5)
+    assert rubrics.category_shares(p) == pytest.approx({"Code Development": 0.125, "Code Execution": 0.375, "Result Analysis": 0.5})
+
+
+def test_sample_trees_weights_sum_to_one_and_judge_eval_root_matches():
+    for p in sorted((SAMPLE/"papers").glob("*/rubric.json")):
+        assert sum(l["weight"] for l in rubrics.load_paperbench_rubric(p)) == pytest.approx(1.0)
+    exp = read_json(SAMPLE/"judge_eval"/"tsls"/"expected_result.json")
+    assert rubrics.tree_score(exp) == pytest.approx(exp["score"])
+    # every inner node's stored score is the weighted mean of its children
+    def check(n):
+        if n["sub_tasks"]:
+            assert n["score"] == pytest.approx(rubrics.tree_score(n)); [check(c) for c in n["sub_tasks"]]
+    check(exp)
+
+
+def test_bad_rubric_names_file_and_field(tmp_path):
+    t = node("r", 1, [node("a", 1), {"id": "b", "requirements": "x", "sub_tasks": []}])
+    p = tmp_path/"rubric.json"; p.write_text(json.dumps(t))
+    with pytest.raises(DataError, match=r"rubric.json.*root.sub_tasks\[1\].weight"):
+        rubrics.load_paperbench_rubric(p)
+    p.write_text("{not json")
+    with pytest.raises(DataError, match="invalid JSON"):
+        rubrics.load_paperbench_rubric(p)
+
+
+def test_judge_eval_rejects_non_binary_leaf(tmp_path):
+    d = tmp_path/"je"/"x"; (d/"submission").mkdir(parents=True)
+    (d/"expected_result.json").write_text(json.dumps(node("r", 1, [node("a", 1, cat="Code Development", score=0.5)], score=0.5)))
+    with pytest.raises(DataError, match="leaf score must be 0 or 1"):
+        rubrics.load_judge_eval(tmp_path/"je")
+
+
+def test_judge_eval_reads_tar_submission(tmp_path, monkeypatch):
+    d = tmp_path/"je"/"tsls"; d.mkdir(parents=True)
+    (d/"expected_result.json").write_text((SAMPLE/"judge_eval"/"tsls"/"expected_result.json").read_text())
+    with tarfile.open(d/"submission.tar", "w") as t: t.add(SAMPLE/"judge_eval"/"tsls"/"submission", arcname="submission")
+    cases = rubrics.load_judge_eval(tmp_path/"je")
+    assert (cases[0]["submission"]/"tsls.py").exists()
+
+
+# -- metrics ----------------------------------------------------------------------------------------
+
+def test_max_rouge_known_answers_and_matches_rouge_score():
+    assert rubrics.max_rouge(["the cat sat"], ["the cat sat on the mat"]) == pytest.approx((2/3, 2/3))
+    assert rubrics.max_rouge(["x y"], ["a b"]) == (0.0, 0.0)
+    assert all(np.isnan(rubrics.max_rouge([], ["a"])))
+    from rouge_score import rouge_scorer
+    sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
+    g = rubrics.synthetic_rubric(7, 1); r = rubrics.synthetic_rubric(5, 2)
+    r1, rl = rubrics.rouge_matrices(g, r)
+    for i in range(len(g)):
+        for j in range(len(r)):
+            s = sc.score(r[j], g[i])
+            assert r1[i, j] == pytest.approx(s["rouge1"].fmeasure) and rl[i, j] == pytest.approx(s["rougeL"].fmeasure)
+
+
+def test_match_prf_tiny_lists():
+    ref = ["Implement the smoothed cross-entropy loss.", "Train ResNet-18 on CIFAR-10 for 30 epochs."]
+    assert rubrics.match_prf(ref, ref, 0.7) == pytest.approx((1, 1, 1))
+    p, r, f = rubrics.match_prf(["Bake a chocolate cake."], ref, 0.7)
+    assert (p, r, f) == (0.0, 0.0, 0.0)
+    p, r, f = rubrics.match_prf([ref[0]], ref, 0.7)
+    assert (p, r) == pytest.approx((1.0, 0.5)) and f == pytest.approx(2/3)
+
+
+def test_rubric_score_and_failures():
+    items = [dict(criterion="a", importance=4), dict(criterion="b", importance=1)]
+    assert rubrics.rubric_score(items, ["pass", "fail"])["score"] == pytest.approx(0.8)
+    s = rubrics.rubric_score(items, [None, "pass"])
+    assert s["score"] == 1.0 and s["judged_share"] == pytest.approx(0.2) and s["failures"] == 1
+
+
+def test_extrinsic_skips_constant():
+    e = rubrics.extrinsic([0.2, 0.2, 0.2], [0.1, 0.5, 0.9])
+    assert np.isnan(e["spearman"]) and e["repos"] == 3
+
+
+def test_parse_rubric_variants():
+    assert rubrics.parse_rubric(None)["failure"] == "no response"
+    r = rubrics.parse_rubric('```json\n{"items": [{"criterion": "Train it", "importance": "4", "category": "execution"}]}\n```')
+    assert r["items"] == [dict(criterion="Train it", importance=4, category="Code Execution")]
+
+
+def test_repo_files_skip_binary_and_oversized(tmp_path):
+    (tmp_path/"a.py").write_text("x = 1\n" * 10)
+    (tmp_path/"big.txt").write_text("y" * 5000)
+    (tmp_path/"w.bin").write_bytes(b"\x00\x01\x02")
+    (tmp_path/"long.md").write_text("line\n" * 800)
+    f = rubrics.repo_files(tmp_path, max_bytes=4500, chunk_size=1000, overlap=100)
+    assert f["skipped"] == {"big.txt": "oversized (5000 bytes > 4500)", "w.bin": "binary"}
+    assert sum(p == "long.md" for p, _ in f["chunks"]) >= 4
+
+
+# -- agent loop -------------------------------------------------------------------------------------
+
+def test_agent_loop_scripted(fake_server, tmp_path):
+    script = [{"thought": "t", "tool": "read_file", "path": "paper.md"},
+              "this is not json",
+              {"thought": "t", "tool": "write_file", "path": "rubric.json",
+               "content": "- [5] (Code Development) Implement RWR sampling\n- [2] (Result Analysis) Plot curves"},
+              {"thought": "t", "tool": "finish"}]
+    def reply(body):
+        n = sum(m["role"] == "assistant" for m in body["messages"])
+        s = script[n]; return s if isinstance(s, str) else json.dumps(s)
+    fs = fake_server(reply=reply)
+    llm = LLM(ModelSpec("fake", fs.base_url, "fake"), cache=False, progress=False)
+    papers = rubrics.load_papers("sample")
+    a = rubrics.run_agent(llm, papers[0], papers[1:], tmp_path/"ws", max_steps=6)
+    assert a["steps"] == 4 and a["ended"] == "finish" and a["failure"] is None
+    assert a["transcript"][1]["observation"].startswith("error: could not parse an action")
+    assert [i["importance"] for i in a["items"]] == [5, 2]
+    # step limit without a rubric: a recorded failure
+    fs2 = fake_server(reply=lambda b: json.dumps({"thought": "t", "tool": "list_files"}))
+    a = rubrics.run_agent(LLM(ModelSpec("fake", fs2.base_url, "fake"), cache=False, progress=False), papers[0], [], tmp_path/"ws2", max_steps=3)
+    assert a["steps"] == 3 and a["failure"].startswith("agent wrote no rubric.json (step limit")
+
+
+# -- full run on the fake server ----------------------------------------------------------------------
+
+def fake_reply(body):
+    sysmsg = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+    last = body["messages"][-1]["content"]
+    if "## Criterion" in last:                 # grader: pass when most criterion words are in the retrieved files
+        crit = last.split("## Criterion\n")[1].split("\n")[0].lower()
+        ctx = last.split("## Repository files")[1].lower()
+        words = [w for w in re.findall(r"[a-z]{4,}", crit)]
+        hit = np.mean([w in ctx for w in words]) if words else 0
+        return json.dumps({"answer": "pass" if hit >= 0.5 else "fail", "rationale": f"{hit:.2f} of the words found"})
+    if "skill document" in last: return "# Skill\n1. Read the paper. 2. One item per claim. 3. Importance 5 for the core method."
+    if "workspace" in sysmsg:
+        n = sum(m["role"] == "assistant" for m in body["messages"])
+        if n == 0: return json.dumps({"thought": "read", "tool": "read_file", "path": "paper.md"})
+        if n == 1:
+            paper = body["messages"][-1]["content"]
+            sents = [s.strip() for s in re.split(r"(?<=\.)\s", paper) if 40 < len(s.strip()) < 200][:5]
+            items = [{"criterion": s, "importance": 1 + i % 5, "category": "Code Development"} for i, s in enumerate(sents)]
+            return json.dumps({"thought": "write", "tool": "write_file", "path": "rubric.json", "content": json.dumps({"items": items})})
+        return json.dumps({"thought": "done", "tool": "finish"})
+    paper = last.split("## Paper\n")[1]
+    sents = [s.strip() for s in re.split(r"(?<=\.)\s", paper) if 40 < len(s.strip()) < 200]
+    k = 3 if "Examples written" not in last else 6
+    return json.dumps({"items": [{"criterion": s, "importance": 5 - i % 5, "category": "Code Execution"} for i, s in enumerate(sents[:k])]})
+
+
+@pytest.fixture
+def fake_registry(fake_server, tmp_path, monkeypatch):
+    fs = fake_server(reply=fake_reply)
+    reg = tmp_path/"models.toml"
+    reg.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake"\nmax_retries = 0\n')
+    monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
+    return fs
+
+
+def test_run_on_fake_server(fake_registry, tmp_path, monkeypatch):
+    out = tmp_path/"run"
+    s = rubrics.run(model="fake", judge="fake", out=out, k=3, max_steps=4)
+    for f in ("records.jsonl", "grades.jsonl", "judge_eval.jsonl", "scores.json", "meta.json", "skill.md",
+              "transcripts/agentic/tsls.json", "transcripts/skill/rwr.json", "transcripts/skill_distillation.json"):
+        assert (out/f).exists(), f
+    recs = [json.loads(l) for l in (out/"records.jsonl").read_text().splitlines()]
+    assert len(recs) == 2 * 5                                    # (reference + 4 settings) x 2 papers
+    st = s["settings"]
+    for k in rubrics.SETTINGS:
+        assert st[k]["generation_failures"] == 0 and st[k]["grading_failures"] == 0, k
+        assert st[k]["count"]["mean"] > 0 and st[k]["f1@0.7"]["n"] == 2
+    ref = {r["paper"]: r["repo_scores"] for r in recs if r["setting"] == "reference"}
+    assert ref["tsls"]["full"]["score"] > ref["tsls"]["empty"]["score"]   # the grader separates complete from empty repos
+    assert read_json(out/"meta.json")["status"] == "complete"
+    je = {r["category"]: r for r in s["judge_eval"]}
+    assert je["Overall"]["n"] + je["Overall"]["failures"] == 7
+    calls = fake_registry.calls
+    rubrics.run(model="fake", judge="fake", out=out, k=3, max_steps=4)    # rerun: everything from the cache
+    assert fake_registry.calls == calls
+    # tables from these results only
+    monkeypatch.setenv("SCIBENCH_RESULTS", str(tmp_path/"results")); monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"fig"))
+    d = tmp_path/"results"/"rubrics"/"sample"/"fake"; d.parent.mkdir(parents=True)
+    import shutil; shutil.copytree(out, d)
+    paths = rubrics.make_tables()
+    t1 = (tmp_path/"results"/"tables"/"rubrics_table1.csv").read_text()
+    assert "+Distilled Skill" in t1 and "Claude-Sonnet" in t1 and "scibench" in t1
+    assert any(str(p).endswith("rubrics_importance_hist.png") for p in paths)
+    first = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
+    rubrics.make_tables()
+    assert all(Path(p).read_bytes() == b for p, b in first.items())     # deterministic
+
+
+def test_failures_are_recorded_not_zero(fake_server, tmp_path, monkeypatch):
+    "A generator that never answers with a rubric and a judge that never answers pass/fail: failures, not zeros."
+    fs = fake_server(reply=lambda b: "I am not sure.")
+    reg = tmp_path/"models.toml"
+    reg.write_text(f'[models.bad]\nbase_url = "{fs.base_url}"\nmodel = "bad"\nmax_retries = 0\n')
+    monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
+    s = rubrics.run(model="bad", judge="bad", out=tmp_path/"run", settings="direct,skill", k=2, max_steps=2)
+    st = s["settings"]
+    assert st["direct"]["generation_failures"] == 2 and st["direct"]["spearman"]["n"] == 0
+    assert st["direct"]["spearman"]["skipped_papers"] == 2
+    assert st["skill"]["failures"][0]["failure"].startswith("no skill document") or st["skill"]["generation_failures"] == 2
+    assert st["reference"]["grading_failures"] == st["reference"]["grading_verdicts"] > 0
+    recs = [json.loads(l) for l in (tmp_path/"run"/"records.jsonl").read_text().splitlines()]
+    assert all(x["score"] is None for r in recs if r["setting"] == "reference" for x in r["repo_scores"].values())
+    assert s["judge_eval"][0]["failures"] == 7 and s["judge_eval"][0]["n"] == 0
+
+
+def test_downloader_fails_clearly_offline(monkeypatch, tmp_path):
+    from scibench.data import OfflineError
+    monkeypatch.setattr(rubrics, "PB_MEDIA", "http://127.0.0.1:9/")
+    with pytest.raises(OfflineError, match="cannot download"):
+        rubrics.download_paperbench(tmp_path, ids=["rice"])
+
+
+# -- real model -------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_end_to_end_local(local_server, tmp_path):
+    out = tmp_path/"run"
+    s = rubrics.run(model="local", judge="local", out=out, settings="direct,agentic", k=2, max_tokens=200,
+                    judge_max_tokens=40, max_items=4, max_steps=2, obs_chars=800, context_chars=1000, limit=1)
+    assert read_json(out/"meta.json")["status"] == "complete"
+    recs = [json.loads(l) for l in (out/"records.jsonl").read_text().splitlines()]
+    assert {r["setting"] for r in recs} == {"reference", "direct", "agentic"}
+    for r in recs:        # every record either has items or a failure reason
+        assert r["items"] or r["failure"]
+    st = s["settings"]["reference"]
+    assert st["grading_verdicts"] == 7 * 4
