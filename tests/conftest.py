@@ -32,3 +32,22 @@ def local_server():
     from scibench.llm import serving, get_model
     with serving("local"):
         yield get_model("local")
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    "Runs of this test go to a temporary results/ (the committed one is never touched)."
+    d = tmp_path / "results"
+    monkeypatch.setenv("SCIBENCH_RESULTS", str(d))
+    return d
+
+
+@pytest.fixture
+def run_bench(results):
+    "run_bench(bench, params, **execute_kw) → (meta, run folder): a whole run through `scibench.run.execute`."
+    from scibench.run import execute
+    def go(bench, params=None, **kw):
+        kw = {"notebook": False, "progress": False, **kw}
+        meta = execute(bench, params or {}, **kw)
+        return meta, meta.get("dir")
+    return go
