@@ -1,17 +1,29 @@
 # scibench — every command a researcher needs. `make tables` and `make test` install what is missing.
 SHELL := /bin/bash
 .DELETE_ON_ERROR:
-.PHONY: install serve stop data run tables figures test test-slow bench export clean-cache
+.PHONY: install serve stop data run benchmarks runs tables figures test test-slow lint bench export clean-cache
 
 BIN   := .venv/bin
 BENCH ?= abgen
 MODEL ?= local
 SPLIT ?= sample
-LIMIT ?= 0
+# optional; empty = the benchmark's default. Endpoint variables define or override the model's (or judge's) endpoint.
+LIMIT ?=
 JUDGE ?=
 BASE_URL ?=
-OUT ?=
+SERVED_MODEL ?=
+API_KEY_ENV ?=
+CONCURRENCY ?=
+TIMEOUT ?=
+STRUCTURED ?=
+JUDGE_BASE_URL ?=
+JUDGE_SERVED_MODEL ?=
+JUDGE_API_KEY_ENV ?=
+JUDGE_CONCURRENCY ?=
+JUDGE_TIMEOUT ?=
+JUDGE_STRUCTURED ?=
 PARAMS ?=
+ARGS ?=
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
 
@@ -27,9 +39,22 @@ stop: install           ## stop it
 data: install           ## download the real datasets (needs the hub; clear message when offline)
 	HF_HUB_OFFLINE=0 $(BIN)/scibench data
 
-run: install            ## make run BENCH=abgen MODEL=local SPLIT=sample [LIMIT=n] [JUDGE=name] [BASE_URL=url] [PARAMS="-p max_tokens 256"]
-	$(BIN)/scibench run $(BENCH) --model "$(MODEL)" --split "$(SPLIT)" --limit $(LIMIT) \
-	  $(if $(JUDGE),--judge "$(JUDGE)") $(if $(BASE_URL),--base-url "$(BASE_URL)") $(if $(OUT),--out "$(OUT)") $(PARAMS)
+run: install            ## make run BENCH=abgen MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
+	$(BIN)/scibench run $(BENCH) --model "$(MODEL)" --split "$(SPLIT)" $(if $(LIMIT),--limit $(LIMIT)) \
+	  $(if $(JUDGE),--judge "$(JUDGE)") \
+	  $(if $(BASE_URL),--base-url "$(BASE_URL)") $(if $(SERVED_MODEL),--served-model "$(SERVED_MODEL)") \
+	  $(if $(API_KEY_ENV),--api-key-env "$(API_KEY_ENV)") $(if $(CONCURRENCY),--concurrency "$(CONCURRENCY)") \
+	  $(if $(TIMEOUT),--timeout "$(TIMEOUT)") $(if $(STRUCTURED),--structured "$(STRUCTURED)") \
+	  $(if $(JUDGE_BASE_URL),--judge-base-url "$(JUDGE_BASE_URL)") $(if $(JUDGE_SERVED_MODEL),--judge-served-model "$(JUDGE_SERVED_MODEL)") \
+	  $(if $(JUDGE_API_KEY_ENV),--judge-api-key-env "$(JUDGE_API_KEY_ENV)") $(if $(JUDGE_CONCURRENCY),--judge-concurrency "$(JUDGE_CONCURRENCY)") \
+	  $(if $(JUDGE_TIMEOUT),--judge-timeout "$(JUDGE_TIMEOUT)") $(if $(JUDGE_STRUCTURED),--judge-structured "$(JUDGE_STRUCTURED)") \
+	  $(PARAMS) $(ARGS)
+
+benchmarks: install     ## every benchmark and its parameters (default, doc)
+	$(BIN)/scibench benchmarks
+
+runs: install           ## every run: status, n, failures, tokens, cost, time, non-default parameters
+	$(BIN)/scibench runs
 
 tables: install         ## run missing default runs, then write every table (results/tables) and figure (figures/)
 	$(BIN)/scibench tables
@@ -39,6 +64,9 @@ figures: tables
 test: install           ## notebook tests + fast pytest
 	$(BIN)/nbdev-test --skip-folder-re '^(runs|reports)$$' --n-workers 2
 	$(BIN)/pytest -m "not slow" -q
+
+lint: install           ## ruff (unused imports, undefined names, ...)
+	$(BIN)/ruff check scibench tests
 
 test-slow: install      ## end-to-end tests with the real embedded model (CI runs them too)
 	$(BIN)/pytest -m slow -q
@@ -50,5 +78,5 @@ export: install         ## notebooks → scibench/ (commit both)
 	$(BIN)/nbdev-export
 	$(BIN)/nbdev-clean
 
-clean-cache:
-	rm -rf .cache/llm-cache.sqlite*
+clean-cache: install    ## empty the response cache
+	$(BIN)/scibench cache clear

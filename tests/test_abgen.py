@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scibench import abgen
-from scibench.core import DataError, read_jsonl, read_json, write_json
+from scibench.core import DataError, read_jsonl, read_json
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-DO-NOT-LEAK-8f3a2c"
@@ -52,39 +52,52 @@ def test_revision_feedback_limit():
         abgen.revision_prompt(e, "design", "word " * 51)
 
 
-def test_run_with_faults_and_permanent_failure(fake_env, tmp_path):
+def test_run_with_faults_and_permanent_failure(fake_env, run_bench):
     # every judge prompt for one example's design contains POISON → permanent 400 for its 4 criteria
-    fs = fake_env(fault_rate=0.3, faults=("429", "500", "reset"), permanent="Self-Check Decoding")
-    s = abgen.run(model="fake", judge="fake", split="sample", out=tmp_path / "out", max_tokens=32)
-    recs = read_jsonl(tmp_path / "out" / "records.jsonl")
-    assert len(recs) == 8
+    fake_env(fault_rate=0.3, faults=("429", "500", "reset"), permanent="Self-Check Decoding")
+    meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32))
+    s = read_json(d / "scores.json")
+    recs = read_jsonl(d / "records.jsonl")
+    assert len(recs) == 8 and all("id" in r and "failure" in r for r in recs)
     # examples 7, 8 (context 4) hit the permanent fault at generation: failure records, not scores
     failed = [r for r in recs if r["generation_failure"]]
     assert len(failed) == 2 and all(r["generation_failure"].startswith("http 400") for r in failed)
+    assert all(r["failure"].startswith("generation: http 400") for r in failed)
     assert all(v is None for r in failed for v in r["scores"].values())
     for c in abgen.CRITERIA:
         assert s[c]["n"] == 6 and s[c]["failures"] == 2 and s[c]["generation_failures"] == 2
         assert 1 <= s[c]["mean"] <= 5
-    meta = read_json(tmp_path / "out" / "meta.json")
     assert meta["usage"]["total"]["failures"] == 2
     assert meta["usage"]["total"]["cost_usd"] > 0
+    # 2 of 8 items failed: above the 10% threshold, so the run says partial (and the tables leave it out)
+    assert meta["status"] == "partial" and meta["failures"] == 2 and meta["n"] == 8
+    assert list(meta["failures_by_reason"].values()) == [2]
+    assert [h["failures"] for h in meta["headline"]] == [2] * 4
+
+
+def _execute_code(results, **params):
+    return (f"import os; os.environ['SCIBENCH_RESULTS'] = {str(results)!r}\n"
+            f"from scibench.run import execute; execute('abgen', {params!r}, notebook=False, progress=False)")
 
 
 def test_kill_and_resume_no_repeated_calls(fake_env, tmp_path):
     fs = fake_env(latency=0.3)
-    out, cache = tmp_path / "out", tmp_path / "cache"
+    results, cache = tmp_path / "results", tmp_path / "cache"
     env = {**os.environ, "SCIBENCH_CACHE": str(cache), "MAX_CONCURRENCY": "2"}
-    code = (f"from scibench import abgen; abgen.run(model='fake', judge='fake', split='sample', out={str(out)!r}, max_tokens=16)")
+    code = _execute_code(results, model="fake", judge="fake", max_tokens=16)
     p = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     t0 = time.time()
     while fs.calls < 14 and time.time() - t0 < 60: time.sleep(0.05)
     p.send_signal(signal.SIGKILL); p.wait()
-    assert not (out / "records.jsonl").exists(), "killed before the end: no partial results file"
+    parent = results / "abgen" / "sample" / "fake"
+    assert [x.name.startswith(".tmp-") for x in parent.iterdir()] == [True], "killed: only a temporary folder, no run"
     con = sqlite3.connect(cache / "llm-cache.sqlite"); n_cached = con.execute("SELECT COUNT(*) FROM cache").fetchone()[0]; con.close()
     assert 8 <= n_cached < 40
     before = dict(fs.completions)
     subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True, capture_output=True)
-    recs = read_jsonl(out / "records.jsonl")
+    runs = [x for x in parent.iterdir() if not x.name.startswith(".") and x.is_dir()]
+    assert len(runs) == 1 and (parent / "latest").read_text().strip() == runs[0].name
+    recs = read_jsonl(runs[0] / "records.jsonl")
     assert len(recs) == 8 and len({r["example_id"] for r in recs}) == 8
     # 8 generations + 32 judge calls; only requests in flight at the kill may have been answered twice
     assert len(fs.completions) == 40
@@ -92,28 +105,41 @@ def test_kill_and_resume_no_repeated_calls(fake_env, tmp_path):
     assert repeated <= 2, repeated
     assert sum(fs.completions.values()) == 40 + repeated
     assert sum(1 for k in before if fs.completions[k] > before[k]) <= 2
-    meta = read_json(out / "meta.json")
-    assert meta["usage"]["total"]["cached"] == n_cached
+    meta = read_json(runs[0] / "meta.json")
+    assert meta["usage"]["total"]["cached"] == n_cached and meta["status"] == "complete"
+    from scibench.run import list_runs
+    os.environ["SCIBENCH_RESULTS"] = str(results)
+    try: st = list(list_runs("abgen")["status"])
+    finally: del os.environ["SCIBENCH_RESULTS"]
+    assert sorted(st) == ["complete", "killed (never finished)"]
 
 
-def test_second_run_zero_calls(fake_env, tmp_path):
+def test_second_run_zero_calls_and_runs_kept(fake_env, run_bench):
     fs = fake_env()
-    abgen.run(model="fake", judge="fake", split="sample", limit=3, out=tmp_path / "a", max_tokens=16)
+    m1, d1 = run_bench("abgen", dict(model="fake", judge="fake", limit=3, max_tokens=16))
     n = fs.calls
     assert n == 3 + 12
-    abgen.run(model="fake", judge="fake", split="sample", limit=3, out=tmp_path / "b", max_tokens=16)
-    assert fs.calls == n
-    assert read_json(tmp_path / "b" / "meta.json")["usage"]["total"]["calls"] == 0
+    m2, d2 = run_bench("abgen", dict(model="fake", judge="fake", limit=3, max_tokens=16))
+    assert fs.calls == n and m2["usage"]["total"]["calls"] == 0
+    assert d1 != d2 and d1.exists() and d2.exists(), "a rerun never replaces an earlier run"
+    assert (d2.parent / "latest").read_text().strip() == d2.name
+    # --refresh asks again
+    m3, _ = run_bench("abgen", dict(model="fake", judge="fake", limit=3, max_tokens=16), refresh=True)
+    assert fs.calls == 2 * n and m3["usage"]["total"]["cached"] == 0
 
 
 def test_secret_never_written(fake_env, tmp_path):
     fs = fake_env()
-    env = {**os.environ, "SCIBENCH_CACHE": str(tmp_path / "cache")}
-    out = tmp_path / "res"
-    subprocess.run([sys.executable, "-m", "scibench.cli", "run", "abgen", "--model", "fake", "--judge", "fake",
-                    "--limit", "2", "--out", str(out), "-p", "max_tokens", "16"], env=env, cwd=ROOT, check=True,
-                   capture_output=True, timeout=300)
+    results = tmp_path / "res"
+    env = {**os.environ, "SCIBENCH_CACHE": str(tmp_path / "cache"), "SCIBENCH_RESULTS": str(results)}
+    r = subprocess.run([sys.executable, "-m", "scibench.cli", "run", "abgen", "--model", "fake", "--judge", "fake",
+                        "--limit", "2", "-p", "max_tokens", "16"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "status    complete" in r.stdout and "importance" in r.stdout and "Kernel" not in r.stderr + r.stdout
+    [out] = [d for d in (results / "abgen" / "sample" / "fake").iterdir() if d.is_dir()]
     assert (out / "run.ipynb").exists() and (out / "records.jsonl").exists()
+    nb = (out / "run.ipynb").read_text()
+    assert str(ROOT) not in nb and str(tmp_path) not in nb.replace(str(results), ""), "no absolute path of this machine in the notebook"
     # the key really was used...
     assert any(h.get("authorization") == f"Bearer {SECRET}" for h in fs.headers_seen)
     # ...and is nowhere on disk
@@ -123,28 +149,31 @@ def test_secret_never_written(fake_env, tmp_path):
     assert "SCIBENCH_TEST_KEY" in (out / "meta.json").read_text()   # the variable's name is recorded, not its value
 
 
-def test_bad_input_names_file_line_field_and_keeps_results(fake_env, tmp_path, monkeypatch):
-    fake_env()
+def test_bad_input_names_file_line_field_and_keeps_results(fake_env, run_bench, results, tmp_path, monkeypatch):
+    from scibench.run import run_dirs
+    fs = fake_env()
     data = tmp_path / "data"; (data / "samples" / "abgen").mkdir(parents=True)
     good = (ROOT / "data/samples/abgen/sample.jsonl").read_text().splitlines()
     f = data / "samples" / "abgen" / "sample.jsonl"
     f.write_text("\n".join(good) + "\n")
     monkeypatch.setenv("SCIBENCH_DATA", str(data))
-    out = tmp_path / "out"
-    abgen.run(model="fake", judge="fake", split="sample", limit=2, out=out, max_tokens=16)
-    snapshot = {p.name: p.read_bytes() for p in out.iterdir()}
+    run_bench("abgen", dict(model="fake", judge="fake", limit=2, max_tokens=16))
+    snapshot = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    calls = fs.calls
     # a missing nested field on line 3
     rows = [json.loads(l) for l in good]; del rows[2]["main_experiment"]["results"]
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(DataError) as e:
-        abgen.run(model="fake", judge="fake", split="sample", limit=2, out=out, max_tokens=16)
+        run_bench("abgen", dict(model="fake", judge="fake", limit=2, max_tokens=16))
     assert (e.value.line, e.value.field) == (3, "main_experiment.results") and str(f) in str(e.value)
     # a malformed line 5
     bad = good[:4] + ['{"example_id": "x", "method": '] + good[5:]
     f.write_text("\n".join(bad) + "\n")
     with pytest.raises(DataError, match=r"sample.jsonl:5: invalid JSON"):
-        abgen.run(model="fake", judge="fake", split="sample", out=out, max_tokens=16)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == snapshot
+        run_bench("abgen", dict(model="fake", judge="fake", max_tokens=16))
+    # caught before any call and before any folder: the earlier run is untouched and alone
+    assert fs.calls == calls and len(run_dirs("abgen")) == 1
+    assert {p: p.read_bytes() for p in results.rglob("*") if p.is_file()} == snapshot
 
 
 def released_files(tmp_path):
@@ -182,18 +211,16 @@ def test_meta_evaluate_counts_missing_judge_scores():
 
 
 @pytest.mark.slow
-def test_end_to_end_real_embedded_model(local_server, tmp_path):
-    from scibench.run import execute
-    d = execute("abgen", model="local", judge="local", split="sample", limit=2, out=tmp_path / "gen",
-                extra=dict(max_tokens=64, judge_max_tokens=160))
-    recs = read_jsonl(d / "records.jsonl"); meta = read_json(d / "meta.json")
-    assert len(recs) == 2 and meta["status"] == "complete" and (d / "run.ipynb").exists()
+def test_end_to_end_real_embedded_model(local_server, run_bench):
+    meta, d = run_bench("abgen", dict(model="local", judge="local", limit=2, max_tokens=64, judge_max_tokens=160), notebook=True)
+    recs = read_jsonl(d / "records.jsonl")
+    assert len(recs) == 2 and meta["status"] in ("complete", "partial") and (d / "run.ipynb").exists()
     assert meta["usage"]["total"]["requests"] == 2 + 8
     s = read_json(d / "scores.json")
     for c in abgen.CRITERIA:
         assert s[c]["n"] + s[c]["failures"] == 2
         if s[c]["n"]: assert 1 <= s[c]["mean"] <= 5
-    d2 = execute("abgen_eval", model="local", split="sample", limit=1, out=tmp_path / "eval", extra=dict(judge_max_tokens=160))
+    m2, d2 = run_bench("abgen_eval", dict(model="local", limit=1, judge_max_tokens=160))
     outs = json.loads((d2 / "judge_outputs.json").read_text())
     assert len(outs) == 4 and all(set(abgen.CRITERIA) <= set(o) for o in outs)
     assert all((o[c]["score"] is None) == (o[c]["failure"] is not None) for o in outs for c in abgen.CRITERIA)

@@ -3,7 +3,6 @@ import json
 from pathlib import Path
 import pytest
 from scibench import abgen, data
-from scibench.core import read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,5 +1,4 @@
 "Model layer against a fake OpenAI-compatible server: faults, failures, cache, concurrency."
-import sqlite3
 import pytest
 from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, cache_key, get_model, load_registry
 from scibench.judge import judge_many
@@ -52,8 +51,10 @@ def test_cache_key_covers_model_messages_params_sample(fake_server):
             cache_key(s, Request(msgs("hi!"))), cache_key(s, Request(msgs("hi"), temperature=1.0)),
             cache_key(s, Request(msgs("hi"), sample=1)), cache_key(s, Request(msgs("hi"), max_tokens=7))}
     assert len(keys) == 6
-    # the registry name and URL are not part of the key: same model id → same answers
-    assert cache_key(ModelSpec("b", "http://y/v1", "m1"), base) == cache_key(s, base)
+    # the endpoint is part of the key: the same name and served id on another server is another model
+    assert cache_key(ModelSpec("a", "http://y/v1", "m1"), base) != cache_key(s, base)
+    # the registry name is not: two names for one endpoint share answers
+    assert cache_key(ModelSpec("b", "http://x/v1/", "m1"), base) == cache_key(s, base)
 
 
 def test_failures_are_not_cached(fake_server, tmp_path):

@@ -1,0 +1,179 @@
+"""The benchmark contract and the run machinery through the CLI, as a researcher uses them: validation, preflight,
+ad-hoc endpoints, cache keyed by endpoint, run folders, honest status, summary, interrupts, tables."""
+import json, os, signal, subprocess, sys, time
+from pathlib import Path
+import pytest
+from scibench.bench import benchmarks, get_benchmark
+from scibench.core import read_json
+
+ROOT = Path(__file__).resolve().parent.parent
+FIVE = {"abgen", "abgen_eval", "arxivbench", "rubrics", "autobench"}
+
+
+def cli(*args, env=None, timeout=300, **kw):
+    "Run `scibench ...` as a subprocess; returns the CompletedProcess (text)."
+    return subprocess.run([sys.executable, "-m", "scibench.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, **kw)
+
+
+@pytest.fixture
+def env(tmp_path, results):
+    return {"SCIBENCH_RESULTS": str(results), "SCIBENCH_CACHE": str(tmp_path / "cache")}
+
+
+def test_registry_lists_the_five_benchmarks_with_documented_parameters():
+    bs = benchmarks()
+    assert set(bs) == FIVE
+    for b in bs.values():
+        assert b.paper.title and b.paper.arxiv and b.doc and b.tables and b.default_runs
+        ps = b.params()
+        assert [p.name for p in ps[:3]] == ["model", "split", "limit"]
+        assert all(p.doc for p in ps), [p.name for p in ps if not p.doc]
+        assert len({p.name for p in ps}) == len(ps)
+
+
+def test_benchmarks_command_and_help(env):
+    r = cli("benchmarks", env=env)
+    assert r.returncode == 0
+    for name, b in benchmarks().items():
+        assert f"{name}: " in r.stdout
+        for p in b.params(): assert p.name in r.stdout
+    h = cli("run", "abgen", "--help", env=env)
+    assert h.returncode == 0 and "--max-tokens" in h.stdout and "(default: 1024)" in h.stdout and "--judge-base-url" in h.stdout
+    assert "completion cap of the generation" in h.stdout
+    lst = cli("run", "--help", env=env)
+    assert all(n in lst.stdout for n in FIVE)
+
+
+@pytest.mark.parametrize("bench", sorted(FIVE))
+def test_every_parameter_is_accepted_and_dry_run_calls_nothing(bench, fake_server, env, results):
+    "Every listed parameter (at its default) goes through `scibench run --dry-run`, which plans without calling a model."
+    fs = fake_server()
+    b = get_benchmark(bench)
+    args = []
+    for p in b.params():
+        v = ",".join(p.default) if isinstance(p.default, list) else p.default
+        if p.role: continue
+        args += ["-p", p.name, json.dumps(v) if isinstance(v, bool) else str(v)]
+    roles = []
+    for p in b.roles():
+        if p.name == "model": roles += ["--model", "adhoc", "--base-url", fs.base_url]
+        else: roles += [f"--{p.name.replace('_', '-')}", "adhoc"] if p.name in ("judge", "solver") else []
+    r = cli("run", bench, *roles, *args, "--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "plan" in r.stdout and "calls" in r.stdout and "total" in r.stdout
+    assert fs.calls == 0 and not results.exists()
+
+
+def test_typo_unknown_names_exit_2_before_anything(env, results):
+    for args, needle in ((["abgen", "-p", "max_token", "16"], "unknown parameter 'max_token' for abgen (did you mean 'max_tokens'?)"),
+                         (["abgen", "--max-token", "16"], "unrecognized arguments: --max-token"),
+                         (["abgen", "--model", "nope"], "unknown model 'nope' for model; models: local"),
+                         (["abgen", "--judge", "nojudge"], "unknown model 'nojudge' for judge"),
+                         (["abgen", "-p", "max_tokens", "many"], "parameter 'max_tokens' expects int"),
+                         (["foo"], "unknown benchmark 'foo'; benchmarks: abgen, abgen_eval, arxivbench, autobench, rubrics")):
+        r = cli("run", *args, env=env)
+        assert r.returncode == 2, (args, r.stderr)
+        assert needle in r.stderr, (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not results.exists(), "a bad configuration writes nothing"
+
+
+def test_dead_endpoint_fails_fast_and_leaves_no_run(env, results):
+    t0 = time.time()
+    r = cli("run", "abgen", "--model", "x", "--base-url", "http://127.0.0.1:9/v1", "--judge", "y", "--judge-base-url",
+            "http://127.0.0.1:9/v1", "--limit", "2", env=env)
+    assert r.returncode == 3 and "preflight failed: model 'x'" in r.stderr and "Connection refused" in r.stderr
+    assert time.time() - t0 < 15
+    assert not results.exists()
+
+
+def test_adhoc_endpoints_served_id_and_cache_keyed_by_endpoint(env, results, fake_server):
+    seen = []
+    def reply(body):
+        seen.append(body["model"]); return "Rationale: ok. Therefore, the score is: 4"
+    a, b = fake_server(reply=reply), fake_server(reply=reply)
+    args = ["run", "abgen", "--model", "mymodel", "--served-model", "org/ckpt-1", "--judge", "myjudge", "--judge-base-url", a.base_url,
+            "--limit", "2", "-p", "max_tokens", "16", "--no-notebook"]
+    r = cli(*args, "--base-url", a.base_url, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "status    complete" in r.stdout and "importance" in r.stdout and "results   " in r.stdout
+    assert "org/ckpt-1" in seen and "myjudge" in seen
+    n = a.calls
+    assert n == 2 + 8
+    # the same command again: zero calls
+    r = cli(*args, "--base-url", a.base_url, env=env)
+    assert r.returncode == 0 and a.calls == n and "(0 sent, 10 from cache" in r.stdout
+    # the same model name on another endpoint (a retrained checkpoint): fresh generation calls
+    r = cli(*args, "--base-url", b.base_url, env=env)
+    assert r.returncode == 0 and b.calls == 2
+    runs = sorted(d for d in (results / "abgen" / "sample" / "mymodel").iterdir() if d.is_dir())
+    assert len(runs) == 3
+    m = read_json(runs[-1] / "meta.json")
+    assert m["models"]["mymodel"]["base_url"] == b.base_url and m["models"]["mymodel"]["model"] == "org/ckpt-1"
+    assert m["config"]["judge"] == "myjudge" and m["models"]["myjudge"]["base_url"] == a.base_url
+
+
+def test_every_request_failing_is_a_failed_run_with_exit_1(env, results, fake_server):
+    fs = fake_server(permanent="user")   # every request has a user message: HTTP 400 for every request
+    r = cli("run", "abgen", "--model", "m", "--base-url", fs.base_url, "--judge", "j", "--judge-base-url", fs.base_url,
+            "--limit", "2", "--no-notebook", env=env)
+    assert r.returncode == 1
+    [d] = [d for d in (results / "abgen" / "sample" / "m").iterdir() if d.is_dir()]
+    m = read_json(d / "meta.json")
+    assert m["status"] == "failed" and m["failures"] == 2 and "status    failed" in r.stdout
+    assert "http 400" in next(iter(m["failures_by_reason"]))
+    json.loads((d / "scores.json").read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+
+
+def test_crash_in_a_stage_is_recorded_failed(run_bench, fake_server, monkeypatch):
+    from scibench import abgen
+    fs = fake_server()
+    def boom(*a, **k): raise RuntimeError("stage exploded")
+    monkeypatch.setattr(abgen, "judge_designs", boom)
+    monkeypatch.setitem(get_benchmark("abgen").__dict__, "run", abgen.run)
+    meta, d = run_bench("abgen", dict(model="m", judge="m", limit=1), endpoints={"m": {"base_url": fs.base_url}})
+    assert meta["status"] == "failed" and "stage exploded" in meta["status_reason"]
+    assert "RuntimeError: stage exploded" in (d / "error.txt").read_text()
+
+
+def test_interrupt_marks_the_run_and_a_rerun_resumes(env, results, fake_server):
+    fs = fake_server(latency=0.4)
+    args = ["run", "abgen", "--model", "m", "--base-url", fs.base_url, "--judge", "m", "--concurrency", "1",
+            "-p", "max_tokens", "16", "--no-notebook"]
+    p = subprocess.Popen([sys.executable, "-m", "scibench.cli", *args], cwd=ROOT, env={**os.environ, **env},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while fs.calls < 5 and time.time() - t0 < 60: time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    [d] = [d for d in (results / "abgen" / "sample" / "m").iterdir() if d.is_dir()]
+    assert read_json(d / "meta.json")["status"] == "interrupted"
+    done = fs.calls
+    r = cli(*args, env=env)
+    assert r.returncode == 0
+    # 8 generations + 32 judge calls in all; without the cache the rerun would make all 40 again
+    assert fs.calls - done <= 40 - (done - 2) and fs.calls <= 42, "the rerun resumed from the cache"
+
+
+def test_tables_use_latest_complete_runs_and_say_what_they_left_out(run_bench, fake_server, results, tmp_path, monkeypatch):
+    from scibench.run import make_tables, select_runs
+    monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path / "fig"))
+    fs = fake_server()
+    ep = {"m": {"base_url": fs.base_url}}
+    m1, d1 = run_bench("abgen", dict(model="m", judge="m", limit=2, max_tokens=16), endpoints=ep)
+    m2, d2 = run_bench("abgen", dict(model="m", judge="m", limit=3, max_tokens=16), endpoints=ep)
+    bad = fake_server(permanent="user")
+    m3, d3 = run_bench("abgen", dict(model="m", judge="m", limit=2), endpoints={"m": {"base_url": bad.base_url}})
+    assert m3["status"] == "failed"
+    chosen, left = select_runs("abgen")
+    assert chosen == [d2] and dict(left) == {d1: f"superseded by {d2.name}", d3: f"status failed: {m3['status_reason']}"}
+    paths = make_tables(run_missing=False)
+    t2 = (results / "tables" / "abgen_table2.md").read_text()
+    assert d2.name in t2 and d1.name not in t2 and "max_tokens=16" in t2
+    assert "(n=3)" in t2 and "synthetic sample" in t2
+    runs = (results / "tables" / "runs.md").read_text()
+    assert "superseded" in runs and "status failed" in runs
+    assert any(str(p).endswith("runs.md") for p in paths)
