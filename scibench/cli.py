@@ -67,7 +67,7 @@ def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
         endpoints.setdefault(name, {})[f] = v
     return params, endpoints, a
 
-# %% ../nbs/90_cli.ipynb #3f175a11
+# %% ../nbs/90_cli.ipynb #e1cb4c43
 def _parser():
     p = _Parser(prog="scibench", description="LLMs as research assistants: AbGen, Rubrics, AutoBench, ArxivBench")
     sub = p.add_subparsers(dest="verb", required=True)
@@ -105,15 +105,21 @@ def _run(argv) -> int:
                    notebook=not a.no_notebook)
     if a.dry_run:
         print(plan_text(meta)); return 0
+    if meta["status"] == "interrupted":
+        from scibench.run import rel
+        print(f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ (rerun the same command to resume from the cache)",
+              file=sys.stderr)
+        return 130
     print(summary_text(meta))
-    return {"complete": 0, "interrupted": 130}.get(meta["status"], 1)
+    return 0 if meta["status"] == "complete" else 1
 
 def plan_text(meta: dict) -> str:
     "The `--dry-run` plan as a small table."
     rows = meta.get("plan") or []
     if not rows: return "no plan available for this benchmark"
     out = [f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}"]
-    for r in rows: out.append(f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} {r['completion_tokens']:11,d} {r['cost_usd']:9.4f}")
+    for r in rows: out.append(f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} {r['completion_tokens']:11,d} "
+                              f"{r['cost_usd']:9.4f}" + (f"  {r['note']}" if r.get("note") else ""))
     out.append(f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
                f"{sum(r['completion_tokens'] for r in rows):11,d} {sum(r['cost_usd'] for r in rows):9.4f}")
     return "plan (estimates: prompt tokens ≈ characters / 4, completions at their max_tokens caps):\n" + "\n".join(out)

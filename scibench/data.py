@@ -14,7 +14,7 @@ from .core import data_dir, write_jsonl
 __all__ = ['ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'OfflineError', 'fetch_url', 'download_abgen', 'download_abgen_released',
            'all_downloaders', 'download']
 
-# %% ../nbs/07_data.ipynb #d3a6d5df
+# %% ../nbs/07_data.ipynb #0a5fd072
 class OfflineError(RuntimeError): "A download failed because the source is unreachable."
 
 ABGEN_REPO = "yale-nlp/AbGen"
@@ -62,21 +62,22 @@ def download_abgen_released(dest=None, judges=None) -> list[Path]:
     return out
 
 def all_downloaders() -> dict:
-    "Every benchmark's downloaders, from the registry (name → list of functions; shared ones listed once)."
+    "Every benchmark's downloaders, from the registry (name → list of functions)."
     from scibench.bench import benchmarks
-    out, seen = {}, set()
-    for name, b in benchmarks().items():
-        fns = [f for f in b.downloaders if f not in seen]
-        seen.update(fns)
-        if fns: out[name] = fns
-    return out
+    return {name: list(b.downloaders) for name, b in benchmarks().items() if b.downloaders}
 
 def download(names=None) -> int:
-    "Run the downloaders of `names` (default all); report each; return the number that failed."
-    failed = 0
-    for name, fns in all_downloaders().items():
+    "Run the downloaders of benchmarks `names` (default all), each function once; report each; return the number that failed."
+    failed, done = 0, set()
+    allf = all_downloaders()
+    unknown = [n for n in names or [] if n not in allf]
+    from scibench.bench import ConfigError
+    if unknown: raise ConfigError(f"no downloaders for {', '.join(unknown)}; benchmarks with data to download: {', '.join(allf)}")
+    for name, fns in allf.items():
         if names and name not in names: continue
         for fn in fns:
+            if fn in done: continue
+            done.add(fn)
             try:
                 paths = fn(); print(f"[data] {name}: {fn.__name__}: wrote {len(paths)} file(s)")
             except OfflineError as e:

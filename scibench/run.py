@@ -172,7 +172,7 @@ def caption(text: str, runs) -> str:
         text += ". Split `sample` is a tiny synthetic sample: its numbers show the pipeline runs, not research ability"
     return text
 
-# %% ../nbs/06_run.ipynb #f9c8c0f6
+# %% ../nbs/06_run.ipynb #d9583898
 def data_check(b: Benchmark, cfg) -> None:
     "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
     if b.data is None: return
@@ -187,7 +187,7 @@ def plan_rows(b: Benchmark, cfg, specs: dict) -> list[dict]:
         s = specs.get(name)
         cost = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) / 1e6 if s else 0.0
         rows.append(dict(role=r["role"], model=name, calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
-                         completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4)))
+                         completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", "")))
     return rows
 
 def describe_roles(specs: dict, roles: dict) -> list[str]:

@@ -1,9 +1,18 @@
 "ArxivBench: extraction, ids, index, judging, scores, tables, CLI; one slow end-to-end run with the real model."
-import gzip, json, math
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
 import pytest
+
 from scibench import arxivbench as ab
-from scibench.core import DataError, read_jsonl
+from scibench.core import DataError, read_json, read_jsonl
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- extraction
 MESSY = [
@@ -88,7 +97,7 @@ def test_normalize_id_forms():
 # --------------------------------------------------------------------------- index
 @pytest.fixture
 def snapshot(tmp_path):
-    p = ab.write_fake_snapshot(tmp_path/"snap.json", 500)
+    p = ab._write_fake_snapshot(tmp_path/"snap.json", 500)
     recs = [json.loads(l) for l in p.read_text().splitlines()]
     return p, recs
 
@@ -162,11 +171,18 @@ def _reply(judge_relevance='{"rationale": "ok", "answer": "yes"}', judge_match='
         return answer(u) if callable(answer) else answer
     return f
 
-def test_run_fake_two_step_judge(fake_server, tmp_path):
+def _run(run_bench, fs, model="fake", judge="fj", judge_fs=None, **params):
+    "A whole run through `execute`: `model` and `judge` are ad-hoc endpoints on fake servers → (meta, run folder, scores, records)."
+    endpoints = {model: {"base_url": fs.base_url}, judge: {"base_url": (judge_fs or fs).base_url}}
+    meta, d = run_bench("arxivbench", dict(model=model, judge=judge, **params), endpoints=endpoints)
+    return meta, d, read_json(d/"scores.json")["subjects"], read_jsonl(d/"records.jsonl")
+
+def test_run_fake_two_step_judge(fake_server, run_bench):
     fs = fake_server(reply=_reply())
-    s = ab.run("fake", limit=1, subjects=["Math", "Physics"], out=tmp_path/"r", base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
-    recs = read_jsonl(tmp_path/"r"/"records.jsonl")
+    meta, _, s, recs = _run(run_bench, fs, limit=1, subjects="Math,Physics")
+    assert meta["status"] == "complete" and meta["n"] == 2 and meta["failures"] == 0
     assert len(recs) == 2 and all(r["status"] == "ok" for r in recs)
+    assert [(r["id"], r["failure"]) for r in recs] == [("math-000", None), ("phys-000", None)]
     p = recs[0]["papers"]
     assert [x["verdict"] for x in p] == ["pass", "pass", "no"]
     assert [x["taxonomy"] for x in p] == ["correct", "real_paper_wrong_id", "invented_paper"]
@@ -176,29 +192,99 @@ def test_run_fake_two_step_judge(fake_server, tmp_path):
     # 2 queries + relevance for the 2 papers found in the snapshot per prompt (none for the fabricated one)
     # + title match for the same 2 papers (identical prompts across the two answers are sent once)
     assert fs.calls == 2 + 2 * 2 + 2
+    head = {h["name"]: h for h in meta["headline"]}
+    assert head["accuracy (%)"]["value"] == 0.0 and head["accuracy (%)"]["n"] == 2
+    assert head["fabricated-id rate (%)"]["n"] == 6 and head["invalid-response rate (%)"]["value"] == 0.0
 
-def test_run_fake_irrelevant_skips_step2_and_failures_recorded(fake_server, tmp_path):
+def test_every_record_has_id_and_failure_and_no_paths(fake_server, run_bench):
+    fs = fake_server(reply=_reply(judge_relevance="I really cannot say."), permanent="Ricci flow")
+    meta, d, _, recs = _run(run_bench, fs, limit=1, subjects="Math,Physics,Statistics")
+    assert all(isinstance(r["id"], str) and "failure" in r for r in recs)
+    fails = {r["id"]: r["failure"] for r in recs}
+    assert fails["math-000"].startswith("query: http 400")                          # the request failed
+    assert fails["phys-000"].startswith("judge: relevance: ")                     # the judge's answer did not parse
+    assert meta["n"] == 3 and meta["failures"] == 3 and meta["status"] == "failed"
+    assert any(k.startswith("query: ") for k in meta["failures_by_reason"])
+    text = (d/"meta.json").read_text() + (d/"scores.json").read_text() + (d/"records.jsonl").read_text()
+    for bad in (str(ROOT), "/tmp", str(Path.home()), ".sqlite"):
+        assert bad not in text, bad                                                  # no absolute, temporary or index paths
+    assert read_json(d/"scores.json")["index"]["index"] == "sample index built from data/samples/arxivbench/snapshot.jsonl"
+
+def test_scores_json_is_strict(fake_server, run_bench):
+    fs = fake_server(reply=_reply(answer="I'm sorry, I cannot help with that."))
+    meta, d, s, _ = _run(run_bench, fs, limit=1, subjects="Math")
+    def no_constants(c): raise AssertionError(f"{c} in scores.json")
+    json.loads((d/"scores.json").read_text(), parse_constant=no_constants)
+    json.loads((d/"meta.json").read_text(), parse_constant=no_constants)
+    assert s["Math"]["accuracy"] is None and s["Math"]["accuracy_lo"] is None   # nothing judged: null, not NaN
+    assert {h["name"]: h for h in meta["headline"]}["accuracy (%)"]["value"] is None
+
+def test_run_fake_irrelevant_skips_step2_and_failures_recorded(fake_server, run_bench):
     fs = fake_server(reply=_reply(judge_relevance='{"rationale": "off topic", "answer": "no"}'))
-    s = ab.run("fake", limit=1, subjects=["Math"], out=tmp_path/"r", base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
+    _, _, s, _ = _run(run_bench, fs, limit=1, subjects="Math")
     assert s["Math"]["accuracy"] == 0.0 and s["Math"]["no"] == 3 and fs.calls == 1 + 2
     fs2 = fake_server(reply=_reply(judge_relevance="I really cannot say.", answer="I'm sorry, I cannot help with that."))
-    s = ab.run("fake2", limit=1, subjects=["Math"], out=tmp_path/"r2", base_url=fs2.base_url, judge="fj2", judge_base_url=fs2.base_url)
+    meta, _, s, recs = _run(run_bench, fs2, model="fake2", judge="fj2", limit=1, subjects="Math")
     assert s["Math"]["statuses"]["refusal"] == 1 and s["Math"]["refusal_rate"] == 100.0 and s["Math"]["strict_accuracy"] == 0.0
+    assert recs[0]["failure"] is None and meta["status"] == "complete"             # a refusal is an answer, not a failure
     fs3 = fake_server(reply=_reply(judge_relevance="I really cannot say."))
-    s = ab.run("fake3", limit=1, subjects=["Math"], out=tmp_path/"r3", base_url=fs3.base_url, judge="fj3", judge_base_url=fs3.base_url)
-    recs = read_jsonl(tmp_path/"r3"/"records.jsonl")
+    meta, _, s, recs = _run(run_bench, fs3, model="fake3", judge="fj3", limit=1, subjects="Math")
     assert s["Math"]["judge_failures"] == 2 and s["Math"]["no"] == 1 and s["Math"]["accuracy"] == 0.0
     assert [p["verdict"] for p in recs[0]["papers"]] == [None, None, "no"]
     assert "relevance: no choice found" in recs[0]["papers"][0]["verdict_failure"]
+    assert recs[0]["failure"].startswith("judge: relevance: no choice found")
 
-def test_run_fake_correct_and_request_failure(fake_server, tmp_path):
+def test_run_fake_correct_and_request_failure(fake_server, run_bench):
     fs = fake_server(reply=_reply(judge_match='{"rationale": "same", "answer": "yes"}'), permanent="Ricci flow")
-    s = ab.run("fake", limit=1, subjects=["Math", "Computer Science"], out=tmp_path/"r", base_url=fs.base_url, judge="fj",
-               judge_base_url=fs.base_url)
-    recs = {r["subject"]: r for r in read_jsonl(tmp_path/"r"/"records.jsonl")}
+    meta, _, s, recs = _run(run_bench, fs, limit=1, subjects="Math,Computer Science")
+    recs = {r["subject"]: r for r in recs}
     assert recs["Math"]["status"] == "request_failed" and recs["Math"]["request_failure"]
     assert s["Computer Science"]["accuracy"] == pytest.approx(200 / 3) and s["Computer Science"]["strict_accuracy"] == pytest.approx(200 / 3)
-    assert s["Math"]["invalid_rate"] == 100.0 and s["Math"]["papers_listed"] == 0
+    # a failed request is a failure, not an invalid answer: counted, and left out of every rate
+    assert s["Math"]["request_failures"] == 1 and s["Math"]["invalid_rate"] is None and s["Math"]["papers_listed"] == 0
+    assert s["all"]["invalid_rate"] == 0.0 and s["all"]["strict_accuracy"] == pytest.approx(200 / 3)
+    assert meta["status"] == "partial" and meta["failures"] == 1                    # 1 of 2 prompts failed
+    inv = {h["name"]: h for h in meta["headline"]}["invalid-response rate (%)"]
+    assert (inv["n"], inv["failures"]) == (1, 1)
+
+def test_adhoc_judge_endpoint_is_used(fake_server, run_bench):
+    "The judge given only as an ad-hoc endpoint (`--judge-base-url`) gets every judge call, the model none."
+    model_fs = fake_server(reply=lambda body: ANSWER)
+    judge_fs = fake_server(reply=_reply(judge_match='{"rationale": "same", "answer": "yes"}'))
+    meta, _, s, _ = _run(run_bench, model_fs, judge="myjudge", judge_fs=judge_fs, limit=1, subjects="Math")
+    assert model_fs.calls == 1 and judge_fs.calls == 2 + 2
+    assert meta["roles"]["judge"] == ["myjudge"] and meta["models"]["myjudge"]["base_url"] == judge_fs.base_url
+    assert s["Math"]["yes"] == 2 and s["Math"]["judge_failures"] == 0
+
+def test_dry_run_plan_calls_nothing(fake_server, run_bench, results):
+    fs = fake_server(reply=_reply())
+    meta, d = run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Physics", max_tokens=100, judge_max_tokens=50),
+                        endpoints={"fake": {"base_url": fs.base_url}, "fj": {"base_url": fs.base_url}}, dry_run=True)
+    assert meta["status"] == "dry-run" and d is None
+    rows = {r["role"]: r for r in meta["plan"]}
+    assert (rows["model"]["calls"], rows["model"]["completion_tokens"]) == (2, 200)
+    assert (rows["judge"]["calls"], rows["judge"]["completion_tokens"]) == (2 * 3 * 2, 12 * 50)   # an upper bound
+    assert fs.calls == 0 and fs.headers_seen == []                                  # not even a preflight GET
+    assert not list(results.rglob("meta.json"))
+
+def test_missing_real_split_says_what_to_run(run_bench, tmp_path, monkeypatch):
+    from scibench.bench import ConfigError
+    monkeypatch.setenv("SCIBENCH_DATA", str(tmp_path/"data"))
+    with pytest.raises(ConfigError, match=r"arxivbench generate --split full.*make data"):
+        run_bench("arxivbench", dict(split="full", model="x", judge="x"), endpoints={"x": {"base_url": "http://127.0.0.1:9/v1"}})
+    (tmp_path/"data"/"arxivbench").mkdir(parents=True)
+    (tmp_path/"data"/"arxivbench"/"full.jsonl").write_text('{"id": "a", "subject": "Math", "prompt": "x"}\n')
+    with pytest.raises(ConfigError, match=r"needs data/arxivbench/index\.sqlite|needs .*index\.sqlite.*make data"):
+        run_bench("arxivbench", dict(split="full", model="x", judge="x"), endpoints={"x": {"base_url": "http://127.0.0.1:9/v1"}})
+
+def test_config_validation():
+    from scibench.bench import ConfigError, get_benchmark
+    b = get_benchmark("arxivbench")
+    assert b.make_config({"subjects": "Math, Physics"}).subjects == ["Math", "Physics"]
+    with pytest.raises(ConfigError, match="Alchemy"): b.make_config({"subjects": "Alchemy"})
+    with pytest.raises(ConfigError, match="judge_base_url"): b.make_config({"judge_base_url": "http://x"})
+    ps = {p.name: p for p in b.params()}
+    assert "every subject" in ps["limit"].doc and ps["judge"].role and ps["index"].default == ""
 
 def test_score_records_known_answers():
     def mk(verdicts, status="ok"):
@@ -226,20 +312,52 @@ def test_subjects_mapping():
     assert ab.subjects_of("cs.OS") == ["Computer Science", "Operating Systems"]
 
 # --------------------------------------------------------------------------- tables
-def test_make_tables_from_results(fake_server, tmp_path, monkeypatch):
-    monkeypatch.setenv("SCIBENCH_RESULTS", str(tmp_path/"results")); monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"figures"))
+def test_make_tables_from_results(fake_server, run_bench, results, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"figures"))
     fs = fake_server(reply=_reply(judge_match='{"rationale": "same", "answer": "yes"}'))
-    ab.run("fake-360m", limit=1, base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
-    ab.run("fake-1.7b", limit=1, base_url=fs.base_url, judge="fj", judge_base_url=fs.base_url)
+    _, d1, _, _ = _run(run_bench, fs, model="fake-360m", limit=1)
+    _run(run_bench, fs, model="fake-1.7b", limit=1, max_tokens=300)
     paths = ab.make_tables()
-    t1 = (tmp_path/"results"/"tables"/"arxivbench_table1.csv").read_text()
+    t1 = (results/"tables"/"arxivbench_table1.csv").read_text()
     assert "fake-360m" in t1 and "Claude-3.5-sonnet" in t1 and "39.93" in t1 and "judge failures 0" in t1
-    t2 = (tmp_path/"results"/"tables"/"arxivbench_table2.csv").read_text()
-    assert "Operating Systems" in t2 and "66.67" in t2
+    assert f"sample/fake-360m/{d1.name}" in t1 and "max_tokens=300" in t1                # run and settings columns
+    t2 = (results/"tables"/"arxivbench_table2.csv").read_text()
+    assert "Operating Systems" in t2 and "66.67 (n=3)" in t2                          # under 10 judged papers: no CI
+    md = (results/"tables"/"arxivbench_table1.md").read_text()
+    assert "synthetic sample" in md                                                   # caption via run.caption
+    det = (results/"tables"/"arxivbench_details.csv").read_text()
+    assert "66.7 [66.7, 66.7] (n=39)" in det                                          # all 13 subjects: 39 judged papers
     assert (tmp_path/"figures"/"arxivbench_subjects.png").exists() and (tmp_path/"figures"/"arxivbench_model_size.png").exists()
     before = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
     ab.make_tables()
     assert all(Path(p).read_bytes() == b for p, b in before.items())   # deterministic
+
+# --------------------------------------------------------------------------- lookup on a fresh clone
+@pytest.fixture
+def fresh_clone_data(tmp_path, monkeypatch):
+    "A data dir with only the shipped samples (no `make data`)."
+    d = tmp_path/"data"
+    shutil.copytree(ROOT/"data"/"samples"/"arxivbench", d/"samples"/"arxivbench")
+    monkeypatch.setenv("SCIBENCH_DATA", str(d))
+    return d
+
+def test_lookup_without_real_index(fresh_clone_data, tmp_path, capsys):
+    ab.cli(["lookup", "1706.03762", "2999.00001"])
+    out, err = capsys.readouterr()
+    res = [json.loads(l)["result"] for l in out.splitlines()]
+    assert res[0]["title"] == "Attention Is All You Need" and res[1] is None
+    assert "sample index" in err and "make data" in err
+    assert list((tmp_path/"cache"/"arxivbench").glob("sample-*.sqlite"))               # built on demand into the cache
+    ab.cli(["lookup", "--title", "Attention Is All You Need"])
+    out, err = capsys.readouterr()
+    assert json.loads(out.splitlines()[0])["result"][0]["id"] == "1706.03762" and "sample index" in err
+
+def test_lookup_console_script_fresh_clone(fresh_clone_data, tmp_path):
+    env = {**os.environ, "SCIBENCH_DATA": str(fresh_clone_data), "SCIBENCH_CACHE": str(tmp_path/"cache2")}
+    r = subprocess.run([sys.executable, "-m", "scibench.cli", "arxivbench", "lookup", "1706.03762"], env=env, cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[0])["result"]["id"] == "1706.03762" and "sample index" in r.stderr
 
 # --------------------------------------------------------------------------- real model (slow)
 @pytest.fixture(scope="module")
@@ -255,18 +373,20 @@ def real_model():
         with serving("local"): yield spec
 
 @pytest.mark.slow
-def test_end_to_end_real_model(real_model, tmp_path):
-    s = ab.run("local", split="sample", limit=1, judge="local", out=tmp_path/"run", max_tokens=160, judge_max_tokens=200)
-    recs = read_jsonl(tmp_path/"run"/"records.jsonl")
+def test_end_to_end_real_model(real_model, run_bench):
+    meta, d = run_bench("arxivbench", dict(model="local", split="sample", limit=1, judge="local", max_tokens=160, judge_max_tokens=200),
+                        serve=False)
+    recs = read_jsonl(d/"records.jsonl")
     assert len(recs) == 13 and {r["subject"] for r in recs} == set(ab.SUBJECTS)
     for r in recs:
+        assert isinstance(r["id"], str) and "failure" in r
         assert r["status"] in ab.STATUSES and (r["response"] is not None or r["request_failure"])
         for p in r["papers"]:
             assert p["taxonomy"] in ab.TAXONOMY
             assert p["verdict"] in ("yes", "no", "pass") or p["verdict_failure"]
-    a = s["all"]
+    a = read_json(d/"scores.json")["subjects"]["all"]
     assert a["prompts"] == 13 and a["yes"] + a["no"] + a["passed"] + a["judge_failures"] == a["papers_listed"]
-    assert (tmp_path/"run"/"meta.json").exists()
+    assert meta["status"] in ("complete", "partial") and (d/"meta.json").exists()
 
 @pytest.mark.slow
 def test_real_judge_two_steps(real_model, tmp_path):

@@ -35,7 +35,14 @@ def test_download_abgen_writes_loadable_splits(tmp_path, monkeypatch):
 
 def test_download_reports_failures(monkeypatch, capsys):
     def boom(): raise data.OfflineError("cannot download X: offline")
-    monkeypatch.setattr(data, "DOWNLOADERS", {"abgen": [boom]})
-    monkeypatch.setattr(data, "all_downloaders", lambda: {"abgen": [boom]})
-    assert data.download(["abgen"]) == 1
+    monkeypatch.setattr(data, "all_downloaders", lambda: {"abgen": [boom], "abgen_eval": [boom]})
+    assert data.download(["abgen", "abgen_eval"]) == 1, "a downloader shared by two benchmarks runs once"
     assert "FAILED: cannot download X" in capsys.readouterr().out
+
+
+def test_downloaders_come_from_the_registry():
+    from scibench.bench import ConfigError
+    d = data.all_downloaders()
+    assert data.download_abgen in d["abgen"] and data.download_abgen in d["abgen_eval"]
+    with pytest.raises(ConfigError, match="no downloaders for nope"):
+        data.download(["nope"])
