@@ -106,16 +106,16 @@ def config_dict(cfg) -> dict:
     "A config as a plain JSON-able dict (what `meta.json` records)."
     return dataclasses.asdict(cfg)
 
-# %% ../nbs/06_bench.ipynb #03d6beec
+# %% ../nbs/06_bench.ipynb #93d3d52c
 @dataclass
 class Paper:
     "The paper a benchmark implements."
     title: str
     authors: str
-    arxiv: str    # arXiv id
+    arxiv: str = ""   # arXiv id, when the paper has one (none is invented)
 
     @property
-    def url(self) -> str: return f"https://arxiv.org/abs/{self.arxiv}"
+    def url(self) -> str: return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else "no arXiv id"
 
 @dataclass
 class Benchmark:

@@ -1,13 +1,22 @@
 "Rubrics benchmark: known answers, data errors, the agent loop, a full run on the fake server, the real model (slow)."
-import json, re, tarfile
+import json, os, re, subprocess, sys, tarfile
 from pathlib import Path
 import numpy as np
 import pytest
 from scibench import rubrics
+from scibench.bench import ConfigError, get_benchmark
 from scibench.core import DataError, read_json
 from scibench.llm import LLM, ModelSpec
 
-SAMPLE = Path(__file__).resolve().parent.parent/"data"/"samples"/"rubrics"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT/"data"/"samples"/"rubrics"
+SHARED = ROOT.parent/"shared"/"data"/"paperbench"     # real PaperBench files for development (absent in a user's clone)
+needs_shared = pytest.mark.skipif(not SHARED.exists(), reason=f"{SHARED} is absent (real PaperBench files, development only)")
+
+
+def strict_json(text):
+    "Parse JSON, failing on NaN / Infinity (not JSON)."
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
 
 
 def node(id, w, subs=(), cat=None, score=None):
@@ -75,7 +84,7 @@ def test_max_rouge_known_answers_and_matches_rouge_score():
     assert all(np.isnan(rubrics.max_rouge([], ["a"])))
     from rouge_score import rouge_scorer
     sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
-    g = rubrics.synthetic_rubric(7, 1); r = rubrics.synthetic_rubric(5, 2)
+    g = rubrics._synthetic_rubric(7, 1); r = rubrics._synthetic_rubric(5, 2)
     r1, rl = rubrics.rouge_matrices(g, r)
     for i in range(len(g)):
         for j in range(len(r)):
@@ -175,59 +184,166 @@ def fake_reply(body):
 def fake_registry(fake_server, tmp_path, monkeypatch):
     fs = fake_server(reply=fake_reply)
     reg = tmp_path/"models.toml"
-    reg.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake"\nmax_retries = 0\n')
+    reg.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake"\nmax_retries = 0\n'
+                   f'[models.fake2]\nbase_url = "{fs.base_url}"\nmodel = "fake"\nmax_retries = 0\n')
     monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
     return fs
 
 
-def test_run_on_fake_server(fake_registry, tmp_path, monkeypatch):
-    out = tmp_path/"run"
-    s = rubrics.run(model="fake", judge="fake", out=out, k=3, max_steps=4)
+def test_run_on_fake_server(fake_registry, run_bench, results, tmp_path, monkeypatch):
+    meta, out = run_bench("rubrics", dict(model="fake", judge="fake", k=3, max_steps=4))
     for f in ("records.jsonl", "grades.jsonl", "judge_eval.jsonl", "scores.json", "meta.json", "skill.md",
               "transcripts/agentic/tsls.json", "transcripts/skill/rwr.json", "transcripts/skill_distillation.json"):
         assert (out/f).exists(), f
-    recs = [json.loads(l) for l in (out/"records.jsonl").read_text().splitlines()]
+    assert not (out/"workspaces").exists()
+    recs = [strict_json(l) for l in (out/"records.jsonl").read_text().splitlines()]
     assert len(recs) == 2 * 5                                    # (reference + 4 settings) x 2 papers
+    assert all(isinstance(r["id"], str) and "failure" in r for r in recs)
+    assert sorted(r["id"] for r in recs) == sorted(f"{s}/{p}" for s in ["reference", *rubrics.SETTINGS] for p in ("rwr", "tsls"))
+    s = strict_json((out/"scores.json").read_text())
     st = s["settings"]
     for k in rubrics.SETTINGS:
         assert st[k]["generation_failures"] == 0 and st[k]["grading_failures"] == 0, k
         assert st[k]["count"]["mean"] > 0 and st[k]["f1@0.7"]["n"] == 2
+    assert s["skill"]["used"] and s["skill"]["chars"] > 0 and s["skill"]["paper"] == "rwr" and s["skill"]["model"] == "fake"
     ref = {r["paper"]: r["repo_scores"] for r in recs if r["setting"] == "reference"}
     assert ref["tsls"]["full"]["score"] > ref["tsls"]["empty"]["score"]   # the grader separates complete from empty repos
-    assert read_json(out/"meta.json")["status"] == "complete"
+    assert meta["status"] == "complete" and meta["n"] == 10 and meta["failures"] == 0
+    assert meta["config"]["settings"] == list(rubrics.SETTINGS) and meta["config"]["k"] == 3
+    # headline: F1@0.7 and Spearman per setting, over the 2 papers
+    head = {h["name"]: h for h in meta["headline"]}
+    assert set(head) == {f"{k} {m}" for k in rubrics.SETTINGS for m in ("F1@0.7", "Spearman")}
+    assert all(h["n"] + h["failures"] == 2 for h in head.values())
+    assert head["direct F1@0.7"]["value"] == pytest.approx(st["direct"]["f1@0.7"]["mean"])
     je = {r["category"]: r for r in s["judge_eval"]}
     assert je["Overall"]["n"] + je["Overall"]["failures"] == 7
     calls = fake_registry.calls
-    rubrics.run(model="fake", judge="fake", out=out, k=3, max_steps=4)    # rerun: everything from the cache
-    assert fake_registry.calls == calls
-    # tables from these results only
-    monkeypatch.setenv("SCIBENCH_RESULTS", str(tmp_path/"results")); monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"fig"))
-    d = tmp_path/"results"/"rubrics"/"sample"/"fake"; d.parent.mkdir(parents=True)
-    import shutil; shutil.copytree(out, d)
+    meta2, out2 = run_bench("rubrics", dict(model="fake", judge="fake", k=3, max_steps=4))    # rerun: everything from the cache
+    assert fake_registry.calls == calls and meta2["usage"]["total"]["calls"] == 0 and out2 != out
+    assert (out2/"records.jsonl").read_text() == (out/"records.jsonl").read_text()
+    # a second backbone with the same judge: JudgeEval is shown once, every run gets its rows and figure panels
+    meta3, out3 = run_bench("rubrics", dict(model="fake2", judge="fake", k=3, max_steps=4, settings="direct"))
+    assert meta3["status"] == "complete" and meta3["n"] == 4
+    # tables from these results only (the newest complete run of each split and model)
+    monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"fig"))
     paths = rubrics.make_tables()
-    t1 = (tmp_path/"results"/"tables"/"rubrics_table1.csv").read_text()
+    t1 = (results/"tables"/"rubrics_table1.csv").read_text()
     assert "+Distilled Skill" in t1 and "Claude-Sonnet" in t1 and "scibench" in t1
+    from scibench.run import run_label
+    assert run_label(out2) in t1 and run_label(out3) in t1 and run_label(out) not in t1     # out is superseded by out2
+    assert "settings=direct" in t1 and "(n=2)" in t1             # non-default parameters; 2 papers: no CI
+    t1md = (results/"tables"/"rubrics_table1.md").read_text()
+    assert "synthetic sample" in t1md
+    import pandas as pd
+    je = pd.read_csv(results/"tables"/"rubrics_judge_eval.csv")
+    assert list(je.columns[:3]) == ["run", "settings", "judge"] and not je.duplicated(["judge", "category"]).any()
+    assert je["category"].iloc[0] == "Overall" and je["accuracy"].str.contains(r"\(n=\d\)").all()
+    stats = pd.read_csv(results/"tables"/"rubrics_stats.csv")
+    assert set(stats["run"]) == {run_label(out2), run_label(out3)}
     assert any(str(p).endswith("rubrics_importance_hist.png") for p in paths)
+    assert any(str(p).endswith("rubrics_category_shares.png") for p in paths)
     first = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
     rubrics.make_tables()
     assert all(Path(p).read_bytes() == b for p, b in first.items())     # deterministic
 
 
-def test_failures_are_recorded_not_zero(fake_server, tmp_path, monkeypatch):
+def test_failures_are_recorded_not_zero(fake_server, tmp_path, monkeypatch, run_bench):
     "A generator that never answers with a rubric and a judge that never answers pass/fail: failures, not zeros."
     fs = fake_server(reply=lambda b: "I am not sure.")
     reg = tmp_path/"models.toml"
     reg.write_text(f'[models.bad]\nbase_url = "{fs.base_url}"\nmodel = "bad"\nmax_retries = 0\n')
     monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
-    s = rubrics.run(model="bad", judge="bad", out=tmp_path/"run", settings="direct,skill", k=2, max_steps=2)
+    meta, out = run_bench("rubrics", dict(model="bad", judge="bad", settings="direct,skill", k=2, max_steps=2))
+    s = strict_json((out/"scores.json").read_text())
     st = s["settings"]
     assert st["direct"]["generation_failures"] == 2 and st["direct"]["spearman"]["n"] == 0
-    assert st["direct"]["spearman"]["skipped_papers"] == 2
+    assert st["direct"]["spearman"]["skipped_papers"] == 2 and st["direct"]["spearman"]["mean"] is None
     assert st["skill"]["failures"][0]["failure"].startswith("no skill document") or st["skill"]["generation_failures"] == 2
     assert st["reference"]["grading_failures"] == st["reference"]["grading_verdicts"] > 0
-    recs = [json.loads(l) for l in (tmp_path/"run"/"records.jsonl").read_text().splitlines()]
+    recs = [strict_json(l) for l in (out/"records.jsonl").read_text().splitlines()]
     assert all(x["score"] is None for r in recs if r["setting"] == "reference" for x in r["repo_scores"].values())
     assert s["judge_eval"][0]["failures"] == 7 and s["judge_eval"][0]["n"] == 0
+    # every generated rubric failed: 4 of 6 records (the 2 reference rows have a rubric) → not complete, failures counted
+    assert all(isinstance(r["id"], str) and "failure" in r for r in recs)
+    assert {r["id"] for r in recs if r["failure"]} == {"direct/rwr", "direct/tsls", "skill/rwr", "skill/tsls"}
+    assert meta["status"] in ("failed", "partial") and meta["n"] == 6 and meta["failures"] == 4
+    assert sum(meta["failures_by_reason"].values()) == 4
+    assert all(h["value"] is None and h["n"] == 0 and h["failures"] == 2 for h in meta["headline"])
+
+
+def test_every_request_failing_is_a_failed_run(fake_server, tmp_path, monkeypatch, run_bench):
+    fs = fake_server(permanent='"role"')  # every request's messages contain "role": HTTP 400 for every request
+    meta, out = run_bench("rubrics", dict(model="m", judge="j", settings="direct,icl", k=2, judge_eval=False),
+                          endpoints={"m": {"base_url": fs.base_url}, "j": {"base_url": fs.base_url}})
+    assert meta["status"] == "failed" and meta["failures"] == 4 and meta["n"] == 6
+    assert all("http 400" in r for r in meta["failures_by_reason"])
+    strict_json((out/"scores.json").read_text())
+    assert not (out/"judge_eval.jsonl").exists()
+
+
+def test_dry_run_plans_without_calls(fake_registry, results):
+    from scibench.run import execute
+    meta = execute("rubrics", dict(model="fake", judge="fake", k=3, max_steps=4, max_items=4), dry_run=True, notebook=False, progress=False)
+    assert meta["status"] == "dry-run" and fake_registry.calls == 0 and not results.exists()
+    rows = {r["role"]: r for r in meta["plan"]}
+    assert set(rows) == {"model", "judge"}                     # skill_model empty: the model distils the skill
+    papers = rubrics.load_papers("sample")
+    # direct + icl: 1 call per paper; agentic + skill: max_steps per paper; distillation: max_steps + 1
+    assert rows["model"]["calls"] == 2 * 2 + 2 * 2 * 4 + 5
+    assert rows["model"]["completion_tokens"] == rows["model"]["calls"] * 1024
+    assert rows["judge"]["calls"] == sum(len(p["repos"]) * (len(p["leaves"]) + 4 * 4) for p in papers) + 7
+    assert all(r["prompt_tokens"] > r["calls"] * 100 for r in rows.values())
+    # a separate skill model is its own row; no JudgeEval, no skill: fewer calls
+    m2 = execute("rubrics", dict(model="fake", judge="fake", skill_model="fake2"), dry_run=True)
+    assert {r["role"]: r["model"] for r in m2["plan"]} == {"model": "fake", "skill_model": "fake2", "judge": "fake"}
+    m3 = execute("rubrics", dict(model="fake", judge="fake", settings="direct", judge_eval=False), dry_run=True)
+    assert {r["role"]: r["calls"] for r in m3["plan"]}["judge"] == sum(len(p["repos"]) * (len(p["leaves"]) + 30) for p in papers)
+    assert fake_registry.calls == 0
+
+
+def test_config_validation(fake_registry):
+    b = get_benchmark("rubrics")
+    cfg = b.make_config(dict(settings="direct, agentic", k="3", judge_eval="false"))
+    assert (cfg.settings, cfg.k, cfg.judge_eval, cfg.judge, cfg.skill_model) == (["direct", "agentic"], 3, False, "local", "")
+    with pytest.raises(ConfigError, match="'bogus' is not one of direct, icl, agentic, skill"):
+        b.make_config(dict(settings="direct,bogus"))
+    with pytest.raises(ConfigError, match="retrieval"):
+        b.make_config(dict(retrieval="grep"))
+    assert {p.name for p in b.roles()} == {"model", "judge", "skill_model"}
+    assert b.default_runs and all(p.doc for p in b.params())
+    from scibench.run import data_check
+    with pytest.raises(ConfigError, match="run `make data`"):
+        data_check(b, b.make_config(dict(split="nosuchsplit")))
+
+
+def test_cli_check_sample_and_help(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)                                  # the sample path also works from another folder
+    assert rubrics.cli(["check", rubrics.SAMPLE_RUBRIC]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0.1714  Code Development") and '"Result Analysis": 0.2857' in out
+    assert rubrics.cli(["check", "nope/rubric.json"]) == 2
+    assert rubrics.SAMPLE_RUBRIC in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        rubrics.cli(["tables"])                                  # `scibench tables` writes the tables now
+    r = subprocess.run([sys.executable, "-m", "scibench.cli", "rubrics", "check", "--help"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env={**os.environ}, check=False)
+    assert r.returncode == 0 and rubrics.SAMPLE_RUBRIC in r.stdout
+    assert (ROOT/rubrics.SAMPLE_RUBRIC).exists()
+
+
+@needs_shared
+def test_real_paperbench_trees():
+    "The real PaperBench rubrics load, their leaf weights sum to 1, checklists and category shares follow."
+    trees = sorted((SHARED/"rubrics").glob("*.rubric.json"))
+    assert len(trees) >= 10
+    for p in trees:
+        leaves = rubrics.load_paperbench_rubric(p)
+        assert sum(l["weight"] for l in leaves) == pytest.approx(1.0), p.name
+        assert len(rubrics.to_checklist(leaves)) == len(leaves)
+        assert sum(rubrics.category_shares(leaves).values()) == pytest.approx(1.0)
+    exp = SHARED/"judge_eval"/"all-in-one"/"0"/"grading"/"expected_result.json"
+    leaves = rubrics.load_paperbench_rubric(exp)
+    assert all(l["score"] in (0, 1) for l in leaves)
 
 
 def test_downloader_fails_clearly_offline(monkeypatch, tmp_path):
@@ -240,14 +356,13 @@ def test_downloader_fails_clearly_offline(monkeypatch, tmp_path):
 # -- real model -------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_end_to_end_local(local_server, tmp_path):
-    out = tmp_path/"run"
-    s = rubrics.run(model="local", judge="local", out=out, settings="direct,agentic", k=2, max_tokens=200,
-                    judge_max_tokens=40, max_items=4, max_steps=2, obs_chars=800, context_chars=1000, limit=1)
-    assert read_json(out/"meta.json")["status"] == "complete"
+def test_end_to_end_local(local_server, run_bench):
+    meta, out = run_bench("rubrics", dict(model="local", judge="local", settings="direct,agentic", k=2, max_tokens=200,
+                                          judge_max_tokens=40, max_items=4, max_steps=2, obs_chars=800, context_chars=1000, limit=1))
     recs = [json.loads(l) for l in (out/"records.jsonl").read_text().splitlines()]
     assert {r["setting"] for r in recs} == {"reference", "direct", "agentic"}
     for r in recs:        # every record either has items or a failure reason
         assert r["items"] or r["failure"]
-    st = s["settings"]["reference"]
+    assert meta["status"] in ("complete", "partial") and meta["failures"] == sum(1 for r in recs if r["failure"])
+    st = read_json(out/"scores.json")["settings"]["reference"]
     assert st["grading_verdicts"] == 7 * 4
