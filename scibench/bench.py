@@ -106,7 +106,7 @@ def config_dict(cfg) -> dict:
     "A config as a plain JSON-able dict (what `meta.json` records)."
     return dataclasses.asdict(cfg)
 
-# %% ../nbs/06_bench.ipynb #93d3d52c
+# %% ../nbs/06_bench.ipynb #9fdf5434
 @dataclass
 class Paper:
     "The paper a benchmark implements."
@@ -125,6 +125,7 @@ class Benchmark:
     paper: Paper
     config: type                                # a `Config` subclass
     run: Callable                               # run(cfg, ctx) -> list[Estimate]
+    validate: Callable|None = None              # validate(cfg): checks across parameters; raises ConfigError
     data: Callable|None = None                  # data(cfg) -> files the run needs (missing: `make data`)
     plan: Callable|None = None                  # plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
     tables: Callable|None = None                # tables() -> written paths (reads results/, never calls a model)
@@ -133,7 +134,10 @@ class Benchmark:
     default_runs: list = field(default_factory=list)   # param dicts `make tables` runs when missing
 
     def params(self) -> list[Param]: return params_of(self.config)
-    def make_config(self, params: dict|None = None): return make_config(self.config, params, self.name)
+    def make_config(self, params: dict|None = None):
+        cfg = make_config(self.config, params, self.name)
+        if self.validate: self.validate(cfg)
+        return cfg
     def roles(self) -> list[Param]: return [p for p in self.params() if p.role]
 
 # %% ../nbs/06_bench.ipynb #84886ea8

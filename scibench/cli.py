@@ -9,7 +9,7 @@ import argparse, signal, sys
 # %% auto #0
 __all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'run_parser', 'parse_run', 'plan_text', 'main']
 
-# %% ../nbs/90_cli.ipynb #ea572603
+# %% ../nbs/90_cli.ipynb #46a7addd
 class _Parser(argparse.ArgumentParser):
     "argparse with one-line errors (exit 2) and no abbreviated options (a typo never matches a real option)."
     def __init__(self, *a, **kw): super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
@@ -29,7 +29,7 @@ def run_parser(b) -> argparse.ArgumentParser:
         d = ",".join(q.default) if isinstance(q.default, list) else q.default
         ch = f"; one of {', '.join(q.choices)}" if q.choices else ""
         g.add_argument(f"--{q.name.replace('_', '-')}", dest=f"param:{q.name}", default=None, metavar=q.type_name.upper(),
-                       help=f"{q.doc}{ch} (default: {d!r})")
+                       help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"))
     p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="any run parameter by name")
     for q in b.roles():
         e = p.add_argument_group(f"endpoint of the {q.name} (ad-hoc, or overriding its models.toml entry)")
@@ -56,15 +56,16 @@ def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
     for k, v in vars(a).items():
         if not k.startswith("ep:") or v is None: continue
         _, role, f = k.split(":")
-        name = str(getattr(cfg, role)).split(",")[0].split("+")[0]
-        if not name: raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
+        v0 = getattr(cfg, role)
+        names = [n.strip().split("+")[0] for n in (v0 if isinstance(v0, list) else str(v0).split(",")) if n.strip()]
+        if not names: raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
         if f in ("max_concurrency",):
             try: v = int(v)
             except ValueError: raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects an integer, got {v!r}") from None
         if f == "timeout":
             try: v = float(v)
             except ValueError: raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects seconds, got {v!r}") from None
-        endpoints.setdefault(name, {})[f] = v
+        for name in names: endpoints.setdefault(name, {})[f] = v   # a list role: every model in the list
     return params, endpoints, a
 
 # %% ../nbs/90_cli.ipynb #e1cb4c43

@@ -20,7 +20,7 @@ __all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'TABLE_STATUSES', 'role_models', 'reso
            'decide_status', 'model_dir', 'run_parent', 'new_run_id', 'rel', 'run_dirs', 'run_meta', 'select_runs',
            'complete_runs', 'run_label', 'settings', 'caption', 'data_check', 'plan_rows', 'describe_roles',
            'preflight', 'PreflightError', 'execute', 'summary_text', 'render_notebook', 'overview', 'list_runs',
-           'has_run', 'default_runs', 'make_tables', 'run_dir', 'is_complete', 'RunLog']
+           'has_run', 'default_runs', 'make_tables']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {"base_url": "base URL of an OpenAI-compatible endpoint (makes NAME an ad-hoc model)",
@@ -130,7 +130,7 @@ def run_meta(d) -> dict:
     try: return read_json(Path(d)/"meta.json")
     except (OSError, ValueError): return {}
 
-# %% ../nbs/06_run.ipynb #c824f763
+# %% ../nbs/06_run.ipynb #ddcef48f
 TABLE_STATUSES = ["complete"]
 
 def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -157,7 +157,7 @@ def run_label(d) -> str:
     "`<split>/<model>/<run-id>`: a run as tables name it (its folder under results/<bench>/)."
     d = Path(d); return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
 
-def settings(d, skip=("model", "split", "judge", "limit")) -> str:
+def settings(d, skip=("model", "split", "judge")) -> str:
     "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` ('defaults' if none)."
     m = run_meta(d)
     try: defaults = {p.name: p.default for p in get_benchmark(m["bench"]).params()}
@@ -379,23 +379,3 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
     written.append(save_table(pd.DataFrame(rows, columns=["bench", "run", "status", "used", "why"]), "runs",
                               f"Runs the tables use (the newest {' or '.join(TABLE_STATUSES)} run of each bench, split and model) and runs left out")["md"])
     return written
-
-# %% ../nbs/06_run.ipynb #b38f54ec
-def run_dir(bench: str, split: str, model: str, out=None) -> Path:  # TEMP
-    return Path(out) if out else run_parent(bench, split, model)
-
-def is_complete(d) -> bool:  # TEMP
-    return run_meta(d).get("status") == "complete"
-
-class RunLog:  # TEMP
-    def __init__(self, bench, out, params):
-        self.bench, self.out, self.params = bench, Path(out), dict(params); self.t0 = time.time(); self.models = {}; self.llms = []
-        self.out.mkdir(parents=True, exist_ok=True)
-    def llm(self, role, name, base_url=None, **kw):
-        spec = get_model(name, base_url=base_url); l = LLM(spec, **kw); self.llms.append((role, l)); self.models[role] = spec.public(); return l
-    def finish(self, summary=None, status="complete"):
-        tot = Usage()
-        for _, l in self.llms: tot.merge(l.usage)
-        meta = dict(bench=self.bench, status=status, params=self.params, config=self.params, models=self.models, usage=dict(total=vars(tot)),
-                    summary=summary or {}, seconds=round(time.time() - self.t0, 1))
-        write_json(self.out/"meta.json", meta); return meta

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scibench import autobench as ab
-from scibench.core import DataError, read_jsonl
+from scibench.core import DataError, read_json, read_jsonl
 from scibench.llm import LLM, ModelSpec
 
 SAMPLE = Path(__file__).resolve().parent.parent/"data"/"samples"/"autobench"
@@ -220,27 +220,42 @@ def test_human_review_roundtrip(tmp_path):
     assert ab.human_correctness(tmp_path/"none.csv") is None
 
 
-# --- the pipeline on the fake server --------------------------------------------------------------
+# --- the pipeline on the fake server, through scibench.run.execute ------------------------------------
 @pytest.fixture
-def fake_models(fake_server, tmp_path, monkeypatch):
-    fs = fake_server(reply=ab.scripted_reply, permanent="The cry1 mutant, which lacks")   # one window of the biology paper always fails
-    monkeypatch.setenv("SCIBENCH_MODELS", str(ab.fake_registry(fs.base_url, tmp_path/"models.toml")))
-    monkeypatch.setenv("SCIBENCH_RESULTS", str(tmp_path/"results"))
+def fake_models(fake_server, tmp_path, monkeypatch, results):
+    fs = fake_server(reply=ab._scripted_reply, permanent="The cry1 mutant, which lacks")   # one window of the biology paper always fails
+    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
     monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"figures"))
     return fs
 
 
-KW = dict(judge="fake-judge", solver="fake-solver", solvers="fake-solver,fake-solver+evidence", points_per_paper=3, n_resamples=100)
+P = dict(model="fake-gen", judge="fake-judge", solver="fake-solver", solvers="fake-solver,fake-solver+evidence", points_per_paper=3,
+         n_resamples=100)
 
 
-def test_pipeline_fake(fake_models, tmp_path):
-    s = ab.run("fake-gen", "sample", **KW)
-    d = tmp_path/"results"/"autobench"/"sample"/"fake-gen"
+def _strict_json(path):
+    def bad(c): raise ValueError(f"{path}: {c} is not strict JSON")
+    return json.loads(Path(path).read_text(), parse_constant=bad)
+
+
+def test_pipeline_fake(fake_models, run_bench, results):
+    # the poisoned paragraph is in every answerability prompt of the biology paper (the whole paper) and in some
+    # generation prompts (retrieved context): more than 10% of the questions fail, so the run would be partial;
+    # a higher --max-failure-share keeps it complete for the tables
+    meta, d = run_bench("autobench", {**P, "evaluate_models": "fake-solver+evidence"}, max_failure_share=0.5)
+    assert meta["status"] == "complete" and d.parent == results/"autobench"/"sample"/"fake-gen"
+    assert meta["failures"] / meta["n"] > 0.1 and all("http 400" in r for r in meta["failures_by_reason"])
+    assert {r.split(":")[0] for r in meta["failures_by_reason"]} == {"generation", "check answerability"}
+    s = _strict_json(d/"scores.json")                                                # no NaN anywhere
     ext = read_jsonl(d/"extraction.jsonl")
     failed = [r for r in ext if r["failure"]]
     assert len(failed) >= 1 and all("http 400" in r["failure"] for r in failed)      # recorded with its reason
     assert s["extraction"]["failed"] == len(failed) and s["extraction"]["windows"] == len(ext)
     recs = read_jsonl(d/"records.jsonl")
+    assert all(isinstance(r["id"], str) and r["id"] == r["qid"] and "failure" in r for r in recs)
+    assert len({r["id"] for r in recs}) == len(recs) == meta["n"]
+    assert meta["failures"] == sum(r["failure"] is not None for r in recs)
+    assert all(r["failure"] is None or r["failure"].split(":")[0].split(" ")[0] in ("generation", "check", "calibration") for r in recs)
     full = [r for r in recs if r["variant"] == "full"]
     assert len(full) == s["main"]["generated"] == s["stages"][0]["entered"]
     assert sum(r["kept"] for r in recs) == s["main"]["kept"] == len(read_jsonl(d/"benchmark.jsonl"))
@@ -250,39 +265,148 @@ def test_pipeline_fake(fake_models, tmp_path):
     assert set(s["ablation"]) == {*ab.ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only"}
     assert s["ablation"]["w/o Correctness Verification"]["kept"] >= s["ablation"]["Full MDQF"]["kept"]
     assert all(r["difficulty"] in ("easy", "medium", "hard", "unknown") for r in recs)
-    meta = json.loads((d/"meta.json").read_text())
-    assert meta["status"] == "complete" and meta["params"]["solver_is_generator"] is False
-    # evaluation of a model on the generated benchmark
-    e = ab.evaluate("fake-solver", "sample", "fake-gen", "fake-judge", context="evidence")
-    assert e["overall"]["total"] == s["main"]["kept"] and e["overall"]["n"] + e["overall"]["failures"] == e["overall"]["total"]
+    assert s["setup"]["solver_is_generator"] is False
+    assert meta["config"]["solvers"] == P["solvers"] and meta["config"]["types"] == list(ab.TYPES)
+    # the evaluated model, inside the run
+    e = _strict_json(d/"eval"/"fake-solver-evidence"/"scores.json")
+    o = e["subsets"]["overall"]
+    assert o["total"] == s["main"]["kept"] and o["n"] + o["failures"] == o["total"] and e["context"] == "evidence"
+    assert all("id" in r and "failure" in r for r in read_jsonl(d/"eval"/"fake-solver-evidence"/"records.jsonl"))
+    heads = {h["name"]: h for h in meta["headline"]}
+    assert heads["kept questions"]["value"] == s["main"]["kept"] and heads["survival (kept / generated)"]["n"] == s["main"]["generated"]
+    assert heads["accuracy fake-solver+evidence"]["n"] == o["n"]
+    # one more model, evaluated from the command line on the generator's latest complete run
+    ab.cli(["eval", "--model", "fake-solver", "--generator", "fake-gen", "--judge", "fake-judge"])
+    assert (d/"eval"/"fake-solver"/"scores.json").exists()
     # tables from results/ only, deterministic
     calls = fake_models.calls
     paths = ab.make_tables()
     first = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
     ab.make_tables()
     assert fake_models.calls == calls and all(Path(p).read_bytes() == b for p, b in first.items())
-    main = (tmp_path/"results"/"tables"/"autobench_main.csv").read_text()
-    assert "paper" in main and "91.3" in main and "Combined" in main
-    abl = (tmp_path/"results"/"tables"/"autobench_ablation.csv").read_text()
+    main = (results/"tables"/"autobench_main.csv").read_text()
+    assert "paper" in main and "91.3" in main and "Combined" in main and f"sample/fake-gen/{d.name}" in main
+    assert "solvers=fake-solver" in main                                             # the settings column
+    assert "synthetic sample" in (results/"tables"/"autobench_main.md").read_text()  # the caption says what the sample is
+    abl = (results/"tables"/"autobench_ablation.csv").read_text()
     assert "0.78" in abl and "w/o Uniqueness Check" in abl
-    assert "fake-solver" in (tmp_path/"results"/"tables"/"autobench_eval.csv").read_text()
+    ev = (results/"tables"/"autobench_eval.csv").read_text()
+    assert "fake-solver" in ev and "evidence" in ev
     # a rerun is served from the cache: only the failed requests are sent again
     failed_requests = meta["usage"]["total"]["failures"]
     assert failed_requests >= 1
-    ab.run("fake-gen", "sample", out=tmp_path/"again", **KW)
-    assert fake_models.calls - calls == failed_requests
+    meta2, d2 = run_bench("autobench", {**P, "evaluate_models": "fake-solver+evidence"})
+    assert fake_models.calls - calls == failed_requests and d2 != d and meta2["status"] == "partial"
+    assert read_jsonl(d2/"records.jsonl") == recs
 
 
-def test_generation_failures_are_records(fake_server, tmp_path, monkeypatch):
+def test_rerun_makes_zero_calls(fake_server, run_bench, tmp_path, monkeypatch):
+    fs = fake_server(reply=ab._scripted_reply)
+    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
+    p = {**P, "limit": 1, "ablate_retrieval": False, "evaluate_models": "fake-solver"}
+    meta, _ = run_bench("autobench", p)
+    n = fs.calls
+    assert meta["status"] == "complete" and n > 0 and meta["usage"]["total"]["calls"] == n
+    meta2, _ = run_bench("autobench", p)
+    assert fs.calls == n and meta2["usage"]["total"]["calls"] == 0
+    assert meta2["usage"]["total"]["cached"] == meta2["usage"]["total"]["requests"] == meta["usage"]["total"]["requests"]
+
+
+# a non-default value of every parameter, as the command line gives them (strings)
+EVERY = dict(model="fake-solver", split="sample", limit="1", judge="fake-solver", solver="fake-judge", solvers="fake-gen+paper,fake-judge",
+             evaluate_models="fake-gen,fake-judge+evidence", eval_context="paper", eval_max_tokens="50", types="tf,short",
+             stages="correctness,ambiguity", window_size="4", window_stride="1", max_windows="2", points_per_window="2",
+             points_per_paper="1", merge_threshold="0.8", retrieval_method="bm25", k_same="1", k_related="0", ablate_retrieval="false",
+             uniq_threshold="0.95", on_disagree="flag", extract_max_tokens="100", generate_max_tokens="100", check_max_tokens="50",
+             n_resamples="10")
+
+
+def test_every_parameter_accepted_by_dry_run(fake_models, run_bench, results):
+    from scibench.bench import params_of, coerce
+    ps = {p.name: p for p in params_of(ab.AutoBenchConfig)}
+    assert set(EVERY) == set(ps)                                                     # the test covers every parameter
+    for k, v in EVERY.items():
+        meta, d = run_bench("autobench", {**P, k: v}, dry_run=True)
+        assert meta["status"] == "dry-run" and d is None and meta["config"][k] == coerce(ps[k], v), k
+        assert meta["config"][k] != ps[k].default or k == "split", k            # (the sample is the only split here)
+    meta, _ = run_bench("autobench", EVERY, dry_run=True)
+    roles = {(r["role"], r["model"]) for r in meta["plan"]}
+    assert roles == {("model", "fake-solver"), ("solver", "fake-judge"), ("judge", "fake-solver"), ("solvers", "fake-gen"),
+                     ("solvers", "fake-judge"), ("evaluate_models", "fake-gen"), ("evaluate_models", "fake-judge")}
+    assert fake_models.calls == 0 and not fake_models.headers_seen                 # a dry run sends nothing, not even a ping
+    assert not results.exists() or not any(results.rglob("meta.json"))
+
+
+def test_help_lists_every_parameter():
+    from scibench.bench import get_benchmark
+    from scibench.cli import run_parser
+    b = get_benchmark("autobench")
+    text = run_parser(b).format_help()                      # argparse formats every doc (a bare % would break it)
+    assert all(f"--{p.name.replace('_', '-')}" in text for p in b.params())
+
+
+def test_plan_counts():
+    papers, _ = ab.load_split("sample")
+    cfg = ab.AutoBenchConfig(points_per_paper=2, evaluate_models="local,local+paper")
+    rows = {(r["role"], r.get("name")): r for r in ab.plan(cfg)}
+    n_win = sum(len(ab.windows(s)) for p in papers for s in p["sections"])
+    n_q = 2 * len(papers)
+    assert rows[("model", "local")]["calls"] == n_win + 2 * n_q                      # extraction + questions with and without retrieval
+    assert rows[("model", "local")]["completion_tokens"] == n_win * 400 + 2 * n_q * 300
+    assert rows[("solver", "local")]["calls"] == 2 * n_q
+    assert rows[("solvers", "local")]["calls"] == 2 * 2 * n_q                       # solver and solver+evidence, both variants
+    assert rows[("evaluate_models", "local")]["calls"] == 2 * n_q                   # two contexts, full variant only
+    assert all(r["prompt_tokens"] > 0 for r in rows.values())
+    no_abl = {(r["role"], r.get("name")): r for r in ab.plan(ab.AutoBenchConfig(points_per_paper=2, ablate_retrieval=False))}
+    assert no_abl[("model", "local")]["calls"] == n_win + n_q and ("evaluate_models", "local") not in no_abl
+
+
+def test_plan_bounds_the_run(fake_models, run_bench):
+    meta, d = run_bench("autobench", {**P, "limit": 2, "evaluate_models": "fake-gen"})
+    plan = ab.plan(ab.AutoBenchConfig(**{**P, "limit": 2, "evaluate_models": "fake-gen"}))
+    assert sum(r["calls"] for r in plan) >= meta["usage"]["total"]["requests"] > 0
+
+
+@pytest.mark.parametrize("params,msg", [(dict(window_size="2", window_stride="3"), "window_stride"),
+                                        (dict(evaluate_models="fake-gen+book"), "suffix"),
+                                        (dict(types=""), "types"), (dict(types="essay"), "not one of"),
+                                        (dict(stages="correctness,spelling"), "not one of"), (dict(split="nosuch"), "make data"),
+                                        (dict(on_disagree="ignore"), "not one of"), (dict(solvers="nobody"), "unknown model")])
+def test_bad_config_stops_before_anything(fake_models, run_bench, results, params, msg):
+    from scibench.bench import ConfigError
+    with pytest.raises(ConfigError, match=msg): run_bench("autobench", {**P, **params})
+    assert fake_models.calls == 0 and not results.exists()
+
+
+def test_generation_failures_are_records(fake_server, run_bench, tmp_path, monkeypatch):
     def reply(b):
         p = b["messages"][-1]["content"]
-        return "not json at all" if p.startswith("Write an exam question") else ab.scripted_reply(b)
+        return "not json at all" if p.startswith("Write an exam question") else ab._scripted_reply(b)
     fs = fake_server(reply=reply)
-    monkeypatch.setenv("SCIBENCH_MODELS", str(ab.fake_registry(fs.base_url, tmp_path/"models.toml")))
-    s = ab.run("fake-gen", "sample", out=tmp_path/"r", limit=1, ablate_retrieval=False, **{**KW, "points_per_paper": 2})
-    recs = read_jsonl(tmp_path/"r"/"records.jsonl")
+    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
+    meta, d = run_bench("autobench", {**P, "limit": 1, "ablate_retrieval": False, "points_per_paper": 2})
+    s = _strict_json(d/"scores.json")
+    recs = read_jsonl(d/"records.jsonl")
     assert len(recs) == 2 and all(r["generation_failure"] == "no JSON object in response" for r in recs)
+    assert all(r["failure"] == "generation: no JSON object in response" for r in recs)
     assert s["main"]["kept"] == 0 and s["stages"][0]["dropped_unverified"] == 2 and s["generation"]["full"]["failures"] == 2
+    assert meta["status"] == "failed" and meta["failures_by_reason"] == {"generation: no JSON object in response": 2}
+    assert s["main"]["diversity"]["value"] is None                                    # NaN is written as null
+
+
+def test_registration():
+    from scibench.bench import get_benchmark
+    b = get_benchmark("autobench")
+    assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.plan is ab.plan and b.tables is ab.make_tables
+    assert b.downloaders == [ab.download_arxiv] and b.perf == {"AB1": ab.perf_pipeline}
+    assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
+    assert not any(hasattr(ab, n) for n in ("DEFAULT_RUNS", "DOWNLOADERS", "PERF", "scripted_reply", "fake_registry"))
+    assert b.data(b.make_config({})) and all(p.exists() for p in b.data(b.make_config({})))
+
+
+def test_cli_eval_needs_a_complete_run(results):
+    with pytest.raises(FileNotFoundError, match="no complete autobench run of generator 'nobody'"):
+        ab.cli(["eval", "--generator", "nobody"])
 
 
 def test_load_benchmark_errors(tmp_path):
@@ -323,16 +447,18 @@ def test_downloader_parses_arxiv_atom(monkeypatch, tmp_path):
 
 # --- end to end with the real embedded model -------------------------------------------------------
 @pytest.mark.slow
-def test_end_to_end_local(local_server, tmp_path):
-    s = ab.run("local", "sample", judge="local", out=tmp_path/"run", limit=1, points_per_paper=2, points_per_window=2,
-               max_windows=2, extract_max_tokens=200, generate_max_tokens=180, check_max_tokens=80, ablate_retrieval=False,
-               n_resamples=100)
-    recs = read_jsonl(tmp_path/"run"/"records.jsonl")
-    ext = read_jsonl(tmp_path/"run"/"extraction.jsonl")
+def test_end_to_end_local(local_server, run_bench):
+    meta, d = run_bench("autobench", dict(model="local", judge="local", limit=1, points_per_paper=2, points_per_window=2, max_windows=2,
+                                          extract_max_tokens=200, generate_max_tokens=180, check_max_tokens=80, ablate_retrieval=False,
+                                          n_resamples=100, evaluate_models="local"))
+    s = read_json(d/"scores.json")
+    recs = read_jsonl(d/"records.jsonl")
+    ext = read_jsonl(d/"extraction.jsonl")
     assert len(ext) == 2 and all((r["failure"] is None) or isinstance(r["failure"], str) for r in ext)
     assert s["main"]["generated"] == len(recs) == s["extraction"]["selected"]
     for r in recs:                                      # every question is either a failure with a reason or fully checked
+        assert "id" in r and "failure" in r
         if r["generation_failure"] is None:
             assert all(r["checks"][k]["reason"] for k in ("correctness", "answerability", "ambiguity"))
-    meta = json.loads((tmp_path/"run"/"meta.json").read_text())
-    assert meta["status"] == "complete" and meta["usage"]["total"]["calls"] > 0
+    assert meta["status"] in ("complete", "partial", "failed") and meta["usage"]["total"]["calls"] > 0
+    assert s["setup"]["solver_is_generator"] is True
