@@ -132,11 +132,13 @@ def main(argv=None):
     from scibench.bench import ConfigError
     from scibench.core import DataError
     from scibench.run import PreflightError
+    from scibench.server import ServerError
     signal.signal(signal.SIGTERM, _interrupt)   # SIGTERM ends a run like Ctrl-C: marked interrupted, servers stopped
     try: sys.exit(_main(argv))
     except (ConfigError, DataError) as e: print(f"scibench: error: {e}", file=sys.stderr); sys.exit(2)
     except FileNotFoundError as e: print(f"scibench: error: {e}", file=sys.stderr); sys.exit(2)
     except PreflightError as e: print(f"scibench: preflight failed: {e}", file=sys.stderr); sys.exit(3)
+    except ServerError as e: print(f"scibench: embedded server: {e}", file=sys.stderr); sys.exit(3)
     except KeyboardInterrupt: print("scibench: interrupted", file=sys.stderr); sys.exit(130)
     except BrokenPipeError:   # `scibench ... | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); sys.exit(0)
@@ -163,11 +165,12 @@ def _main(argv) -> int:
         if a.action == "clear": print(f"cleared {c.clear()} cached answers from {c.path}")
         else: print(f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB")
     elif a.verb == "serve":
-        from scibench.llm import start_server, get_model
+        from scibench.llm import get_model
+        from scibench.server import start_server
         print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
     elif a.verb == "stop":
-        from scibench.llm import stop_server
-        print("stopped" if stop_server(a.model) else "no server started by scibench was running")
+        from scibench.server import stop_server
+        print(stop_server(a.model)["message"])
     elif a.verb == "data":
         from scibench.data import download
         return 1 if download(a.names or None) else 0

@@ -9,7 +9,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError', 'get_field',
-           'check_fields', 'read_jsonl', 'read_json_records', 'write_json', 'write_jsonl', 'read_json', 'git_commit']
+           'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'read_json_records', 'read_json',
+           'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'write_jsonl', 'git_commit']
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
@@ -25,12 +26,28 @@ def figures_dir() -> Path: return Path(os.environ.get("SCIBENCH_FIGURES", projec
 def data_dir() -> Path: return Path(os.environ.get("SCIBENCH_DATA", project_root()/"data"))
 def cache_dir() -> Path: return Path(os.environ.get("SCIBENCH_CACHE", project_root()/".cache"))
 
-# %% ../nbs/00_core.ipynb #ed86e31b
+# %% ../nbs/00_core.ipynb #96d26c66
 class DataError(ValueError):
-    "Bad input data; the message names the file, the line and the field."
-    def __init__(self, path, line, field, msg):
-        self.path, self.line, self.field = str(path), line, field
-        super().__init__(f"{path}:{line}: field '{field}': {msg}" if field else f"{path}:{line}: {msg}")
+    "Bad input data; the message names the file, the line (and column) and the field."
+    def __init__(self, path, line, field, msg, col=None):
+        self.path, self.line, self.field, self.col = str(path), line, field, col
+        where = str(path) + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: field '{field}': {msg}" if field else f"{where}: {msg}")
+
+def _short(v, n: int = 60) -> str:
+    s = repr(v); return s if len(s) <= n else s[:n] + "…"
+
+def _tname(t) -> str:
+    ts = t if isinstance(t, tuple) else (t,)
+    names = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number", bool: "true/false", type(None): "null"}
+    if int in ts and float in ts: ts = tuple(x for x in ts if x is not int)
+    return " or ".join(names.get(x, x.__name__) for x in ts)
+
+def _is(v, t) -> bool:
+    "isinstance, except that true/false is not a number unless `bool` is asked for."
+    ts = t if isinstance(t, tuple) else (t,)
+    if isinstance(v, bool) and bool not in ts: return False
+    return isinstance(v, ts)
 
 def get_field(rec: dict, dotted: str):
     "Value of a dotted field (`a.b.c`) of a nested dict; raises `KeyError(dotted)` when absent."
@@ -40,52 +57,158 @@ def get_field(rec: dict, dotted: str):
         cur = cur[part]
     return cur
 
-def check_fields(rec, required, path, line):
-    "Raise `DataError` for the first required (dotted) field missing from `rec`."
-    if not isinstance(rec, dict): raise DataError(path, line, None, f"expected a JSON object, got {type(rec).__name__}")
+def check_fields(rec, required, path, line, types=None):
+    "Raise `DataError` for the first required (dotted) field missing from `rec`, or a field of `types` ({field: type(s)}) of another type."
+    if not isinstance(rec, dict): raise DataError(path, line, None, f"expected a JSON object, got {type(rec).__name__} {_short(rec)}")
     for f in required:
-        try: get_field(rec, f)
-        except KeyError: raise DataError(path, line, f, "missing") from None
+        cur, parts = rec, f.split(".")
+        for k, part in enumerate(parts):
+            if not isinstance(cur, dict):
+                raise DataError(path, line, ".".join(parts[:k]), f"expected an object (with '{part}'), got {type(cur).__name__} {_short(cur)}")
+            if part not in cur: raise DataError(path, line, f, "missing")
+            cur = cur[part]
+    for f, t in (types or {}).items():
+        try: v = get_field(rec, f)
+        except KeyError: continue
+        if not _is(v, t): raise DataError(path, line, f, f"expected {_tname(t)}, got {type(v).__name__} {_short(v)}")
 
-# %% ../nbs/00_core.ipynb #7f438369
-def read_jsonl(path, required=()) -> list[dict]:
-    "Read a JSON-lines file; blank lines are skipped; bad JSON or a missing required field raises `DataError`."
+def check_unique(numbered, field, path):
+    "Raise `DataError` at the second record (of `[(line, rec)]`) whose dotted `field` repeats an earlier one."
+    seen = {}
+    for line, rec in numbered:
+        try: v = get_field(rec, field)
+        except KeyError: continue
+        k = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
+        if k in seen: raise DataError(path, line, field, f"duplicate {_short(v)} (first at line {seen[k]})")
+        seen[k] = line
+
+def _not_utf8(path, line, raw: bytes, e: UnicodeDecodeError) -> DataError:
+    col = len(raw[:e.start].decode("utf-8", "replace")) + 1
+    return DataError(path, line, None, f"not UTF-8: byte 0x{raw[e.start]:02x} at column {col} (save the file as UTF-8)", col=col)
+
+def decode_line(raw: bytes, path, line: int) -> str:
+    "One line of bytes as text; a byte that is not UTF-8 raises `DataError` with the line and column."
+    try: s = raw.decode("utf-8")
+    except UnicodeDecodeError as e: raise _not_utf8(path, line, raw, e) from None
+    return s[1:] if line == 1 and s.startswith("\ufeff") else s
+
+def read_text(path) -> str:
+    "A UTF-8 text file (a leading BOM dropped); bytes that are not UTF-8 raise `DataError` naming the line and column."
+    b = Path(path).read_bytes()
+    try: s = b.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = b.rfind(b"\n", 0, e.start) + 1; end = b.find(b"\n", e.start)
+        line = b.count(b"\n", 0, e.start) + 1; raw = b[start:end if end >= 0 else len(b)]
+        raise _not_utf8(path, line, raw, UnicodeDecodeError("utf-8", raw, e.start - start, e.end - start, e.reason)) from None
+    return s.removeprefix("\ufeff")
+
+# %% ../nbs/00_core.ipynb #f12107e1
+_NO_RECORDS = "no records (the file is empty or holds only blank lines)"
+
+def _finish(out, path, required, types, unique, allow_empty):
+    for line, rec in out: check_fields(rec, required, path, line, types)
+    for f in ([unique] if isinstance(unique, str) else unique or ()): check_unique(out, f, path)
+    if not out and not allow_empty: raise DataError(path, None, None, _NO_RECORDS)
+    return out
+
+def read_jsonl(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
+    """Read a JSON-lines file; blank lines are skipped. `DataError` (file, line, field) for bytes that are not UTF-8, bad JSON
+    (with the column in the line), a missing `required` field, a field of another type than `types` says, a repeated `unique`
+    field, or no records at all (unless `allow_empty`). `numbered=True` returns `[(line, record)]`."""
     out = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, 1):
+            line = decode_line(raw, path, i)
             if not line.strip(): continue
             try: rec = json.loads(line)
-            except json.JSONDecodeError as e: raise DataError(path, i, None, f"invalid JSON ({e.msg}, column {e.colno})") from None
-            check_fields(rec, required, path, i)
-            out.append(rec)
-    return out
+            except json.JSONDecodeError as e:
+                raise DataError(path, i, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+            out.append((i, rec))
+    _finish(out, path, required, types, unique, allow_empty)
+    return out if numbered else [r for _, r in out]
 
-def read_json_records(path, required=()) -> list[dict]:
-    "Read a JSON array of objects (or JSON lines, by content); errors name the line where the bad record starts."
-    text = Path(path).read_text(encoding="utf-8")
-    if not text.lstrip().startswith("["): return read_jsonl(path, required)
-    dec, out = json.JSONDecoder(), []
-    i = text.index("[") + 1
-    lineof = lambda pos: text.count("\n", 0, pos) + 1
-    while True:
-        while i < len(text) and text[i] in " \t\r\n,": i += 1
-        if i >= len(text): raise DataError(path, lineof(i), None, "unterminated JSON array")
-        if text[i] == "]": break
-        try: rec, j = dec.raw_decode(text, i)
-        except json.JSONDecodeError as e: raise DataError(path, e.lineno, None, f"invalid JSON ({e.msg}, column {e.colno})") from None
-        check_fields(rec, required, path, lineof(i))
-        out.append(rec); i = j
-    return out
+def _pos(text: str, pos: int, cache: list) -> tuple[int, int]:
+    "(line, column) of `pos`, counting forward from the last position asked for (`cache` = [pos, line])."
+    if pos < cache[0]: cache[:] = [0, 1]
+    cache[1] += text.count("\n", cache[0], pos); cache[0] = pos
+    return cache[1], pos - text.rfind("\n", 0, pos)
 
-# %% ../nbs/00_core.ipynb #3bb0d398
-def _atomic_write_text(path, text):
+def read_json_records(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
+    "Read a JSON array of objects (or JSON lines, by content) with the checks of `read_jsonl`; a record's line is where it starts."
+    text = read_text(path)
+    if not text.lstrip().startswith("["): return read_jsonl(path, required, types, unique, allow_empty, numbered)
+    dec, out, n, cache = json.JSONDecoder(), [], len(text), [0, 1]
+    def ws(i):
+        while i < n and text[i] in " \t\r\n": i += 1
+        return i
+    def bad(i, msg):
+        line, col = _pos(text, i, cache); return DataError(path, line, None, f"invalid JSON: {msg} at column {col}", col=col)
+    i = ws(ws(0) + 1)
+    if i < n and text[i] == "]": i += 1
+    else:
+        while True:
+            if i >= n: raise bad(i, "unterminated array")
+            try: rec, j = dec.raw_decode(text, i)
+            except json.JSONDecodeError as e: raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+            out.append((_pos(text, i, cache)[0], rec)); i = ws(j)
+            if i < n and text[i] == ",": i = ws(i + 1); continue
+            if i < n and text[i] == "]": i += 1; break
+            raise bad(i, "unterminated array" if i >= n else "expected ',' or ']' after a record")
+    if ws(i) < n: raise bad(ws(i), "extra data after the array")
+    _finish(out, path, required, types, unique, allow_empty)
+    return out if numbered else [r for _, r in out]
+
+def read_json(path):
+    "One JSON value; non-UTF-8 bytes, an empty file or bad JSON raise `DataError` with the line and column."
+    text = read_text(path)
+    if not text.strip(): raise DataError(path, None, None, "empty file: expected a JSON value")
+    try: return json.loads(text)
+    except json.JSONDecodeError as e: raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+    except RecursionError: raise DataError(path, None, None, "JSON nested too deeply") from None
+
+def read_json_lines(path):
+    """`(value, line_of)`: one JSON value and a function giving the line where any object (dict) in it starts (None for others);
+    for trees whose nodes are checked after parsing (rubrics). Errors as `read_json`."""
+    from json.decoder import JSONObject
+    from json.scanner import py_make_scanner
+    text = read_text(path)
+    if not text.strip(): raise DataError(path, None, None, "empty file: expected a JSON value")
+    starts, cache = {}, [0, 1]
+    def parse_object(s_end, *a, **kw):
+        obj, end = JSONObject(s_end, *a, **kw); starts[id(obj)] = s_end[1] - 1; return obj, end
+    dec = json.JSONDecoder(); dec.parse_object = parse_object; dec.scan_once = py_make_scanner(dec)
+    try: obj = dec.decode(text)
+    except json.JSONDecodeError as e: raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+    except RecursionError: raise DataError(path, None, None, "JSON nested too deeply") from None
+    order = sorted(starts.values()); lines = {}
+    for p in order: lines[p] = _pos(text, p, cache)[0]
+    return obj, (lambda o: lines.get(starts.get(id(o))))
+
+# %% ../nbs/00_core.ipynb #b85ff45b
+def write_with(path, write, mode: int = 0o644) -> Path:
+    "Write `path` atomically by calling `write(f)` on a binary file (for writers that want a file: figures); mode 0644."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f: f.write(text); f.flush(); os.fsync(f.fileno())
+        with os.fdopen(fd, "wb") as f:
+            write(f); f.flush(); os.fsync(f.fileno()); os.fchmod(f.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True); raise
+    return path
+
+def _atomic_write(path, data: str|bytes, mode: int = 0o644) -> Path:
+    return write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data), mode)
+
+def _atomic_write_text(path, text): return _atomic_write(path, text)
+
+def write_text(path, text: str) -> Path:
+    "Write UTF-8 `text` atomically (temporary file + rename), mode 0644."
+    return _atomic_write(path, text)
+
+def write_bytes(path, data: bytes) -> Path:
+    "Write `data` atomically (temporary file + rename), mode 0644."
+    return _atomic_write(path, data)
 
 def _jsonable(x):
     "NaN and infinities become None (JSON null): our JSON is strict JSON."
@@ -97,13 +220,11 @@ def _jsonable(x):
 
 def write_json(path, obj):
     "Write `obj` as indented strict JSON (NaN → null), atomically."
-    _atomic_write_text(path, json.dumps(_jsonable(obj), indent=1, ensure_ascii=False, default=str, allow_nan=False) + "\n")
+    _atomic_write(path, json.dumps(_jsonable(obj), indent=1, ensure_ascii=False, default=str, allow_nan=False) + "\n")
 
 def write_jsonl(path, records):
     "Write records as strict JSON lines (NaN → null), atomically."
-    _atomic_write_text(path, "".join(json.dumps(_jsonable(r), ensure_ascii=False, default=str, allow_nan=False) + "\n" for r in records))
-
-def read_json(path): return json.loads(Path(path).read_text(encoding="utf-8"))
+    _atomic_write(path, "".join(json.dumps(_jsonable(r), ensure_ascii=False, default=str, allow_nan=False) + "\n" for r in records))
 
 # %% ../nbs/00_core.ipynb #eda9f901
 def git_commit() -> str|None:

@@ -10,19 +10,25 @@ import asyncio, collections, hashlib, json, threading, time
 # %% auto #0
 __all__ = ['FakeServer', 'serve_forever']
 
-# %% ../nbs/02_fakeserver.ipynb #da8ed3d9
+# %% ../nbs/02_fakeserver.ipynb #14fe984b
 class FakeServer:
     """OpenAI-compatible `/v1/chat/completions` on 127.0.0.1 in a background thread.
 
     `latency`: seconds before answering; `fault_rate`: share of distinct requests that fail first;
-    `faults`: kinds drawn from ("429", "500", "timeout", "reset", "badjson"); `max_faults`: at most this
-    many failed attempts per request; `permanent`: a substring of the prompt that always gets HTTP 400;
-    `reply`: function(body dict) → answer text (default echoes a score)."""
+    `faults`: kinds drawn from `FAULTS` ("html", "array", "nochoices", "badjson" are HTTP 200 bodies that are
+    not chat completions; "badjson" is a completion truncated halfway); `max_faults`: at most this many
+    failed attempts per request; `permanent`: a substring of the prompt that always gets HTTP 400;
+    `unauthorized`: a substring of the prompt that gets HTTP 401 whose body echoes the Authorization header
+    (a careless server); `reply`: function(body dict) → answer text (default echoes a score)."""
+    FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
     def __init__(self, latency=0.0, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
-                 permanent=None, reply=None, hang=30.0):
+                 permanent=None, reply=None, hang=30.0, unauthorized=None):
+        bad = set(faults) - set(self.FAULTS)
+        if bad: raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
         self.latency, self.fault_rate, self.faults, self.max_faults = latency, fault_rate, tuple(faults), max_faults
-        self.permanent, self.reply, self.hang = permanent, reply, hang
+        self.permanent, self.reply, self.hang, self.unauthorized = permanent, reply, hang, unauthorized
         self.attempts = collections.Counter(); self.completions = collections.Counter()
+        self.injected = collections.Counter()   # faults injected, by kind
         self.headers_seen: list = []
         self.inflight = 0; self.peak_inflight = 0   # chat requests being handled at once
         self.port = None; self._loop = None; self._ready = threading.Event()
@@ -62,7 +68,7 @@ class FakeServer:
                     await self._send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}); continue
                 req = json.loads(body)
                 self.inflight += 1; self.peak_inflight = max(self.peak_inflight, self.inflight)
-                try: done = await self._chat(req, writer)
+                try: done = await self._chat(req, writer, headers)
                 finally: self.inflight -= 1
                 if done: break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError): pass
@@ -70,35 +76,47 @@ class FakeServer:
             try: writer.close()
             except Exception: pass
 
-    async def _chat(self, req, writer) -> bool:
+    async def _chat(self, req, writer, headers=None) -> bool:
         "Answer one chat request (or inject its fault); True when the connection must end."
         key = hashlib.sha256(json.dumps(req["messages"], sort_keys=True).encode() + str(req.get("seed")).encode()).hexdigest()
         n = self.attempts[key]; self.attempts[key] += 1
         if self.latency: await asyncio.sleep(self.latency)
         if self.permanent and self.permanent in json.dumps(req["messages"]):
             await self._send(writer, 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}}); return False
+        if self.unauthorized is not None and self.unauthorized in json.dumps(req["messages"]):
+            auth = (headers or {}).get("authorization", "")
+            await self._send(writer, 401, {"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error"}}); return False
         plan = self._plan(key)
         fault = plan[n] if n < len(plan) else None
+        if fault: self.injected[fault] += 1
         if fault == "429": await self._send(writer, 429, {"error": {"message": "rate limited"}}, {"retry-after-ms": "20"}); return False
         if fault == "500": await self._send(writer, 500, {"error": {"message": "server error"}}, {"retry-after-ms": "20"}); return False
         if fault == "timeout": await asyncio.sleep(self.hang); return True
         if fault == "reset": writer.transport.abort(); return True
-        if fault == "badjson":
-            await self._send_raw(writer, 200, b'{"id": "x", "choices": [', {}); return False
+        if fault == "html":
+            page = b"<!DOCTYPE html><html><head><title>503 Service Unavailable</title></head><body><h1>Maintenance</h1></body></html>"
+            await self._send_raw(writer, 200, page, {}, "text/html; charset=utf-8"); return False
+        if fault == "array": await self._send_raw(writer, 200, b"[]", {}); return False
+        if fault == "nochoices": await self._send(writer, 200, {"id": "x"}); return False
+        if fault == "badjson":   # a whole completion cut off halfway (with a matching content-length)
+            data = json.dumps(self._completion(req, "an answer that never arrives whole")).encode()
+            await self._send_raw(writer, 200, data[:len(data) // 2], {}); return False
         text = self._answer(req)
         self.completions[key] += 1
-        pt = sum(len(m["content"].split()) for m in req["messages"]); ct = len(text.split())
-        await self._send(writer, 200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-            "model": req.get("model", "fake"),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}})
+        await self._send(writer, 200, self._completion(req, text))
         return False
+
+    def _completion(self, req, text) -> dict:
+        pt = sum(len(str(m.get("content", "")).split()) for m in req["messages"]); ct = len(text.split())
+        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": req.get("model", "fake"),
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}}
 
     async def _send(self, writer, status, obj, extra=None):
         await self._send_raw(writer, status, json.dumps(obj).encode(), extra or {})
 
-    async def _send_raw(self, writer, status, data: bytes, extra: dict):
-        head = f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n"
+    async def _send_raw(self, writer, status, data: bytes, extra: dict, ctype="application/json"):
+        head = f"HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {len(data)}\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in extra.items()) + "\r\n"
         writer.write(head.encode() + data); await writer.drain()
 

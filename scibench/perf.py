@@ -7,7 +7,8 @@ against a baseline measured in the same run, so it means the same on any machine
 from __future__ import annotations
 import os, subprocess, sys, tempfile, time
 from pathlib import Path
-from .llm import LLM, Cache, ModelSpec, Request, msgs, get_model, serving, smollm2_path
+from .llm import LLM, Cache, ModelSpec, Request, msgs, get_model
+from .server import serving, smollm2_path
 
 # %% auto #0
 __all__ = ['P5_PROMPTS', 'PERF', 'fake_server_process', 'p1_throughput', 'p2_cache', 'p5_embedded', 'all_perf', 'main']

@@ -29,7 +29,8 @@ def fake_server():
 @pytest.fixture(scope="session")
 def local_server():
     "The real embedded SmolLM2 server (started if it is not already up, stopped after if started here)."
-    from scibench.llm import serving, get_model
+    from scibench.llm import get_model
+    from scibench.server import serving
     with serving("local"):
         yield get_model("local")
 

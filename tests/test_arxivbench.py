@@ -365,7 +365,8 @@ def real_model():
     """The shared embedded server. It answers `GET /models` slowly while it works through other clients' queue, so wait
     up to a minute before concluding it is down (the shared `local_server` fixture's 2 s check then starts a second
     server, which exits because the port is taken)."""
-    from scibench.llm import get_model, server_up, serving
+    from scibench.llm import get_model
+    from scibench.server import server_up, serving
     spec = get_model("local")
     if server_up(spec, timeout=60):
         yield spec

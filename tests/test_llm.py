@@ -30,7 +30,8 @@ def test_permanent_400_is_a_failure_record_not_a_score(fake_server):
 def test_malformed_json_response_is_retried_or_recorded(fake_server):
     fs = fake_server(fault_rate=1.0, faults=("badjson",), max_faults=1)
     res = LLM(spec_for(fs, max_retries=0), progress=False).map([Request(msgs("x"))])
-    assert not res[0]["ok"] and res[0]["error"]
+    assert not res[0]["ok"] and res[0]["error"].startswith("bad response (after retries): HTTP 200 body is truncated or invalid JSON")
+    assert fs.calls == 1   # max_retries=0: one attempt (tests/test_faults.py covers retries and every bad-body kind)
 
 
 def test_second_identical_run_makes_zero_calls(fake_server, tmp_path):
@@ -84,3 +85,80 @@ def test_registry_and_ad_hoc_models(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(RuntimeError, match="OPENAI_API_KEY"):
         get_model("gpt-4o-mini").api_key()
+
+
+# -- registry checks (issue 9): every bad value names models.toml, the model and the field -----------------------------------
+
+GOOD = 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+
+
+@pytest.mark.parametrize("line,field,got", [
+    ('max_concurrency = "8"', "max_concurrency", "got '8' (str)"),
+    ("max_concurrency = 0", "max_concurrency", "got 0 (int)"),
+    ('timeout = "x"', "timeout", "got 'x' (str)"),
+    ("timeout = 0", "timeout", "got 0 (int)"),
+    ("price_in = true", "price_in", "got True (bool)"),
+    ("price_out = -1.0", "price_out", "got -1.0 (float)"),
+    ('embedded = "yes"', "embedded", "got 'yes' (str)"),
+    ("api_key_env = 3", "api_key_env", "got 3 (int)"),
+    ('structured = "json"', "structured", "got 'json' (str)"),
+    ("max_retries = -1", "max_retries", "got -1 (int)"),
+    ("context = 1.5", "context", "got 1.5 (float)"),
+    ("max_response_chars = 0", "max_response_chars", "got 0 (int)"),
+])
+def test_registry_bad_type_names_file_model_and_field(tmp_path, line, field, got):
+    p = tmp_path / "models.toml"
+    p.write_text(f"[models.ok]\n{GOOD}\n[models.m]\n{GOOD}{line}\n")
+    with pytest.raises(ValueError) as e:
+        load_registry(p)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}: model 'm': field '{field}' must be ") and msg.endswith(got), msg
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('[models.m]\nmodel = "m"\n', "model 'm': field 'base_url' is missing"),
+    ('[models.m]\nbase_url = "http://h/v1"\n', "model 'm': field 'model' is missing"),
+    ('[models.m]\nbase_url = "ftp://h/v1"\nmodel = "m"\n', "model 'm': field 'base_url' must be an http(s) URL, got 'ftp://h/v1'"),
+    ('[models.m]\nbase_url = 5\nmodel = "m"\n', "model 'm': field 'base_url' must be an http(s) URL, got 5 (int)"),
+    ('[models.m]\nbase_url = "http://h/v1"\nmodel = 5\n', "model 'm': field 'model' must be a non-empty string"),
+    ('[models.m]\nbase_url = "http://h/v1"\nmodel = "m"\nmax_concurency = 4\n', "model 'm': unknown field(s) ['max_concurency']"),
+    ('[models]\nm = 3\n', "model 'm' must be a table"),
+    ('models = 3\n', "'models' must be a table"),
+    ('[models.m]\nbase_url = "http://h/v1"\nmodel = "m"\ntimeout = \n', "invalid TOML: Invalid value (at line 4, column 11)"),
+    ('[models.m]\nbase_url = "http://h/v1\nmodel = "m"\n', "(at line 2"),
+])
+def test_registry_errors_name_the_file(tmp_path, text, needle):
+    p = tmp_path / "models.toml"
+    p.write_text(text)
+    with pytest.raises(ValueError) as e:
+        load_registry(p)
+    assert str(e.value).startswith(f"{p}: ") and needle in str(e.value), str(e.value)
+
+
+def test_registry_non_utf8_and_a_pasted_key_are_named_but_never_echoed(tmp_path):
+    p = tmp_path / "models.toml"
+    p.write_bytes(b'[models.m]\nbase_url = "http://h/v1"\n# caf\xe9\nmodel = "m"\n')
+    with pytest.raises(ValueError, match=r"models.toml:3: not UTF-8"):
+        load_registry(p)
+    key = "sk-proj-abcdef0123456789"
+    p.write_text(f'[models.m]\nbase_url = "http://h/v1"\nmodel = "m"\napi_key_env = "{key}"\n')
+    with pytest.raises(ValueError) as e:
+        load_registry(p)
+    assert "field 'api_key_env' must be the name of an environment variable" in str(e.value) and key not in str(e.value)
+
+
+def test_every_registry_field_is_checked():
+    from scibench.llm import _FIELD_CHECKS
+    assert set(_FIELD_CHECKS) == set(ModelSpec.__dataclass_fields__)
+
+
+def test_bad_registry_is_a_one_line_config_error_from_the_cli(tmp_path):
+    import subprocess, sys, os
+    from pathlib import Path
+    p = tmp_path / "models.toml"
+    p.write_text('[models.m]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\nmax_concurrency = "8"\n')
+    r = subprocess.run([sys.executable, "-m", "scibench.cli", "run", "abgen", "--model", "m", "--dry-run"], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "SCIBENCH_MODELS": str(p)}, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert f"{p}: model 'm': field 'max_concurrency' must be an integer >= 1, got '8' (str)" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -1,0 +1,293 @@
+"The agent tool layer under hostile actions: every bad path or action is an `error:` observation, never an exception or an escape."
+import hashlib, json, os
+from pathlib import Path
+from types import SimpleNamespace
+import pytest
+from scibench import rubrics
+
+PAPER = dict(id="p1", title="A paper", text="# A paper\n\nWe train a model. " * 50, leaves=[])
+EXAMPLE = dict(id="ex", title="An example", leaves=[dict(requirements="Implements X", weight=1.0, task_category="Code Development")])
+
+
+def snapshot(d: Path, skip: Path) -> dict:
+    "Every path under `d` (not following symlinks, skipping `skip`) → (kind, size, mtime, sha of a file's bytes)."
+    out = {}
+    for root, dirs, files in os.walk(d, followlinks=False):
+        r = Path(root)
+        if r == skip or skip in r.parents: dirs[:] = []; continue
+        for n in dirs + files:
+            p = r/n
+            if p == skip: continue
+            st = p.lstat()
+            digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() and not p.is_symlink() else None
+            out[str(p.relative_to(d))] = (p.is_symlink(), p.is_dir(), st.st_size, st.st_mtime_ns, digest)
+    return out
+
+
+def file_hash(p):
+    try: return hashlib.sha256(Path(p).read_bytes()).hexdigest()
+    except OSError: return None
+
+
+def hostile_workspace(tmp_path: Path) -> Path:
+    "A workspace under tmp/parent/ws with hostile furniture: symlink loops, links to outside, a binary file."
+    parent = tmp_path/"parent"; parent.mkdir()
+    (parent/"secret.txt").write_text("TOP-SECRET outside the workspace\n")
+    w = rubrics.make_workspace(parent/"ws", PAPER, [EXAMPLE])
+    (w/"loop").symlink_to("loop")                                      # a self loop
+    (w/"loopa").symlink_to("loopb"); (w/"loopb").symlink_to("loopa")   # a two-link loop
+    (w/"out").symlink_to(parent/"secret.txt")                          # a file outside
+    (w/"outdir").symlink_to(parent)                                    # a folder outside
+    (w/"dangle").symlink_to(parent/"not-yet.txt")                      # a dangling link to outside
+    (w/"bin.dat").write_bytes(bytes(range(256)) * 4)
+    return w
+
+
+@pytest.fixture
+def ws(tmp_path): return hostile_workspace(tmp_path)
+
+
+W, R, L = "write_file", "read_file", "list_files"
+ERR, OK, ANY = "error", "ok", "any"
+# (action, expected observation: ERR starts with "error:", OK does not, ANY either)
+CASES = [
+    # writes to bad places
+    (dict(tool=W, path=".", content="x"), ERR),
+    (dict(tool=W, path="./", content="x"), ERR),
+    (dict(tool=W, path="/", content="x"), ERR),
+    (dict(tool=W, path="..", content="x"), ERR),
+    (dict(tool=W, path="../x", content="x"), ERR),
+    (dict(tool=W, path="../../x", content="x"), ERR),
+    (dict(tool=W, path="examples/../../x", content="x"), ERR),
+    (dict(tool=W, path="/etc/passwd", content="x"), ANY),               # absolute paths are taken inside the workspace
+    (dict(tool=W, path="/tmp/scibench-hostile.txt", content="x"), ANY),
+    (dict(tool=W, path="examples", content="x"), ERR),                 # a directory
+    (dict(tool=W, path="examples/", content="x"), ERR),
+    (dict(tool=W, path="paper.md/x", content="x"), ERR),               # a path under an existing file
+    (dict(tool=W, path="a\x00b", content="x"), ERR),                   # NUL byte
+    (dict(tool=W, path="x" * 300, content="x"), ERR),                  # over-long name
+    (dict(tool=W, path="x" * 5000, content="x"), ERR),
+    (dict(tool=W, path="d/" * 2500 + "f", content="x"), ERR),          # over-long path
+    (dict(tool=W, path="loop", content="x"), ERR),                     # symlink loops
+    (dict(tool=W, path="loopa/x", content="x"), ERR),
+    (dict(tool=W, path="out", content="x"), ERR),                      # symlinks to outside
+    (dict(tool=W, path="outdir/x", content="x"), ERR),
+    (dict(tool=W, path="dangle", content="x"), ERR),
+    (dict(tool=W, path="", content="x"), ERR),
+    (dict(tool=W, path="   ", content="x"), ERR),
+    (dict(tool=W, path=None, content="x"), ERR),
+    (dict(tool=W, content="x"), ERR),                                  # no path
+    (dict(tool=W, path=5, content="x"), ERR),                          # not a string
+    (dict(tool=W, path=["rubric.json"], content="x"), ERR),
+    (dict(tool=W, path={"a": 1}, content="x"), ERR),
+    (dict(tool=W, path="notes/🦄 ünïcødé.txt", content="ok"), OK),     # unicode and emoji names are fine
+    (dict(tool=W, path="a\nb.txt", content="x"), OK),
+    (dict(tool=W, path="~/x.txt", content="x"), OK),
+    (dict(tool=W, path="examples/../rubric2.json", content="x"), OK),
+    # content
+    (dict(tool=W, path="c1.txt", content=None), ERR),
+    (dict(tool=W, path="c2.txt"), ERR),
+    (dict(tool=W, path="c3.txt", content=42), OK),
+    (dict(tool=W, path="c4.json", content={"items": []}), OK),
+    (dict(tool=W, path="c5.json", content=[1, 2]), OK),
+    (dict(tool=W, path="c6.txt", content="y" * 2_000_000), ERR),       # over the size cap
+    (dict(tool=W, path="c7.txt", content="lone \ud800 surrogate"), OK),
+    (dict(tool=W, path="c8.txt", content="nul \x00 inside"), OK),
+    (dict(tool=W, path="c9.txt", content=float("nan")), OK),
+    # reads
+    (dict(tool=R, path="."), ERR),
+    (dict(tool=R, path=".."), ERR),
+    (dict(tool=R, path="../secret.txt"), ERR),
+    (dict(tool=R, path="/etc/passwd"), ANY),                           # the workspace's etc/passwd written above
+    (dict(tool=R, path="examples"), ERR),                              # a directory
+    (dict(tool=R, path="bin.dat"), ERR),                               # a binary file
+    (dict(tool=R, path="loop"), ERR),
+    (dict(tool=R, path="loopb/x"), ERR),
+    (dict(tool=R, path="out"), ERR),
+    (dict(tool=R, path="outdir/secret.txt"), ERR),
+    (dict(tool=R, path="a\x00b"), ERR),
+    (dict(tool=R, path="x" * 300), ERR),
+    (dict(tool=R, path="x" * 5000), ERR),
+    (dict(tool=R, path=None), ERR),
+    (dict(tool=R, path=7), ERR),
+    (dict(tool=R, path=["paper.md"]), ERR),
+    (dict(tool=R, path="nope.md"), ERR),
+    (dict(tool=R, path="paper.md"), OK),
+    (dict(tool=R, path="paper.md", offset=-5), OK),
+    (dict(tool=R, path="paper.md", offset="abc"), OK),
+    (dict(tool=R, path="paper.md", offset="12"), OK),
+    (dict(tool=R, path="paper.md", offset=10**30), OK),
+    (dict(tool=R, path="paper.md", offset=float("inf")), OK),
+    (dict(tool=R, path="paper.md", offset=float("nan")), OK),
+    (dict(tool=R, path="paper.md", offset={"a": 1}), OK),
+    # listing and the tools themselves
+    (dict(tool=L), OK),
+    (dict(tool=L, path="../.."), OK),
+    (dict(tool="delete_file", path="paper.md"), ERR),
+    (dict(tool="finish"), ERR),                                        # finish is the loop's, not a file tool
+    (dict(path="paper.md"), ERR),                                      # no tool
+    (dict(tool=None), ERR),
+    (dict(tool=["write_file"], path="x"), ERR),
+    (dict(tool={"t": 1}), ERR),
+    (dict(tool=3), ERR),
+    ("write_file", ERR),                                               # the action is not an object
+    (None, ERR),
+    (["read_file", "paper.md"], ERR),
+]
+
+
+def test_hostile_matrix_never_raises_nor_escapes(ws):
+    top = ws.parent.parent                                   # tmp_path: holds parent/, which holds ws/ and secret.txt
+    before, passwd = snapshot(top, ws), file_hash("/etc/passwd")
+    assert len(CASES) >= 44
+    wrong = []
+    for action, want in CASES:
+        try: obs = rubrics.run_tool(ws, action)
+        except Exception as e: wrong.append((action, f"raised {type(e).__name__}: {str(e)[:150]}")); continue
+        if not isinstance(obs, str): wrong.append((action, f"observation is {type(obs).__name__}")); continue
+        if want == ERR and not obs.startswith("error:"): wrong.append((action, f"no error: {obs[:120]!r}"))
+        if want == OK and obs.startswith("error:"): wrong.append((action, obs[:200]))
+        assert "TOP-SECRET" not in obs and "root:x:" not in obs, (action, obs[:200])    # nothing outside is read
+    assert not wrong, "\n".join(f"{str(a)[:80]}: {w}" for a, w in wrong)
+    assert snapshot(top, ws) == before                       # nothing outside the workspace was written or touched
+    assert not (Path.cwd()/"x").exists() and not (Path.cwd()/"rubric2.json").exists()
+    assert file_hash("/etc/passwd") == passwd and not Path("/tmp/scibench-hostile.txt").exists()
+    # what the writes that succeeded did: inside the workspace, as text
+    assert (ws/"notes"/"🦄 ünïcødé.txt").read_text() == "ok"
+    assert (ws/"c3.txt").read_text() == "42" and json.loads((ws/"c4.json").read_text()) == {"items": []}
+    assert "\ufffd" in (ws/"c7.txt").read_text() or "?" in (ws/"c7.txt").read_text()
+    assert not (ws/"c6.txt").exists() and not (ws/"c1.txt").exists()
+    assert (ws/"etc"/"passwd").read_text() == "x"            # "/etc/passwd" is the workspace's etc/passwd
+
+
+def test_error_observations_say_what_and_why(ws):
+    obs = rubrics.run_tool(ws, dict(tool=W, path="c.txt", content="y" * 2_000_000))
+    assert obs.startswith("error: write_file") and "1000000" in obs.replace(",", "").replace("_", "")
+    assert "is a directory" in rubrics.run_tool(ws, dict(tool=W, path="examples", content="x"))
+    obs = rubrics.run_tool(ws, dict(tool=W, path="paper.md/x", content="x"))
+    assert obs.startswith("error: write_file 'paper.md/x':")
+    assert str(ws.parent) not in obs                          # reasons name the agent's path, not ours
+    assert "binary" in rubrics.run_tool(ws, dict(tool=R, path="bin.dat"))
+    assert rubrics.run_tool(ws, dict(tool=R, path="paper.md", offset=10**30)).startswith("(offset")
+    assert "more characters" in rubrics.run_tool(ws, dict(tool=R, path="paper.md"), obs_chars=100)
+    lst = rubrics.run_tool(ws, dict(tool=L))
+    assert "paper.md" in lst and "examples/ex.json" in lst and "TOP-SECRET" not in lst
+
+
+def test_list_files_is_capped(ws):
+    for i in range(400): (ws/f"f{i:03}.txt").write_text("x")
+    obs = rubrics.run_tool(ws, dict(tool=L), obs_chars=500)
+    assert len(obs) < 700 and "more files" in obs
+
+
+def test_safe_never_raises(ws):
+    for rel in [".", "..", "../x", "/etc/passwd", "a\x00b", "x" * 300, "x" * 5000, "loop", "loopa/x", "out", "outdir/x",
+                "dangle", "", None, 5, [], {}, b"paper.md", "🦄"]:
+        p = rubrics._safe(ws, rel)
+        assert p is None or p == ws.resolve() or ws.resolve() in p.parents, (rel, p)
+    assert rubrics._safe(ws, "paper.md") == (ws/"paper.md").resolve()
+    assert rubrics._safe(ws, "out") is None and rubrics._safe(ws, "a\x00b") is None and rubrics._safe(ws, 5) is None
+
+
+# -- the loop ---------------------------------------------------------------------------------------
+
+HOSTILE = [a for a, _ in CASES if isinstance(a, dict) and a.get("tool") != "finish"]
+
+
+class ScriptLLM:
+    "A stand-in LLM: `map` answers each request with the next scripted text (str, or dict → JSON)."
+    def __init__(self, script): self.script, self.n, self.spec = list(script), 0, SimpleNamespace(name="script")
+    def map(self, reqs, desc=None):
+        out = []
+        for _ in reqs:
+            s = self.script[self.n % len(self.script)]; self.n += 1
+            if isinstance(s, Exception): out.append(dict(ok=False, text=None, error=str(s), finish_reason=None)); continue
+            try: text = s if isinstance(s, str) else json.dumps(s)
+            except (TypeError, ValueError): text = str(s)
+            out.append(dict(ok=True, text=text, error=None, finish_reason="stop"))
+        return out
+
+
+def test_run_agent_survives_hostile_actions(tmp_path):
+    rubric = json.dumps({"items": [{"criterion": "Implements the method", "importance": 5, "category": "Code Development"}]})
+    hostile = [{"thought": "t", **a} for a in HOSTILE] + ["[1, 2]", '{"tool": ["x"]}', "null", '"just a string"']
+    llm = ScriptLLM(hostile + [{"thought": "t", "tool": W, "path": "rubric.json", "content": rubric}, {"thought": "t", "tool": "finish"}])
+    a = rubrics.run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=len(hostile) + 5)
+    assert a["ended"] == "finish" and a["failure"] is None and a["items"][0]["criterion"] == "Implements the method"
+    obs = [t["observation"] for t in a["transcript"] if t.get("observation")]
+    assert sum(o.startswith("error:") for o in obs) >= 40
+    assert not (tmp_path/"x").exists() and not Path("/tmp/scibench-hostile.txt").exists()
+    json.dumps(a)                                             # the transcript is JSON-serialisable
+    # only hostile actions: the step limit ends the loop with a failure, not an exception
+    a = rubrics.run_agent(ScriptLLM(hostile), PAPER, [], tmp_path/"ws2", max_steps=20)
+    assert a["ended"] == "step limit" and a["failure"].startswith("agent wrote no rubric.json") and a["steps"] == 20
+    # the agent makes rubric.json a directory: a failure, not an exception
+    a = rubrics.run_agent(ScriptLLM([{"thought": "t", "tool": W, "path": "rubric.json/x", "content": "x"}, {"tool": "finish"}]),
+                          PAPER, [], tmp_path/"ws3", max_steps=4)
+    assert a["ended"] == "finish" and a["failure"] and not a["items"]
+
+
+def test_broken_paper_is_a_failure_record(tmp_path):
+    "An unusable workspace for one paper, or a paper that breaks the prompt, fails that (setting, paper) only."
+    rubric = json.dumps({"items": [{"criterion": "Implements the method", "importance": 5, "category": "Code Development"}]})
+    script = [{"tool": W, "path": "rubric.json", "content": rubric}, {"tool": "finish"}]
+    papers = [dict(PAPER, id="good"), dict(PAPER, id="bad"), dict(PAPER, id="good2")]
+    out = tmp_path/"run"
+    (out/"workspaces"/"agentic").mkdir(parents=True)
+    (out/"workspaces"/"agentic"/"bad").write_text("a file where the workspace folder goes")
+    recs = rubrics.generate_rubrics(ScriptLLM(script), papers, "agentic", out, max_steps=3)
+    by = {r["paper"]: r for r in recs}
+    assert [r["paper"] for r in recs] == ["good", "bad", "good2"]
+    assert by["good"]["failure"] is None and by["good2"]["failure"] is None and by["good"]["items"]
+    assert by["bad"]["failure"].startswith("error: ") and by["bad"]["items"] == [] and by["bad"]["setting"] == "agentic"
+    # a paper without text breaks its prompt in direct and icl: a failure record, the others go on
+    papers = [dict(PAPER, id="good"), dict(id="notext", title="T", leaves=[])]
+    for s in ("direct", "icl"):
+        recs = rubrics.generate_rubrics(ScriptLLM([rubric]), papers, s, out)
+        by = {r["paper"]: r for r in recs}
+        assert by["good"]["failure"] is None and by["good"]["items"], s
+        assert by["notext"]["failure"].startswith("error: ") and by["notext"]["items"] == [], s
+    # an LLM that raises: every paper of the setting is a failure record
+    class Boom(ScriptLLM):
+        def map(self, reqs, desc=None): raise RuntimeError("boom")
+    for s in ("direct", "agentic"):
+        recs = rubrics.generate_rubrics(Boom([]), papers, s, out)
+        assert [r["paper"] for r in recs] == ["good", "notext"] and all(r["failure"] and not r["items"] for r in recs), s
+        assert recs[0]["failure"] == "error: RuntimeError: boom", s
+    # distillation that raises is a failure, not an exception
+    ds = rubrics.distill_skill(Boom([]), PAPER, [], tmp_path/"d")
+    assert ds["skill"] is None and "boom" in ds["failure"] and isinstance(ds["run"]["transcript"], list)
+
+
+def test_rubrics_run_with_hostile_agent(fake_server, tmp_path, monkeypatch, run_bench):
+    "A whole rubrics run whose agent answers with hostile actions finishes with a status, and a rerun does too."
+    hostile = [{"thought": "t", **a} for a in HOSTILE]
+    rubric = json.dumps({"items": [{"criterion": "Implements the training loop", "importance": 5, "category": "Code Development"}]})
+    def reply(body):
+        sysmsg = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+        last = body["messages"][-1]["content"]
+        if "## Criterion" in last: return json.dumps({"answer": "pass", "rationale": "fine"})
+        if "skill document" in last: return "# Skill\n1. Read the paper. 2. One item per claim."
+        if "workspace" in sysmsg:
+            n = sum(m["role"] == "assistant" for m in body["messages"])
+            task = body["messages"][1]["content"]
+            if n < 6: return json.dumps(hostile[(7 * n + len(task)) % len(hostile)])
+            if n == 6: return json.dumps({"thought": "t", "tool": W, "path": "rubric.json", "content": rubric})
+            return json.dumps({"thought": "t", "tool": "finish"})
+        return json.dumps({"items": []})
+    fs = fake_server(reply=reply)
+    reg = tmp_path/"models.toml"
+    reg.write_text(f'[models.h]\nbase_url = "{fs.base_url}"\nmodel = "h"\nmax_retries = 0\n')
+    monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
+    params = dict(model="h", judge="h", settings="agentic,skill", k=2, max_steps=8, judge_eval=False)
+    meta, out = run_bench("rubrics", params)
+    assert meta["status"] in ("complete", "partial"), meta.get("error")
+    recs = [json.loads(l) for l in (out/"records.jsonl").read_text().splitlines()]
+    assert {r["setting"] for r in recs} == {"reference", "agentic", "skill"}
+    assert all(r["items"] or r["failure"] for r in recs)
+    assert all(r["items"] for r in recs if r["setting"] == "agentic")
+    tr = json.loads((out/"transcripts"/"agentic"/"tsls.json").read_text())
+    assert sum((t.get("observation") or "").startswith("error:") for t in tr["transcript"]) >= 3
+    calls = fs.calls
+    meta2, _ = run_bench("rubrics", params)                  # the rerun from the cache ends the same way
+    assert meta2["status"] == meta["status"] and fs.calls == calls
