@@ -40,7 +40,7 @@ data: install           ## download the real datasets (needs the hub; clear mess
 	HF_HUB_OFFLINE=0 $(BIN)/scibench data
 
 run: install            ## make run BENCH=abgen MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
-	$(BIN)/scibench run $(BENCH) --model "$(MODEL)" --split "$(SPLIT)" $(if $(LIMIT),--limit $(LIMIT)) \
+	@$(BIN)/scibench run $(BENCH) --model "$(MODEL)" --split "$(SPLIT)" $(if $(LIMIT),--limit $(LIMIT)) \
 	  $(if $(JUDGE),--judge "$(JUDGE)") \
 	  $(if $(BASE_URL),--base-url "$(BASE_URL)") $(if $(SERVED_MODEL),--served-model "$(SERVED_MODEL)") \
 	  $(if $(API_KEY_ENV),--api-key-env "$(API_KEY_ENV)") $(if $(CONCURRENCY),--concurrency "$(CONCURRENCY)") \

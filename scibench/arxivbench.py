@@ -19,16 +19,18 @@ from .bench import Benchmark, Config, ConfigError, param, register, Paper as _Be
 from .run import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
-__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'NEW_ID', 'OLD_ID', 'ID_RE', 'DESCRIPTIONS', 'PROMPT_FIELDS',
-           'N_PAPERS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TAXONOMY', 'STATUSES', 'RATES', 'KAGGLE_URL', 'PAPER',
-           'ARXIVBENCH', 'subjects_of', 'normalize_id', 'generator_prompt', 'parse_generated', 'generate_prompts',
-           'prompts_path', 'load_prompts', 'query_prompt', 'Paper', 'malformed_ids', 'extract_papers', 'is_repetition',
-           'classify', 'norm_title', 'open_text', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index',
-           'snapshot_path', 'default_index_path', 'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity',
-           'taxonomy', 'verify_and_judge', 'score_records', 'query', 'ArxivBenchConfig', 'record', 'headline',
-           'index_info', 'run', 'plan', 'data_files', 'reference', 'rate_n', 'fmt_rate', 'accuracy_table',
-           'details_table', 'taxonomy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'make_tables',
-           'download_snapshot', 'p3_index', 'cli']
+__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'OLD_ARCHIVES', 'MIRROR_HOSTS', 'DESCRIPTIONS', 'PROMPT_FIELDS',
+           'RELEASED', 'RELEASED_REPO', 'N_PAPERS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TAXONOMY', 'STATUSES',
+           'ACCURACIES', 'LABELS', 'RATES', 'KAGGLE_URL', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'valid_id',
+           'normalize_id', 'generator_prompt', 'parse_generated', 'generate_prompts', 'prompts_path', 'load_prompts',
+           'subject_of_name', 'released_rows', 'download_prompts', 'query_prompt', 'Paper', 'is_author_text',
+           'extract_papers', 'malformed_ids', 'format_pairs', 'is_repetition', 'classify', 'norm_title', 'open_text',
+           'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index', 'snapshot_path', 'default_index_path',
+           'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy', 'verify_and_judge',
+           'score_records', 'query', 'ArxivBenchConfig', 'record', 'headline', 'index_info', 'run', 'plan',
+           'data_files', 'load_judge_labels', 'validate_judge', 'reference', 'rate_n', 'fmt_rate', 'snapshot_note',
+           'accuracy_table', 'details_table', 'taxonomy_table', 'figure_subjects', 'model_size', 'figure_model_size',
+           'make_tables', 'download_snapshot', 'p3_index', 'cli']
 
 # %% ../nbs/40_arxivbench.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -59,26 +61,38 @@ def subjects_of(categories) -> list[str]:
     cats = categories.split() if isinstance(categories, str) else list(categories or [])
     return [s for s, (_, codes) in SUBJECTS.items() if any(_code_in(c, codes) for c in cats)]
 
-# %% ../nbs/40_arxivbench.ipynb #cd03ae46
-NEW_ID = r"(?<![\d.])\d{4}\.\d{4,5}(?!\d)"
-OLD_ID = r"(?<![A-Za-z\-.])[a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z][A-Za-z\-]+)?/\d{7}(?!\d)"
-ID_RE = f"(?:{NEW_ID}|{OLD_ID})"
-_FULL_ID = re.compile(rf"^(?P<id>{ID_RE})(?:v\d+)?(?:\.pdf)?$", re.I)
-_URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/", re.I)
+# %% ../nbs/40_arxivbench.ipynb #fc0f85d3
+OLD_ARCHIVES = frozenset(("acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas cond-mat cs "
+                          "dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex nucl-th patt-sol physics "
+                          "plasm-ph q-alg q-bio quant-ph solv-int supr-con").split())
+_FULL_ID = re.compile(r"^(?:(?P<new>\d{4}\.\d{4,5})|(?P<arch>[a-z][a-z\-]*)(?:\.[a-z][a-z\-]*)?/(?P<old>\d{7}))(?:v\d+)?(?:\.pdf)?$", re.I)
+MIRROR_HOSTS = ("arxiv.org", "ar5iv.org", "alphaxiv.org", "huggingface.co", "semanticscholar.org", "arxiv-vanity.com", "scirate.com")
+_HOST_RE = r"(?:[a-z0-9\-]+\.)*(?:" + "|".join(re.escape(h) for h in MIRROR_HOSTS) + ")"
+_PATH_RE = r"(?:(?:abs|pdf|html|papers|arxiv|overview)[/:]|arxiv:)"
+_URL_PREFIX = re.compile(rf"^(?:https?://)?{_HOST_RE}/{_PATH_RE}", re.I)
+_DOI_PREFIX = re.compile(r"^(?:(?:https?://)?(?:dx\.)?doi\.org/|doi:\s*)?10\.48550/arxiv\.", re.I)
+
+def valid_id(pid: str) -> bool:
+    "Is canonical id `pid` possible on arXiv? (era-correct digit count, month 01-12, known old-style archive)."
+    if "/" in pid:
+        arch, num = pid.split("/"); yy, mm, n = int(num[:2]), int(num[2:4]), int(num[4:])
+        if arch not in OLD_ARCHIVES or not 1 <= mm <= 12 or n == 0: return False
+        return yy >= 91 or (yy, mm) <= (7, 3)                                  # 1991 .. March 2007
+    yymm, seq = pid.split(".")
+    if not 1 <= int(yymm[2:]) <= 12 or int(seq) == 0 or yymm < "0704": return False   # new style from April 2007
+    return len(seq) == (4 if yymm < "1501" else 5)
 
 def normalize_id(s) -> str|None:
-    "Canonical arXiv id (no version, no prefix; `math.AG/0601001` → `math/0601001`), or None if `s` is not one."
+    "Canonical arXiv id (no version, no prefix; `math.AG/0601001` → `math/0601001`), or None if `s` is not a valid one."
     if s is None: return None
-    s = str(s).strip().rstrip(".,;:)]}>\"'")
-    s = _URL_PREFIX.sub("", s)
-    s = re.sub(r"^arxiv\s*:?\s*", "", s, flags=re.I)
+    s = re.sub(r"[#?].*$", "", str(s).strip(), flags=re.S)                   # fragment, query
+    s = s.rstrip(".,;:!)]}>\"'/ ")
+    s = _DOI_PREFIX.sub("", _URL_PREFIX.sub("", s))
+    s = re.sub(r"^arxiv\s*:?\s*", "", s, flags=re.I).rstrip("/")
     m = _FULL_ID.match(s)
     if not m: return None
-    pid = m.group("id")
-    if "/" in pid:
-        arch, num = pid.split("/")
-        return f"{arch.split('.')[0].lower()}/{num}"
-    return pid
+    pid = m.group("new") or f"{m.group('arch').lower()}/{m.group('old')}"
+    return pid if valid_id(pid) else None
 
 # %% ../nbs/40_arxivbench.ipynb #00d7455e
 DESCRIPTIONS = {s: ", ".join(codes) for s, (_, codes) in SUBJECTS.items()}
@@ -127,7 +141,7 @@ def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperatu
     prefix = prefix or re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
     return [dict(id=f"{prefix}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
 
-# %% ../nbs/40_arxivbench.ipynb #ac15858c
+# %% ../nbs/40_arxivbench.ipynb #dfc20ccf
 PROMPT_FIELDS = ["id", "subject", "prompt"]
 
 def prompts_path(split: str) -> Path:
@@ -138,7 +152,9 @@ def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, p
     "Prompts of `split`; `limit` keeps the first `limit` prompts *per subject*; unknown subjects, empty prompts, repeated ids are a DataError."
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or prompts_path(split))
-    if not p.exists(): raise FileNotFoundError(f"{p} not found: write it with `scibench arxivbench generate --split {split}`")
+    if not p.exists():
+        raise FileNotFoundError(f"{p} not found: " + ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
+                                                     else f"write it with `scibench arxivbench generate --split {split}`"))
     numbered = read_jsonl(p, PROMPT_FIELDS, types={f: str for f in PROMPT_FIELDS}, unique="id", numbered=True)
     for i, r in numbered:
         if r["subject"] not in SUBJECTS: raise DataError(p, i, "subject", f"unknown subject {r['subject']!r} (known: {', '.join(SUBJECTS)})")
@@ -153,6 +169,79 @@ def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, p
         rows = out
     return rows
 
+# %% ../nbs/40_arxivbench.ipynb #8d216e8c
+RELEASED = "released"
+RELEASED_REPO = "arXivBenchLLM/arXivBench"
+_NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl", "json", "parquet"}
+_SUBJECT_ALIASES = {"cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology", "qf": "Quantitative Finance",
+                    "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science", "econ": "Economics",
+                    "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math", "ai": "Artificial Intelligence",
+                    "csai": "Artificial Intelligence", "cands": "Cryptography and Security", "csandsecurity": "Cryptography and Security",
+                    "cscr": "Cryptography and Security", "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
+                    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
+                    "pl": "Programming Languages", "cspl": "Programming Languages"}
+
+def _subject_key(s: str) -> str:
+    toks = re.findall(r"[a-z0-9&]+", str(s).lower().replace("&", " & "))
+    return "".join("and" if t == "&" else t for t in toks if t not in _NAME_STOP)
+
+_SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
+
+def subject_of_name(name) -> str|None:
+    "The subject a file name, folder name or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
+    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
+
+def _read_table(f: Path) -> pd.DataFrame:
+    suf = f.suffix.lower()
+    if suf in (".csv", ".tsv"): return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
+    if suf == ".parquet": return pd.read_parquet(f)
+    if suf == ".jsonl": return pd.read_json(f, lines=True, dtype=False)
+    d = json.loads(f.read_text(encoding="utf-8"))
+    return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
+
+def released_rows(root) -> tuple[list[dict], dict]:
+    "The prompts of a downloaded copy of the released dataset (folder `root`) → ({id, subject, prompt} rows, stats)."
+    root = Path(root)
+    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+                   and not any(part.startswith(".") for part in f.relative_to(root).parts))
+    if not files: raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
+    by_subject, st = {}, dict(files={}, empty_prompts=0)
+    for f in files:
+        df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
+        pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
+        if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
+        sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols), None)
+        fs = next((x for x in [subject_of_name(f.name)] + [subject_of_name(p) for p in reversed(f.relative_to(root).parts[:-1])] if x), None)
+        for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
+            p = r[pc]
+            if not isinstance(p, str) or not p.strip(): st["empty_prompts"] += 1; continue
+            s = subject_of_name(r[sc]) if sc is not None else fs
+            if s is None:
+                raise DataError(f, i, sc or "subject", f"cannot tell the subject ({r[sc]!r} is none of {', '.join(SUBJECTS)})" if sc is not None
+                                else "cannot tell the subject from the file name or a subject column")
+            by_subject.setdefault(s, []).append(re.sub(r"\s+", " ", p).strip())
+        st["files"][str(f.relative_to(root))] = len(df)
+    rows = [dict(id=f"{re.sub(r'[^a-z]+', '-', s.lower()).strip('-')}-{i:03d}", subject=s, prompt=p)
+            for s in SUBJECTS for i, p in enumerate(by_subject.get(s, []))]
+    st["subjects"] = {s: len(by_subject[s]) for s in SUBJECTS if s in by_subject}
+    return rows, st
+
+def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
+    "The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl` (+ `.stats.json`)."
+    from scibench.data import OfflineError
+    dest = Path(dest or data_dir()/"arxivbench")
+    try:
+        from huggingface_hub import snapshot_download
+        root = Path(snapshot_download(repo_id=repo, repo_type="dataset"))
+    except Exception as e:
+        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from the Hugging Face hub: {type(e).__name__}: "
+                           f"{str(e)[:200]} (offline? set HF_ENDPOINT for a mirror; needed only for split `released`)") from None
+    rows, st = released_rows(root)
+    out = dest/f"{RELEASED}.jsonl"
+    write_jsonl(out, rows)
+    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st))
+    return [out, out.with_suffix(".stats.json")]
+
 # %% ../nbs/40_arxivbench.ipynb #ab101d2e
 N_PAPERS = 3
 
@@ -161,23 +250,60 @@ def query_prompt(prompt: str, n: int = N_PAPERS) -> str:
             "in this format:\n[[title of the paper]] [[https://arxiv.org/abs/<arXiv id>]]\n"
             "Give the explicit arXiv URL of each paper. Do not add any commentary or other text.")
 
-# %% ../nbs/40_arxivbench.ipynb #86bcc263
-_REF_RE = re.compile(rf"(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/(?P<u>{ID_RE})(?:v\d+)?(?:\.pdf)?"
-                     rf"|arxiv\s*(?:id|identifier)?\s*[:#]?\s*(?P<a>{ID_RE})(?:v\d+)?", re.I)
+# %% ../nbs/40_arxivbench.ipynb #67cd4f1b
+_TOKC = r"[^\s\[\]()<>\"'|,;`*]"                     # a character of what a model wrote where the id belongs
+_SHAPED = re.compile(r"^(?:\d{4}\.\d+|[a-z][a-z\-]*(?:\.[a-z\-]+)?/\d+)", re.I)   # looks like an id (valid or not)
+_CAND_RE = re.compile(
+    rf"(?<![\w.\-/@])(?P<url>(?:https?://)?(?P<host>{_HOST_RE})/{_PATH_RE}(?P<ut>{_TOKC}+))"
+    rf"|(?P<doi>(?:(?:https?://)?(?:dx\.)?doi\.org/|\bdoi:[ \t]*)?\b10\.48550/arxiv\.(?P<dt>{_TOKC}+))"
+    rf"|(?P<br>(?:\[\[?|\()[ \t]*(?P<bt>\d{{4}}\.\d{{4,6}}(?:v\d+)?|[a-z][a-z\-]*(?:\.[a-z\-]+)?/\d{{7}}(?:v\d+)?)[ \t]*(?:\]\]?|\)))"
+    rf"|(?P<men>\barxiv(?:[ \t]*(?:id|identifier|no\.?|number))?[ \t]*(?P<sep>[:#])?[ \t]*(?P<mt>[a-z0-9]{_TOKC}*))", re.I)
+
+def _candidates(text: str) -> list[dict]:
+    "Every arXiv link or mention in `text`: start, end, kind (link | mention), the id as written, its canonical id or None."
+    out = []
+    for m in _CAND_RE.finditer(text):
+        if m.group("url"):
+            raw, kind = m.group("ut"), "link"
+            if not m.group("host").lower().endswith("arxiv.org") and not _SHAPED.match(raw): continue   # a mirror's other pages
+        elif m.group("doi"): raw, kind = m.group("dt"), "link"
+        elif m.group("br"): raw, kind = m.group("bt"), "link"
+        else:
+            raw, kind = m.group("mt"), "mention"
+            if not (m.group("sep") or _SHAPED.match(raw)) or not re.search(r"\d", raw): continue   # "arXiv preprint", "arXiv: A"
+        raw = re.sub(r"\W+$", "", re.sub(r"[#?].*$", "", raw))      # fragment, query, trailing punctuation
+        if not raw or re.fullmatch(r"\d{1,3}", raw): continue         # "arXiv: 1." is a list number
+        out.append(dict(start=m.start(), end=m.end(), kind=kind, raw=raw, pid=normalize_id(raw), text=m.group(0)))
+    return out
+
+_MARKER = re.compile(r"^[ \t]*\**[ \t]*(?:\d+[.):]|\[\d+\]|\(\d+\)|[-*•+](?=\s)|#{1,6}\s|\[\[)")
+
+def _item_of(text: str):
+    "offset → (start of its list item, whether the item has a marker); unmarked lines continue the last marked item."
+    import bisect
+    starts, items, cur, pos = [], [], None, 0
+    for line in text.splitlines(keepends=True) or [""]:
+        if _MARKER.match(line): cur = pos
+        starts.append(pos); items.append((cur, True) if cur is not None else (pos, False))
+        pos += len(line)
+    return lambda off: items[bisect.bisect_right(starts, off) - 1]
 
 @dataclass
 class Paper:
-    "One listed paper: the title as written, the normalized id, the URL or mention as written."
+    "One listed paper: the title as written, the canonical id (None: a malformed link), the link as written, the malformed id text."
     title: str
-    arxiv_id: str
+    arxiv_id: str|None
     url: str
+    malformed: str|None = None
     def __getitem__(self, k): return getattr(self, k)
     def get(self, k, default=None): return getattr(self, k, default)
-    def keys(self): return ["title", "arxiv_id", "url"]
+    def keys(self): return ["title", "arxiv_id", "url", "malformed"]
     def to_dict(self) -> dict: return asdict(self)
 
 _LABEL = r"(?:paper\s*title|title|paper|url|link|arxiv\s*link|arxiv\s*url|arxiv|pdf|source|reference)\s*(?::|=|\s-\s)\s*"
 _TRAILING_LABEL = r"\s*(?:[-–—|,;(]\s*)?(?:url|link|arxiv\s*link|arxiv\s*url|arxiv|pdf|available\s+at|see)\s*[:=]?\s*$"
+_LINK_WORDS = {"link", "url", "pdf", "arxiv", "arxiv link", "paper", "here", "source", "abstract", "abs", "html", "view", "download",
+               "title", "research paper", "author", "authors", "author name", "author_name", "full text"}
 
 def _clean_title(s: str) -> str:
     s = re.sub(r"\s+", " ", s).strip()
@@ -193,58 +319,73 @@ def _clean_title(s: str) -> str:
         if s == s0: break
     return s.strip()
 
+def is_author_text(s: str, before: str = "") -> bool:
+    "Does a link text name authors rather than a paper? (`et al.`, initials + surname, `Surname (2017)`, or written after 'by')."
+    s = s.strip()
+    if re.search(r"\bby\s*$", before, re.I) or re.search(r"\bet\.?\s*al\b", s, re.I): return True
+    name = r"(?:[A-Z]\.\s*)+[A-Z][\w'’\-]+"
+    if re.fullmatch(rf"{name}(?:\s*(?:,|&|and)\s*{name})*\.?", s): return True
+    return bool(re.fullmatch(r"[A-Z][a-z][\w'’\-]*(?:\s+[A-Z][a-z][\w'’\-]*)?,?\s*\(?(?:19|20)\d\d[a-z]?\)?\.?", s))
+
+def _ok_title(t: str, before: str = "") -> bool:
+    return (len(t) >= 2 and bool(re.search(r"[^\W\d_]", t)) and not re.search(r"arxiv\.org|https?://|www\.", t, re.I)
+            and t.lower() not in _LINK_WORDS and not is_author_text(t, before))
+
 _INTRO = re.compile(r"\s*(?:sure|here|certainly|below|of course|okay|ok)\b", re.I)
 
 def _title_before(seg: str) -> str:
-    "The title in the text between the previous reference and this one (bracketed spans first)."
+    "The title in the text between the previous paper and this link (bracketed spans first)."
     m = re.search(r"\[([^\[\]]+)\]\(\s*$", seg)          # markdown link [title](url
-    if m: return _clean_title(m.group(1))
-    for pat in (r"\[\[(.+?)\]\]", r"\[([^\[\]]+)\]", r"\*\*(.+?)\*\*", r"[\"“](.+?)[\"”]", r"(?<!\w)\*([^*]+)\*(?!\w)", r"_([^_]+)_"):
-        cands = [_clean_title(c) for c in re.findall(pat, seg, re.S)]
-        cands = [c for c in cands if len(c) > 3 and not re.search(r"arxiv\.org|https?://", c, re.I)]
+    if m:
+        t = _clean_title(m.group(1))
+        if _ok_title(t, seg[:m.start()]): return t
+        seg = seg[:m.start()]                             # an author, a URL or a label: look before it
+    for pat in (r"\[\[(.+?)\]\]", r"\[([^\[\]]+)\]", r"\*\*(.+?)\*\*", r"[\"“](.+?)[\"”]", r"(?<!\w)\*([^*]+)\*(?!\w)", r"(?<!\w)_([^_]+)_(?!\w)"):
+        cands = [t for t, before in ((_clean_title(x.group(1)), seg[:x.start()]) for x in re.finditer(pat, seg, re.S)) if _ok_title(t, before)]
         if cands: return cands[-1]
     for k, line in enumerate(reversed(seg.splitlines())):
         if k and (line.rstrip().endswith(":") or _INTRO.match(line)): break      # an introduction, not a title
         t = _clean_title(re.sub(r"(?:https?://|www\.)\S+|\S*arxiv\.org/\S*", " ", line, flags=re.I))
-        if len(t) > 3 and not re.fullmatch(r"[\d\s.,()-]+", t): return t
+        if len(t) > 3 and _ok_title(t): return t
     return ""
 
-_ATTEMPT_RE = re.compile(r"(?:arxiv\.org/(?:abs|pdf)/|\barxiv\s*:\s*)([^\s\]\[()<>,;\"'|]+)", re.I)
-
-def malformed_ids(text: str|None) -> list[str]:
-    "What follows `arxiv.org/abs/`, `/pdf/` or `arXiv:` when it is not an arXiv id (e.g. `19140567`, `-2408937`): attempted, unusable ids."
-    if not text: return []
-    out = []
-    for m in _ATTEMPT_RE.finditer(text):
-        x = m.group(1).rstrip(".:!?")
-        if x and normalize_id(x) is None and not re.match(r"[a-z][a-z\-]*(?:\.[a-z\-]+)?/\d{7}", x, re.I) and x not in out: out.append(x)
-    return out
-
 def extract_papers(text: str|None, dedup: bool = True) -> list[Paper]:
-    "Every arXiv paper referenced in a model answer, in order, with its title, normalized id and URL."
+    "Every paper a model answer lists (one per arXiv link, malformed ones included), in order, with its title."
     if not text: return []
-    out, seen, prev = [], set(), 0
-    for m in _REF_RE.finditer(text):
-        if m.start() < prev: continue                      # inside a title already taken after a URL
-        raw = m.group("u") or m.group("a")
-        pid = normalize_id(raw)
-        if pid is None: continue
-        title = _title_before(text[prev:m.start()])
-        end = m.end()
+    item = _item_of(text)
+    out, seen, prev, linked = [], set(), 0, set()
+    for c in _candidates(text):
+        if c["start"] < prev: continue                      # inside a title already taken after a URL
+        it, marked = item(c["start"])
+        if c["kind"] == "mention" and it in linked: continue   # an arXiv: mention in a listed paper's description
+        if c["kind"] == "link": linked.add(it)
+        title = _title_before(text[it if marked and it > prev else prev:c["start"]])
+        end = c["end"]
         if not title:                                     # "url - Title" on the same line
             eol = text.find("\n", end); eol = len(text) if eol < 0 else eol
             after = text[end:eol]
-            nxt = _REF_RE.search(after)
+            nxt = _CAND_RE.search(after)
             if nxt: after = after[:nxt.start()]
             title = _clean_title(after)
-            if len(title) > 3: end = end + len(after)
+            if len(title) > 3 and _ok_title(title): end = end + len(after)
             else: title = ""
         prev = end
-        if dedup and pid in seen: continue
-        seen.add(pid); out.append(Paper(title=title, arxiv_id=pid, url=m.group(0)))
+        key = c["pid"] or c["raw"].lower()
+        if dedup and key in seen: continue
+        seen.add(key); out.append(Paper(title=title, arxiv_id=c["pid"], url=c["text"], malformed=None if c["pid"] else c["raw"]))
     return out
 
-# %% ../nbs/40_arxivbench.ipynb #e89f5293
+def malformed_ids(text: str|None) -> list[str]:
+    "The malformed links a response lists (what it wrote where an id belongs: `-2408937`, `19140567v1`, `1706.0376`)."
+    return [p.malformed for p in extract_papers(text) if p.malformed]
+
+_PAIR_RE = re.compile(r"\[\[([^\n]+?)\]\]\s*\[{0,2}(https?://[^\s\[\]]+)")
+
+def format_pairs(text: str|None) -> int:
+    "How many `[[title]] [[url]]` pairs (an http(s) URL after a `[[title]]`) a response has; the authors' code scores only responses with exactly 3."
+    return len(_PAIR_RE.findall(text or ""))
+
+# %% ../nbs/40_arxivbench.ipynb #4b7737d3
 _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|cannot|am unable to|am not able to|"
                       r"do not have|don't have)|as an ai|unable to (?:provide|browse|access)|no access to)", re.I)
 
@@ -253,7 +394,7 @@ def is_repetition(text: str|None) -> bool:
     if not text: return False
     lines = [l.strip() for l in text.splitlines() if len(l.strip()) >= 15]
     if lines and max(lines.count(l) for l in set(lines)) >= 3: return True
-    idc = [normalize_id(m.group("u") or m.group("a")) for m in _REF_RE.finditer(text)]
+    idc = [c["pid"] or c["raw"] for c in _candidates(text)]
     if idc and max(idc.count(i) for i in set(idc)) >= 3: return True
     from collections import Counter
     w = text.split()
@@ -269,7 +410,7 @@ def classify(text: str|None, papers: list, finish_reason: str|None = None, n: in
     if len(papers) > n: return "too_many"
     return "ok"
 
-# %% ../nbs/40_arxivbench.ipynb #d0fe9659
+# %% ../nbs/40_arxivbench.ipynb #535d4648
 KEEP_FIELDS = ("id", "title", "abstract", "categories", "authors", "doi", "journal-ref", "update_date")
 INDEX_VERSION = 1
 
@@ -299,6 +440,7 @@ class BuildStats:
     skipped: int = 0
     errors: list = field(default_factory=list)
     seconds: float = 0.0
+    snapshot_date: str|None = None     # the latest update_date of the records
 
 def _parse_line(line: str, path, lineno: int):
     try: rec = json.loads(line)
@@ -348,6 +490,8 @@ def build_index(snapshot_path, index_path, on_error: str = "skip", batch: int = 
                     continue
                 rows.append((pid, rec["title"], norm_title(rec["title"]), json.dumps(rec, ensure_ascii=False)))
                 st.records += 1
+                u = rec.get("update_date")
+                if isinstance(u, str) and (st.snapshot_date is None or u > st.snapshot_date): st.snapshot_date = u
                 if len(rows) >= batch: flush()
                 if progress and lineno % 500_000 == 0: print(f"[index] {lineno:,} lines", file=sys.stderr, flush=True)
         flush()
@@ -358,14 +502,15 @@ def build_index(snapshot_path, index_path, on_error: str = "skip", batch: int = 
             INSERT INTO titles(titles) VALUES('rebuild');""")
         st.records = con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
         st.seconds = round(time.time() - t0, 2)
-        con.executemany("INSERT INTO meta VALUES (?, ?)", [("version", str(INDEX_VERSION)), ("stats", json.dumps(asdict(st)))])
+        con.executemany("INSERT INTO meta VALUES (?, ?)", [("version", str(INDEX_VERSION)), ("stats", json.dumps(asdict(st))),
+                                                           ("snapshot_date", st.snapshot_date or "")])
         con.commit(); con.close()
         os.replace(tmp, dest)
     except BaseException:
         con.close(); tmp.unlink(missing_ok=True); raise
     return st
 
-# %% ../nbs/40_arxivbench.ipynb #d7521565
+# %% ../nbs/40_arxivbench.ipynb #6c78eb4e
 _STOP = set("the and for with from into onto via using its are was were has have this that which of on in to a an by at as or".split())
 
 class ArxivIndex:
@@ -379,6 +524,12 @@ class ArxivIndex:
 
     @property
     def stats(self) -> dict: return json.loads(dict(self.con.execute("SELECT key, value FROM meta"))["stats"])
+    @property
+    def snapshot_date(self) -> str|None:
+        "The latest `update_date` in the index (read from an index built before it was kept: computed)."
+        d = dict(self.con.execute("SELECT key, value FROM meta")).get("snapshot_date")
+        if d is None: d = self.con.execute("SELECT MAX(json_extract(record, '$.update_date')) FROM papers").fetchone()[0]
+        return d or None
     def __len__(self): return self.con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
     def __contains__(self, arxiv_id): return self.get(arxiv_id) is not None
 
@@ -456,19 +607,20 @@ def taxonomy(title: str, rec: dict|None, title_hits: list[dict], min_ratio: floa
     if rec is not None: return "id_of_unrelated_paper"
     return "invented_paper" if norm_title(title) else "non_existent_id"
 
-# %% ../nbs/40_arxivbench.ipynb #30262aec
+# %% ../nbs/40_arxivbench.ipynb #1e5e8291
 def verify_and_judge(llm, items: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> None:
     "Fill in, for every paper of every item ({prompt, papers}), lookup, taxonomy, judge answers and verdict (in place)."
     for it in items:
         for p in it["papers"]:
-            rec = index.get(p["arxiv_id"])
+            rec = None if p.get("malformed") else index.get(p["arxiv_id"])    # a malformed link is never looked up
             hits = index.find_title(p["title"])
             p.update(in_snapshot=rec is not None, record_title=rec and rec["title"],
                      title_similarity=round(title_similarity(p["title"], rec and rec["title"]), 3),
                      title_found_as=[h["id"] for h in hits][:5], taxonomy=taxonomy(p["title"], rec, hits),
                      relevant=None, relevance_failure=None, match=None, match_failure=None, verdict=None, verdict_failure=None,
                      verdict_source=None, _rec=rec)
-            if rec is None: p.update(verdict="no", verdict_source="fabricated id (not in snapshot)")
+            if p.get("malformed"): p.update(verdict="no", verdict_source="malformed link (not an arXiv id)")
+            elif rec is None: p.update(verdict="no", verdict_source="fabricated id (not in snapshot)")
     step1 = [(it, p) for it in items for p in it["papers"] if p["in_snapshot"]]
     r1 = judge_many(llm, [relevance_prompt(it["prompt"], p["title"], p["url"]) for it, p in step1], choices=("yes", "no"),
                     max_tokens=judge_max_tokens, desc=f"judge relevance {llm.spec.name}") if step1 else []
@@ -487,8 +639,12 @@ def verify_and_judge(llm, items: list[dict], index: ArxivIndex, judge_max_tokens
     for it in items:
         for p in it["papers"]: p.pop("_rec", None)
 
-# %% ../nbs/40_arxivbench.ipynb #79771da4
+# %% ../nbs/40_arxivbench.ipynb #a5972dd3
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
+ACCURACIES = {   # score key → label (tables, headline)
+    "accuracy": "(a) §3.2: every listed link",
+    "authors_accuracy": "(b) authors' code: exactly-three responses",
+    "strict_accuracy": "(c) strict: yes / 3 × prompts"}
 
 def _ratio_ci(num, den, n_resamples=1000):
     num, den = np.asarray(num, float), np.asarray(den, float)
@@ -497,11 +653,16 @@ def _ratio_ci(num, den, n_resamples=1000):
     lo, hi = bootstrap_ci(lambda a, b: 100 * a.sum() / b.sum() if b.sum() else float("nan"), num, den, n_resamples=n_resamples)
     return float(v), lo, hi
 
-def _ci(name, t):
-    return {name: t[0], f"{name}_lo": t[1], f"{name}_hi": t[2]}
+def _ci(name, t, n=None):
+    return {name: t[0], f"{name}_lo": t[1], f"{name}_hi": t[2], **({} if n is None else {f"{name}_n": int(n)})}
+
+def _verdicts(papers) -> np.ndarray:
+    "yes, no, pass, judge failures among `papers`."
+    v = [p["verdict"] for p in papers]
+    return np.array([v.count("yes"), v.count("no"), v.count("pass"), sum(p["verdict_failure"] is not None for p in papers)])
 
 def score_records(records: list[dict], n: int = N_PAPERS) -> dict:
-    "Per subject (and `all`): accuracy, strict accuracy and rates with 95% CIs, plus every count behind them."
+    "Per subject (and `all`): the three accuracies and the rates with 95% CIs and their n, plus every count behind them."
     out = {}
     groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
     groups = {s: rs for s, rs in groups.items() if rs}
@@ -510,27 +671,30 @@ def score_records(records: list[dict], n: int = N_PAPERS) -> dict:
         ps = [r["papers"] for r in rs]
         ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
         ok = np.array([r["status"] != "request_failed" for r in rs], bool)
-        y = [sum(p["verdict"] == "yes" for p in pp) for pp in ps]
-        no = [sum(p["verdict"] == "no" for p in pp) for pp in ps]
-        pas = [sum(p["verdict"] == "pass" for p in pp) for pp in ps]
-        f = [sum(p["verdict_failure"] is not None for p in pp) for pp in ps]
+        auth = np.array([bool(r.get("authors_valid")) for r in rs], bool)
+        V = np.array([_verdicts(pp) for pp in ps]).reshape(-1, 4)        # every listed paper
+        V3 = np.array([_verdicts(pp[:n]) for pp in ps]).reshape(-1, 4)   # the first three
+        y, no, judged = V[:, 0], V[:, 1], V[:, 0] + V[:, 1]
         fab = [sum(not p["in_snapshot"] for p in pp) for pp in ps]
         listed = [len(pp) for pp in ps]
         row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=n * len(ans), papers_listed=sum(listed),
-                   yes=sum(y), no=sum(no),
-                   malformed_ids=sum(len(r.get("malformed_ids") or []) for r in rs),
-                   passed=sum(pas), judge_failures=sum(f), fabricated=sum(fab),
+                   yes=int(y.sum()), no=int(no.sum()), passed=int(V[:, 2].sum()), judge_failures=int(V[:, 3].sum()),
+                   malformed_ids=sum(bool(p.get("malformed")) for pp in ps for p in pp), fabricated=sum(fab),
+                   authors_responses=int(auth.sum()), authors_yes=int(y[auth].sum()), authors_no=int(no[auth].sum()),
+                   authors_passed=int(V[auth, 2].sum()), authors_judge_failures=int(V[auth, 3].sum()),
+                   strict_yes=int(V3[ok, 0].sum()), strict_judge_failures=int(V3[ok, 3].sum()),
                    statuses={k: sum(r["status"] == k for r in rs) for k in STATUSES},
                    taxonomy={k: sum(p["taxonomy"] == k for pp in ps for p in pp) for k in TAXONOMY})
-        row.update(_ci("accuracy", _ratio_ci(y, np.add(y, no))))
-        row.update(_ci("strict_accuracy", _ratio_ci(np.asarray(y)[ok], np.subtract(n, f)[ok])))
-        row.update(_ci("fabricated_rate", _ratio_ci(fab, listed)))
-        row.update(_ci("invalid_rate", _ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans))))
-        row.update(_ci("refusal_rate", _ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans))))
+        row.update(_ci("accuracy", _ratio_ci(y, judged), judged.sum()))
+        row.update(_ci("authors_accuracy", _ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
+        row.update(_ci("strict_accuracy", _ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
+        row.update(_ci("fabricated_rate", _ratio_ci(fab, listed), sum(listed)))
+        row.update(_ci("invalid_rate", _ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
+        row.update(_ci("refusal_rate", _ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
         out[s] = row
     return out
 
-# %% ../nbs/40_arxivbench.ipynb #e475650b
+# %% ../nbs/40_arxivbench.ipynb #29f5b51f
 def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
     "Ask the model under test; extract and classify each answer."
     res = llm.map([Request(msgs(query_prompt(p["prompt"], n)), max_tokens=max_tokens, temperature=temperature) for p in prompts],
@@ -539,11 +703,12 @@ def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 
     for p, r in zip(prompts, res):
         text = r["text"] if r["ok"] else None
         papers = extract_papers(text)
+        pairs = format_pairs(text)
         items.append(dict(id=p["id"], subject=p["subject"], prompt=p["prompt"], response=text,
                           request_failure=None if r["ok"] else r["error"], finish_reason=r.get("finish_reason"),
                           status=classify(text, papers, r.get("finish_reason"), n), n_listed=len(papers),
-                          malformed_ids=malformed_ids(text),
-                          papers=[q.to_dict() for q in papers[:n]]))
+                          malformed_ids=[q.malformed for q in papers if q.malformed], format_pairs=pairs, authors_valid=pairs == n,
+                          papers=[q.to_dict() for q in papers]))
     return items
 
 @dataclass
@@ -562,22 +727,23 @@ def record(it: dict) -> dict:
                next((f"judge: {p['verdict_failure']}" for p in it["papers"] if p.get("verdict_failure")), None))
     return dict(id=it["id"], failure=failure, **{k: v for k, v in it.items() if k != "id"})
 
-def headline(scores: dict) -> list[Estimate]:
-    "Accuracy, strict accuracy, fabricated-id and invalid-response rates over all subjects (%), each with its n and failures."
-    a = scores["all"]; rf = a["request_failures"]; answered = a["prompts"] - rf
-    est = lambda name, k, n, failed: Estimate(name, a[k], a[f"{k}_lo"], a[f"{k}_hi"], int(n), int(failed))
-    return [est("accuracy (%)", "accuracy", a["yes"] + a["no"], a["judge_failures"]),                    # judged papers
-            est("strict accuracy (%)", "strict_accuracy", a["papers_requested"] - a["judge_failures"],   # requested papers
-                a["judge_failures"] + N_PAPERS * rf),
-            est("fabricated-id rate (%)", "fabricated_rate", a["papers_listed"], 0),                   # listed papers
-            est("invalid-response rate (%)", "invalid_rate", answered, rf)]                            # answered prompts
+def headline(scores: dict, snapshot_date: str|None = None) -> list[Estimate]:
+    "The three accuracies, fabricated-id and invalid-response rates over all subjects (%), each with its n and failures."
+    a = scores["all"]; rf = a["request_failures"]
+    est = lambda name, k, failed: Estimate(name, a[k], a[f"{k}_lo"], a[f"{k}_hi"], int(a[f"{k}_n"]), int(failed))
+    return [est(f"accuracy {ACCURACIES['accuracy']} (%)", "accuracy", a["judge_failures"]),
+            est(f"accuracy {ACCURACIES['authors_accuracy']} (%)", "authors_accuracy", a["authors_judge_failures"]),
+            est(f"accuracy {ACCURACIES['strict_accuracy']} (%)", "strict_accuracy", a["strict_judge_failures"] + N_PAPERS * rf),
+            est(f"fabricated-id rate (%), snapshot {snapshot_date or 'undated'}", "fabricated_rate", 0),
+            est("invalid-response rate (%)", "invalid_rate", rf)]
 
-def index_info(split: str, index: str, records: int) -> dict:
-    "The index as `scores.json` records it: a project-relative path (the file name outside the project), and its size."
-    if not index and split == "sample": return dict(index=f"sample index built from {rel(snapshot_path('sample'))}", records=records)
+def index_info(split: str, index: str, records: int, snapshot_date: str|None = None) -> dict:
+    "The index as `scores.json` records it: a project-relative path (the file name outside the project), its size and snapshot date."
+    if not index and split == "sample":
+        return dict(index=f"sample index built from {rel(snapshot_path('sample'))}", records=records, snapshot_date=snapshot_date)
     p = Path(index) if index else default_index_path()
     r = rel(p)
-    return dict(index=p.name if Path(r).is_absolute() else r, records=records)
+    return dict(index=p.name if Path(r).is_absolute() else r, records=records, snapshot_date=snapshot_date)
 
 def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     "Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`; writes records and scores."
@@ -586,13 +752,14 @@ def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     items = query(ctx.llm("model"), prompts, cfg.temperature, cfg.max_tokens)
     with open_index(ix_path) as ix:
         verify_and_judge(ctx.llm("judge"), items, ix, cfg.judge_max_tokens)
-        info = index_info(cfg.split, cfg.index, len(ix))
+        info = index_info(cfg.split, cfg.index, len(ix), ix.snapshot_date)
     write_jsonl(ctx.out/"records.jsonl", [record(it) for it in items])
     scores = score_records(items)
-    write_json(ctx.out/"scores.json", dict(index=info, subjects=scores))
-    return headline(scores)
+    write_json(ctx.out/"scores.json", dict(index=info, accuracies=ACCURACIES, subjects=scores))
+    ctx.provenance.update(index=info["index"], index_records=info["records"], snapshot_date=info["snapshot_date"])
+    return headline(scores, info["snapshot_date"])
 
-# %% ../nbs/40_arxivbench.ipynb #32b28db0
+# %% ../nbs/40_arxivbench.ipynb #11b76dec
 _PLAN_URL = "https://arxiv.org/abs/0000.00000"
 
 def plan(cfg: ArxivBenchConfig) -> list[dict]:
@@ -604,18 +771,71 @@ def plan(cfg: ArxivBenchConfig) -> list[dict]:
     jc = 2 * N_PAPERS * len(ps)
     return [dict(role="model", calls=len(ps), prompt_tokens=q, completion_tokens=len(ps) * cfg.max_tokens),
             dict(role="judge", calls=jc, prompt_tokens=j, completion_tokens=jc * cfg.judge_max_tokens,
-                 note="upper bound: fabricated or missing ids skip the judge")]
+                 note="estimate for 3 papers per answer: fabricated, malformed or missing ids skip the judge; extra links add calls")]
 
 def data_files(cfg: ArxivBenchConfig) -> list[Path]:
     "Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index `make data` builds)."
     prompts = prompts_path(cfg.split)
     ix = Path(cfg.index) if cfg.index else snapshot_path("sample") if cfg.split == "sample" else default_index_path()
-    if cfg.split != "sample" and not prompts.exists():   # `make data` does not write prompts: say what does
+    if cfg.split not in ("sample", RELEASED) and not prompts.exists():   # `make data` writes only the released prompts: say what does
         raise ConfigError(f"arxivbench split '{cfg.split}' needs {rel(prompts)}: write it with `scibench arxivbench generate "
                           f"--split {cfg.split}`" + ("" if ix.exists() else f"; and {rel(ix)}: run `make data` (or `scibench data arxivbench`)"))
     return [prompts, ix]
 
-# %% ../nbs/40_arxivbench.ipynb #c62da5e1
+# %% ../nbs/40_arxivbench.ipynb #25dd665c
+LABELS = ("yes", "no", "pass")
+
+def load_judge_labels(path) -> list[dict]:
+    "Human labels for (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label (yes/no/pass); id optional."
+    p = Path(path)
+    if not p.exists(): raise FileNotFoundError(f"{p} not found")
+    if p.suffix.lower() in (".csv", ".tsv"):
+        df = pd.read_csv(p, sep="\t" if p.suffix.lower() == ".tsv" else ",", dtype=str, keep_default_na=False)
+        numbered = list(enumerate(df.to_dict("records"), 2))
+    else: numbered = read_jsonl(p, ["prompt", "label"], numbered=True)
+    out = []
+    for i, r in numbered:
+        for k in ("prompt", "label"):
+            if not str(r.get(k) or "").strip(): raise DataError(p, i, k, "missing")
+        lab = str(r["label"]).strip().lower()
+        if lab not in LABELS: raise DataError(p, i, "label", f"must be one of {', '.join(LABELS)}, got {r['label']!r}")
+        url = str(r.get("url") or "").strip() or (f"https://arxiv.org/abs/{r['arxiv_id']}" if str(r.get("arxiv_id") or "").strip() else "")
+        if not url: raise DataError(p, i, "url", "missing (give url or arxiv_id)")
+        out.append(dict(id=str(r.get("id") or f"pair-{len(out):04d}"), prompt=str(r["prompt"]), title=str(r.get("title") or ""), url=url,
+                        label=lab))
+    return out
+
+def _agreement(rows: list[dict]) -> dict:
+    "Agreement [CI], Cohen's kappa, false-positive and false-negative rates of decided rows ({human, judge})."
+    n = len(rows)
+    if not n: return dict(n=0, agreement=None, agreement_lo=None, agreement_hi=None, cohen_kappa=None, false_positive_rate=None,
+                          false_negative_rate=None)
+    agree = [r["human"] == r["judge"] for r in rows]
+    v, lo, hi = _ratio_ci(agree, [1] * n)
+    ph = {c: sum(r["human"] == c for r in rows) / n for c in LABELS}; pj = {c: sum(r["judge"] == c for r in rows) / n for c in LABELS}
+    pe = sum(ph[c] * pj[c] for c in LABELS)
+    kappa = (v / 100 - pe) / (1 - pe) if pe < 1 else None
+    hn = [r for r in rows if r["human"] == "no"]; hy = [r for r in rows if r["human"] == "yes"]
+    return dict(n=n, agreement=v, agreement_lo=lo, agreement_hi=hi, cohen_kappa=kappa,
+                false_positive_rate=100 * sum(r["judge"] == "yes" for r in hn) / len(hn) if hn else None, human_no=len(hn),
+                false_negative_rate=100 * sum(r["judge"] == "no" for r in hy) / len(hy) if hy else None, human_yes=len(hy))
+
+def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
+    "The judge's agreement with human yes/no/pass labels of (prompt, paper) pairs (see above); `rows` has every pair."
+    items = []
+    for l in labels:
+        c = (_candidates(l["url"]) or [dict(pid=normalize_id(l["url"]), raw=l["url"])])[0]
+        items.append(dict(prompt=l["prompt"], papers=[Paper(l["title"], c["pid"], l["url"], None if c["pid"] else c["raw"]).to_dict()]))
+    verify_and_judge(llm, items, index, judge_max_tokens)
+    rows = [dict(id=l["id"], human=l["label"], judge=it["papers"][0]["verdict"], source=it["papers"][0]["verdict_source"],
+                 failure=it["papers"][0]["verdict_failure"]) for l, it in zip(labels, items)]
+    decided = [r for r in rows if r["judge"] is not None]
+    by_llm = [r for r in decided if (r["source"] or "").startswith("judge:")]
+    conf = {h: {j: sum(r["human"] == h and r["judge"] == j for r in decided) for j in LABELS} for h in LABELS}
+    return dict(pairs=len(rows), judge_failures=len(rows) - len(decided), **_agreement(decided), confusion=conf,
+                decided_by_judge_model=_agreement(by_llm), rows=rows)
+
+# %% ../nbs/40_arxivbench.ipynb #27716a2b
 def reference(name) -> pd.DataFrame:
     "A published table; the paper's '-' (no relevant or correct paper) becomes NaN."
     df = _reference(name, na_values=["-"])
@@ -626,36 +846,50 @@ def _ours(d) -> tuple[dict, dict]:
     "(meta, per-subject scores) of a run folder."
     return read_json(d/"meta.json"), read_json(d/"scores.json")["subjects"]
 
-RATES = ("accuracy", "strict_accuracy", "fabricated_rate", "invalid_rate", "refusal_rate")
+RATES = ("accuracy", "authors_accuracy", "strict_accuracy", "fabricated_rate", "invalid_rate", "refusal_rate")
 
-def rate_n(v: dict, k: str) -> int:
-    "The items behind rate `k` of a score row: judged, requested (less judge failures) or listed papers; answered prompts."
-    answered = v["prompts"] - v["request_failures"]
-    return dict(accuracy=v["yes"] + v["no"], strict_accuracy=v["papers_requested"] - v["judge_failures"],
-                fabricated_rate=v["papers_listed"], invalid_rate=answered, refusal_rate=answered)[k]
+def rate_n(v: dict, k: str) -> int|None:
+    "The items behind rate `k` of a score row (`<k>_n`); None for a run scored before the three accuracies were recorded."
+    return v.get(f"{k}_n")
 
 def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
     "Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items; '–' when there is none."
     n = rate_n(v, k)
+    if n is None: return "older scoring: rerun"
     return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
 
-def _failure_note(s: dict) -> str:
-    a = s["all"]; answered = a["prompts"] - a["request_failures"]
-    return (f"invalid {answered - a['statuses']['ok']}/{answered}, request failures {a['request_failures']}, "
-            f"judge failures {a['judge_failures']}")
+def _failure_note(s: dict, k: str = "accuracy") -> str:
+    "What accuracy `k` of a run left out, over all subjects."
+    a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
+    if k == "authors_accuracy":
+        return (f"exactly-three responses {g('authors_responses')}/{answered}, pass {g('authors_passed')}, "
+                f"judge failures {g('authors_judge_failures')}, request failures {a['request_failures']}")
+    if k == "strict_accuracy":
+        return f"judge failures {g('strict_judge_failures')} (first three papers), request failures {a['request_failures']}"
+    return (f"pass {a['passed']}, judge failures {a['judge_failures']}, malformed links {a['malformed_ids']}, "
+            f"invalid {answered - a['statuses']['ok']}/{answered}, request failures {a['request_failures']}")
+
+def snapshot_note(runs) -> str:
+    "The metadata snapshot date(s) of `runs` (latest update_date of each run's index), and the paper's."
+    dates = sorted({(read_json(Path(d)/"scores.json").get("index") or {}).get("snapshot_date") or "not recorded" for d in runs})
+    return (f"arXiv metadata snapshot (latest update_date): {', '.join(dates) or 'no runs'}; "
+            "the paper's: the Kaggle arXiv dataset, cited as 2024, exact date not given")
 
 def accuracy_table(subjects, ref_name) -> pd.DataFrame:
+    "One row per run × accuracy (a, b, c), then the paper's models (definition b)."
     rows = []
     for d in complete_runs("arxivbench"):
         meta, s = _ours(d); c = meta["config"]
-        row = dict(source="scibench", run=run_label(d), model=c["model"], judge=c["judge"], settings=settings(d))
-        for sub in subjects: row[SHORT.get(sub, sub)] = fmt_rate(s[sub], "accuracy") if sub in s else "not run"
-        row["failures"] = _failure_note(s)
-        rows.append(row)
+        for k, label in ACCURACIES.items():
+            row = dict(source="scibench", run=run_label(d), model=c["model"], judge=c["judge"], settings=settings(d), accuracy=label)
+            for sub in subjects: row[SHORT.get(sub, sub)] = fmt_rate(s[sub], k) if sub in s else "not run"
+            row["left out"] = _failure_note(s, k)
+            rows.append(row)
     for _, r in reference(ref_name).iterrows():
-        row = dict(source="paper", run="paper (500 prompts/subject)", model=r["model"], judge="Llama-3.1-8B", settings="paper")
+        row = dict(source="paper", run="paper (500 prompts/subject)", model=r["model"], judge="Llama-3.1-8B", settings="paper",
+                   accuracy=ACCURACIES["authors_accuracy"])
         for sub in subjects: row[SHORT.get(sub, sub)] = fmt(r[SHORT.get(sub, sub)])
-        row["failures"] = "–"
+        row["left out"] = "–"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -667,7 +901,7 @@ def details_table() -> pd.DataFrame:
             row = dict(run=run_label(d), model=c["model"], judge=c["judge"], settings=settings(d), subject=sub,
                        prompts=v["prompts"], request_failures=v["request_failures"], listed=v["papers_listed"], yes=v["yes"],
                        no=v["no"], passed=v["passed"], judge_failures=v["judge_failures"], fabricated=v["fabricated"],
-                       malformed_ids=v["malformed_ids"])
+                       malformed_ids=v["malformed_ids"], exactly_three=v.get("authors_responses"))
             for k in RATES: row[k] = fmt_rate(v, k, 1)
             row["statuses"] = ", ".join(f"{k} {c}" for k, c in v["statuses"].items() if c)
             rows.append(row)
@@ -683,7 +917,7 @@ def taxonomy_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 def figure_subjects():
-    "Accuracy heatmap: one row per complete run of ours (by run label) and per model of the paper, one column per subject."
+    "Accuracy (b) heatmap: one row per complete run of ours (by run label) and per model of the paper, one column per subject."
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt, seaborn as sns
     cols = [SHORT.get(s, s) for s in SUBJECTS]
@@ -692,11 +926,14 @@ def figure_subjects():
     ours = {}
     for d in complete_runs("arxivbench"):
         _, s = _ours(d)
-        ours[f"ours: {run_label(d)}"] = [np.nan if (s.get(sub) or {}).get("accuracy") is None else s[sub]["accuracy"] for sub in SUBJECTS]
+        ours[f"ours: {run_label(d)}"] = [np.nan if (s.get(sub) or {}).get("authors_accuracy") is None else s[sub]["authors_accuracy"]
+                                         for sub in SUBJECTS]
     df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
     fig, ax = plt.subplots(figsize=(11, 0.38 * len(df) + 2))
-    sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (%)"), annot_kws=dict(size=7))
-    ax.set_title("ArxivBench accuracy per subject (%); blank: no judged paper (ours) or \"-\" (paper)"); ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
+    sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (b) (%)"), annot_kws=dict(size=7))
+    ax.set_title("ArxivBench accuracy (b), the authors' code's population, per subject (%); blank: nothing judged (ours) or \"-\" (paper)",
+                 fontsize=9)
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
     return save_figure(fig, "arxivbench_subjects")
 
 def model_size(name: str):
@@ -710,7 +947,7 @@ def model_size(name: str):
     return None
 
 def figure_model_size():
-    "Accuracy vs size per model family (the paper's, and every complete run whose model or served model name carries a size)."
+    "Accuracy (b) vs size per model family (the paper's, and every complete run whose model or served model name carries a size)."
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     pts = []
@@ -725,7 +962,7 @@ def figure_model_size():
         if ms:
             for sub in SUBJECTS:
                 if sub in s:
-                    acc = s[sub]["accuracy"]
+                    acc = s[sub].get("authors_accuracy")
                     pts.append(dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub), acc=np.nan if acc is None else acc))
     df = pd.DataFrame(pts)
     if df.empty: return None
@@ -738,23 +975,26 @@ def figure_model_size():
             gg = gg.sort_values("size")
             ax.plot(gg["size"], gg["acc"], marker="o", label=sub, color=plt.cm.tab20(k % 20),
                     ls="--" if sub in CS_SUBFIELDS else "-")
-        ax.set_xscale("log"); ax.set_xlabel("parameters (B)"); ax.set_ylabel("accuracy (%)"); ax.set_title(f"{src}: {f}")
+        ax.set_xscale("log"); ax.set_xlabel("parameters (B)"); ax.set_ylabel("accuracy (b) (%)"); ax.set_title(f"{src}: {f}")
     axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1, 0.5))
-    fig.suptitle("ArxivBench: accuracy vs model size within a family")
+    fig.suptitle("ArxivBench: accuracy (b) vs model size within a family")
     return save_figure(fig, "arxivbench_model_size")
 
 def make_tables() -> list:
     "Write every ArxivBench table and figure from `results/` (never calls a model)."
     runs = complete_runs("arxivbench")
-    cap = ("accuracy (%) = yes / judged papers, excluding pass, [95% CI] (n = judged papers; below 10, no CI); "
-           "failures: invalid answers / answered prompts, request failures, judge failures")
+    cap = ("accuracy (%) [95% CI] (n; below 10, no CI). (a) §3.2: yes / (yes + no) over every listed link, a link not found or "
+           "malformed is no, pass excluded; (b) the authors' released code's population: the papers of responses with exactly three "
+           "[[title]] [[url]] pairs, yes / (yes + no), pass excluded — the paper's rows are this definition; (c) strict: yes among the "
+           f"first three papers / (3 × answered prompts − judge failures). 'left out': what each did not count. {snapshot_note(runs)}")
     written = [save_table(accuracy_table(MAIN_SUBJECTS, "arxivbench_table1_subjects"), "arxivbench_table1",
                           caption(f"ArxivBench Table 1 (8 subjects): {cap}", runs))["md"],
                save_table(accuracy_table(CS_SUBFIELDS, "arxivbench_table2_cs_subfields"), "arxivbench_table2",
                           caption(f"ArxivBench Table 2 (CS subfields): {cap}", runs))["md"]]
     if runs:
         written.append(save_table(details_table(), "arxivbench_details",
-                                  caption("ArxivBench: every rate (%) [95% CI] (n = its items) and count per run and subject", runs))["md"])
+                                  caption("ArxivBench: every rate (%) [95% CI] (n = its items) and count per run and subject; accuracies "
+                                          f"(a), (b), (c) as in Table 1; {snapshot_note(runs)}", runs))["md"])
         written.append(save_table(taxonomy_table(), "arxivbench_taxonomy",
                                   caption("ArxivBench: hallucination taxonomy of listed papers", runs))["md"])
     written.append(figure_subjects())
@@ -793,7 +1033,7 @@ def download_snapshot(dest=None, url: str = KAGGLE_URL, build: bool = True) -> l
         print(f"[index] {st.records:,} records from {st.lines:,} lines; skipped {st.skipped} bad line(s)", file=sys.stderr)
     return out
 
-# %% ../nbs/40_arxivbench.ipynb #1ae20ede
+# %% ../nbs/40_arxivbench.ipynb #b3b77552
 def _write_fake_snapshot(path, n: int, seed: int = 0) -> Path:
     "A Kaggle-format JSON-lines file of `n` records (new- and old-style ids) for tests and P3 (not public API)."
     rng = np.random.default_rng(seed)
@@ -801,8 +1041,9 @@ def _write_fake_snapshot(path, n: int, seed: int = 0) -> Path:
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             j = i // 10
-            pid = (f"{7 + i // 90000 % 90:02d}{1 + i // 7500 % 12:02d}.{i % 7500 + 1:05d}" if i % 10 else
-                   f"{('hep-th', 'hep-ph', 'math', 'cond-mat')[j // 108000 % 4]}/{91 + j // 12000 % 9:02d}{1 + j // 1000 % 12:02d}{j % 1000:03d}")
+            # ids valid for their era: 5-digit new-style ids from 1501 on; old-style ids 9101-9912, sequence numbers from 001
+            pid = (f"{15 + i // 90000:02d}{1 + i // 7500 % 12:02d}.{i % 7500 + 1:05d}" if i % 10 else
+                   f"{('hep-th', 'hep-ph', 'math', 'cond-mat')[j // 107892 % 4]}/{91 + j // 11988 % 9:02d}{1 + j // 999 % 12:02d}{j % 999 + 1:03d}")
             t = " ".join(rng.choice(words, 6)) + f" {i}"
             f.write(json.dumps({"id": pid, "submitter": "A. Author", "authors": "A. Author, B. Author", "title": t, "comments": "10 pages",
                                 "journal-ref": None, "doi": None, "report-no": None, "categories": "hep-th math-ph" if "/" in pid else "cs.LG stat.ML",
@@ -832,7 +1073,7 @@ def p3_index(n: int = 1_000_000, lookups: int = 10_000, scans: int = 3, workdir=
         for i, line in enumerate(f):
             if i % max(1, n // lookups) == 0: ids.append(json.loads(line)["id"])
     rnd = random.Random(0)
-    queries = [rnd.choice(ids) if k % 2 == 0 else f"{rnd.randint(9800, 9900)}.{rnd.randint(0, 99999):05d}" for k in range(lookups)]
+    queries = [rnd.choice(ids) if k % 2 == 0 else f"{rnd.randint(90, 99)}{rnd.randint(1, 12):02d}.{rnd.randint(1, 99999):05d}" for k in range(lookups)]
     queries = [f"https://arxiv.org/abs/{x}v2" if k % 4 == 0 else x for k, x in enumerate(queries)]
     with open_index(dest) as ix:
         t0 = time.perf_counter(); hits = sum(ix.get(x) is not None for x in queries); ix_s = time.perf_counter() - t0
@@ -852,7 +1093,7 @@ def p3_index(n: int = 1_000_000, lookups: int = 10_000, scans: int = 3, workdir=
     for f_ in (src, dest): f_.unlink(missing_ok=True)
     return out
 
-# %% ../nbs/40_arxivbench.ipynb #151fc8ba
+# %% ../nbs/40_arxivbench.ipynb #12e9e6fe
 def cli(argv: list[str]):
     import argparse
     p = argparse.ArgumentParser(prog="scibench arxivbench")
@@ -867,18 +1108,25 @@ def cli(argv: list[str]):
     g.add_argument("--model", default="local"); g.add_argument("--n", type=int, default=500); g.add_argument("--batch", type=int, default=20)
     g.add_argument("--subjects", nargs="*", default=None); g.add_argument("--split", default="generated")
     g.add_argument("--threshold", type=float, default=0.9); g.add_argument("--temperature", type=float, default=1.0)
+    v = sub.add_parser("validate-judge", help="a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")
+    v.add_argument("file", help="labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label")
+    v.add_argument("--judge", default="local", help="judge model (models.toml name, or ad hoc with --judge-base-url)")
+    v.add_argument("--judge-base-url", default=None); v.add_argument("--judge-max-tokens", type=int, default=256)
+    v.add_argument("--index", default=None, help="index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    v.add_argument("--out", default=None, help="also write the full report (every pair) as JSON here")
     a = p.parse_args(argv)
     if a.cmd == "index":
         out = Path(a.out or default_index_path())
         st = build_index(a.snapshot, out, on_error="raise" if a.strict else "skip", progress=True)
         print(f"indexed {st.records:,} records from {st.lines:,} lines in {st.seconds}s → {out}; skipped {st.skipped} malformed line(s)")
         for e in st.errors[:20]: print(f"  skipped: {e['msg']}")
-    elif a.cmd == "lookup":
+    elif a.cmd in ("lookup", "validate-judge"):
         path, note = (Path(a.index) if a.index else default_index_path()), None
         if not a.index and not path.exists():   # a fresh clone: `make data` has not built the real index
             path = index_for("sample")
             note = (f"no real index at {rel(default_index_path())} (`make data` builds it): looking up in the sample index "
                     f"built from {rel(snapshot_path('sample'))}")
+        if a.cmd == "validate-judge": return _validate_cli(a, path, note)
         with open_index(path) as ix:
             if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
             for x in a.ids:
@@ -886,6 +1134,7 @@ def cli(argv: list[str]):
                 print(json.dumps({"query": x, "result": r}, ensure_ascii=False))
     elif a.cmd == "generate":
         from scibench.llm import LLM
+        if a.split in (RELEASED, "sample"): raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
         llm = LLM(a.model); rows, stats = [], []
         for s in a.subjects or list(SUBJECTS):
             ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature, a.threshold); rows += ps; stats.append(st)
@@ -895,10 +1144,23 @@ def cli(argv: list[str]):
         print(f"wrote {len(rows)} prompts to {prompts_path(a.split)}")
     return 0
 
-# %% ../nbs/40_arxivbench.ipynb #a2426615
+def _validate_cli(a, index_path, note) -> int:
+    from scibench.llm import LLM, get_model
+    labels = load_judge_labels(a.file)
+    with open_index(index_path) as ix:
+        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
+        r = validate_judge(LLM(get_model(a.judge, base_url=a.judge_base_url)), labels, ix, a.judge_max_tokens)
+        r["index"] = dict(index="sample index" if note else rel(index_path), snapshot_date=ix.snapshot_date)
+    r.update(judge=a.judge, labels=rel(a.file))
+    if a.out: write_json(a.out, r)
+    print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
+    return 0
+
+# %% ../nbs/40_arxivbench.ipynb #90871868
 PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Research?", "Ning Li, Jingran Zhang, Justin Cui", "2504.10496")
 # small caps keep the embedded model's sample run (13 prompts, up to 78 judge calls) to minutes on 2 cores
 ARXIVBENCH = register(Benchmark(
     "arxivbench", "list three arXiv papers for a research request; ids verified against arXiv metadata, relevance and title match judged",
-    PAPER, ArxivBenchConfig, run, data=data_files, plan=plan, tables=make_tables, downloaders=[download_snapshot], perf={"P3": p3_index},
+    PAPER, ArxivBenchConfig, run, data=data_files, plan=plan, tables=make_tables, downloaders=[download_prompts, download_snapshot],
+    perf={"P3": p3_index},
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=200, judge_max_tokens=200)]))

@@ -91,7 +91,7 @@ def _parser():
     return p
 
 # benchmarks with verbs of their own: `scibench <bench> ...` calls `scibench.<bench>.cli(args)`
-BENCH_VERBS = ("arxivbench", "rubrics", "autobench")
+BENCH_VERBS = ("abgen", "arxivbench", "rubrics", "autobench")
 
 def _run(argv) -> int:
     from scibench.bench import benchmarks, get_benchmark

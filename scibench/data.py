@@ -11,10 +11,10 @@ from pathlib import Path
 from .core import data_dir, write_jsonl
 
 # %% auto #0
-__all__ = ['ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'OfflineError', 'fetch_url', 'download_abgen', 'download_abgen_released',
-           'all_downloaders', 'download']
+__all__ = ['ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'OfflineError', 'fetch_url', 'download_abgen',
+           'download_abgen_released', 'download_abgen_prompts', 'all_downloaders', 'download']
 
-# %% ../nbs/07_data.ipynb #0a5fd072
+# %% ../nbs/07_data.ipynb #b8b1b9ed
 class OfflineError(RuntimeError): "A download failed because the source is unreachable."
 
 ABGEN_REPO = "yale-nlp/AbGen"
@@ -48,18 +48,35 @@ def download_abgen(dest=None) -> list[Path]:
         p = dest/f"{split}.jsonl"; write_jsonl(p, list(ds[split])); out.append(p)
     return out
 
-def download_abgen_released(dest=None, judges=None) -> list[Path]:
+def download_abgen_released(dest=None, judges=None, base: str = ABGEN_GITHUB) -> list[Path]:
     "AbGen's released human evaluation and per-judge outputs (GitHub `yale-nlp/AbGen`) into `data/abgen/released/`."
     dest = Path(dest or data_dir()/"abgen"/"released")
-    out = [fetch_url(ABGEN_GITHUB + "human_evaluation.json", dest/"human_evaluation.json")]
+    out = [fetch_url(base + "human_evaluation.json", dest/"human_evaluation.json")]
     if judges is None:
         api = "https://api.github.com/repos/yale-nlp/AbGen/contents/meta_evaluation_outputs/processed_outputs"
         try:
             with urllib.request.urlopen(api, timeout=60) as r: judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
         except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
     for j in judges:
-        out.append(fetch_url(ABGEN_GITHUB + f"meta_evaluation_outputs/processed_outputs/{j}", dest/"processed_outputs"/j))
+        out.append(fetch_url(base + f"meta_evaluation_outputs/processed_outputs/{j}", dest/"processed_outputs"/j))
     return out
+
+ABGEN_PROMPTS = "utils/evaluation_prompt.py"
+
+def download_abgen_prompts(dest=None, base: str = ABGEN_GITHUB) -> list[Path]:
+    """AbGen's per-criterion judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) as
+    `data/abgen/released/evaluation_prompt.py`. The file is data: checked by parsing its string constants
+    (`scibench.abgen.released_prompts`, with `ast`), never imported or run; a file without the four prompts is not kept."""
+    from scibench.abgen import released_prompts
+    from scibench.core import DataError
+    dest = Path(dest or data_dir()/"abgen"/"released")
+    tmp = fetch_url(base + ABGEN_PROMPTS, dest/"evaluation_prompt.py.new")
+    try: released_prompts(tmp)
+    except DataError as e:
+        tmp.unlink(missing_ok=True)
+        raise OfflineError(f"{base + ABGEN_PROMPTS} is not the expected prompt file ({e}); nothing kept") from None
+    p = dest/"evaluation_prompt.py"; os.replace(tmp, p)
+    return [p]
 
 def all_downloaders() -> dict:
     "Every benchmark's downloaders, from the registry (name → list of functions)."

@@ -60,12 +60,13 @@ def resolve(b: Benchmark, cfg, endpoints: dict|None = None) -> dict[str, ModelSp
         if n not in specs: raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
     return specs
 
-# %% ../nbs/06_run.ipynb #faabd500
+# %% ../nbs/06_run.ipynb #ec56b7a6
 class RunContext:
     "The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options."
     def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True):
         self.bench, self.cfg, self.out, self.specs = bench, cfg, Path(out), specs
         self.refresh, self.progress = refresh, progress
+        self.provenance: dict = {}   # what the run read that a reader must know (a snapshot's date, a prompt set): goes into meta.json
         self._llms: dict = {}
         self.out.mkdir(parents=True, exist_ok=True)
 
@@ -215,7 +216,7 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
-# %% ../nbs/06_run.ipynb #0a4a8c0c
+# %% ../nbs/06_run.ipynb #2cf27121
 def _echo(*a): print(*a, file=sys.stderr, flush=True)
 
 def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *, dry_run: bool = False,
@@ -266,7 +267,8 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
             _atomic_write_text(tmp/"error.txt", error)
         meta.update(status=status, status_reason=reason, n=len(recs), failures=sum(fails.values()),
                     failures_by_reason=dict(fails.most_common(20)), headline=[e.to_dict() for e in headline],
-                    usage=ctx.usage(), roles_models=ctx.models(), seconds=round(time.time() - t0, 1), max_failure_share=max_failure_share)
+                    usage=ctx.usage(), roles_models=ctx.models(), provenance=ctx.provenance, seconds=round(time.time() - t0, 1),
+                    max_failure_share=max_failure_share)
         write_json(tmp/"meta.json", meta)
         os.replace(tmp, final)
         _atomic_write_text(parent/"latest", run_id + "\n")
@@ -274,7 +276,7 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
     if notebook and status != "interrupted": render_notebook(final)
     return meta
 
-# %% ../nbs/06_run.ipynb #c722bb40
+# %% ../nbs/06_run.ipynb #4ce3b140
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
     u = meta.get("usage", {}).get("total", {})
@@ -290,6 +292,7 @@ def summary_text(meta: dict) -> str:
                  f"tokens {u.get('prompt_tokens', 0):,} in / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
                  f"{meta.get('seconds', 0):.1f} s")
     for role, m in meta.get("roles_models", {}).items(): lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
+    if meta.get("provenance"): lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in meta["provenance"].items()))
     lines.append(f"results   {rel(meta['dir']) if meta.get('dir') else ''}/")
     return "\n".join(lines)
 

@@ -40,9 +40,13 @@ def test_prompt_includes_method_and_context():
 
 def test_judge_prompt_has_context_reference_and_criterion():
     e = abgen.load_abgen("sample")[1]
-    p = abgen.judge_prompt(e, "MY DESIGN", "soundness")
-    assert e["method"] in p and e["ablation_study"]["research_objective"] in p and "MY DESIGN" in p
-    assert abgen.DEFINITIONS["soundness"] in p and "Therefore, the score is" in p
+    system, user = abgen.judge_prompt(e, "MY DESIGN", "soundness")
+    # the user turn: the context (method included), the design, the module and the reference shown as an example
+    assert e["method"] in user and e["ablation_study"]["experiment_setup"] in user and "MY DESIGN" in user
+    assert e["ablation_study"]["module_name"] in user
+    # the system turn: the criterion's definition and a descriptor per score, the module put in
+    assert "**soundness**" in system and e["ablation_study"]["module_name"] in system and "$module" not in system
+    assert all(f"Score {k}:" in system for k in range(1, 6)) and "Therefore, the score is" in system
 
 
 def test_revision_feedback_limit():
@@ -184,20 +188,29 @@ def released_files(tmp_path):
     (root / "human_evaluation.json").write_text(json.dumps(slim, indent=1))
     perfect = [{"meta_id": r["meta_id"], **{c: {"explanation": "", "score": r[c]["score"]} for c in abgen.HUMAN_CRITERIA},
                 "overall": {"explanation": "", "score": float(np.mean([r[c]["score"] for c in abgen.HUMAN_CRITERIA]))}} for r in slim]
-    (root / "processed_outputs" / "GPT-4.1.json").write_text(json.dumps(perfect))
+    # files named as the authors named them: by served model
+    (root / "processed_outputs" / "gpt-4.1.json").write_text(json.dumps(perfect))
     flipped = [{"meta_id": r["meta_id"], **{c: {"explanation": "", "score": 6 - r[c]["score"]} for c in abgen.CRITERIA}} for r in perfect]
     (root / "processed_outputs" / "Qwen3-8B.json").write_text(json.dumps(flipped))
+    (root / "processed_outputs" / "Qwen3-32B-AWQ.json").write_text(json.dumps(flipped))
+    (root / "processed_outputs" / "Meta-Llama-3.1-70B-Instruct-FP8.json").write_text(json.dumps(perfect))
+    (root / "processed_outputs" / "gemini-2.5-flash-preview-05-20.json").write_text(json.dumps(perfect))
     return root
 
 
 def test_released_meta_evaluation_path(tmp_path):
     t = abgen.released_tables(released_files(tmp_path), n_resamples=50)
     t5, t9 = t["abgen_released_table5"].set_index("judge"), t["abgen_released_table9"].set_index("judge")
-    assert t5.loc["GPT-4.1", "overall (ours)"].startswith("1.000")
+    assert t5.loc["GPT-4.1", "overall (ours)"].startswith("1.000") and t5.loc["GPT-4.1", "file"] == "gpt-4.1.json"
     assert t5.loc["GPT-4.1", "overall (paper)"] == "0.246"        # Table 5, pooled Pearson
     assert t5.loc["Qwen3-8B", "importance (ours)"].startswith("-1.000")
     assert t9.loc["Qwen3-8B", "soundness (paper)"] == "0.818"     # Table 9, system Kendall
     assert t9.loc["GPT-4.1", "faithfulness (ours)"].startswith("1.000")
+    # served names → the paper's names, which differ between the two tables for Gemini
+    assert t5.loc["Qwen3-32B", "overall (paper)"] == "0.248" and t9.loc["Qwen3-32B", "overall (paper)"] == "0.864"
+    assert t5.loc["Llama-3.1-70B", "soundness (paper)"] == "-0.020" and t9.loc["Llama-3.1-70B", "importance (paper)"] == "0.264"
+    assert t5.loc["Gemini-2.5-Flash", "importance (paper)"] == "0.391" and t9.loc["Gemini-2.5-Flash-Preview", "importance (paper)"] == "0.590"
+    for t in (t5, t9): assert not (t.filter(like="(paper)") == "–").any().any(), t
 
 
 def test_meta_evaluate_counts_missing_judge_scores():

@@ -193,8 +193,10 @@ def test_run_fake_two_step_judge(fake_server, run_bench):
     # + title match for the same 2 papers (identical prompts across the two answers are sent once)
     assert fs.calls == 2 + 2 * 2 + 2
     head = {h["name"]: h for h in meta["headline"]}
-    assert head["accuracy (%)"]["value"] == 0.0 and head["accuracy (%)"]["n"] == 2
-    assert head["fabricated-id rate (%)"]["n"] == 6 and head["invalid-response rate (%)"]["value"] == 0.0
+    acc = head[f"accuracy {ab.ACCURACIES['accuracy']} (%)"]    # headline names now say which accuracy (issue 10, item 8)
+    assert acc["value"] == 0.0 and acc["n"] == 2
+    fab = next(h for n, h in head.items() if n.startswith("fabricated-id rate (%), snapshot "))   # the name carries the snapshot date
+    assert fab["n"] == 6 and head["invalid-response rate (%)"]["value"] == 0.0
 
 def test_every_record_has_id_and_failure_and_no_paths(fake_server, run_bench):
     fs = fake_server(reply=_reply(judge_relevance="I really cannot say."), permanent="Ricci flow")
@@ -217,7 +219,7 @@ def test_scores_json_is_strict(fake_server, run_bench):
     json.loads((d/"scores.json").read_text(), parse_constant=no_constants)
     json.loads((d/"meta.json").read_text(), parse_constant=no_constants)
     assert s["Math"]["accuracy"] is None and s["Math"]["accuracy_lo"] is None   # nothing judged: null, not NaN
-    assert {h["name"]: h for h in meta["headline"]}["accuracy (%)"]["value"] is None
+    assert {h["name"]: h for h in meta["headline"]}[f"accuracy {ab.ACCURACIES['accuracy']} (%)"]["value"] is None
 
 def test_run_fake_irrelevant_skips_step2_and_failures_recorded(fake_server, run_bench):
     fs = fake_server(reply=_reply(judge_relevance='{"rationale": "off topic", "answer": "no"}'))
@@ -263,7 +265,7 @@ def test_dry_run_plan_calls_nothing(fake_server, run_bench, results):
     assert meta["status"] == "dry-run" and d is None
     rows = {r["role"]: r for r in meta["plan"]}
     assert (rows["model"]["calls"], rows["model"]["completion_tokens"]) == (2, 200)
-    assert (rows["judge"]["calls"], rows["judge"]["completion_tokens"]) == (2 * 3 * 2, 12 * 50)   # an upper bound
+    assert (rows["judge"]["calls"], rows["judge"]["completion_tokens"]) == (2 * 3 * 2, 12 * 50)   # an estimate: every listed link is judged now
     assert fs.calls == 0 and fs.headers_seen == []                                  # not even a preflight GET
     assert not list(results.rglob("meta.json"))
 
