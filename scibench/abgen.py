@@ -192,7 +192,7 @@ def revision_prompt(e: dict, design: str, feedback: str) -> str:
     return (f"{generation_prompt(e)}\n\n## Your Previous Design\n{design}\n\n## Researcher Feedback\n{feedback}\n\n"
             "Revise the ablation study design to address the feedback. Use the same two parts.")
 
-# %% ../nbs/10_abgen.ipynb #4418ed8a
+# %% ../nbs/10_abgen.ipynb #6f4db56b
 def generate(llm, examples, temperature=1.0, max_tokens=1024, sample=0) -> list[dict]:
     res = llm.map([Request(msgs(generation_prompt(e)), max_tokens=max_tokens, temperature=temperature, sample=sample)
                    for e in examples], desc=f"generate {llm.spec.name}")
@@ -205,7 +205,7 @@ def judge_schema(max_rationale: int = 0) -> dict:
     if not max_rationale: s["properties"]["rationale"].pop("maxLength")
     return s
 
-def judge_designs(llm, examples, designs, criteria=CRITERIA, max_tokens=8192, max_rationale=0, prompts: str|dict = "scibench",
+def judge_designs(llm, examples, designs, criteria=CRITERIA, max_tokens=1024, max_rationale=0, prompts: str|dict = "scibench",
                   temperature=1.0) -> list[dict]:
     "Score each (example, design) on each criterion (system turn = the criterion's prompt) → per example {criterion: judge record}."
     ps = prompt_set(prompts) if isinstance(prompts, str) else prompts
@@ -240,7 +240,7 @@ def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
                 rationales={c: j[c]["rationale"] if c in j else None for c in CRITERIA},
                 judge_raw={c: j[c]["raw"] if c in j else None for c in CRITERIA})
 
-# %% ../nbs/10_abgen.ipynb #2fe243f3
+# %% ../nbs/10_abgen.ipynb #91862ecf
 _PROMPTS_DOC = "judge prompts: released (the authors', fetched by `make data`), scibench (ours, same structure); auto = released when downloaded"
 
 @dataclass
@@ -250,7 +250,7 @@ class AbGenConfig(Config):
     temperature: float = param(1.0, "sampling temperature of the generation")
     max_tokens: int = param(1024, "completion cap of the generation")
     judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)")
-    judge_max_tokens: int = param(8192, "completion cap of each judge answer (the released code: 8192)")
+    judge_max_tokens: int = param(1024, "completion cap of each judge answer (the released code: 8192)")
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)")
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)")
 
@@ -368,13 +368,13 @@ def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system
     cols = ["criterion", "level", "corr", "value", "lo", "hi", "examples", "systems", "used", "skipped", "missing_judge"]
     return pd.DataFrame(rows, columns=cols)
 
-# %% ../nbs/10_abgen.ipynb #d7a4b476
+# %% ../nbs/10_abgen.ipynb #bbfce827
 @dataclass
 class AbGenEvalConfig(Config):
     model: str = param("local", "the judge under evaluation: a models.toml name, or any name with --base-url", role=True)
     prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
     judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)")
-    judge_max_tokens: int = param(8192, "completion cap of each judge answer (the released code: 8192)")
+    judge_max_tokens: int = param(1024, "completion cap of each judge answer (the released code: 8192)")
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)")
 
 def _eval_rows(cfg) -> list[dict]:
@@ -438,7 +438,7 @@ def paper_name(name: str, names) -> str|None:
     "The entry of `names` (a paper table's names) that is the same model as `name`, or None."
     return next((n for n in names if canonical(n) == canonical(name)), None)
 
-# %% ../nbs/10_abgen.ipynb #a27d6c58
+# %% ../nbs/10_abgen.ipynb #aaa87641
 FEEDBACK_WORDS = 50
 FORM_COLUMNS = ["case_id", "system", "module_name", "context", "design", "feedback"]
 
@@ -512,7 +512,7 @@ def simulate_feedback(llm, cases, max_tokens=128) -> dict[str, str]:
                   desc=f"feedback {llm.spec.name}")
     return {c["case_id"]: " ".join(r["text"].split()[:FEEDBACK_WORDS]) for c, r in zip(cases, res) if r["ok"] and r["text"].strip()}
 
-def study1(cases, feedback: dict, model, judge, prompts="auto", max_tokens=1024, temperature=1.0, judge_max_tokens=8192,
+def study1(cases, feedback: dict, model, judge, prompts="auto", max_tokens=1024, temperature=1.0, judge_max_tokens=1024,
            judge_temperature=1.0, max_rationale=0) -> list[dict]:
     "Revise every case that has feedback with `model`; score the design before and after with `judge` → one record per case."
     todo = [c for c in cases if c["case_id"] in feedback]
@@ -767,7 +767,7 @@ def make_tables() -> list:
     if f: written.append(f)
     return written
 
-# %% ../nbs/10_abgen.ipynb #6cd59262
+# %% ../nbs/10_abgen.ipynb #8c039fe8
 def cli(argv: list[str]) -> int:
     "`scibench abgen select|study1|add-split ...`."
     import argparse, sys
@@ -790,7 +790,7 @@ def cli(argv: list[str]) -> int:
     t.add_argument("--prompts", default="auto", choices=PROMPT_SETS, help="judge prompts (default: released when downloaded)")
     t.add_argument("--simulate", metavar="MODEL", help="let MODEL write the feedback instead of the form (labelled simulated)")
     t.add_argument("--name", help="results/abgen_study1/NAME (default: the form's name)")
-    t.add_argument("--max-tokens", type=int, default=1024); t.add_argument("--judge-max-tokens", type=int, default=8192)
+    t.add_argument("--max-tokens", type=int, default=1024); t.add_argument("--judge-max-tokens", type=int, default=1024)
     t.add_argument("--max-rationale", type=int, default=0)
     a = sub.add_parser("add-split", help="study 2: user-annotated examples in the AbGen schema as split user-NAME")
     a.add_argument("name"); a.add_argument("file")

@@ -225,7 +225,8 @@ def test_meta_evaluate_counts_missing_judge_scores():
 
 @pytest.mark.slow
 def test_end_to_end_real_embedded_model(local_server, run_bench):
-    meta, d = run_bench("abgen", dict(model="local", judge="local", limit=2, max_tokens=64, judge_max_tokens=160), notebook=True)
+    meta, d = run_bench("abgen", dict(model="local", judge="local", limit=2, max_tokens=64, judge_max_tokens=160, max_rationale=200),
+                        notebook=True)
     recs = read_jsonl(d / "records.jsonl")
     assert len(recs) == 2 and meta["status"] in ("complete", "partial") and (d / "run.ipynb").exists()
     assert meta["usage"]["total"]["requests"] == 2 + 8
@@ -233,7 +234,7 @@ def test_end_to_end_real_embedded_model(local_server, run_bench):
     for c in abgen.CRITERIA:
         assert s[c]["n"] + s[c]["failures"] == 2
         if s[c]["n"]: assert 1 <= s[c]["mean"] <= 5
-    m2, d2 = run_bench("abgen_eval", dict(model="local", limit=1, judge_max_tokens=160))
+    m2, d2 = run_bench("abgen_eval", dict(model="local", limit=1, judge_max_tokens=160, max_rationale=200))
     outs = json.loads((d2 / "judge_outputs.json").read_text())
     assert len(outs) == 4 and all(set(abgen.CRITERIA) <= set(o) for o in outs)
     assert all((o[c]["score"] is None) == (o[c]["failure"] is not None) for o in outs for c in abgen.CRITERIA)

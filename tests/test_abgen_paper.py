@@ -84,7 +84,7 @@ def test_prompt_sets_default_released_missing_and_sampling(data, fake, run_bench
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16))
     assert meta["config"]["prompts"] == "scibench"
     judge = [b for b in bodies if b["messages"][0]["role"] == "system"]
-    assert len(judge) == 4 and all(b["temperature"] == 1.0 and b["max_tokens"] == 8192 for b in judge)   # the released sampling
+    assert len(judge) == 4 and all(b["temperature"] == 1.0 and b["max_tokens"] == 1024 for b in judge)   # released temperature
     assert any("**importance**" in b["messages"][0]["content"] for b in judge)
     gen = [b for b in bodies if b["messages"][0]["role"] == "user"][0]["messages"][0]["content"]
     e = abgen.load_abgen("sample")[0]
