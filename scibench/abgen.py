@@ -26,7 +26,7 @@ __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELE
            'ABGEN', 'ABGEN_EVAL', 'split_path', 'load_abgen', 'context_text', 'generation_prompt', 'reference_text',
            'released_prompts_path', 'string_constants', 'released_prompts', 'resolve_prompts', 'prompt_set',
            'criterion_prompt', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'generate', 'judge_schema',
-           'judge_designs', 'summarize', 'record', 'AbGenConfig', 'validate', 'run', 'plan', 'human_path',
+           'judge_designs', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'run', 'plan', 'human_path',
            'released_dir', 'load_human_eval', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices',
            'meta_evaluate', 'AbGenEvalConfig', 'run_eval', 'plan_eval', 'canonical', 'paper_name', 'failure_cases',
            'cases_path', 'export_form', 'import_form', 'feedback_prompt', 'simulate_feedback', 'study1', 'study1_dir',
@@ -240,18 +240,22 @@ def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
                 rationales={c: j[c]["rationale"] if c in j else None for c in CRITERIA},
                 judge_raw={c: j[c]["raw"] if c in j else None for c in CRITERIA})
 
-# %% ../nbs/10_abgen.ipynb #91862ecf
+# %% ../nbs/10_abgen.ipynb #a85564fb
 _PROMPTS_DOC = "judge prompts: released (the authors', fetched by `make data`), scibench (ours, same structure); auto = released when downloaded"
 
 @dataclass
-class AbGenConfig(Config):
-    judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
+class JudgeSetup:
+    "How the judge is prompted and sampled: shared by AbGen and AbGen-Eval."
     prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
-    temperature: float = param(1.0, "sampling temperature of the generation")
-    max_tokens: int = param(1024, "completion cap of the generation")
     judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)")
     judge_max_tokens: int = param(1024, "completion cap of each judge answer (the released code: 8192)")
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)")
+
+@dataclass
+class AbGenConfig(JudgeSetup, Config):
+    judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
+    temperature: float = param(1.0, "sampling temperature of the generation")
+    max_tokens: int = param(1024, "completion cap of the generation")
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)")
 
 def validate(cfg) -> None:
@@ -368,14 +372,10 @@ def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system
     cols = ["criterion", "level", "corr", "value", "lo", "hi", "examples", "systems", "used", "skipped", "missing_judge"]
     return pd.DataFrame(rows, columns=cols)
 
-# %% ../nbs/10_abgen.ipynb #bbfce827
+# %% ../nbs/10_abgen.ipynb #7437ed77
 @dataclass
-class AbGenEvalConfig(Config):
+class AbGenEvalConfig(JudgeSetup, Config):
     model: str = param("local", "the judge under evaluation: a models.toml name, or any name with --base-url", role=True)
-    prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
-    judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)")
-    judge_max_tokens: int = param(1024, "completion cap of each judge answer (the released code: 8192)")
-    max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)")
 
 def _eval_rows(cfg) -> list[dict]:
     rows = load_human_eval(split=cfg.split)
