@@ -815,17 +815,17 @@ def cli(argv: list[str]) -> int:
         print(f"scibench abgen: error: {e}", file=sys.stderr); return 2
     return 0
 
-# %% ../nbs/10_abgen.ipynb #045def1a
+# %% ../nbs/10_abgen.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
               "Yilun Zhao et al. (ACL 2025)", "2507.13300")
 _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.split)]
 # small caps keep the embedded model's sample runs to minutes on 2 cores (the judge's JSON answer is
-# grammar-constrained, so a 200-character rationale fits in 100 tokens)
+# grammar-constrained: a 200-character rationale and the score fit in 160 tokens; 100 cut one answer of 32)
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER, AbGenConfig, run,
     validate=validate, data=_data, plan=plan, tables=make_tables,
     downloaders=[download_abgen, download_abgen_released, download_abgen_prompts],
-    default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=100, max_rationale=200)]))
+    default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160, max_rationale=200)]))
 ABGEN_EVAL = register(Benchmark(
     "abgen_eval", "AbGen-Eval: how well a judge (the model) agrees with human scores of ablation designs", PAPER, AbGenEvalConfig, run_eval,
     validate=validate, data=lambda cfg: [human_path(cfg.split)], plan=plan_eval, tables=make_tables,
