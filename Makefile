@@ -66,7 +66,7 @@ test: install           ## notebook tests + fast pytest
 	$(BIN)/pytest -m "not slow" -q
 
 lint: install           ## ruff (unused imports, undefined names, ...)
-	$(BIN)/ruff check scibench tests
+	$(BIN)/ruff check
 
 test-slow: install      ## end-to-end tests with the real embedded model (CI runs them too)
 	$(BIN)/pytest -m slow -q

@@ -119,7 +119,7 @@ def responses(ctx, ab):
                     f"retrain the model. Compare with the full model using the main metric.", (4, 4, 3)),
         "off-context": (f"Research Objective: Show that the {mod.lower()} is important.\nExperiment Process: Replace the whole method "
                         "with a larger pretrained model on a new benchmark, evaluating human preference ratings.", (2, 1, 3)),
-        "vague": (f"Research Objective: Ablate things.\nExperiment Process: We try several variants and see what happens.", (1, 3, 1)),
+        "vague": ("Research Objective: Ablate things.\nExperiment Process: We try several variants and see what happens.", (1, 3, 1)),
     }
 
 def main():
