@@ -1,4 +1,4 @@
-import os
+import os, shutil
 from pathlib import Path
 import pytest
 
@@ -52,3 +52,15 @@ def run_bench(results):
         meta = execute(bench, params or {}, **kw)
         return meta, meta.get("dir")
     return go
+
+
+@pytest.fixture
+def own_data(tmp_path, monkeypatch):
+    "own_data(*benches) → a data/ folder with only the shipped samples of `benches` and the papers' numbers (nothing downloaded)."
+    def make(*benches):
+        d = tmp_path / "data"
+        for b in benches: shutil.copytree(ROOT / "data" / "samples" / b, d / "samples" / b, dirs_exist_ok=True)
+        shutil.copytree(ROOT / "data" / "reference", d / "reference", dirs_exist_ok=True)
+        monkeypatch.setenv("SCIBENCH_DATA", str(d))
+        return d
+    return make

@@ -18,14 +18,9 @@ def registry(tmp_path, fs):
 
 
 @pytest.fixture
-def data(tmp_path, monkeypatch):
+def data(own_data):
     "A data/ folder of our own: the sample, and nothing downloaded (no released files)."
-    d = tmp_path / "data"; (d / "samples" / "abgen").mkdir(parents=True)
-    for f in ("sample.jsonl", "human_evaluation.json"):
-        (d / "samples" / "abgen" / f).write_bytes((ROOT / "data/samples/abgen" / f).read_bytes())
-    (d / "reference").mkdir(); [(d / "reference" / f.name).write_bytes(f.read_bytes()) for f in (ROOT / "data/reference").glob("*.csv")]
-    monkeypatch.setenv("SCIBENCH_DATA", str(d))
-    return d
+    return own_data("abgen")
 
 
 @pytest.fixture

@@ -10,13 +10,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch, fake_server, results):
+def env(tmp_path, monkeypatch, fake_server, results, own_data):
     "Our own data/ (the sample), a fake endpoint `fake` that revises designs and judges them, and its request log."
-    d = tmp_path / "data"; (d / "samples" / "abgen").mkdir(parents=True)
-    for f in ("sample.jsonl", "human_evaluation.json"):
-        (d / "samples" / "abgen" / f).write_bytes((ROOT / "data/samples/abgen" / f).read_bytes())
-    (d / "reference").mkdir(); [(d / "reference" / f.name).write_bytes(f.read_bytes()) for f in (ROOT / "data/reference").glob("*.csv")]
-    monkeypatch.setenv("SCIBENCH_DATA", str(d))
+    d = own_data("abgen")
     bodies = []
     def reply(body):
         bodies.append(body); text = body["messages"][-1]["content"]

@@ -2,7 +2,6 @@
 import gzip
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -336,12 +335,9 @@ def test_make_tables_from_results(fake_server, run_bench, results, tmp_path, mon
 
 # --------------------------------------------------------------------------- lookup on a fresh clone
 @pytest.fixture
-def fresh_clone_data(tmp_path, monkeypatch):
+def fresh_clone_data(own_data):
     "A data dir with only the shipped samples (no `make data`)."
-    d = tmp_path/"data"
-    shutil.copytree(ROOT/"data"/"samples"/"arxivbench", d/"samples"/"arxivbench")
-    monkeypatch.setenv("SCIBENCH_DATA", str(d))
-    return d
+    return own_data("arxivbench")
 
 def test_lookup_without_real_index(fresh_clone_data, tmp_path, capsys):
     ab.cli(["lookup", "1706.03762", "2999.00001"])

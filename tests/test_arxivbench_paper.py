@@ -88,12 +88,9 @@ def test_tables_carry_three_labelled_accuracies_and_the_snapshot(fake_server, ru
 
 # --------------------------------------------------------------------------- item 9: the released prompts
 @pytest.fixture
-def data(tmp_path, monkeypatch):
+def data(own_data):
     "A data dir with only the shipped samples (no `make data`)."
-    d = tmp_path/"data"
-    shutil.copytree(ROOT/"data"/"samples"/"arxivbench", d/"samples"/"arxivbench")
-    monkeypatch.setenv("SCIBENCH_DATA", str(d))
-    return d
+    return own_data("arxivbench")
 
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
