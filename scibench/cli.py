@@ -9,7 +9,7 @@ import argparse, os, signal, sys
 # %% auto #0
 __all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'run_parser', 'parse_run', 'plan_text', 'main']
 
-# %% ../nbs/90_cli.ipynb #46a7addd
+# %% ../nbs/90_cli.ipynb #e03e24e9
 class _Parser(argparse.ArgumentParser):
     "argparse with one-line errors (exit 2) and no abbreviated options (a typo never matches a real option)."
     def __init__(self, *a, **kw): super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
@@ -46,6 +46,7 @@ def run_parser(b) -> argparse.ArgumentParser:
 def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
     "(params, endpoints by model name, options) from `scibench run <bench> ...` arguments."
     from scibench.bench import ConfigError
+    from scibench.run import role_models
     a = run_parser(b).parse_args(argv)
     params = {k.split(":", 1)[1]: v for k, v in vars(a).items() if k.startswith("param:") and v is not None}
     for k, v in a.param:
@@ -56,8 +57,7 @@ def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
     for k, v in vars(a).items():
         if not k.startswith("ep:") or v is None: continue
         _, role, f = k.split(":")
-        v0 = getattr(cfg, role)
-        names = [n.strip().split("+")[0] for n in (v0 if isinstance(v0, list) else str(v0).split(",")) if n.strip()]
+        names = role_models(b, cfg).get(role, [])
         if not names: raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
         if f in ("max_concurrency",):
             try: v = int(v)

@@ -133,7 +133,7 @@ def run_meta(d) -> dict:
     try: return read_json(Path(d)/"meta.json")
     except (OSError, ValueError): return {}
 
-# %% ../nbs/06_run.ipynb #ddcef48f
+# %% ../nbs/06_run.ipynb #2e645866
 TABLE_STATUSES = ["complete"]
 
 def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -145,9 +145,9 @@ def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, 
     for parent, ds in sorted(groups.items()):
         pick = None
         for d in sorted(ds, reverse=True):
-            st = run_meta(d).get("status", "unknown")
+            m = run_meta(d); st = m.get("status", "unknown")
             if pick is None and st in include: pick = d
-            elif st not in include: left.append((d, f"status {st}: {run_meta(d).get('status_reason', '')}".rstrip(": ")))
+            elif st not in include: left.append((d, f"status {st}: {m.get('status_reason', '')}".rstrip(": ")))
             else: left.append((d, f"superseded by {pick.name}"))
         if pick: chosen.append(pick)
     return chosen, left
@@ -216,7 +216,7 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
-# %% ../nbs/06_run.ipynb #2cf27121
+# %% ../nbs/06_run.ipynb #1544ee52
 def _echo(*a): print(*a, file=sys.stderr, flush=True)
 
 def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *, dry_run: bool = False,
@@ -256,7 +256,7 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
         headline, error = [], None
         try:
             headline = list(b.run(cfg, ctx) or [])
-            recs = read_jsonl(tmp/"records.jsonl") if (tmp/"records.jsonl").exists() else []
+            recs = read_jsonl(tmp/"records.jsonl", allow_empty=True) if (tmp/"records.jsonl").exists() else []
             fails = failure_counts(recs)
             status, reason = decide_status(len(recs), sum(1 for r in recs if r.get("failure")), ctx.usage(), max_failure_share)
         except KeyboardInterrupt:
@@ -296,7 +296,7 @@ def summary_text(meta: dict) -> str:
     lines.append(f"results   {rel(meta['dir']) if meta.get('dir') else ''}/")
     return "\n".join(lines)
 
-# %% ../nbs/06_run.ipynb #c8cfbbe2
+# %% ../nbs/06_run.ipynb #1551dd6b
 def render_notebook(d) -> Path|None:
     "Execute `nbs/runs/run.ipynb` on run folder `d` into `d/run.ipynb`; a failure here only warns."
     import logging, warnings
@@ -328,7 +328,7 @@ def overview(d) -> dict:
     "What the run notebook shows: DataFrames of config, headline, failures, usage and the first records."
     import pandas as pd
     d = Path(d); m = run_meta(d)
-    recs = read_jsonl(d/"records.jsonl") if (d/"records.jsonl").exists() else []
+    recs = read_jsonl(d/"records.jsonl", allow_empty=True) if (d/"records.jsonl").exists() else []
     usage = pd.DataFrame(m.get("usage", {})).T
     return dict(config=pd.Series(m.get("config", {}), name="value").to_frame(),
                 headline=pd.DataFrame(m.get("headline", [])), failures=pd.Series(m.get("failures_by_reason", {}), name="count").to_frame(),
