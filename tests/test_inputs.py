@@ -4,7 +4,7 @@ bad lines; everything the project writes is written atomically with mode 0644.""
 import gzip, json, os, stat
 from pathlib import Path
 import pytest
-from scibench import abgen, arxivbench, autobench, rubrics
+from scibench import abgen, arxivbench, autobench, rubrics, paperbench
 from scibench.core import DataError, read_jsonl, read_json_records, read_json, write_json, write_jsonl, write_text, write_bytes, write_with
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,7 +173,7 @@ def test_rubric_tree(tmp_path, case, tree, at, field, text):
     p = tmp_path/"rubric.json"; s = _tree_text(tree); p.write_text(s)
     line = _line_of(s, at)
     TALLY["tried"] += 1
-    with pytest.raises(DataError) as e: rubrics.load_paperbench_rubric(p)
+    with pytest.raises(DataError) as e: paperbench.load_paperbench_rubric(p)
     assert _check(e.value, p, line, field, None, text), str(e.value)
     TALLY["clear"] += 1
 
@@ -188,7 +188,7 @@ def _raw_bad_json():
 def test_rubric_tree_repeated_ids_are_fine(tmp_path):
     "Real PaperBench trees (bbox, bridging-data-gaps) repeat a leaf id under different parents; nothing is keyed by it."
     p = tmp_path/"rubric.json"; p.write_text(_tree_text(node("r", 1, [node("a", 1, [node("x")]), node("b", 1, [node("x")])])))
-    assert [l["id"] for l in rubrics.load_paperbench_rubric(p)] == ["x", "x"]
+    assert [l["id"] for l in paperbench.load_paperbench_rubric(p)] == ["x", "x"]
 
 RAW_TREES = [
     ("empty", lambda: (b"", None, None), "empty file"),
@@ -203,7 +203,7 @@ def test_rubric_tree_file(tmp_path, case, make, text):
     data, line, col = make()
     p = tmp_path/"rubric.json"; p.write_bytes(data)
     TALLY["tried"] += 1
-    with pytest.raises(DataError) as e: rubrics.load_paperbench_rubric(p)
+    with pytest.raises(DataError) as e: paperbench.load_paperbench_rubric(p)
     assert _check(e.value, p, line, e.value.field, col, text), str(e.value)
     TALLY["clear"] += 1
 
@@ -211,7 +211,7 @@ def test_rubric_leaf_scores(tmp_path):
     d = tmp_path/"je"/"x"; (d/"submission").mkdir(parents=True)
     s = _tree_text(node("r", 1, [node("a", 1, score=1), node("b", 1, score="yes")], score=0.5)); (d/"expected_result.json").write_text(s)
     TALLY["tried"] += 1
-    with pytest.raises(DataError) as e: rubrics.load_judge_eval(tmp_path/"je")
+    with pytest.raises(DataError) as e: paperbench.load_judge_eval(tmp_path/"je")
     assert _check(e.value, d/"expected_result.json", _line_of(s, "b"), "root.sub_tasks[1].score", None, "leaf score must be 0 or 1")
     TALLY["clear"] += 1
 

@@ -3,7 +3,7 @@ import json, os, re, subprocess, sys, tarfile
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import rubrics
+from scibench import rubrics, paperbench
 from scibench.bench import ConfigError, get_benchmark
 from scibench.core import DataError, read_json
 from scibench.llm import LLM, ModelSpec
@@ -32,22 +32,22 @@ def test_effective_weights_and_tree_score(tmp_path):
     t = node("r", 1, [node("a", 2, [node("a1", 1, cat="Code Development", score=1), node("a2", 3, cat="Code Execution", score=0)]),
                       node("b", 2, [node("b1", 5, cat="Result Analysis", score=1)])])
     p = tmp_path/"rubric.json"; p.write_text(json.dumps(t))
-    leaves = rubrics.load_paperbench_rubric(p)
+    leaves = paperbench.load_paperbench_rubric(p)
     assert [l["id"] for l in leaves] == ["a1", "a2", "b1"]
     assert np.allclose([l["weight"] for l in leaves], [0.5 * 0.25, 0.5 * 0.75, 0.5])
-    assert rubrics.tree_score(t) == pytest.approx(0.5 * 0.25 + 0.5)
-    assert rubrics.category_shares(p) == pytest.approx({"Code Development": 0.125, "Code Execution": 0.375, "Result Analysis": 0.5})
+    assert paperbench.tree_score(t) == pytest.approx(0.5 * 0.25 + 0.5)
+    assert paperbench.category_shares(p) == pytest.approx({"Code Development": 0.125, "Code Execution": 0.375, "Result Analysis": 0.5})
 
 
 def test_sample_trees_weights_sum_to_one_and_judge_eval_root_matches():
     for p in sorted((SAMPLE/"papers").glob("*/rubric.json")):
-        assert sum(l["weight"] for l in rubrics.load_paperbench_rubric(p)) == pytest.approx(1.0)
+        assert sum(l["weight"] for l in paperbench.load_paperbench_rubric(p)) == pytest.approx(1.0)
     exp = read_json(SAMPLE/"judge_eval"/"tsls"/"expected_result.json")
-    assert rubrics.tree_score(exp) == pytest.approx(exp["score"])
+    assert paperbench.tree_score(exp) == pytest.approx(exp["score"])
     # every inner node's stored score is the weighted mean of its children
     def check(n):
         if n["sub_tasks"]:
-            assert n["score"] == pytest.approx(rubrics.tree_score(n)); [check(c) for c in n["sub_tasks"]]
+            assert n["score"] == pytest.approx(paperbench.tree_score(n)); [check(c) for c in n["sub_tasks"]]
     check(exp)
 
 
@@ -55,24 +55,24 @@ def test_bad_rubric_names_file_and_field(tmp_path):
     t = node("r", 1, [node("a", 1), {"id": "b", "requirements": "x", "sub_tasks": []}])
     p = tmp_path/"rubric.json"; p.write_text(json.dumps(t))
     with pytest.raises(DataError, match=r"rubric.json.*root.sub_tasks\[1\].weight"):
-        rubrics.load_paperbench_rubric(p)
+        paperbench.load_paperbench_rubric(p)
     p.write_text("{not json")
     with pytest.raises(DataError, match="invalid JSON"):
-        rubrics.load_paperbench_rubric(p)
+        paperbench.load_paperbench_rubric(p)
 
 
 def test_judge_eval_rejects_non_binary_leaf(tmp_path):
     d = tmp_path/"je"/"x"; (d/"submission").mkdir(parents=True)
     (d/"expected_result.json").write_text(json.dumps(node("r", 1, [node("a", 1, cat="Code Development", score=0.5)], score=0.5)))
     with pytest.raises(DataError, match="leaf score must be 0 or 1"):
-        rubrics.load_judge_eval(tmp_path/"je")
+        paperbench.load_judge_eval(tmp_path/"je")
 
 
 def test_judge_eval_reads_tar_submission(tmp_path, monkeypatch):
     d = tmp_path/"je"/"tsls"; d.mkdir(parents=True)
     (d/"expected_result.json").write_text((SAMPLE/"judge_eval"/"tsls"/"expected_result.json").read_text())
     with tarfile.open(d/"submission.tar", "w") as t: t.add(SAMPLE/"judge_eval"/"tsls"/"submission", arcname="submission")
-    cases = rubrics.load_judge_eval(tmp_path/"je")
+    cases = paperbench.load_judge_eval(tmp_path/"je")
     assert (cases[0]["submission"]/"tsls.py").exists()
 
 
@@ -103,8 +103,8 @@ def test_match_prf_tiny_lists():
 
 def test_rubric_score_and_failures():
     items = [dict(criterion="a", importance=4), dict(criterion="b", importance=1)]
-    assert rubrics.rubric_score(items, ["pass", "fail"])["score"] == pytest.approx(0.8)
-    s = rubrics.rubric_score(items, [None, "pass"])
+    assert paperbench.rubric_score(items, ["pass", "fail"])["score"] == pytest.approx(0.8)
+    s = paperbench.rubric_score(items, [None, "pass"])
     assert s["score"] == 1.0 and s["judged_share"] == pytest.approx(0.2) and s["failures"] == 1
 
 
@@ -124,7 +124,7 @@ def test_repo_files_skip_binary_and_oversized(tmp_path):
     (tmp_path/"big.txt").write_text("y" * 5000)
     (tmp_path/"w.bin").write_bytes(b"\x00\x01\x02")
     (tmp_path/"long.md").write_text("line\n" * 800)
-    f = rubrics.repo_files(tmp_path, max_bytes=4500, chunk_size=1000, overlap=100)
+    f = paperbench.repo_files(tmp_path, max_bytes=4500, chunk_size=1000, overlap=100)
     assert f["skipped"] == {"big.txt": "oversized (5000 bytes > 4500)", "w.bin": "binary"}
     assert sum(p == "long.md" for p, _ in f["chunks"]) >= 4
 
@@ -337,20 +337,20 @@ def test_real_paperbench_trees():
     trees = sorted((SHARED/"rubrics").glob("*.rubric.json"))
     assert len(trees) >= 10
     for p in trees:
-        leaves = rubrics.load_paperbench_rubric(p)
+        leaves = paperbench.load_paperbench_rubric(p)
         assert sum(l["weight"] for l in leaves) == pytest.approx(1.0), p.name
-        assert len(rubrics.to_checklist(leaves)) == len(leaves)
-        assert sum(rubrics.category_shares(leaves).values()) == pytest.approx(1.0)
+        assert len(paperbench.to_checklist(leaves)) == len(leaves)
+        assert sum(paperbench.category_shares(leaves).values()) == pytest.approx(1.0)
     exp = SHARED/"judge_eval"/"all-in-one"/"0"/"grading"/"expected_result.json"
-    leaves = rubrics.load_paperbench_rubric(exp)
+    leaves = paperbench.load_paperbench_rubric(exp)
     assert all(l["score"] in (0, 1) for l in leaves)
 
 
 def test_downloader_fails_clearly_offline(monkeypatch, tmp_path):
     from scibench.data import OfflineError
-    monkeypatch.setattr(rubrics, "PB_MEDIA", "http://127.0.0.1:9/")
+    monkeypatch.setattr(paperbench, "PB_MEDIA", "http://127.0.0.1:9/")
     with pytest.raises(OfflineError, match="cannot download"):
-        rubrics.download_paperbench(tmp_path, ids=["rice"])
+        paperbench.download_paperbench(tmp_path, ids=["rice"])
 
 
 # -- real model -------------------------------------------------------------------------------------
