@@ -10,7 +10,7 @@ import asyncio, collections, hashlib, json, threading, time
 # %% auto #0
 __all__ = ['FakeServer', 'serve_forever']
 
-# %% ../nbs/02_fakeserver.ipynb #14fe984b
+# %% ../nbs/02_fakeserver.ipynb #62a0b305
 class FakeServer:
     """OpenAI-compatible `/v1/chat/completions` on 127.0.0.1 in a background thread.
 
@@ -19,10 +19,13 @@ class FakeServer:
     not chat completions; "badjson" is a completion truncated halfway); `max_faults`: at most this many
     failed attempts per request; `permanent`: a substring of the prompt that always gets HTTP 400;
     `unauthorized`: a substring of the prompt that gets HTTP 401 whose body echoes the Authorization header
-    (a careless server); `reply`: function(body dict) → answer text (default echoes a score)."""
+    (a careless server); `reply`: function(body dict) → answer text (default echoes a score); `prefix_cache`:
+    report `usage.prompt_tokens_details.cached_tokens` as a provider's prefix cache would (prompt words in
+    leading blocks of `BLOCK` words already seen in an earlier prompt)."""
+    BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
     def __init__(self, latency=0.0, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
-                 permanent=None, reply=None, hang=30.0, unauthorized=None):
+                 permanent=None, reply=None, hang=30.0, unauthorized=None, prefix_cache: bool = False):
         bad = set(faults) - set(self.FAULTS)
         if bad: raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
         self.latency, self.fault_rate, self.faults, self.max_faults = latency, fault_rate, tuple(faults), max_faults
@@ -32,6 +35,7 @@ class FakeServer:
         self.headers_seen: list = []
         self.inflight = 0; self.peak_inflight = 0   # chat requests being handled at once
         self.port = None; self._loop = None; self._ready = threading.Event()
+        self.prefix_cache, self._blocks = prefix_cache, set()   # hashes of prompt prefixes seen, per block of words
 
     # -- fault plan ------------------------------------------------------
     def _plan(self, key: str) -> list:
@@ -107,10 +111,19 @@ class FakeServer:
         return False
 
     def _completion(self, req, text) -> dict:
-        pt = sum(len(str(m.get("content", "")).split()) for m in req["messages"]); ct = len(text.split())
+        words = [w for m in req["messages"] for w in str(m.get("content", "")).split()]
+        pt, ct = len(words), len(text.split())
+        usage = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
+        if self.prefix_cache:
+            h, cached, hit = hashlib.sha1(), 0, True
+            for i in range(0, pt - pt % self.BLOCK, self.BLOCK):
+                h.update(" ".join(words[i:i + self.BLOCK]).encode()); d = h.hexdigest()
+                if hit and d in self._blocks: cached += self.BLOCK
+                else: hit = False; self._blocks.add(d)
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": req.get("model", "fake"),
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}}
+                "usage": usage}
 
     async def _send(self, writer, status, obj, extra=None):
         await self._send_raw(writer, status, json.dumps(obj).encode(), extra or {})

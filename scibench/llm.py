@@ -16,7 +16,7 @@ from .core import project_root, cache_dir
 __all__ = ['STRUCTURED', 'ModelSpec', 'public_url', 'check_spec', 'load_registry', 'get_model', 'redact', 'Request', 'cache_key',
            'msgs', 'Cache', 'Usage', 'run_sync', 'LLM', 'parse_json', 'ping']
 
-# %% ../nbs/01_llm.ipynb #1c844cf1
+# %% ../nbs/01_llm.ipynb #ccc97c86
 @dataclass
 class ModelSpec:
     "One registry entry: where a model is served and what it costs."
@@ -26,6 +26,7 @@ class ModelSpec:
     api_key_env: str|None = None   # name of the environment variable holding the key (never the key)
     price_in: float = 0.0          # USD per 1M prompt tokens
     price_out: float = 0.0         # USD per 1M completion tokens
+    price_cached: float|None = None   # USD per 1M prompt tokens served from the provider's prefix cache (None = price_in)
     max_concurrency: int = 32
     timeout: float = 120.0         # seconds per request, including time queued at the server
     max_retries: int = 6
@@ -72,6 +73,7 @@ _FIELD_CHECKS = {   # field → (test, what it must be)
                     "the name of an environment variable (not the key itself)"),
     "price_in": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
     "price_out": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
+    "price_cached": (lambda v: v is None or (_num(v) and v >= 0), "a number >= 0 (USD per million cached prompt tokens)"),
     "max_concurrency": (lambda v: _int(v) and v >= 1, "an integer >= 1"),
     "timeout": (lambda v: _num(v) and v > 0, "a number of seconds > 0"),
     "max_retries": (lambda v: _int(v) and v >= 0, "an integer >= 0"),
@@ -220,7 +222,7 @@ class Cache:
             n = self.count(); self.con.execute("DELETE FROM cache"); self.con.execute("VACUUM")
         return n
 
-# %% ../nbs/01_llm.ipynb #87ba4012
+# %% ../nbs/01_llm.ipynb #99ab097e
 @dataclass
 class Usage:
     "Counts for one run: calls made, answers from cache, failures, tokens and cost (fresh calls only)."
@@ -232,6 +234,7 @@ class Usage:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     cached_completion_tokens: int = 0
+    prefix_cached_tokens: int = 0   # prompt tokens the provider read from its prefix cache (fresh calls; billed at price_cached)
     cost_usd: float = 0.0
     truncated: int = 0          # answers cut at the model's max_response_chars
 
@@ -242,8 +245,10 @@ class Usage:
         if res.get("cached"):
             self.cached += 1; self.cached_prompt_tokens += pt; self.cached_completion_tokens += ct
         else:
-            self.calls += 1; self.prompt_tokens += pt; self.completion_tokens += ct
-            self.cost_usd += (pt*spec.price_in + ct*spec.price_out) / 1e6
+            pc = min(u.get("prefix_cached_tokens") or 0, pt)
+            self.calls += 1; self.prompt_tokens += pt; self.completion_tokens += ct; self.prefix_cached_tokens += pc
+            p_cached = spec.price_in if spec.price_cached is None else spec.price_cached
+            self.cost_usd += ((pt - pc)*spec.price_in + pc*p_cached + ct*spec.price_out) / 1e6
         if not res.get("ok"): self.failures += 1
         if res.get("truncated"): self.truncated += 1
 
@@ -251,7 +256,7 @@ class Usage:
         for k in self.__dataclass_fields__: setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
-# %% ../nbs/01_llm.ipynb #55d06990
+# %% ../nbs/01_llm.ipynb #0bee265c
 def _cap_lengths(schema, cap: int = 1000):
     "Drop `maxLength`/`maxItems` bounds above `cap`: llama.cpp expands them into one grammar rule per step and a large bound crashes its server."
     if isinstance(schema, dict):
@@ -325,10 +330,13 @@ def _completion_parts(r) -> tuple:
     if isinstance(text, list): text = "".join((p.get("text") or "") if isinstance(p, dict) else str(p) for p in text)   # content parts
     elif text is not None and not isinstance(text, str): raise TypeError(f"message content is a {type(text).__name__}")
     u = getattr(r, "usage", None)
-    def tok(k):
-        v = getattr(u, k, None)
+    def tok(k, o=u):
+        v = getattr(o, k, None)
         return v if isinstance(v, int) and not isinstance(v, bool) else 0
     usage = dict(prompt_tokens=tok("prompt_tokens"), completion_tokens=tok("completion_tokens")) if u is not None else None
+    if usage is not None:   # the provider's prefix cache (OpenAI, vLLM: usage.prompt_tokens_details.cached_tokens)
+        pc = tok("cached_tokens", getattr(u, "prompt_tokens_details", None))
+        if pc: usage["prefix_cached_tokens"] = pc
     return text, getattr(ch, "finish_reason", None), usage
 
 def run_sync(coro):
