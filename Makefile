@@ -1,7 +1,7 @@
 # scibench — every command a researcher needs. `make tables` and `make test` install what is missing.
 SHELL := /bin/bash
 .DELETE_ON_ERROR:
-.PHONY: install serve stop data run benchmarks runs tables figures test test-slow lint bench export clean-cache
+.PHONY: install serve stop data run benchmarks runs view compare tables figures test test-slow lint bench export clean-cache
 
 BIN   := .venv/bin
 BENCH ?= abgen
@@ -23,6 +23,10 @@ JUDGE_CONCURRENCY ?=
 JUDGE_TIMEOUT ?=
 JUDGE_STRUCTURED ?=
 PARAMS ?=
+RUN ?=
+A ?=
+B ?=
+HTML ?=
 ARGS ?=
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
@@ -56,7 +60,13 @@ benchmarks: install     ## every benchmark and its parameters (default, doc)
 runs: install           ## every run: status, n, failures, tokens, cost, time, non-default parameters
 	$(BIN)/scibench runs
 
-tables: install         ## run missing default runs, then write every table (results/tables) and figure (figures/)
+view: install           ## make view RUN=bench/split/model[/run-id] (or a run folder): write the run's report.html, print its path
+	$(BIN)/scibench view "$(RUN)"
+
+compare: install        ## make compare A=run B=run [HTML=path]: paired differences of two runs of the same benchmark and split
+	$(BIN)/scibench compare "$(A)" "$(B)" $(if $(HTML),--html "$(HTML)")
+
+tables: install         ## run missing default runs, then write every table (results/tables), figure (figures/), report.html and results/index.html
 	$(BIN)/scibench tables
 
 figures: tables

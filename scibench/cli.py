@@ -68,7 +68,7 @@ def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
         for name in names: endpoints.setdefault(name, {})[f] = v   # a list role: every model in the list
     return params, endpoints, a
 
-# %% ../nbs/90_cli.ipynb #52bd9f36
+# %% ../nbs/90_cli.ipynb #03534da1
 def _parser():
     p = _Parser(prog="scibench", description="LLMs as research assistants: AbGen, Rubrics, AutoBench, ArxivBench")
     sub = p.add_subparsers(dest="verb", required=True)
@@ -85,6 +85,13 @@ def _parser():
     d = sub.add_parser("data", help="download the real datasets"); d.add_argument("names", nargs="*")
     b = sub.add_parser("bench", help="print performance figures"); b.add_argument("names", nargs="*")
     sub.add_parser("models", help="list the model registry")
+    v = sub.add_parser("view", help="write (refresh) a run's report.html and print its path")
+    v.add_argument("run", help="a run folder, or bench/split/model[/run-id] (see `scibench runs`)")
+    v.add_argument("--open", action="store_true", help="print a file:// URL to open in a browser")
+    k = sub.add_parser("compare", help="paired comparison of two runs of the same benchmark and split")
+    k.add_argument("run_a"); k.add_argument("run_b")
+    k.add_argument("--html", default=None, metavar="PATH", help="also write the comparison as an HTML page")
+    k.add_argument("--top", type=int, default=10, help="how many of the largest disagreements to list (default 10)")
     for bench in BENCH_VERBS:
         x = sub.add_parser(bench, help=f"{bench}-specific commands (see `scibench {bench} --help`)", add_help=False)
         x.add_argument("args", nargs=argparse.REMAINDER)
@@ -177,6 +184,19 @@ def _main(argv) -> int:
     elif a.verb == "bench":
         from scibench.perf import main as bench_main
         bench_main(a.names or None)
+    elif a.verb == "view":
+        from scibench.run import rel
+        from scibench.view import resolve_run, write_report
+        p = write_report(resolve_run(a.run))
+        print(p.resolve().as_uri() if a.open else rel(p))
+    elif a.verb == "compare":
+        from pathlib import Path
+        from scibench.core import _atomic_write_text
+        from scibench.view import compare_runs, compare_text, compare_html
+        c = compare_runs(a.run_a, a.run_b, top=a.top)
+        print(compare_text(c))
+        if a.html:
+            _atomic_write_text(Path(a.html), compare_html(c)); print(f"wrote {a.html}")
     elif a.verb == "models":
         from scibench.llm import load_registry
         for n, s in load_registry().items(): print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")

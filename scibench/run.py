@@ -216,7 +216,7 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
-# %% ../nbs/06_run.ipynb #1544ee52
+# %% ../nbs/06_run.ipynb #baaf5db3
 def _echo(*a): print(*a, file=sys.stderr, flush=True)
 
 def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *, dry_run: bool = False,
@@ -274,6 +274,8 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
         _atomic_write_text(parent/"latest", run_id + "\n")
     meta["dir"] = final
     if notebook and status != "interrupted": render_notebook(final)
+    from scibench.view import write_report
+    write_report(final, warn=True)   # report.html: every example, readable in a browser (a failure only warns)
     return meta
 
 # %% ../nbs/06_run.ipynb #4ce3b140
@@ -351,7 +353,7 @@ def list_runs(bench: str|None = None):
                          status="killed (never finished)", n=None, failures=None, tokens=None, cost_usd=None, seconds=None, settings=""))
     return pd.DataFrame(rows, columns=["bench", "split", "model", "run", "status", "n", "failures", "tokens", "cost_usd", "seconds", "settings"])
 
-# %% ../nbs/06_run.ipynb #e1f4661c
+# %% ../nbs/06_run.ipynb #fb2bc412
 def has_run(bench: str, split: str, model: str) -> bool:
     "Is there a finished run of (bench, split, model)? (A partial or failed one counts: rerunning would repeat it.)"
     return any(run_meta(d).get("status") in ("complete", "partial", "failed") for d in run_dirs(bench)
@@ -365,7 +367,9 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
     "Run missing default runs (embedded server started only if needed), then write every table and figure and `runs.md`."
     saved = list(TABLE_STATUSES)
     TABLE_STATUSES[:] = list(include or ["complete"])   # what `complete_runs` gives the tables, for this call only
-    try: return _make_tables(run_missing)
+    try:
+        from scibench.view import write_index
+        return _make_tables(run_missing) + write_index()   # every run's report.html, then results/index.html
     finally: TABLE_STATUSES[:] = saved
 
 def _make_tables(run_missing: bool) -> list[Path]:

@@ -4,6 +4,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python3}
+# headless Chromium from the Debian packages: the browser tests open report.html and results/index.html with it.
+# Checked on every call (cheap), outside the .venv key below; quiet; without apt or root it only says so (the tests then skip).
+if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "[install] headless Chromium (apt-get install chromium-headless-shell)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q --no-install-recommends chromium-headless-shell >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends chromium-headless-shell >/dev/null 2>&1; } \
+      || echo "[install] warning: could not install chromium-headless-shell; the browser tests will be skipped"
+  else
+    echo "[install] note: no headless Chromium (as root: apt-get install chromium-headless-shell); the browser tests will be skipped"
+  fi
+fi
 want=$(cat pyproject.toml tools/install.sh | sha256sum | cut -d' ' -f1)
 if [ -f .venv/.installed ] && [ "$(cat .venv/.installed)" = "$want" ]; then exit 0; fi
 echo "[install] setting up .venv (first time: ~10 min, llama-cpp-python compiles)"
