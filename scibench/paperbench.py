@@ -16,11 +16,14 @@ from .judge import judge_many
 from .metrics import mean_ci
 
 # %% auto #0
-__all__ = ['CATEGORIES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score',
-           'to_checklist', 'category_shares', 'repo_files', 'RepoIndex', 'context_text', 'grade_prompt', 'rubric_score',
-           'grade', 'load_judge_eval', 'agreement', 'run_judge_eval', 'download_paperbench', 'download_judge_eval']
+__all__ = ['CATEGORIES', 'ARCHIVES', 'CHARS_PER_TOKEN', 'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PB_REPO',
+           'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score', 'to_checklist',
+           'category_shares', 'rank_importance', 'checklist_view', 'fit_checklist', 'checklist_text', 'resolve_repo',
+           'repo_entries', 'repo_files', 'RepoIndex', 'index_report', 'context_budget', 'fit_files', 'context_text',
+           'grade_prompt', 'rubric_score', 'grade', 'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval',
+           'agreement', 'run_judge_eval', 'judge_eval', 'download_paperbench', 'download_judge_eval']
 
-# %% ../nbs/21_paperbench.ipynb #b9c2c7ee
+# %% ../nbs/21_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
 _NODE_FIELDS = ("id", "requirements", "weight", "sub_tasks")
 
@@ -54,17 +57,18 @@ def _read_tree(path, leaf_scores: bool = False) -> dict:
     return tree
 
 def rubric_leaves(tree: dict) -> list[dict]:
-    "Leaves of a rubric tree in order with their effective weight (share of the root score) and path."
+    """Leaves of a rubric tree in order with their effective weight (share of the root score), `path` (ids root→parent)
+    and `ancestors` (requirement texts root→parent: what PaperBench's judge sees above a leaf)."""
     out = []
-    def walk(n, share, path):
+    def walk(n, share, path, anc):
         subs = n["sub_tasks"]
         if not subs:
             out.append(dict(id=n["id"], requirements=n["requirements"], task_category=n.get("task_category"),
-                            weight=share, raw_weight=n["weight"], path=path, score=n.get("score")))
+                            weight=share, raw_weight=n["weight"], path=path, ancestors=anc, score=n.get("score")))
             return
         tot = sum(c["weight"] for c in subs)
-        for c in subs: walk(c, share * c["weight"] / tot, path + [n["id"]])
-    walk(tree, 1.0, [])
+        for c in subs: walk(c, share * c["weight"] / tot, path + [n["id"]], anc + [n["requirements"]])
+    walk(tree, 1.0, [], [])
     return out
 
 def load_paperbench_rubric(path) -> list[dict]:
@@ -81,8 +85,9 @@ def tree_score(graded: dict) -> float:
     return sum(c["weight"] * tree_score(c) for c in subs) / tot
 
 def to_checklist(leaves: list[dict]) -> list[dict]:
-    "A PaperBench tree's leaves as checklist items; the effective weight stands in for the importance."
-    return [dict(criterion=l["requirements"], importance=l["weight"], category=l["task_category"]) for l in leaves]
+    "A PaperBench tree's leaves as checklist items; the effective weight stands in for the importance; `ancestors` pass through."
+    return [dict(criterion=l["requirements"], importance=l["weight"], category=l["task_category"],
+                 **({"ancestors": l["ancestors"]} if l.get("ancestors") else {})) for l in leaves]
 
 def category_shares(rubric) -> dict:
     "Share of the total weight per task category, for a checklist (importance), leaves (weight), a tree or a path."
@@ -94,34 +99,173 @@ def category_shares(rubric) -> dict:
     tot = sum(w.values())
     return {c: (w[c] / tot if tot else float("nan")) for c in sorted(w)}
 
-# %% ../nbs/21_paperbench.ipynb #b2b37268
+# %% ../nbs/21_paperbench.ipynb #56bcec78
+def _nodes(tree: dict) -> list[tuple]:
+    "(node, effective weight, pre-order position, ancestor requirement texts) for every node of a tree."
+    out = []
+    def walk(n, share, anc):
+        out.append((n, share, len(out), anc))
+        subs = n["sub_tasks"]; tot = sum(c["weight"] for c in subs)
+        for c in subs: walk(c, share * c["weight"] / tot, anc + [n["requirements"]])
+    walk(tree, 1.0, [])
+    return out
+
+def rank_importance(weights) -> list[int]:
+    "Importance 1-5 from the weights' rank: mid-rank percentile q → 1 + floor(5q); equal weights share an importance."
+    w = np.asarray(weights, float); n = len(w)
+    if not n: return []
+    q = [((w < x).sum() + 0.5 * np.isclose(w, x, rtol=1e-9, atol=0).sum()) / n for x in w]
+    return [int(min(5, 1 + np.floor(5 * x))) for x in q]
+
+def _majority_category(node: dict):
+    "The node's `task_category`, else the category holding most of its leaves' weight (ties: first in CATEGORIES)."
+    if node.get("task_category"): return node["task_category"]
+    w = Counter()
+    for l in rubric_leaves(node):
+        if l["task_category"]: w[l["task_category"]] += l["weight"]
+    if not w: return None
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    return min(w, key=lambda c: (-w[c], order.get(c, len(order)), c))
+
+def checklist_view(tree: dict, n_items: int = 80) -> list[dict]:
+    """A PaperBench tree cut into about `n_items` checklist items {criterion, importance (1-5 by weight rank),
+    category, weight (share of the root score; they sum to 1), id, ancestors, leaves}; deterministic."""
+    if n_items < 1: raise ValueError(f"n_items must be >= 1, got {n_items}")
+    info = {id(n): (share, pos, anc) for n, share, pos, anc in _nodes(tree)}
+    key = lambda n: (-info[id(n)][0], info[id(n)][1])
+    front = [tree]
+    while True:
+        cands = sorted((n for n in front if n["sub_tasks"]), key=key)
+        cur, pick = len(front), None
+        pick = next((n for n in cands if cur - 1 + len(n["sub_tasks"]) <= n_items), None)
+        if pick is None and cands:
+            n = min(cands, key=lambda n: (len(n["sub_tasks"]),) + key(n))
+            if abs(cur - 1 + len(n["sub_tasks"]) - n_items) < abs(cur - n_items): pick = n
+        if pick is None: break
+        i = next(j for j, x in enumerate(front) if x is pick); front[i:i + 1] = pick["sub_tasks"]
+    imp = rank_importance([info[id(n)][0] for n in front])
+    return [dict(criterion=n["requirements"], importance=i, category=_majority_category(n), weight=info[id(n)][0],
+                 id=n["id"], ancestors=info[id(n)][2], leaves=len(rubric_leaves(n))) for n, i in zip(front, imp)]
+
+def fit_checklist(items: list[dict], max_chars: int|None = None) -> list[dict]:
+    """The items, as {criterion, importance, category}, that fit `max_chars` characters of `checklist_text`: when
+    they do not all fit, the least important (lowest weight, then last) are left out; the order is kept."""
+    slim = [dict(criterion=it["criterion"], importance=it["importance"], category=it.get("category")) for it in items]
+    if max_chars is None: return slim
+    line = lambda it: len(json.dumps(it, ensure_ascii=False)) + 3
+    total = 15 + sum(line(it) for it in slim)
+    w = lambda j: float(items[j].get("weight", items[j]["importance"]))
+    keep = set(range(len(slim)))
+    for j in sorted(range(len(slim)), key=lambda j: (w(j), -j)):
+        if total <= max_chars: break
+        keep.discard(j); total -= line(slim[j])
+    return [it for j, it in enumerate(slim) if j in keep]
+
+def checklist_text(items: list[dict], max_chars: int|None = None) -> str:
+    """A checklist as the JSON a rubric answer has (`{"items": [...]}`, one item a line), at most `max_chars`
+    characters (see `fit_checklist` for what is left out)."""
+    kept = fit_checklist(items, max_chars)
+    return '{"items": [\n' + ",\n".join(" " + json.dumps(it, ensure_ascii=False) for it in kept) + "\n]}"
+
+# %% ../nbs/21_paperbench.ipynb #ea7642ff
+ARCHIVES = (".tar.gz", ".tgz", ".tar")
+
+def _archive_name(p: Path) -> str|None:
+    "The repository name of an archive file (its name without the archive extension), or None if not an archive."
+    return next((p.name[:-len(x)] for x in ARCHIVES if p.name.endswith(x) and len(p.name) > len(x)), None)
+
+def _extract(archive: Path) -> Path:
+    "An archive extracted once into the cache; a single top-level folder (e.g. `submission/`) is descended into."
+    import hashlib
+    from scibench.core import cache_dir
+    a = Path(archive); st = a.stat()
+    key = hashlib.sha1(str(a.resolve()).encode()).hexdigest()[:12]
+    dest = cache_dir()/"paperbench_archives"/f"{_archive_name(a) or a.name}-{key}-{st.st_size}-{st.st_mtime_ns}"
+    if not dest.exists():
+        tmp = dest.with_name(dest.name + ".part"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+        try:
+            with tarfile.open(a) as t: t.extractall(tmp, filter="data")
+        except (tarfile.TarError, OSError, EOFError) as e:
+            shutil.rmtree(tmp, ignore_errors=True); raise DataError(a, None, None, f"cannot extract the archive: {e}") from None
+        os.replace(tmp, dest)
+    kids = list(dest.iterdir())
+    return kids[0] if len(kids) == 1 and kids[0].is_dir() else dest
+
+def resolve_repo(repo) -> Path:
+    """The folder to index for a repository entry: an archive file is extracted (once); a PaperBench case folder
+    (holding a `submission/` folder or a `submission.tar[.gz]`/`.tgz` archive) is its submission only (never its
+    `grading/`, the human grades); any other folder is the repository as is."""
+    p = Path(repo)
+    if p.is_file():
+        if _archive_name(p) is None: raise DataError(p, None, None, f"a repository entry must be a folder or a {'/'.join(ARCHIVES)} archive")
+        return _extract(p)
+    if not p.is_dir(): raise FileNotFoundError(f"{p}: repository not found")
+    if (p/"submission").is_dir(): return p/"submission"      # a PaperBench case folder: never index its grading/
+    for name in ("submission.tar", "submission.tar.gz", "submission.tgz"):
+        if (p/name).is_file(): return _extract(p/name)
+    return p
+
+def repo_entries(folder) -> dict:
+    "The repositories of one paper, `repos/<paper>/`: {name: path} for each folder and archive file, sorted by name."
+    folder = Path(folder); out: dict = {}
+    if not folder.is_dir(): return out
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith("."): continue
+        name = p.name if p.is_dir() else _archive_name(p)
+        if name is None: continue
+        if name in out: raise DataError(p, None, None, f"two entries for repository {name!r}: {out[name].name} and {p.name}")
+        out[name] = p
+    return out
+
 def _is_binary(b: bytes) -> bool:
     if b"\x00" in b[:8192]: return True
     try: b[:8192].decode("utf-8"); return False
     except UnicodeDecodeError as e: return e.start < len(b[:8192]) - 4    # a cut multi-byte char at the end is fine
 
-def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200) -> dict:
-    "Text chunks of a repository → {chunks: [(path, text)], skipped: {path: reason}}."
+def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200, skip_logs: bool = False) -> dict:
+    """Text chunks of a repository → {chunks: [(path, text)], texts: {path: text}, skipped: {path: reason}}.
+    Hidden files and folders (`.git/` …) are skipped and listed (a folder once, with its file count)."""
     from scibench.retrieval import chunk
-    repo = Path(repo); chunks, skipped = [], {}
-    for p in sorted(repo.rglob("*")):
-        rel = str(p.relative_to(repo))
-        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(repo).parts): continue
-        size = p.stat().st_size
-        if size > max_bytes: skipped[rel] = f"oversized ({size} bytes > {max_bytes})"; continue
-        b = p.read_bytes()
-        if _is_binary(b): skipped[rel] = "binary"; continue
-        text = b.decode("utf-8", errors="replace")
-        for c in chunk(text, chunk_size, overlap) if text.strip() else []: chunks.append((rel, c))
-    return dict(chunks=chunks, skipped=skipped)
+    repo = Path(repo); chunks, texts, skipped = [], {}, {}
+    for top, dirs, files in os.walk(repo):
+        dirs.sort(); rel_top = Path(top).relative_to(repo)
+        for d in [d for d in dirs if d.startswith(".") or (skip_logs and d == "logs")]:
+            n = sum(len(f) for _, _, f in os.walk(Path(top)/d))
+            skipped[str(rel_top/d) + "/"] = f"{'hidden' if d.startswith('.') else 'logs (skip_logs)'} folder ({n} files)"
+            dirs.remove(d)
+        for f in sorted(files):
+            p = Path(top)/f; rel = str(rel_top/f)
+            if f.startswith("."): skipped[rel] = "hidden"; continue
+            if skip_logs and f.endswith(".log"): skipped[rel] = "log (skip_logs)"; continue
+            if not p.is_file(): continue
+            size = p.stat().st_size
+            if size > max_bytes: skipped[rel] = f"oversized ({size} bytes > {max_bytes})"; continue
+            b = p.read_bytes()
+            if _is_binary(b): skipped[rel] = "binary"; continue
+            text = b.decode("utf-8", errors="replace")
+            if not text.strip(): skipped[rel] = "empty"; continue
+            texts[rel] = text
+            for c in chunk(text, chunk_size, overlap): chunks.append((rel, c))
+    order = lambda kv: kv[0]
+    return dict(chunks=chunks, texts=texts, skipped=dict(sorted(skipped.items(), key=order)))
+
+def _rel(p) -> str:
+    "A path as recorded in results: relative to the project root when under it (no machine-specific prefix)."
+    from scibench.core import project_root
+    try: return Path(p).resolve().relative_to(project_root().resolve()).as_posix()
+    except ValueError: return str(p)
 
 class RepoIndex:
-    "Retrieve the top-K files of one repository for a criterion."
+    "Retrieve the top-K files of one repository (a folder or a submission archive) for a criterion."
     def __init__(self, repo, method: str = "bm25", **kw):
         from scibench.retrieval import Index
-        self.repo, self.method = Path(repo), method
-        f = repo_files(repo, **kw); self.chunks, self.skipped = f["chunks"], f["skipped"]
+        self.source, self.method = Path(repo), method
+        self.repo = resolve_repo(repo)
+        f = repo_files(self.repo, **kw); self.chunks, self.texts, self.skipped = f["chunks"], f["texts"], f["skipped"]
         self.index = Index([f"{path}\n{text}" for path, text in self.chunks])
+        self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo), archive=self.source.is_file() or self.repo != self.source,
+                           files=len(self.texts), chars=sum(len(t) for t in self.texts.values()), chunks=len(self.chunks),
+                           skipped=dict(self.skipped))
 
     def retrieve(self, query: str, k: int = 10) -> list[tuple[str, list[str]]]:
         "Top-k files (ranked by their best chunk) with their chunks in rank order."
@@ -134,19 +278,60 @@ class RepoIndex:
             files.setdefault(path, []).append(text)
         return list(files.items())
 
-def context_text(hits, budget: int = 6000) -> str:
-    "The retrieved files as prompt text, each file getting an equal share of `budget` characters."
-    if not hits: return "(the repository has no readable text files)"
-    per = max(200, budget // len(hits)); parts = []
-    for path, texts in hits:
-        body = "\n...\n".join(texts)
-        if len(body) > per: body = body[:per] + "\n[... truncated]"
-        parts.append(f"### File: {path}\n```\n{body}\n```")
-    return "\n\n".join(parts)
+def index_report(repo, method: str = "bm25", **kw) -> dict:
+    "What was indexed of a repository (a `RepoIndex` or a path): {repo, indexed_from, archive, files, chars, chunks, skipped}."
+    return (repo if isinstance(repo, RepoIndex) else RepoIndex(repo, method, **kw)).report
 
-def grade_prompt(title: str, criterion: str, context: str) -> str:
-    return (f"You grade a code repository that tries to reproduce the paper \"{title}\". Below are the repository files "
-            f"most relevant to one rubric criterion.\n\n## Criterion\n{criterion}\n\n## Repository files\n{context}\n\n"
+# %% ../nbs/21_paperbench.ipynb #b7a5fc3a
+CHARS_PER_TOKEN = 3             # characters per token, conservative for code and English
+DEFAULT_CONTEXT_TOKENS = 32_768 # the judge's window when models.toml does not give `context`
+TEMPLATE_TOKENS = 256           # chat template and role tokens
+MIN_FILE_CHARS = 200            # the least a retrieved file is given
+
+def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
+    "Characters of files that fit the judge's window: (context - max_tokens - 256) × 3 - the prompt's other characters."
+    ctx = getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
+    return max(0, (ctx - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
+
+def _file_block(path: str, body: str, note: str = "") -> str:
+    return f"### File: {path}{note}\n```\n{body}\n```"
+
+def fit_files(hits, texts: dict|None, budget: int) -> tuple[str, list[dict]]:
+    """The retrieved files as prompt text within `budget` characters → (text, [{path, chars, of, truncated}]).
+    Whole files when they fit; otherwise a max-min fair share, a cut file showing its best chunks."""
+    if not hits: return "(the repository has no readable text files)", []
+    texts = texts or {}
+    full = [texts.get(p) or "\n...\n".join(ch) for p, ch in hits]
+    overhead = [len(_file_block(p, "", " [truncated: 000000 of 000000 characters shown]")) + 2 for p, _ in hits]
+    avail = max(0, budget - sum(overhead))
+    alloc, left, order = [0] * len(hits), avail, sorted(range(len(hits)), key=lambda i: (len(full[i]), i))
+    for n, i in enumerate(order):
+        alloc[i] = max(MIN_FILE_CHARS, min(len(full[i]), left // (len(hits) - n)))
+        left = max(0, left - alloc[i])
+    parts, seen = [], []
+    for i, (path, chunks) in enumerate(hits):
+        body = full[i]
+        if len(body) <= alloc[i]:
+            parts.append(_file_block(path, body)); seen.append(dict(path=path, chars=len(body), of=len(body), truncated=False))
+        else:
+            best = "\n...\n".join(chunks)[:alloc[i]]
+            parts.append(_file_block(path, best, f" [truncated: {len(best)} of {len(body)} characters shown, the parts most relevant to the criterion]"))
+            seen.append(dict(path=path, chars=len(best), of=len(body), truncated=True))
+    return "\n\n".join(parts), seen
+
+def context_text(hits, budget: int = 6000, texts: dict|None = None) -> str:
+    "The retrieved files as prompt text within `budget` characters (see `fit_files`)."
+    return fit_files(hits, texts, budget)[0]
+
+def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "") -> str:
+    "The grading prompt: instructions, paper excerpt, the criterion's ancestors, the criterion, then the files."
+    head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a time.")
+    if paper: head += f"\n\n## Paper (excerpt)\n{paper}"
+    if ancestors:
+        head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down to its parent):\n"
+                 + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
+    return (f"{head}\n\n## Criterion\n{criterion}\n\n## Repository files\nThe repository files most relevant to the "
+            f"criterion, in rank order; a file is shown whole unless marked truncated.\n\n{context}\n\n"
             "Does the repository satisfy the criterion? Judge only from the files shown. Answer with JSON: "
             '{"answer": "pass" or "fail", "rationale": "one short sentence"}.')
 
@@ -158,87 +343,153 @@ def rubric_score(items: list[dict], verdicts: list) -> dict:
     return dict(score=float((w * p).sum() / tot) if tot > 0 else None, judged_share=float(tot / w.sum()) if len(w) and w.sum() else None,
                 passed=int(p.sum()), judged=int(v.sum()), failures=int((~v).sum()) if len(w) else 0)
 
-def grade(llm, jobs: list[dict], k: int = 10, method: str = "bm25", context_chars: int = 6000, max_tokens: int = 256,
-          indexes: dict|None = None, desc: str|None = None) -> list[dict]:
-    """Grade many (rubric, repository) pairs in one batch. A job is {title, items, repo}; returns per job
-    {score, judged_share, passed, judged, failures, verdicts: [{verdict, rationale, failure, files}]}."""
+def grade(llm, jobs: list[dict], k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
+          indexes: dict|None = None, desc: str|None = None, paper_chars: int = 0) -> list[dict]:
+    """Grade many (rubric, repository) pairs in one batch. A job is {title, items, repo, paper (optional text)}; an
+    item {criterion, importance, ancestors (optional)}. `context_chars=None` (or 0): the files get what the judge's
+    window leaves (`context_budget`); an integer is a fixed budget of file characters. Returns per job {score, judged_share, passed, judged, failures,
+    verdicts: [{verdict, rationale, failure, files: [{path, chars, of, truncated}], prompt_chars}]}."""
     indexes = {} if indexes is None else indexes
     prompts, where = [], []
     for j, job in enumerate(jobs):
         key = (str(job["repo"]), method)
         if key not in indexes: indexes[key] = RepoIndex(job["repo"], method)
+        ix = indexes[key]
         for n, it in enumerate(job["items"]):
-            hits = indexes[key].retrieve(it["criterion"], k)
-            prompts.append(grade_prompt(job["title"], it["criterion"], context_text(hits, context_chars)))
-            where.append((j, n, [h[0] for h in hits]))
+            anc = it.get("ancestors") or ()
+            paper = (job.get("paper") or "")[:paper_chars] if paper_chars else ""
+            if not context_chars:                # None or 0 (a config's "no fixed budget"): fit the window
+                total = context_budget(llm.spec, max_tokens)
+                paper = paper[:total // 2]       # the paper never takes more than half of the window
+                budget = total - len(grade_prompt(job["title"], it["criterion"], "", anc, paper))
+            else: budget = context_chars
+            text, seen = fit_files(ix.retrieve(it["criterion"], k), ix.texts, budget)
+            prompts.append(grade_prompt(job["title"], it["criterion"], text, anc, paper))
+            where.append((j, n, seen))
     # verdict before a ≤300-character reason: a small max_tokens is enough
     recs = judge_many(llm, prompts, choices=("pass", "fail"), max_tokens=max_tokens, max_rationale=300, answer_first=True,
                       desc=desc or f"grade {llm.spec.name}")
     per = [[None] * len(job["items"]) for job in jobs]
-    for (j, n, files), r in zip(where, recs):
-        per[j][n] = dict(verdict=r["value"], rationale=r["rationale"], failure=r["failure"], files=files)
+    for (j, n, seen), r, prompt in zip(where, recs, prompts):
+        per[j][n] = dict(verdict=r["value"], rationale=r["rationale"], failure=r["failure"], files=seen, prompt_chars=len(prompt))
     return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), verdicts=per[j]) for j, job in enumerate(jobs)]
 
-# %% ../nbs/21_paperbench.ipynb #13c63ed1
+# %% ../nbs/21_paperbench.ipynb #3fe0bb5b
 def _submission_dir(d: Path) -> Path:
-    "The submission folder of a JudgeEval case: `submission/`, or `submission.tar[.gz]` extracted into the cache."
+    "The submission folder of a JudgeEval case folder: `submission/`, or `submission.tar[.gz]` extracted into the cache."
     if (d/"submission").is_dir(): return d/"submission"
-    from scibench.core import cache_dir
     for name in ("submission.tar", "submission.tar.gz", "submission.tgz"):
-        a = d/name
-        if a.exists():
-            dest = cache_dir()/"rubrics_submissions"/f"{d.name}-{a.stat().st_size}"
-            if not dest.exists():
-                tmp = dest.with_name(dest.name + ".part"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
-                with tarfile.open(a) as t: t.extractall(tmp, filter="data")
-                os.replace(tmp, dest)
-            kids = [p for p in dest.iterdir()]
-            return kids[0] if len(kids) == 1 and kids[0].is_dir() else dest
+        if (d/name).is_file(): return _extract(d/name)
     raise FileNotFoundError(f"{d}: no submission/ folder or submission.tar[.gz]")
 
-def load_judge_eval(root) -> list[dict]:
-    "JudgeEval cases under `root/<paper>/`: {paper, tree, leaves (human 0/1 in `score`), submission}."
-    root = Path(root)
-    if not root.exists(): return []
+def _case_dirs(root: Path) -> list[tuple[str, Path, Path]]:
+    "(case name, case folder, expected_result.json) for both layouts, sorted by case name."
     out = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and (p/"expected_result.json").exists()):
-        tree = _read_tree(d/"expected_result.json", leaf_scores=True)
-        leaves = rubric_leaves(tree)
-        for l in leaves:
-            if l["score"] not in (0, 1, 0.0, 1.0, True, False):
-                raise DataError(d/"expected_result.json", None, f"{l['id']}.score", f"leaf score must be 0 or 1, got {l['score']!r}")
-        out.append(dict(paper=d.name, tree=tree, leaves=leaves, submission=_submission_dir(d)))
-    return out
+    for f in root.rglob("expected_result.json"):
+        d = f.parent.parent if f.parent.name == "grading" else f.parent
+        if root not in d.parents: continue       # a tree at the root itself is not a case
+        out.append((d.relative_to(root).as_posix(), d, f))
+    return sorted(out)
+
+def judge_eval_trees(root) -> list[tuple[str, dict]]:
+    "(case, human-graded tree) of the JudgeEval cases under `root`, without extracting the submissions (for planning)."
+    root = Path(root)
+    return [(c, _read_tree(f, leaf_scores=True)) for c, _, f in _case_dirs(root)] if root.exists() else []
+
+def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
+    """JudgeEval cases under `root` → (cases {case, paper, tree, leaves (human 0/1 in `score`), submission (the folder
+    graded), source (the archive or folder it came from)},
+    skipped [{case, reason}]). A malformed tree raises a `DataError` (file, line, field); a missing or unreadable
+    submission skips the case."""
+    root = Path(root); cases, skipped = [], []
+    if not root.exists(): return cases, skipped
+    for name, d, f in _case_dirs(root):
+        tree = _read_tree(f, leaf_scores=True)
+        try: sub = _submission_dir(d)
+        except FileNotFoundError: skipped.append(dict(case=name, reason="no submission archive (submission.tar) or submission/ folder")); continue
+        except DataError as e: skipped.append(dict(case=name, reason=str(e))); continue
+        src = d/"submission" if (d/"submission").is_dir() else next(d/n for n in ("submission.tar", "submission.tar.gz", "submission.tgz") if (d/n).is_file())
+        cases.append(dict(case=name, paper=name.split("/")[0], tree=tree, leaves=rubric_leaves(tree), submission=sub, source=src))
+    return cases, skipped
+
+def load_judge_eval(root) -> list[dict]:
+    "The JudgeEval cases under `root` that have a submission (see `judge_eval_cases` for the skipped ones)."
+    return judge_eval_cases(root)[0]
+
+def _f1(tp: int, fp: int, fn: int) -> float:
+    if tp: return 2 * tp / (2 * tp + fp + fn)
+    return 0.0 if fp or fn else float("nan")
 
 def agreement(human: list, pred: list) -> dict:
-    "Leaf-level agreement (pass = positive): n, failures, accuracy [95% CI], precision, recall, F1."
+    """Leaf-level agreement: n, failures, accuracy [95% CI], precision and recall (pass = positive), `f1_pass` (F1 of
+    the pass class; also as `f1`), `f1_macro` (mean F1 of the pass and fail classes, as PaperBench reports)."""
     ok = [(h, p) for h, p in zip(human, pred) if p is not None]
     h = np.array([x for x, _ in ok], bool); p = np.array([y for _, y in ok], bool)
-    tp, fp, fn = int((h & p).sum()), int((~h & p).sum()), int((h & ~p).sum())
+    tp, fp, fn, tn = int((h & p).sum()), int((~h & p).sum()), int((h & ~p).sum()), int((~h & ~p).sum())
     acc, lo, hi, _ = mean_ci((h == p).astype(float)) if len(ok) else (float("nan"),) * 3 + (0,)
     prec = tp / (tp + fp) if tp + fp else float("nan"); rec = tp / (tp + fn) if tp + fn else float("nan")
-    f1 = 2 * prec * rec / (prec + rec) if tp else (0.0 if (tp + fp) and (tp + fn) else float("nan"))
+    f_pass, f_fail = _f1(tp, fp, fn), _f1(tn, fn, fp)
+    macro = float(np.nanmean([f_pass, f_fail])) if not (np.isnan(f_pass) and np.isnan(f_fail)) else float("nan")
     return dict(n=len(ok), failures=len(pred) - len(ok), human_pass=int(h.sum()), accuracy=acc, accuracy_lo=lo, accuracy_hi=hi,
-                precision=prec, recall=rec, f1=f1)
+                precision=prec, recall=rec, f1=f_pass, f1_pass=f_pass, f1_macro=macro)
 
-def run_judge_eval(llm, cases: list[dict], k: int = 10, method: str = "bm25", context_chars: int = 6000, max_tokens: int = 256):
-    "Grade every human-graded leaf → (leaf records, metrics table overall and per category)."
-    jobs = [dict(title=c["paper"], items=[dict(criterion=l["requirements"], importance=l["weight"]) for l in c["leaves"]],
-                 repo=c["submission"]) for c in cases]
-    graded = grade(llm, jobs, k=k, method=method, context_chars=context_chars, max_tokens=max_tokens, desc="judge-eval")
-    recs = []
-    for c, g in zip(cases, graded):
-        for l, v in zip(c["leaves"], g["verdicts"]):
-            recs.append(dict(paper=c["paper"], leaf=l["id"], category=l["task_category"], weight=l["weight"], human=int(l["score"]),
-                             predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"), failure=v["failure"],
-                             rationale=v["rationale"], files=v["files"]))
+def _je_items(c: dict) -> list[dict]:
+    return [dict(criterion=l["requirements"], importance=l["weight"], ancestors=l["ancestors"]) for l in c["leaves"]]
+
+def _je_table(recs: list[dict]) -> pd.DataFrame:
     rows = []
     for cat in ("Overall",) + CATEGORIES:
         sel = [r for r in recs if cat == "Overall" or r["category"] == cat]
         if sel: rows.append(dict(category=cat, **agreement([r["human"] for r in sel], [r["predicted"] for r in sel])))
-    return recs, pd.DataFrame(rows)
+    return pd.DataFrame(rows)
 
-# %% ../nbs/21_paperbench.ipynb #665bd02f
+def _je_records(cases, graded) -> list[dict]:
+    recs = []
+    for c, g in zip(cases, graded):
+        for l, v in zip(c["leaves"], g["verdicts"]):
+            recs.append(dict(case=c.get("case", c["paper"]), paper=c["paper"], leaf=l["id"], category=l["task_category"], weight=l["weight"],
+                             human=int(l["score"]), predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
+                             failure=v["failure"], rationale=v["rationale"], files=v["files"], prompt_chars=v.get("prompt_chars")))
+    return recs
+
+def run_judge_eval(llm, cases: list[dict], k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
+                   paper_chars: int = 0, papers: dict|None = None):
+    "Grade every human-graded leaf → (leaf records, metrics table overall and per category)."
+    jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"], paper=(papers or {}).get(c["paper"], "")) for c in cases]
+    graded = grade(llm, jobs, k=k, method=method, context_chars=context_chars, max_tokens=max_tokens, desc="judge-eval", paper_chars=paper_chars)
+    recs = _je_records(cases, graded)
+    return recs, _je_table(recs)
+
+def judge_eval(llm, root, k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
+               paper_chars: int = 0, papers: dict|None = None) -> tuple[list[dict], dict]:
+    """JudgeEval on the cases under `root` → (leaf records, summary {root, cases_found, cases_graded, cases_skipped
+    [{case, reason}], leaves, judge_failures, metrics [rows per category], repos [index reports], failure}).
+    Cases are read first (a malformed tree raises); from then on nothing raises: a problem is the summary's
+    `failure`, or a skipped case with its reason."""
+    cases, skipped = judge_eval_cases(root)
+    found = len(cases) + len(skipped)
+    summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0, judge_failures=0,
+                   metrics=[], repos=[], failure=None)
+    recs: list = []
+    try:
+        indexes, ok = {}, []
+        for c in cases:
+            try: indexes[(str(c["submission"]), method)] = RepoIndex(c["submission"], method); ok.append(c)
+            except (OSError, DataError, ValueError) as e: skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
+        summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report, "repo": _rel(c.get("source", c["submission"]))})
+                            for c in ok]
+        jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"], paper=(papers or {}).get(c["paper"], "")) for c in ok]
+        graded = grade(llm, jobs, k=k, method=method, context_chars=context_chars, max_tokens=max_tokens, indexes=indexes,
+                       desc="judge-eval", paper_chars=paper_chars) if jobs else []
+        recs = _je_records(ok, graded)
+        summary.update(cases_graded=len(ok), leaves=len(recs), judge_failures=sum(r["predicted"] is None for r in recs))
+        summary["metrics"] = [{kk: (None if isinstance(v, float) and np.isnan(v) else v) for kk, v in row.items()}
+                              for row in _je_table(recs).to_dict("records")]
+    except Exception as e:     # never lose the work: the records so far and the reason are returned
+        summary["failure"] = f"{type(e).__name__}: {e}"
+    return recs, summary
+
+# %% ../nbs/21_paperbench.ipynb #758c1c14
 def _categories() -> dict:
     "The paper's topic group of each PaperBench paper (`data/reference/rubrics_paper_categories.csv`)."
     p = data_dir()/"reference"/"rubrics_paper_categories.csv"
@@ -274,14 +525,15 @@ def _gh_list(path: str) -> list[dict]:
     except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {url}: {getattr(e, 'reason', e)}") from None
 
 def download_judge_eval(dest=None) -> list[Path]:
-    "PaperBench JudgeEval cases (expected_result.json + submission archive) into `data/paperbench/judge_eval/<case>/`."
+    """PaperBench JudgeEval cases into `data/paperbench/judge_eval/` in PaperBench's layout:
+    `<paper>/<n>/grading/expected_result.json` and `<paper>/<n>/submission.tar` (when published)."""
     from scibench.data import fetch_url
     dest = Path(dest or data_dir()/"paperbench"/"judge_eval"); out = []
     def walk(path, depth=0):
         for e in _gh_list(path):
             if e["type"] == "dir" and depth < 3: walk(e["path"], depth + 1)
-            elif e["name"] == "expected_result.json" or e["name"].startswith("submission.tar"):
-                case = e["path"].split("/judge_eval/", 1)[1].rsplit("/", 1)[0].replace("/", "__")
-                out.append(fetch_url(PB_MEDIA + e["path"].split(PB_DATA + "/", 1)[1], dest/case/e["name"]))
+            elif e["name"] == "expected_result.json" or _archive_name(Path(e["name"])) == "submission":
+                rel = e["path"].split("/judge_eval/", 1)[1]
+                out.append(fetch_url(PB_MEDIA + e["path"].split(PB_DATA + "/", 1)[1], dest/rel))
     walk(f"{PB_DATA}/judge_eval")
     return out
