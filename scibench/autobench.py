@@ -21,20 +21,22 @@ from .bench import Benchmark, Config, ConfigError, Paper, param, register
 from .run import complete_runs, run_label, settings, caption, run_parent, rel
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'S2ORC_TYPES', 'MANIFEST_FIELDS', 'LEVEL_DEF', 'TYPE_INSTR', 'ABLATIONS',
-           'REVIEW_COLUMNS', 'CONTEXTS', 'BENCH_KEYS', 'BENCH_FIELDS', 'BENCH_TYPES', 'EVAL_COLUMNS', 'ARXIV_IDS',
-           'PAPER', 'AUTOBENCH', 'make_paper', 'parse_markdown', 'parse_text', 'parse_s2orc', 'load_paper',
-           'paragraphs', 'split_dir', 'load_manifest', 'load_split', 'windows', 'kp_schema', 'extraction_prompt',
-           'shown_ids', 'validate_point', 'merge_points', 'extract', 'select_points', 'Retriever',
-           'numeric_distractors', 'make_options', 'question_schema', 'generation_prompt', 'build_question',
-           'generate_questions', 'paper_text', 'question_text', 'choices', 'solve_prompt', 'short_schema',
-           'grade_prompt', 'solve', 'answerability_schema', 'answerability_prompt', 'content_words', 'supports',
-           'ambiguity_schema', 'ambiguity_prompt', 'check_correctness', 'check_answerability', 'check_ambiguity',
-           'apply_filters', 'parse_solver', 'difficulty', 'pass_rates', 'diversity', 'diversity_ci',
-           'item_discrimination', 'discrimination', 'discrimination_ci', 'calibrate', 'set_metrics', 'review_csv',
-           'human_correctness', 'AutoBenchConfig', 'run', 'plan', 'data_files', 'load_benchmark', 'evaluate',
-           'table_main', 'table_stages', 'table_ablation', 'table_distribution', 'table_eval', 'figure_survival',
-           'make_tables', 'latest_benchmark', 'cli', 'download_arxiv', 'perf_pipeline']
+__all__ = ['LEVELS', 'TYPES', 'STAGES', 'S2ORC_TYPES', 'MANIFEST_FIELDS', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR', 'BANDS',
+           'ABLATIONS', 'REVIEW_COLUMNS', 'MAIN', 'CONTROL', 'CONTROL_FIELDS', 'CONTEXTS', 'FILTER_NOTE',
+           'GENERATOR_NOTE', 'BENCH_KEYS', 'BENCH_FIELDS', 'BENCH_TYPES', 'EVAL_COLUMNS', 'ARXIV_IDS', 'PAPER',
+           'AUTOBENCH', 'make_paper', 'parse_markdown', 'parse_text', 'parse_s2orc', 'load_paper', 'paragraphs',
+           'split_dir', 'load_manifest', 'load_split', 'windows', 'kp_schema', 'extraction_prompt', 'shown_ids',
+           'validate_point', 'merge_points', 'extract', 'select_points', 'Retriever', 'numeric_distractors',
+           'make_options', 'question_schema', 'generation_prompt', 'build_question', 'generate_questions', 'paper_text',
+           'question_text', 'choices', 'solve_prompt', 'calibration_prompt', 'answer_schema', 'parse_answer',
+           'short_schema', 'grade_prompt', 'solve', 'answerability_schema', 'answerability_prompt', 'content_words',
+           'supports', 'ambiguity_schema', 'ambiguity_prompt', 'check_correctness', 'check_answerability',
+           'check_ambiguity', 'apply_filters', 'parse_solver', 'difficulty', 'parse_balance', 'balance_bands',
+           'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination', 'discrimination_ci',
+           'calibrate', 'set_metrics', 'review_csv', 'human_correctness', 'load_control_set', 'AutoBenchConfig', 'run',
+           'plan', 'data_files', 'load_benchmark', 'evaluate', 'table_main', 'table_stages', 'table_ablation',
+           'table_distribution', 'table_eval', 'figure_survival', 'make_tables', 'latest_benchmark', 'cli',
+           'download_arxiv', 'perf_pipeline']
 
 # %% ../nbs/30_autobench.ipynb #3b8bcfad
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -189,7 +191,7 @@ def windows(section: dict, size: int = 3, stride: int = 2) -> list[list[str]]:
     if out[-1][-1] != ids[-1]: out.append(ids[-size:])
     return out
 
-# %% ../nbs/30_autobench.ipynb #40b0a33a
+# %% ../nbs/30_autobench.ipynb #9f0a0b3b
 LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a result)",
              "conceptual": "why or how something works; needs understanding, not just lookup",
              "reasoning": "needs combining information from this passage with another section"}
@@ -208,24 +210,35 @@ def kp_schema(max_points: int = 3, ids=None) -> dict:
 
 def _excerpt(t, n=300): return t if len(t) <= n else t[:n].rsplit(" ", 1)[0] + " …"
 
-def extraction_prompt(paper: dict, window: list[str], max_points: int = 3) -> str:
+def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[str, str, str]]:
+    "(paragraph id, section title, text) of the other sections: an equal share of `budget` characters each, whole paragraphs in order, the first always."
+    sec = next(s for s in paper["sections"] if any(p["id"] == window[0] for p in s["paragraphs"]))
+    others = [s for s in paper["sections"] if s["id"] != sec["id"]]
+    share, out = max(1, budget // max(1, len(others))), []
+    for s in others:
+        used = 0
+        for k, p in enumerate(s["paragraphs"]):
+            if k and used + len(p["text"]) > share: break
+            t = p["text"] if len(p["text"]) <= share else _excerpt(p["text"], max(share, 80))
+            out.append((p["id"], s["title"], t)); used += len(t)
+    return out
+
+def extraction_prompt(paper: dict, window: list[str], max_points: int = 3, others_chars: int = 3000) -> str:
     paras = paragraphs(paper)
     sec = next(s for s in paper["sections"] if any(p["id"] == window[0] for p in s["paragraphs"]))
-    others = "\n".join(f"[{s['paragraphs'][0]['id']}] ({s['title']}) {_excerpt(s['paragraphs'][0]['text'])}"
-                       for s in paper["sections"] if s["id"] != sec["id"])
+    others = "\n".join(f"[{i}] ({t}) {x}" for i, t, x in _others(paper, window, others_chars))
     levels = "\n".join(f"- {k}: {v}" for k, v in LEVEL_DEF.items())
     return (f"Extract testable knowledge points from a scientific paper.\n\nPaper: {paper['title']}\n\n"
             f"Passage (section \"{sec['title']}\"):\n" + "\n".join(f"[{i}] {paras[i]}" for i in window) +
-            f"\n\nOther sections (first paragraph each):\n{others}\n\nLevels:\n{levels}\n\n"
+            f"\n\nOther sections (excerpts):\n{others}\n\nLevels:\n{levels}\n\n"
             f"Write up to {max_points} knowledge points about the passage. For each give its level; a statement, one complete "
             "sentence restating what the passage says; the ids of the paragraphs it comes from (the ids in brackets above); "
             "and your confidence from 0 to 1. Answer in JSON with a list \"knowledge_points\" of objects with the keys "
             "\"level\", \"statement\", \"paragraphs\", \"confidence\".")
 
-def shown_ids(paper: dict, window: list[str]) -> list[str]:
-    "Paragraph ids the extraction prompt shows: the window, then the first paragraph of every other section."
-    sec = next(s for s in paper["sections"] if any(p["id"] == window[0] for p in s["paragraphs"]))
-    return list(window) + [s["paragraphs"][0]["id"] for s in paper["sections"] if s["id"] != sec["id"]]
+def shown_ids(paper: dict, window: list[str], others_chars: int = 3000) -> list[str]:
+    "Paragraph ids the extraction prompt shows: the window, then the other sections' paragraphs within the budget."
+    return list(window) + [i for i, _, _ in _others(paper, window, others_chars)]
 
 def validate_point(kp, paper: dict, window: list[str]) -> tuple[dict|None, str|None]:
     "A clean knowledge point, or (None, reason)."
@@ -264,16 +277,17 @@ def merge_points(points: list[dict], threshold: float = 0.9, emb=None) -> list[d
         m["confidence"] = max(m["confidence"], p["confidence"]); m["merged"] += 1
     return out
 
-# %% ../nbs/30_autobench.ipynb #d83328dd
+# %% ../nbs/30_autobench.ipynb #17906154
 def extract(llm, papers: list[dict], size: int = 3, stride: int = 2, max_points: int = 3, max_tokens: int = 400,
-            levels=LEVELS, merge_threshold: float = 0.9, max_windows: int = 0) -> tuple[list[dict], list[dict]]:
+            levels=LEVELS, merge_threshold: float = 0.9, max_windows: int = 0, others_chars: int = 3000) -> tuple[list[dict], list[dict]]:
     "Knowledge points of every paper (merged) and one extraction record per window (with failures)."
     jobs = []
     for p in papers:
         ws = [w for s in p["sections"] for w in windows(s, size, stride)]
         if max_windows: ws = ws[:max_windows]
         jobs += [(p, k, w) for k, w in enumerate(ws)]
-    res = llm.map([Request(msgs(extraction_prompt(p, w, max_points)), max_tokens=max_tokens, schema=kp_schema(max_points, shown_ids(p, w)))
+    res = llm.map([Request(msgs(extraction_prompt(p, w, max_points, others_chars)), max_tokens=max_tokens,
+                           schema=kp_schema(max_points, shown_ids(p, w, others_chars)))
                    for p, _, w in jobs], desc="extract knowledge points")
     recs, pts = [], []
     for (p, k, w), r in zip(jobs, res):
@@ -467,7 +481,7 @@ def generate_questions(llm, points: list[dict], papers: dict, retriever: Retriev
         out.append(rec)
     return out
 
-# %% ../nbs/30_autobench.ipynb #a8b6c469
+# %% ../nbs/30_autobench.ipynb #6e3705fa
 def paper_text(paper: dict) -> str:
     return "\n\n".join(f"## {s['title']}\n" + "\n".join(f"[{p['id']}] {p['text']}" for p in s["paragraphs"]) for s in paper["sections"])
 
@@ -489,6 +503,41 @@ def solve_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str
     fmt_ = ('JSON: {"rationale": "...", "answer": "<choice>"}' if q["type"] != "short" else 'JSON: {"answer": "..."}')
     return f"{ctx}Question: {question_text(q)}\n\n{how} {fmt_}"
 
+CALIBRATION_INSTR = {"mcq": "Reply with the letter of the option you believe is right.",
+                     "tf": "Reply true if the statement is right, false if it is wrong.",
+                     "short": "Reply with the answer in a few words."}
+
+def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str:
+    "The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's request)."
+    ctx = ""
+    if context == "evidence": ctx = f"Paper excerpt:\n{q['evidence_text']}\n\n"
+    elif context == "paper": ctx = f"Paper:\n{paper_text(paper)}\n\n"
+    elif context != "none": raise ValueError(f"context must be none, evidence or paper, not {context!r}")
+    src = "from what you know (closed book)" if context == "none" else "using the text above"
+    return (f"{ctx}Question: {question_text(q)}\n\nDifficulty test: answer this exam question about a scientific paper {src}. "
+            f"{CALIBRATION_INSTR[q['type']]} Give no explanation. JSON: {{\"answer\": \"...\"}}")
+
+def answer_schema(choices_) -> dict:
+    "JSON schema of an answer-only reply: one of `choices_`."
+    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(choices_)}}, "required": ["answer"]}
+
+_LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(?:([{U}])\b|([{L}])\b(?!\s+[a-z]))",
+               r"[\[(]([{U}{L}])[\])]", r"(?m)^\s*\**([{U}])\**\s*(?:[.):]|$)", r"\b(?:([{UB}])|(A)(?!\s+[a-z]))\b"]
+
+def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None]:
+    "`parse_choice` (JSON first), with a free-text fallback for option letters that does not read the article 'a' as option A."
+    letters = [c for c in choices_ if len(c) == 1 and c.isalpha() and c.isupper()]
+    obj, _ = parse_json(text) if text is not None else (None, None)
+    if text is None or (obj is not None and "answer" in obj) or len(letters) != len(choices_): return parse_choice(text, choices_)
+    U = "".join(letters); L = U.lower(); UB = U.replace("A", "") or "_"
+    for pat in _LETTER_RES:
+        pat = pat.replace("{U}", U).replace("{L}", L).replace("{UB}", UB)
+        m = re.search(pat, text)
+        if m:
+            v = next(g for g in m.groups() if g).upper()
+            return v, text, None
+    return None, text, "no option letter found in response"
+
 def short_schema() -> dict:
     return {"type": "object", "properties": {"answer": _schema_str(200)}, "required": ["answer"]}
 
@@ -498,10 +547,12 @@ def grade_prompt(q: dict, response: str) -> str:
             'JSON: {"rationale": "...", "answer": "correct"}')
 
 def solve(llm, questions: list[dict], papers: dict|None = None, context: str = "none", judge=None, max_tokens: int = 120,
-          desc: str = "solve") -> list[dict]:
-    "Answer and score each question → `{response, correct (bool|None), failure}`."
-    reqs = [Request(msgs(solve_prompt(q, context, (papers or {}).get(q["paper_id"]))), max_tokens=max_tokens,
-                    schema=choice_schema(choices(q), 200) if q["type"] != "short" else short_schema()) for q in questions]
+          desc: str = "solve", prompt=solve_prompt) -> list[dict]:
+    "Answer and score each question → `{response, correct (bool|None), failure}`; `prompt=calibration_prompt` asks for the answer only."
+    calib = prompt is calibration_prompt
+    reqs = [Request(msgs(prompt(q, context, (papers or {}).get(q["paper_id"]))), max_tokens=max_tokens,
+                    schema=(answer_schema(choices(q)) if calib else choice_schema(choices(q), 200)) if q["type"] != "short" else short_schema())
+            for q in questions]
     res = llm.map(reqs, desc=desc)
     out, to_grade = [], []
     for q, r in zip(questions, res):
@@ -511,7 +562,7 @@ def solve(llm, questions: list[dict], papers: dict|None = None, context: str = "
             a = str(obj.get("answer") or "").strip() if obj else ""
             if not a: out.append(dict(response=r["text"], correct=None, failure=why or "empty answer")); continue
             out.append(dict(response=a, correct=None, failure=None)); to_grade.append(len(out) - 1); continue
-        v, _, fail = parse_choice(r["text"], choices(q))
+        v, _, fail = parse_answer(r["text"], choices(q))
         if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
         out.append(dict(response=v, correct=None if fail else v == q["answer"], failure=fail))
     if to_grade:
@@ -523,7 +574,7 @@ def solve(llm, questions: list[dict], papers: dict|None = None, context: str = "
             out[i]["failure"] = f"grader: {j['failure']}" if j["failure"] else None
     return out
 
-# %% ../nbs/30_autobench.ipynb #4105ab75
+# %% ../nbs/30_autobench.ipynb #a87fc001
 def answerability_schema(ids=None) -> dict:
     return {"type": "object", "properties": {"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3},
                                              "answer": _schema_str(150)}, "required": ["paragraph_ids", "answer"]}
@@ -587,9 +638,10 @@ def check_ambiguity(llm, questions, max_tokens=80) -> list[dict]:
         co = obj.get("correct_options") if obj else None
         if not isinstance(co, list):
             out[i] = dict(passed=False, verified=False, applicable=True, reason=f"unverified: {why or 'no correct_options list'}"); continue
-        co = sorted({str(c).strip().upper() for c in co})
-        out[i] = dict(passed=len(co) == 1, verified=True, applicable=True, correct_options=co,
-                      reason=f"judge marks {len(co)} option(s) correct: {co}" + ("" if not co or co == [questions[i]["answer"]] else f" (key {questions[i]['answer']})"))
+        co = sorted({str(c).strip().upper() for c in co}); key = questions[i]["answer"]
+        out[i] = dict(passed=co == [key], verified=True, applicable=True, correct_options=co,
+                      reason=f"judge marks {len(co)} option(s) correct: {co}" + ("" if not co or co == [key] else f" (key {key})")
+                      + (", not the key" if len(co) == 1 and co != [key] else ""))
     return out
 
 def apply_filters(questions: list[dict], checks: dict, enabled=STAGES, uniq_threshold: float = 0.9, emb=None,
@@ -624,15 +676,38 @@ def apply_filters(questions: list[dict], checks: dict, enabled=STAGES, uniq_thre
     for i in alive: mask[i] = True
     return mask, counts, fate
 
-# %% ../nbs/30_autobench.ipynb #8303e9d0
+# %% ../nbs/30_autobench.ipynb #bc8e16e9
 def parse_solver(s: str) -> tuple[str, str]:
     "'model' → (model, 'none'); 'model+evidence' / 'model+paper' → open book."
     name, _, ctx = s.strip().partition("+")
     return name, (ctx or "none")
 
-def difficulty(p) -> str:
+BANDS = ("easy", "medium", "hard")
+
+def difficulty(p, hard_below: float = 1/3, easy_above: float = 2/3) -> str:
+    "The difficulty band of pass rate `p`."
     if p is None or np.isnan(p): return "unknown"
-    return "easy" if p > 2/3 else "hard" if p < 1/3 else "medium"
+    return "easy" if p > easy_above else "hard" if p < hard_below else "medium"
+
+def parse_balance(s: str) -> tuple[float, float, float]|None:
+    "'0.3,0.4,0.3' → target shares of (easy, medium, hard), normalized; '' → None (no balancing)."
+    if not str(s).strip(): return None
+    try: v = [float(x) for x in str(s).split(",")]
+    except ValueError: raise ValueError(f"balance: expected three numbers 'easy,medium,hard', got {s!r}") from None
+    if len(v) != 3 or min(v) < 0 or sum(v) <= 0: raise ValueError(f"balance: expected three shares >= 0 with a positive sum, got {s!r}")
+    return tuple(x / sum(v) for x in v)
+
+def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
+    """Keep the largest subset of items whose difficulty `bands` have the `target` shares (easy, medium, hard):
+    the first items of each band; `unknown` items are dropped. → (keep mask, summary)."""
+    have = Counter(bands)
+    t = dict(zip(BANDS, target))
+    n = min(have[b] / t[b] for b in BANDS if t[b] > 0)
+    quota = {b: int(np.floor(n * t[b] + 1e-9)) for b in BANDS}
+    seen, keep = Counter(), []
+    for b in bands:
+        ok = b in quota and seen[b] < quota[b]; seen[b] += ok; keep.append(bool(ok))
+    return keep, dict(target=t, before={b: have[b] for b in (*BANDS, "unknown")}, after=dict(quota), dropped=len(bands) - sum(keep))
 
 def _nanmean(a, axis):
     import warnings
@@ -680,65 +755,145 @@ def discrimination_ci(C, n_resamples: int = 1000, seed: int = 0) -> tuple[float,
     "D with a bootstrap CI over items (solver ranking fixed on the full set); n = items with both groups answered."
     return mean_ci(item_discrimination(C), n_resamples, seed)
 
-# %% ../nbs/30_autobench.ipynb #1b28da9e
+# %% ../nbs/30_autobench.ipynb #81bc269c
 def calibrate(run_llm, solvers, questions, papers, judge=None, max_tokens=120) -> tuple[np.ndarray, list[dict]]:
-    "Correctness matrix (questions × solvers; 1/0/NaN) and the per-question answers of every solver."
+    "Correctness matrix (questions × solvers; 1/0/NaN) and the per-question answers of every solver (`calibration_prompt`)."
     C = np.full((len(questions), len(solvers)), np.nan); answers = [dict() for _ in questions]
     for j, s in enumerate(solvers):
         name, ctx = parse_solver(s)
-        res = solve(run_llm(name), questions, papers, ctx, judge, max_tokens, desc=f"calibrate {s}")
+        res = solve(run_llm(name), questions, papers, ctx, judge, max_tokens, desc=f"calibrate {s}", prompt=calibration_prompt)
         for i, r in enumerate(res):
             if r["correct"] is not None: C[i, j] = float(r["correct"])
             answers[i][s] = r
     return C, answers
 
-def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000) -> dict:
-    "Survival, diversity, discrimination, pass rate and distributions of the kept questions."
+def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, bands=(1/3, 2/3)) -> dict:
+    """Survival, diversity, discrimination, pass rate and distributions of the kept questions. Survival is over the
+    questions *generated* (parsed); `generation_failures` (attempts that yielded no question) are counted apart,
+    and `attempted` = generated + generation failures."""
     idx = [i for i, m in enumerate(mask) if m]
-    surv = mean_ci([1.0 if m else 0.0 for m in mask], n_resamples)
+    gen = [i for i, q in enumerate(questions) if q.get("generation_failure") is None]
+    surv = mean_ci([1.0 if mask[i] else 0.0 for i in gen], n_resamples)
     dv = diversity_ci(np.asarray(E)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
     dc = discrimination_ci(np.asarray(C)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
     pr = pass_rates(np.asarray(C)[idx]) if len(idx) else np.zeros(0)
     pm = mean_ci(list(pr), n_resamples)
     kept = [questions[i] for i in idx]
-    return dict(generated=len(mask), kept=len(idx), survival=dict(zip(("mean", "lo", "hi", "n"), surv)),
+    return dict(attempted=len(mask), generation_failures=len(mask) - len(gen), generated=len(gen), kept=len(idx),
+                survival=dict(zip(("mean", "lo", "hi", "n"), surv)),
                 diversity=dict(zip(("value", "lo", "hi", "n"), dv)), discrimination=dict(zip(("value", "lo", "hi", "n_items"), dc)),
                 pass_rate=dict(zip(("mean", "lo", "hi", "n"), pm)),
                 levels=dict(Counter(q["level"] for q in kept)), types=dict(Counter(q["type"] for q in kept)),
-                difficulty=dict(Counter(difficulty(p) for p in pr)))
+                difficulty=dict(Counter(difficulty(p, *bands) for p in pr)))
 
-# %% ../nbs/30_autobench.ipynb #fbad0d09
+# %% ../nbs/30_autobench.ipynb #842d8eb4
 ABLATIONS = {"Full MDQF": STAGES, "w/o Correctness Verification": ("uniqueness", "answerability", "ambiguity"),
              "w/o Uniqueness Check": ("correctness", "answerability", "ambiguity"),
              "w/o Answerability Verification": ("correctness", "uniqueness", "ambiguity"),
              "w/o Ambiguity Detection": ("correctness", "uniqueness", "answerability")}
 
-REVIEW_COLUMNS = ["qid", "paper_id", "field", "level", "type", "difficulty", "question", "options", "answer", "answer_text",
-                  "explanation", "evidence", "evidence_text", "flags", "reviewer_correct", "reviewer_answerable", "reviewer_notes"]
+REVIEW_COLUMNS = ["qid", "configurations", "variant", "paper_id", "field", "level", "type", "difficulty", "question", "options", "answer",
+                  "answer_text", "explanation", "evidence", "evidence_text", "flags", "reviewer_correct", "reviewer_answerable", "reviewer_notes"]
+MAIN, CONTROL = "main", "Human-written control"
 
 def review_csv(records: list[dict]) -> str:
-    "CSV text for human review: kept and flagged questions with evidence, reviewer columns blank."
+    """CSV text for human review: every question some configuration kept (`kept_by`; older records: `kept` = main) or
+    flagged, once, `configurations` naming those that kept it; reviewer columns blank."""
     buf = io.StringIO(); w = csv.DictWriter(buf, REVIEW_COLUMNS, lineterminator="\n"); w.writeheader()
+    seen = set()
     for r in records:
-        if not (r.get("kept") or r.get("flags")): continue
+        by = r.get("kept_by", [MAIN] if r.get("kept") else [])
+        if not (by or r.get("flags")) or r.get("qid") in seen: continue
+        seen.add(r.get("qid"))
         w.writerow({k: ("; ".join(r[k]) if isinstance(r.get(k), list) else r.get(k, "")) for k in REVIEW_COLUMNS[:-3]} |
-                   {"options": " | ".join(f"{'ABCD'[i]}. {o}" for i, o in enumerate(r["options"])) if r.get("options") else ""})
+                   {"options": " | ".join(f"{'ABCD'[i]}. {o}" for i, o in enumerate(r["options"])) if r.get("options") else "",
+                    "configurations": "; ".join(by), "variant": r.get("variant", "full")})
     return buf.getvalue()
 
-def human_correctness(path) -> tuple[float, float, float, int]|None:
-    "Share of reviewed questions marked correct (yes/no in `reviewer_correct`), or None if none reviewed."
+def human_correctness(path, config: str|None = None) -> tuple[float, float, float, int]|None:
+    """Share of reviewed questions marked correct (yes/no in `reviewer_correct`), or None if none reviewed; `config`: only
+    the questions that configuration kept (column `configurations`; a file without it holds the main configuration only)."""
     p = Path(path)
     if not p.exists(): return None
-    rows = list(csv.DictReader(p.open(encoding="utf-8")))
+    with p.open(encoding="utf-8") as f: rd = csv.DictReader(f); cols = rd.fieldnames or []; rows = list(rd)
+    if config is not None and "configurations" not in cols and config != MAIN: return None
     vals = []
     for i, r in enumerate(rows, 2):
+        if config is not None and "configurations" in cols and config not in [c.strip() for c in (r.get("configurations") or "").split(";")]:
+            continue
         v = (r.get("reviewer_correct") or "").strip().lower()
         if not v: continue
         if v not in ("yes", "no", "1", "0", "true", "false"): raise DataError(p, i, "reviewer_correct", f"expected yes/no, got {v!r}")
         vals.append(1.0 if v in ("yes", "1", "true") else 0.0)
     return mean_ci(vals) if vals else None
 
-# %% ../nbs/30_autobench.ipynb #89dd4fc4
+# %% ../nbs/30_autobench.ipynb #07e69477
+CONTROL_FIELDS = ["qid", "paper_id", "type", "question", "answer"]
+
+def _control_rows(p: Path) -> list[tuple[int, dict]]:
+    "(line, row) of a control-set file; CSV lists split (options on ' | ', evidence on ';')."
+    if p.suffix.lower() == ".jsonl":
+        return read_jsonl(p, CONTROL_FIELDS, types={**{f: str for f in CONTROL_FIELDS}, "answer": (str, bool), "options": (list, type(None)),
+                                                    "evidence": (list, type(None))}, unique="qid", numbered=True)
+    if p.suffix.lower() != ".csv": raise DataError(p, None, None, f"unknown control-set format {p.suffix!r} (expected .jsonl or .csv)")
+    text = read_text(p)
+    rd = csv.DictReader(io.StringIO(text))
+    miss = [f for f in CONTROL_FIELDS if f not in (rd.fieldnames or [])]
+    if miss: raise DataError(p, 1, miss[0], "missing column")
+    out, seen = [], {}
+    for r in rd:
+        i = rd.line_num
+        r = {k: (v or "").strip() for k, v in r.items() if k}
+        for k, sep in (("options", "|"), ("evidence", ";")):
+            r[k] = [x.strip() for x in r[k].split(sep) if x.strip()] if r.get(k) else None
+        if r["qid"] in seen: raise DataError(p, i, "qid", f"{r['qid']!r} repeats line {seen[r['qid']]}")
+        seen[r["qid"]] = i; out.append((i, r))
+    if not out: raise DataError(p, None, None, "no questions")
+    return out
+
+def load_control_set(path, papers: dict) -> list[dict]:
+    "Human-written control questions (schema above) as question records (`variant='control'`) for the filter and calibration."
+    p = Path(path)
+    if not p.exists(): raise FileNotFoundError(f"control set {p} not found")
+    out = []
+    for i, r in _control_rows(p):
+        if r["paper_id"] not in papers: raise DataError(p, i, "paper_id", f"{r['paper_id']!r} is not a paper of the split ({', '.join(papers)})")
+        paper = papers[r["paper_id"]]; known = paragraphs(paper)
+        t = r["type"].strip().lower()
+        if t not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not one of {TYPES}")
+        if len(r["question"].split()) < 3: raise DataError(p, i, "question", "shorter than 3 words")
+        lvl = str(r.get("level") or "unlabelled").strip().lower()
+        if lvl not in (*LEVELS, "unlabelled"): raise DataError(p, i, "level", f"{r['level']!r} not one of {LEVELS}")
+        opts, a = r.get("options"), r["answer"]
+        if t == "mcq":
+            if not (isinstance(opts, list) and 2 <= len(opts) <= 4 and all(isinstance(o, str) and o.strip() for o in opts)):
+                raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 non-empty options (strings)")
+            a = str(a).strip().upper()
+            if a not in "ABCD"[:len(opts)] or len(a) != 1: raise DataError(p, i, "answer", f"{r['answer']!r} is not the letter of an option (A-{'ABCD'[len(opts) - 1]})")
+            text = opts["ABCD".index(a)]
+        elif opts: raise DataError(p, i, "options", f"only multiple-choice questions have options (type {t})")
+        elif t == "tf":
+            a = {"true": "true", "false": "false"}.get(str(a).strip().lower()) if not isinstance(a, bool) else ("true" if a else "false")
+            if a is None: raise DataError(p, i, "answer", f"{r['answer']!r} is not true/false")
+            text = a
+        else:
+            a = text = str(a).strip()
+            if not a: raise DataError(p, i, "answer", "empty")
+        ev = r.get("evidence")
+        if ev is not None and (not all(isinstance(e, str) for e in ev) or [e for e in ev if e not in known]):
+            raise DataError(p, i, "evidence", f"unknown paragraph ids {[e for e in ev if not isinstance(e, str) or e not in known]} (the paper has {list(known)[:3]}…)")
+        if not ev:
+            ids = list(known); sc = Index([known[k] for k in ids]).scores(r["question"] + " " + text, "bm25")
+            ev, ev_from = [ids[j] for j in np.argsort(-sc, kind="stable")[:2]], "retrieved (BM25)"
+        else: ev_from = "control set"
+        out.append(dict(qid=f"control:{r['qid']}", variant="control", paper_id=r["paper_id"], field=paper["field"], kp_id=None, level=lvl,
+                        type=t, knowledge_point=None, context=[], finish_reason=None, question=r["question"].strip(),
+                        explanation=str(r.get("explanation") or "").strip(), evidence=list(ev), evidence_from=ev_from, evidence_invalid=[],
+                        options=list(opts) if t == "mcq" else None, answer=a, answer_text=text,
+                        evidence_text="\n".join(f"[{k}] {known[k]}" for k in ev), generation_failure=None, source=f"{p.name}:{i}"))
+    return out
+
+# %% ../nbs/30_autobench.ipynb #85c42877
 CONTEXTS = ("none", "evidence", "paper")
 
 @dataclass
@@ -747,7 +902,8 @@ class AutoBenchConfig(Config):
     limit: int = param(0, "use only the first N papers of the split (0 = all)")
     judge: str = param("local", "judge: answerability and ambiguity checks, grades short answers (the embedded model is weak)", role=True)
     solver: str = param("", "correctness-check solver ('' = the judge); the paper uses a model other than the generator", role=True)
-    solvers: str = param("", "difficulty-calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = solver,solver+evidence)", role=True)
+    solvers: str = param("", "difficulty-calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = every configured model "
+                               "other than the generator and the filter solver; none: the filter solver's model, labelled not independent)", role=True)
     evaluate_models: str = param("", "models evaluated on the kept questions, comma-separated, `+evidence`/`+paper` = open book ('' = none)", role=True)
     eval_context: str = param("none", "context of an evaluated model given without a `+` suffix", choices=CONTEXTS)
     eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading")
@@ -767,14 +923,42 @@ class AutoBenchConfig(Config):
     on_disagree: str = param("drop", "correctness stage: drop a question whose solver disagrees with the key, or keep it flagged",
                              choices=("drop", "flag"))
     extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction")
+    extract_context_chars: int = param(3000, "characters of the paper's other sections shown beside each extraction window (for reasoning-level points)")
     generate_max_tokens: int = param(300, "completion cap of each question generation")
     check_max_tokens: int = param(120, "completion cap of each filter check, calibration answer and grading")
+    hard_below: float = param(0.333, "difficulty band: a question whose calibration pass rate is below this is hard")
+    easy_above: float = param(0.667, "difficulty band: a question whose calibration pass rate is above this is easy (between: medium)")
+    balance: str = param("", "target shares of easy,medium,hard in the benchmark, e.g. 0.3,0.4,0.3: drops kept questions to match ('' = no balancing)")
+    control_set: str = param("", "human-written control questions (.jsonl or .csv, schema in the notebook), filtered and calibrated "
+                                 "like the generated ones ('' = none; relative: the split folder, then the working directory)")
     n_resamples: int = param(1000, "bootstrap resamples of each confidence interval")
 
-def _solvers(cfg) -> tuple[str, list[str]]:
-    "(correctness solver, calibration solvers) with their defaults filled in."
+FILTER_NOTE = "calibration by the filter solver's model: difficulty not independent"
+GENERATOR_NOTE = "calibration by the generator's model: difficulty not independent"
+
+def _solvers(cfg) -> tuple[str, list[str], str|None]:
+    """(correctness solver, calibration solvers, note): the defaults filled in; the note says when calibration is not
+    independent of the filter solver or the generator (None when it is)."""
     solver = cfg.solver or cfg.judge
-    return solver, [s.strip() for s in (cfg.solvers or f"{solver},{solver}+evidence").split(",") if s.strip()]
+    if cfg.solvers.strip(): sl = [s.strip() for s in cfg.solvers.split(",") if s.strip()]
+    else:
+        names = [cfg.judge] + [m for _, m, _ in _eval_targets(cfg)]
+        sl = list(dict.fromkeys(n for n in names if n not in (cfg.model, solver))) or [solver]
+        if len(sl) == 1: sl = [sl[0], f"{sl[0]}+evidence"]
+    used = {parse_solver(x)[0] for x in sl}
+    return solver, sl, FILTER_NOTE if solver in used else GENERATOR_NOTE if cfg.model in used else None
+
+def _control_path(cfg) -> Path|None:
+    if not cfg.control_set.strip(): return None
+    p = Path(cfg.control_set)
+    return split_dir(cfg.split)/p if not p.is_absolute() and (split_dir(cfg.split)/p).exists() else p
+
+def _control(cfg, papers: dict) -> list[dict]:
+    "The control questions about the papers in use (`limit` may leave some out); a paper that is not in the split is an error."
+    p = _control_path(cfg)
+    if not p: return []
+    every = papers if not cfg.limit else {x["paper_id"]: x for x in load_split(cfg.split)[0]}
+    return [q for q in load_control_set(p, every) if q["paper_id"] in papers]
 
 def _eval_targets(cfg) -> list[tuple[str, str, str]]:
     "(entry as given, model, context) of each evaluated model."
@@ -792,6 +976,10 @@ def _validate(cfg) -> None:
         if getattr(cfg, k) < 0: bad.append(f"{k} must be >= 0")
     for k in ("points_per_window", "extract_max_tokens", "generate_max_tokens", "check_max_tokens", "eval_max_tokens", "n_resamples"):
         if getattr(cfg, k) < 1: bad.append(f"{k} must be >= 1")
+    if cfg.extract_context_chars < 0: bad.append("extract_context_chars must be >= 0")
+    if not 0 <= cfg.hard_below <= cfg.easy_above <= 1: bad.append(f"need 0 <= hard_below <= easy_above <= 1 (got {cfg.hard_below}, {cfg.easy_above})")
+    try: parse_balance(cfg.balance)
+    except ValueError as e: bad.append(str(e))
     for s in _solvers(cfg)[1] + [e for e, _, _ in _eval_targets(cfg)]:
         if parse_solver(s)[1] not in CONTEXTS: bad.append(f"{s!r}: the suffix must be +evidence or +paper")
     if bad: raise ConfigError("autobench: " + "; ".join(bad))
@@ -832,12 +1020,16 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     papers_l, related = load_split(cfg.split, cfg.limit or None)
     papers = {p["paper_id"]: p for p in papers_l}
     types_t, enabled = tuple(cfg.types), tuple(s for s in STAGES if s in cfg.stages)
-    solver, solvers_l = _solvers(cfg)
+    solver, solvers_l, cal_note = _solvers(cfg)
+    bands = (cfg.hard_below, cfg.easy_above)
     gen, judge_llm, solver_llm = ctx.llm("model"), ctx.llm("judge"), ctx.llm("solver", solver)
+    served = lambda sp: (sp.base_url, sp.model)
+    same = [x for x in solvers_l if served(ctx.llm("solvers", parse_solver(x)[0]).spec) in (served(solver_llm.spec), served(gen.spec))]
+    if same and cal_note is None: cal_note = f"calibration solvers {same} serve the filter solver's or the generator's model: difficulty not independent"
     write_jsonl(d/"papers.jsonl", papers_l)
     # 2. knowledge points
     points, ext = extract(gen, papers_l, cfg.window_size, cfg.window_stride, cfg.points_per_window, cfg.extract_max_tokens,
-                          merge_threshold=cfg.merge_threshold, max_windows=cfg.max_windows)
+                          merge_threshold=cfg.merge_threshold, max_windows=cfg.max_windows, others_chars=cfg.extract_context_chars)
     write_jsonl(d/"extraction.jsonl", ext); write_jsonl(d/"knowledge_points.jsonl", points)
     chosen = select_points(points, cfg.points_per_paper)
     # 3. questions (full and, for the ablation, without retrieval)
@@ -845,6 +1037,8 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     qs = generate_questions(gen, chosen, papers, retr, types_t, True, cfg.k_same, cfg.k_related, cfg.generate_max_tokens, "full")
     if cfg.ablate_retrieval:
         qs += generate_questions(gen, chosen, papers, retr, types_t, False, cfg.k_same, cfg.k_related, cfg.generate_max_tokens, "no_retrieval")
+    cpath = _control_path(cfg)
+    qs += _control(cfg, papers)                                         # the human-written control: same checks and calibration
     # 4. checks, 5. calibration (every generated question, so that every ablation row has its numbers)
     checks = _checks_for(qs, papers, solver_llm, judge_llm, cfg.check_max_tokens)
     ok = [i for i, q in enumerate(qs) if q.get("generation_failure") is None]
@@ -858,31 +1052,52 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     def config(idx, stages_):
         m, counts, fate = apply_filters(sel(idx, qs), {k: sel(idx, v) for k, v in checks.items()}, stages_, cfg.uniq_threshold,
                                         E[idx], cfg.on_disagree)
-        return m, counts, fate, set_metrics(sel(idx, qs), m, E[idx], C[idx], cfg.n_resamples)
-    mask, counts, fate, main = config(full_idx, enabled)
-    ablation = {name: config(full_idx, st)[3] for name, st in ABLATIONS.items()}
-    if cfg.ablate_retrieval:
-        ablation["w/o Retrieval Augmentation"] = config([i for i, q in enumerate(qs) if q["variant"] == "no_retrieval"], enabled)[3]
-    ablation["Factual-level only"] = config([i for i in full_idx if qs[i]["level"] == "factual"], enabled)[3]
-    # records: one per generated question of every variant
+        return m, counts, fate, set_metrics(sel(idx, qs), m, E[idx], C[idx], cfg.n_resamples, bands)
     pr = pass_rates(C)
+    mask, counts, fate, main = config(full_idx, enabled)
+    bal, target = None, parse_balance(cfg.balance)
+    if target:                                                          # 5b. balance the difficulty bands of the kept questions
+        kept_k = [k for k, m in enumerate(mask) if m]
+        keep, bal = balance_bands([difficulty(pr[full_idx[k]], *bands) for k in kept_k], target)
+        bal["dropped_qids"] = [qs[full_idx[k]]["qid"] for k, ok in zip(kept_k, keep) if not ok]
+        for k, ok in zip(kept_k, keep):
+            if not ok: mask[k] = False; fate[k]["dropped_at"] = "balance"
+        counts.append(dict(stage="balance", entered=len(kept_k), passed=sum(keep), dropped_check=len(kept_k) - sum(keep),
+                           dropped_unverified=0, enabled=True))
+        main = set_metrics(sel(full_idx, qs), mask, E[full_idx], C[full_idx], cfg.n_resamples, bands)
+    masks, ablation = {MAIN: (full_idx, mask)}, {}
+    def ablate(name, idx, stages_):
+        m, _, _, ablation[name] = config(idx, stages_); masks[name] = (idx, m)
+    for name, st in ABLATIONS.items(): ablate(name, full_idx, st)
+    if cfg.ablate_retrieval: ablate("w/o Retrieval Augmentation", [i for i, q in enumerate(qs) if q["variant"] == "no_retrieval"], enabled)
+    ablate("Factual-level only", [i for i in full_idx if qs[i]["level"] == "factual"], enabled)
     fate_of = dict(zip(full_idx, fate)); kept_of = dict(zip(full_idx, mask))
+    control = None
+    if cpath:
+        cidx = [i for i, q in enumerate(qs) if q["variant"] == "control"]
+        cm, ccounts, cfate, cmet = config(cidx, enabled); masks[CONTROL] = (cidx, cm); fate_of.update(zip(cidx, cfate))
+        control = dict(file=rel(cpath), questions=len(cidx), metrics=cmet, stages=ccounts)
+    kept_by = [[] for _ in qs]
+    for name, (idx, m) in masks.items():
+        for i, k in zip(idx, m):
+            if k: kept_by[i].append(name)
+    # records: one per generated question of every variant (and per control question)
     records = []
     for i, q in enumerate(qs):
         f = fate_of.get(i, dict(dropped_at=None, flags=[]))
         ch = {st: checks[st][i] for st in checks}
         records.append(dict(id=q["qid"], failure=_failure(q, ch, answers[i]), **q, checks=ch, calibration=answers[i],
-                            pass_rate=None if np.isnan(pr[i]) else float(pr[i]), difficulty=difficulty(pr[i]),
-                            kept=bool(kept_of.get(i, False)), dropped_at=f["dropped_at"] if q["variant"] == "full" else None,
-                            flags=f["flags"]))
+                            pass_rate=None if np.isnan(pr[i]) else float(pr[i]), difficulty=difficulty(pr[i], *bands),
+                            kept=bool(kept_of.get(i, False)), kept_by=kept_by[i],
+                            dropped_at=f["dropped_at"] if q["variant"] in ("full", "control") else None, flags=f["flags"]))
     write_jsonl(d/"records.jsonl", records)
     bench = [{k: r[k] for k in BENCH_KEYS} for r in records if r["kept"]]
     write_jsonl(d/"benchmark.jsonl", bench)
-    write_text(d/"review.csv", review_csv([r for r in records if r["variant"] == "full"]))
+    write_text(d/"review.csv", review_csv(records))
     fields = {}
     for fld in sorted({papers[p]["field"] for p in papers}):
         idx = [k for k, i in enumerate(full_idx) if qs[i]["field"] == fld]
-        fields[fld] = set_metrics([qs[full_idx[k]] for k in idx], [mask[k] for k in idx], E[full_idx][idx], C[full_idx][idx], cfg.n_resamples)
+        fields[fld] = set_metrics([qs[full_idx[k]] for k in idx], [mask[k] for k in idx], E[full_idx][idx], C[full_idx][idx], cfg.n_resamples, bands)
     # 8. evaluation of each model on the kept questions
     evals = {}
     for entry, name, context in _eval_targets(cfg):
@@ -890,7 +1105,10 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
                      cfg.eval_max_tokens, benchmark="benchmark.jsonl of this run")
         evals[entry] = dict(model=name, context=context, dir=f"eval/{_eval_dir(name, context)}", overall=s["subsets"]["overall"])
     gs, ss = ctx.llm("model").spec, solver_llm.spec
-    summary = dict(main=main, stages=counts, fields=fields, ablation=ablation, solvers=solvers_l,
+    summary = dict(main=main, stages=counts, fields=fields, ablation=ablation, solvers=solvers_l, control=control,
+                   calibration=dict(solvers=solvers_l, default=not cfg.solvers.strip(), prompt="calibration_prompt (answer only; not the filter's request)",
+                                    independent=cal_note is None, note=cal_note, bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above),
+                                    balance=bal),
                    solver_accuracy={s: mean_ci(list(C[full_idx][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(solvers_l)},
                    setup=dict(solver=solver, solvers=solvers_l, types=list(types_t), stages=list(enabled), n_papers=len(papers),
                               n_related=len(related), solver_is_generator=(gs.base_url, gs.model) == (ss.base_url, ss.model)),
@@ -904,14 +1122,14 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
                                for v in dict.fromkeys(q["variant"] for q in qs)},
                    evaluation=evals)
     write_json(d/"scores.json", summary)
-    gen_fail = counts[0]["dropped_unverified"]
-    return [_estimate("survival (kept / generated)", main["survival"], "mean"),
+    gen_fail = main["generation_failures"]
+    return [_estimate("survival (kept / generated)", main["survival"], "mean", failures=gen_fail),
             Estimate("kept questions", float(main["kept"]), n=main["generated"], failures=gen_fail),
             _estimate("diversity (kept)", main["diversity"]),
             _estimate("discrimination (kept)", main["discrimination"], n="n_items"),
             *[_estimate(f"accuracy {e}", v["overall"], "mean", failures=v["overall"]["failures"]) for e, v in evals.items()]]
 
-# %% ../nbs/30_autobench.ipynb #2c1504f9
+# %% ../nbs/30_autobench.ipynb #4e0402dc
 def _dummy_q(qtype: str, paper: dict) -> dict:
     "A placeholder question of type `qtype` for prompt-size estimates."
     paras = list(paragraphs(paper).values())
@@ -923,7 +1141,7 @@ def plan(cfg: AutoBenchConfig) -> list[dict]:
     "Calls and token estimates per role (see above for the assumptions)."
     _validate(cfg)
     papers, _ = load_split(cfg.split, cfg.limit or None)
-    solver, solvers_l = _solvers(cfg)
+    solver, solvers_l, _ = _solvers(cfg)
     rows: dict = {}
     def add(role, name, calls, chars, completion):
         r = rows.setdefault((role, name), dict(role=role, name=name, calls=0, prompt_tokens=0.0, completion_tokens=0))
@@ -932,7 +1150,8 @@ def plan(cfg: AutoBenchConfig) -> list[dict]:
     for p in papers:
         ws = [w for s in p["sections"] for w in windows(s, cfg.window_size, cfg.window_stride)]
         if cfg.max_windows: ws = ws[:cfg.max_windows]
-        add("model", cfg.model, len(ws), sum(len(extraction_prompt(p, w, cfg.points_per_window)) for w in ws), cfg.extract_max_tokens)
+        add("model", cfg.model, len(ws), sum(len(extraction_prompt(p, w, cfg.points_per_window, cfg.extract_context_chars)) for w in ws),
+            cfg.extract_max_tokens)
         npts = len(ws) * cfg.points_per_window
         if cfg.points_per_paper: npts = min(npts, cfg.points_per_paper)
         qts = [cfg.types[(n_q + k) % len(cfg.types)] for k in range(npts)]     # the round robin runs over all papers' points
@@ -953,11 +1172,21 @@ def plan(cfg: AutoBenchConfig) -> list[dict]:
             add("judge", cfg.judge, short * (1 + len(solvers_l)), short * (1 + len(solvers_l)) * grade, cfg.check_max_tokens)
             for s in solvers_l:
                 name, c = parse_solver(s)
-                add("solvers", name, len(qs), sum(len(solve_prompt(q, c, p)) for q in qs), cfg.check_max_tokens)
+                add("solvers", name, len(qs), sum(len(calibration_prompt(q, c, p)) for q in qs), cfg.check_max_tokens)
             if retrieval:                                                     # only the full variant is kept and evaluated
                 for _, name, c in _eval_targets(cfg):
                     add("evaluate_models", name, len(qs), sum(len(solve_prompt(q, c, p)) for q in qs), cfg.eval_max_tokens)
                     add("judge", cfg.judge, short, short * grade, cfg.eval_max_tokens)
+    for q in _control(cfg, {p["paper_id"]: p for p in papers}):                                                             # the control: checks and calibration, not evaluated
+        p = next(x for x in papers if x["paper_id"] == q["paper_id"])
+        k = 1 + len(solvers_l) if q["type"] == "short" else 0
+        add("solver", solver, 1, len(solve_prompt(q, "evidence")), cfg.check_max_tokens)
+        add("judge", cfg.judge, 1, len(answerability_prompt(q, p)), cfg.check_max_tokens)
+        if q["type"] == "mcq": add("judge", cfg.judge, 1, len(ambiguity_prompt(q)), cfg.check_max_tokens)
+        if k: add("judge", cfg.judge, k, k * len(grade_prompt(q, "x" * 200)), cfg.check_max_tokens)
+        for s in solvers_l:
+            name, c = parse_solver(s)
+            add("solvers", name, 1, len(calibration_prompt(q, c, p)), cfg.check_max_tokens)
     return [dict(r, prompt_tokens=int(r["prompt_tokens"])) for r in rows.values() if r["calls"]]
 
 def data_files(cfg: AutoBenchConfig) -> list[Path]:
@@ -966,6 +1195,7 @@ def data_files(cfg: AutoBenchConfig) -> list[Path]:
     files = [d/"papers.jsonl"]
     for man in ("papers.jsonl", "related.jsonl"):
         if (d/man).exists(): files += [d/r["path"] for r in read_jsonl(d/man, ["path"])]
+    if _control_path(cfg): files.append(_control_path(cfg))
     return files
 
 # %% ../nbs/30_autobench.ipynb #1bb1026d
@@ -1063,15 +1293,27 @@ def _fake_registry(base_url: str, path, names=("fake-gen", "fake-solver", "fake-
     write_text(p, "".join(f'[models.{n}]\nbase_url = "{base_url}"\nmodel = "{n}"\nmax_retries = 0\ntimeout = 30\n\n' for n in names))
     return p
 
-# %% ../nbs/30_autobench.ipynb #75523579
+# %% ../nbs/30_autobench.ipynb #403fe1db
 def _pct(x): return None if x is None or (isinstance(x, float) and np.isnan(x)) else 100 * x
 def _est(d: dict, nd: int = 2, scale: float = 1.0) -> str:
     "`fmt_est` of a scores.json summary (`n_items` counts as n)."
     return fmt_est({**d, "n": d.get("n", d.get("n_items"))}, nd, scale)
 
-def _human(d):
-    h = human_correctness(d/"review_reviewed.csv")
+def _human(d, config: str = MAIN):
+    "(human correctness % of `config` over its reviewed kept questions, n) from the run's `review_reviewed.csv`."
+    h = human_correctness(d/"review_reviewed.csv", config)
     return ("not reviewed", "–") if h is None else (fmt_ci(*[_pct(x) for x in h[:3]], 1, h[3]), str(h[3]))
+
+def _gen(m: dict, recs=None, area="Combined") -> tuple[int, int, str]:
+    "(generated, generation failures, survival % over generated) of a metrics dict; a run before 2026-11 counted failures in survival."
+    if "generation_failures" in m: return m["generated"], m["generation_failures"], _est(m["survival"], 1, 100)
+    gf = sum(r.get("generation_failure") is not None for r in (recs or []) if area in ("Combined", r.get("field")))
+    return m["generated"] - gf, gf, _est(m["survival"], 1, 100) + (" (old run: over attempts incl. generation failures)" if gf else "")
+
+def _calibration(s: dict) -> str:
+    c = s.get("calibration")
+    if c is None: return "not recorded (old run: calibration shared the filter's request)"
+    return (c["note"] or "independent of the filter solver and generator") + f" ({', '.join(c['solvers'])})"
 
 def _runs() -> list[tuple[Path, str, str]]:
     "(folder, label, settings) of every complete AutoBench run."
@@ -1081,34 +1323,39 @@ def table_main() -> pd.DataFrame:
     rows = []
     for d, run_, st in _runs():
         s = read_json(d/"scores.json"); hc, hn = _human(d)
+        cc, cn = _human(d, CONTROL) if s.get("control") else ("no control set", "–")
         recs = [r for r in read_jsonl(d/"records.jsonl") if r["variant"] == "full"]
         for area, m in list(s["fields"].items()) + [("Combined", s["main"])]:
-            rows.append({"source": "scibench", "run": run_, "settings": st, "area": area, "generated": m["generated"],
-                         "post-filtering": m["kept"], "survival %": _est(m["survival"], 1, 100),
+            g, gf, sv = _gen(m, recs, area)
+            rows.append({"source": "scibench", "run": run_, "settings": st, "area": area, "generated": g,
+                         "post-filtering": m["kept"], "survival % (of generated)": sv,
                          "human correctness %": hc if area == "Combined" else "–", "reviewed": hn if area == "Combined" else "–",
+                         "human-written control %": cc if area == "Combined" else "–", "control reviewed": cn if area == "Combined" else "–",
                          "discrimination": _est(m["discrimination"]), "diversity": _est(m["diversity"]),
-                         "generation failures": sum(r["generation_failure"] is not None for r in recs if area in ("Combined", r["field"]))})
+                         "generation failures (not in survival)": gf, "calibration": _calibration(s) if area == "Combined" else "–"})
     for _, r in reference("autobench_main").iterrows():
         rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "area": r["area"], "generated": int(r["generated"]),
-                     "post-filtering": int(r["post_filtering"]), "survival %": fmt(100 * r["post_filtering"] / r["generated"], 1),
+                     "post-filtering": int(r["post_filtering"]), "survival % (of generated)": fmt(100 * r["post_filtering"] / r["generated"], 1),
                      "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–",
-                     "discrimination": fmt(r["llm_discrimination"]), "diversity": "–", "generation failures": "–"})
+                     "human-written control %": fmt(r["human_written_control_pct"], 1) if "human_written_control_pct" in r else "–",
+                     "control reviewed": "–", "discrimination": fmt(r["llm_discrimination"]), "diversity": "–",
+                     "generation failures (not in survival)": "–", "calibration": "5 LLMs, 7B-70B"})
     return pd.DataFrame(rows)
 
 def table_stages() -> pd.DataFrame:
     rows = []
     for d, run_, st in _runs():
         s = read_json(d/"scores.json")
-        n0 = s["stages"][0]["entered"]
+        n0 = s["stages"][0]["passed"]                                   # generated questions: generation failures are not in the base
         for c in s["stages"]:
             rows.append({"run": run_, "settings": st, "stage": c["stage"], "enabled": c["enabled"], "entered": c["entered"],
                          "passed": c["passed"], "dropped (check)": c["dropped_check"], "dropped (unverified / failed)": c["dropped_unverified"],
                          "stage survival %": fmt(100 * c["passed"] / c["entered"], 1) if c["entered"] else "–",
-                         "cumulative survival %": fmt(100 * c["passed"] / n0, 1) if n0 else "–"})
+                         "cumulative survival % (of generated)": "–" if c["stage"] == "generation" else fmt(100 * c["passed"] / n0, 1) if n0 else "–"})
     ref = reference("autobench_main").set_index("area").loc["Combined"]
     rows.append({"run": "paper (Combined)", "settings": "paper", "stage": "all four", "enabled": True, "entered": int(ref["generated"]),
                  "passed": int(ref["post_filtering"]), "dropped (check)": "–", "dropped (unverified / failed)": "–", "stage survival %": "–",
-                 "cumulative survival %": fmt(100 * ref["post_filtering"] / ref["generated"], 1)})
+                 "cumulative survival % (of generated)": fmt(100 * ref["post_filtering"] / ref["generated"], 1)})
     return pd.DataFrame(rows)
 
 def table_ablation() -> pd.DataFrame:
@@ -1116,19 +1363,22 @@ def table_ablation() -> pd.DataFrame:
     rows = []
     for d, run_, st in _runs():
         s = read_json(d/"scores.json")
-        for name in [*ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only"]:
-            if name not in s["ablation"]:
+        abl = dict(s["ablation"], **({CONTROL: s["control"]["metrics"]} if s.get("control") else {}))
+        for name in [*ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only", CONTROL]:
+            if name not in abl:
+                if name == CONTROL: continue
                 rows.append({"source": "scibench", "run": run_, "settings": st, "configuration": name,
                              **{k: "not run" for k in ("kept / generated", "survival %", "diversity", "discrimination", "mean pass rate")},
-                             "human correctness %": "not run (ablate_retrieval=False)" if "Retrieval" in name else "not run"}); continue
-            m = s["ablation"][name]
-            rows.append({"source": "scibench", "run": run_, "settings": st, "configuration": name, "kept / generated": f"{m['kept']}/{m['generated']}",
-                         "survival %": _est(m["survival"], 1, 100), "diversity": _est(m["diversity"]), "discrimination": _est(m["discrimination"]),
-                         "mean pass rate": _est(m["pass_rate"]), "human correctness %": "not reviewed"})
+                             "human correctness %": "not run (ablate_retrieval=False)" if "Retrieval" in name else "not run", "reviewed": "–"}); continue
+            m = abl[name]; hc, hn = _human(d, name)
+            g, _, sv = _gen(m)
+            rows.append({"source": "scibench", "run": run_, "settings": st, "configuration": name, "kept / generated": f"{m['kept']}/{g}",
+                         "survival %": sv, "diversity": _est(m["diversity"]), "discrimination": _est(m["discrimination"]),
+                         "mean pass rate": _est(m["pass_rate"]), "human correctness %": hc, "reviewed": hn})
     for name, r in ref.iterrows():
         rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "configuration": name, "kept / generated": "–",
                      "survival %": "–", "diversity": fmt(r["question_diversity"]), "discrimination": "–", "mean pass rate": "–",
-                     "human correctness %": fmt(r["human_correctness_pct"], 1)})
+                     "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–"})
     return pd.DataFrame(rows)
 
 def table_distribution() -> pd.DataFrame:
@@ -1275,11 +1525,11 @@ def perf_pipeline(points_per_paper: int = 3) -> dict:
                 calls_cold=calls, calls_rerun=fs.calls - calls, cold_s=round(cold, 2), rerun_s=round(warm, 2),
                 rerun_over_cold=round(warm / cold, 3), target="rerun makes 0 calls")
 
-# %% ../nbs/30_autobench.ipynb #9ecc17f3
+# %% ../nbs/30_autobench.ipynb #9a807482
 # the source text names neither authors nor an arXiv id, and none is invented
 PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs", "authors not named in the source text (ACL 2025)")
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER, AutoBenchConfig, run,
     validate=_validate, data=data_files, plan=plan, tables=make_tables, downloaders=[download_arxiv], perf={"AB1": perf_pipeline},
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2, extract_max_tokens=220,
-                       generate_max_tokens=200, check_max_tokens=90, evaluate_models="local", ablate_retrieval=False)]))
+                       generate_max_tokens=200, check_max_tokens=90, evaluate_models="local", ablate_retrieval=False, control_set="control.jsonl")]))

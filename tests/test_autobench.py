@@ -200,6 +200,7 @@ def test_set_metrics_counts_everything():
     qs = [dict(level="factual", type="mcq"), dict(level="reasoning", type="tf"), dict(level="factual", type="short")]
     m = ab.set_metrics(qs, [True, False, True], np.eye(3), np.array([[1, 0], [1, 1], [np.nan, np.nan]]), n_resamples=50)
     assert (m["generated"], m["kept"]) == (3, 2) and m["survival"]["mean"] == pytest.approx(2/3)
+    assert (m["attempted"], m["generation_failures"]) == (3, 0)
     assert m["levels"] == {"factual": 2} and m["difficulty"] == {"medium": 1, "unknown": 1}
 
 
@@ -242,7 +243,9 @@ def test_pipeline_fake(fake_models, run_bench, results):
     # the poisoned paragraph is in every answerability prompt of the biology paper (the whole paper) and in some
     # generation prompts (retrieved context): more than 10% of the questions fail, so the run would be partial;
     # a higher --max-failure-share keeps it complete for the tables
-    meta, d = run_bench("autobench", {**P, "evaluate_models": "fake-solver+evidence"}, max_failure_share=0.5)
+    # extraction sees 400 characters of the other sections, so the poisoned paragraph stays in one window's prompts only
+    PF = {**P, "evaluate_models": "fake-solver+evidence", "extract_context_chars": 400, "control_set": "control.jsonl"}
+    meta, d = run_bench("autobench", PF, max_failure_share=0.5)
     assert meta["status"] == "complete" and d.parent == results/"autobench"/"sample"/"fake-gen"
     assert meta["failures"] / meta["n"] > 0.1 and all("http 400" in r for r in meta["failures_by_reason"])
     assert {r.split(":")[0] for r in meta["failures_by_reason"]} == {"generation", "check answerability"}
@@ -257,11 +260,24 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert meta["failures"] == sum(r["failure"] is not None for r in recs)
     assert all(r["failure"] is None or r["failure"].split(":")[0].split(" ")[0] in ("generation", "check", "calibration") for r in recs)
     full = [r for r in recs if r["variant"] == "full"]
-    assert len(full) == s["main"]["generated"] == s["stages"][0]["entered"]
+    assert len(full) == s["main"]["attempted"] == s["stages"][0]["entered"]
+    assert s["main"]["generated"] == s["stages"][0]["passed"] == len(full) - s["main"]["generation_failures"]
     assert sum(r["kept"] for r in recs) == s["main"]["kept"] == len(read_jsonl(d/"benchmark.jsonl"))
     for st in s["stages"][1:]:                                                       # the funnel is consistent
         assert st["entered"] - st["passed"] == st["dropped_check"] + st["dropped_unverified"]
     assert {r["dropped_at"] for r in full if not r["kept"]} <= {"generation", *ab.STAGES}
+    # the control set went through the same checks and calibration, never into the benchmark
+    ctl = [r for r in recs if r["variant"] == "control"]
+    assert len(ctl) == 3 == s["control"]["questions"] and not any(r["kept"] for r in ctl)
+    assert s["control"]["metrics"]["kept"] == sum(ab.CONTROL in r["kept_by"] for r in ctl)
+    assert all(r["qid"].startswith("control:") and r["checks"]["correctness"] is not None for r in ctl)
+    # review.csv: every configuration's kept questions, once each, naming the configurations
+    rev = list(csv.DictReader((d/"review.csv").open()))
+    assert len({r["qid"] for r in rev}) == len(rev)
+    kept_any = {r["qid"] for r in recs if r["kept_by"] or r["flags"]}
+    assert {r["qid"] for r in rev} == kept_any and kept_any > {r["qid"] for r in recs if r["kept"]}
+    for r in rev:
+        assert set(r["configurations"].split("; ")) == set(next(x["kept_by"] for x in recs if x["qid"] == r["qid"]))
     assert set(s["ablation"]) == {*ab.ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only"}
     assert s["ablation"]["w/o Correctness Verification"]["kept"] >= s["ablation"]["Full MDQF"]["kept"]
     assert all(r["difficulty"] in ("easy", "medium", "hard", "unknown") for r in recs)
@@ -289,13 +305,14 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert "solvers=fake-solver" in main                                             # the settings column
     assert "synthetic sample" in (results/"tables"/"autobench_main.md").read_text()  # the caption says what the sample is
     abl = (results/"tables"/"autobench_ablation.csv").read_text()
-    assert "0.78" in abl and "w/o Uniqueness Check" in abl
+    assert "0.78" in abl and "w/o Uniqueness Check" in abl and ab.CONTROL in abl
+    assert ab.FILTER_NOTE in main                                                   # fake-solver filters and calibrates: labelled
     ev = (results/"tables"/"autobench_eval.csv").read_text()
     assert "fake-solver" in ev and "evidence" in ev
     # a rerun is served from the cache: only the failed requests are sent again
     failed_requests = meta["usage"]["total"]["failures"]
     assert failed_requests >= 1
-    meta2, d2 = run_bench("autobench", {**P, "evaluate_models": "fake-solver+evidence"})
+    meta2, d2 = run_bench("autobench", PF)
     assert fake_models.calls - calls == failed_requests and d2 != d and meta2["status"] == "partial"
     assert read_jsonl(d2/"records.jsonl") == recs
 
@@ -318,7 +335,8 @@ EVERY = dict(model="fake-solver", split="sample", limit="1", judge="fake-solver"
              stages="correctness,ambiguity", window_size="4", window_stride="1", max_windows="2", points_per_window="2",
              points_per_paper="1", merge_threshold="0.8", retrieval_method="bm25", k_same="1", k_related="0", ablate_retrieval="false",
              uniq_threshold="0.95", on_disagree="flag", extract_max_tokens="100", generate_max_tokens="100", check_max_tokens="50",
-             n_resamples="10")
+             n_resamples="10", extract_context_chars="500", hard_below="0.2", easy_above="0.8", balance="0.3,0.4,0.3",
+             control_set="control.jsonl")
 
 
 def test_every_parameter_accepted_by_dry_run(fake_models, run_bench, results):
@@ -455,10 +473,193 @@ def test_end_to_end_local(local_server, run_bench):
     recs = read_jsonl(d/"records.jsonl")
     ext = read_jsonl(d/"extraction.jsonl")
     assert len(ext) == 2 and all((r["failure"] is None) or isinstance(r["failure"], str) for r in ext)
-    assert s["main"]["generated"] == len(recs) == s["extraction"]["selected"]
+    assert s["main"]["attempted"] == len(recs) == s["extraction"]["selected"]
+    assert s["calibration"]["note"] == ab.FILTER_NOTE                               # one model: calibration labelled, own requests
+    assert all(set(r["calibration"]) == {"local", "local+evidence"} for r in recs if r["generation_failure"] is None)
     for r in recs:                                      # every question is either a failure with a reason or fully checked
         assert "id" in r and "failure" in r
         if r["generation_failure"] is None:
             assert all(r["checks"][k]["reason"] for k in ("correctness", "answerability", "ambiguity"))
     assert meta["status"] in ("complete", "partial", "failed") and meta["usage"]["total"]["calls"] > 0
     assert s["setup"]["solver_is_generator"] is True
+
+
+# --- issue 11: calibration by distinct solvers, filter details, review of every configuration ------
+def _cfg(**kw): return ab.AutoBenchConfig(**kw)
+
+
+def test_default_calibration_solvers_exclude_generator_and_filter_solver():
+    s, sl, note = ab._solvers(_cfg(model="gen", judge="j", solver="s", evaluate_models="e1,e2+evidence,gen"))
+    assert s == "s" and sl == ["j", "e1", "e2"] and note is None
+    s, sl, note = ab._solvers(_cfg(model="gen", judge="j", evaluate_models="e1"))     # the judge is the filter solver here
+    assert s == "j" and sl == ["e1", "e1+evidence"] and note is None                  # one model: closed and open book
+    s, sl, note = ab._solvers(_cfg())                                                # the sample: everything is `local`
+    assert sl == ["local", "local+evidence"] and note == ab.FILTER_NOTE
+    assert ab._solvers(_cfg(model="gen", solver="s", solvers="gen,x"))[2] == ab.GENERATOR_NOTE
+
+
+def test_calibration_requests_differ_from_the_filter(fake_server):
+    prompts = []
+    def reply(b):
+        prompts.append(b["messages"][-1]["content"]); return ab._scripted_reply(b)
+    fs = fake_server(reply=reply)
+    qs = [_mcq("q1"), dict(_mcq("q2", question="Is SGA faster than the sliding-window baseline?"), type="tf", options=None, answer="true",
+                           answer_text="true")]
+    llm, papers = _llm(fs), {"sga-long-docs": _paper()}
+    ab.check_correctness(llm, qs, papers)
+    assert fs.calls == 2
+    C, answers = ab.calibrate(lambda name: llm, ["fake+evidence", "fake"], qs, papers)
+    assert fs.calls == 6                                   # every calibration answer is a fresh call, none the filter's cached one
+    assert not set(prompts[:2]) & set(prompts[2:]) and all("Difficulty test" in p for p in prompts[2:])
+    assert C.shape == (2, 2) and all(set(a) == {"fake+evidence", "fake"} for a in answers)
+
+
+def test_sample_run_calibrates_apart_from_the_filter(fake_server, run_bench, tmp_path, monkeypatch):
+    prompts = []
+    def reply(b):
+        prompts.append(b["messages"][-1]["content"]); return ab._scripted_reply(b)
+    fs = fake_server(reply=reply)
+    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
+    # one model filters and calibrates (as in the sample run): the calibration still gets its own requests
+    meta, d = run_bench("autobench", dict(model="fake-gen", judge="fake-solver", points_per_paper=3, ablate_retrieval=False,
+                                          n_resamples=20, balance="0.5,0.5,0", on_disagree="flag"))
+    s = read_json(d/"scores.json"); recs = read_jsonl(d/"records.jsonl")
+    c = s["calibration"]
+    assert c["solvers"] == ["fake-solver", "fake-solver+evidence"] and c["note"] == ab.FILTER_NOTE and c["default"] is True
+    n_ok = sum(r["generation_failure"] is None for r in recs)
+    assert sum("Difficulty test" in p for p in prompts) == 2 * n_ok > 0
+    # every calibration request reached the server (the cache starts empty), none shares a prompt with the filter's
+    assert not {p for p in prompts if "Difficulty test" in p} & {p for p in prompts if "Difficulty test" not in p}
+    b = c["balance"]                                                                  # balancing: the benchmark has the target shares
+    assert b["after"]["hard"] == 0 and b["after"]["easy"] == b["after"]["medium"] >= 1 and b["dropped"] >= 1
+    assert len(read_jsonl(d/"benchmark.jsonl", allow_empty=True)) == sum(b["after"].values()) == s["main"]["kept"]
+    assert sum(r["dropped_at"] == "balance" for r in recs) == b["dropped"] == len(b["dropped_qids"])
+    assert s["stages"][-1]["stage"] == "balance"
+
+
+def test_difficulty_bands_and_balance():
+    assert [ab.difficulty(p) for p in (0.7, 2/3, 1/3, 0.3)] == ["easy", "medium", "medium", "hard"]
+    assert [ab.difficulty(p, 0.5, 0.5) for p in (0.6, 0.5, 0.4)] == ["easy", "medium", "hard"]
+    keep, b = ab.balance_bands(["easy"] * 6 + ["hard"] * 6 + ["medium"], ab.parse_balance("1,0,1"))
+    assert sum(keep) == 12 and b["dropped"] == 1 and b["after"] == {"easy": 6, "medium": 0, "hard": 6}
+    keep, b = ab.balance_bands(["easy"] * 6 + ["hard"] * 2, (0.5, 0.0, 0.5))
+    assert keep == [True, True, False, False, False, False, True, True]
+    for bad in ("1,2", "a,b,c", "-1,1,1", "0,0,0"):
+        with pytest.raises(ValueError, match="balance"): ab.parse_balance(bad)
+    with pytest.raises(ab.ConfigError, match="hard_below"): ab._validate(_cfg(hard_below=0.8, easy_above=0.2))
+
+
+def test_ambiguity_single_marked_option_must_be_the_key(fake_server):
+    fs = fake_server(reply=lambda b: json.dumps({"correct_options": ["B"]}))
+    c = ab.check_ambiguity(_llm(fs), [_mcq("key-a", answer="A"), _mcq("key-b", answer="B")])
+    assert [x["passed"] for x in c] == [False, True] and c[0]["verified"] is True and "not the key" in c[0]["reason"]
+
+
+def test_text_fallback_does_not_read_the_article_as_option_a(fake_server):
+    assert ab.parse_answer("I think a model would pick C here", "ABCD")[0] == "C"
+    assert ab.parse_answer("A model cannot know this", "ABCD")[0] is None
+    assert ab.parse_answer("The answer is B.", "ABCD")[0] == "B" and ab.parse_answer("answer: d", "ABCD")[0] == "D"
+    fs = fake_server(reply=lambda b: "Well, a model trained on this would say D")
+    r = ab.solve(_llm(fs), [_mcq("q", answer="D")])
+    assert r[0]["response"] == "D" and r[0]["correct"] is True
+
+
+def test_extraction_sees_the_other_sections_within_a_budget():
+    paper = _paper()
+    text = ab.paragraphs(paper)["S3.P2"]                          # the second paragraph of another section
+    p = ab.extraction_prompt(paper, ["S1.P1"])
+    assert text in p and "S3.P2" in ab.shown_ids(paper, ["S1.P1"])
+    small = ab.extraction_prompt(paper, ["S1.P1"], others_chars=400)
+    assert text not in small and len(small) < len(p) and "S3.P2" not in ab.shown_ids(paper, ["S1.P1"], 400)
+    long_para = "x" * 50 + " word" * 200
+    big = ab.make_paper("p", "T", [("A", ["The window paragraph is here."]), ("B", [long_para])])
+    assert len(ab.extraction_prompt(big, ["S1.P1"], others_chars=3000)) > len(long_para)   # no 300-character excerpt
+
+
+def test_survival_is_over_generated_questions():
+    qs = [dict(level="factual", type="mcq", generation_failure=None), dict(level="factual", type="tf", generation_failure=None),
+          dict(level="factual", type="tf", generation_failure="no JSON object")]
+    m = ab.set_metrics(qs, [True, False, False], np.eye(3), np.ones((3, 2)), n_resamples=20)
+    assert m["survival"]["mean"] == pytest.approx(1/2) and m["survival"]["n"] == 2
+    assert (m["attempted"], m["generated"], m["generation_failures"], m["kept"]) == (3, 2, 1, 1)
+
+
+def _write_control(tmp_path, rows, ext="jsonl"):
+    p = tmp_path/f"control.{ext}"
+    if ext == "jsonl": p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        with p.open("w", newline="") as f:
+            w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
+    return p
+
+
+def test_control_set_schema_and_errors(tmp_path):
+    papers = {"sga-long-docs": _paper()}
+    good = dict(qid="h1", paper_id="sga-long-docs", type="mcq", question="How many keys does each query attend to?",
+                options=["16", "64"], answer="B", evidence=["S3.P1"])
+    qs = ab.load_control_set(_write_control(tmp_path, [good]), papers)
+    assert qs[0]["answer_text"] == "64" and qs[0]["variant"] == "control" and qs[0]["qid"] == "control:h1"
+    csv_row = dict(qid="h1", paper_id="sga-long-docs", type="mcq", question="How many keys does each query attend to?",
+                   options="16 | 64 | 128", answer="b", evidence="S3.P1; S3.P2")
+    q = ab.load_control_set(_write_control(tmp_path, [csv_row], "csv"), papers)[0]
+    assert q["options"] == ["16", "64", "128"] and q["answer"] == "B" and q["evidence"] == ["S3.P1", "S3.P2"]
+    for bad, line, field in [(dict(good, answer="E"), 2, "answer"), (dict(good, paper_id="nope"), 2, "paper_id"),
+                             (dict(good, evidence=["S9.P9"]), 2, "evidence"), (dict(good, type="essay"), 2, "type"),
+                             (dict(good, type="tf", answer="maybe", options=None), 2, "answer"), (dict(good, options=["x"]), 2, "options")]:
+        with pytest.raises(DataError, match=rf"control.jsonl:{line}: field '{field}'"):
+            ab.load_control_set(_write_control(tmp_path, [dict(good, qid="h0"), dict(bad, qid="h2")]), papers)
+    with pytest.raises(DataError, match=r"control.csv:3: field 'answer'"):
+        ab.load_control_set(_write_control(tmp_path, [csv_row, dict(csv_row, qid="h2", answer="Z")], "csv"), papers)
+    with pytest.raises(DataError, match=r"control.jsonl:2: field 'qid'"):
+        ab.load_control_set(_write_control(tmp_path, [good, good]), papers)
+    with pytest.raises(DataError, match=r"control.jsonl:1: field 'question': missing"):
+        ab.load_control_set(_write_control(tmp_path, [{k: v for k, v in good.items() if k != "question"}]), papers)
+
+
+def test_human_correctness_per_configuration(tmp_path):
+    recs = [dict(qid="q0", kept=True, kept_by=["main", "Full MDQF", "w/o Correctness Verification"]),
+            dict(qid="q1", kept=False, kept_by=["w/o Correctness Verification"]),
+            dict(qid="control:h1", variant="control", kept=False, kept_by=[ab.CONTROL]), dict(qid="q2", kept=False, kept_by=[])]
+    rows = list(csv.DictReader(io.StringIO(ab.review_csv(recs))))
+    assert [r["qid"] for r in rows] == ["q0", "q1", "control:h1"]
+    p = tmp_path/"review_reviewed.csv"
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, ab.REVIEW_COLUMNS); w.writeheader()
+        for r, v in zip(rows, ["yes", "no", "yes"]): w.writerow({**r, "reviewer_correct": v})
+    assert ab.human_correctness(p, "main")[::3] == (1.0, 1)
+    assert ab.human_correctness(p, "w/o Correctness Verification")[::3] == (0.5, 2)
+    assert ab.human_correctness(p, ab.CONTROL)[::3] == (1.0, 1)
+    assert ab.human_correctness(p, "w/o Uniqueness Check") is None
+    old = tmp_path/"old.csv"                                        # a review file from before: the main configuration only
+    old.write_text("qid,reviewer_correct\nq0,yes\nq1,no\n")
+    assert ab.human_correctness(old, "main")[::3] == (0.5, 2) and ab.human_correctness(old, "Full MDQF") is None
+
+
+def test_ablation_table_reads_reviews(fake_models, run_bench, results):
+    meta, d = run_bench("autobench", {**P, "limit": 1, "ablate_retrieval": False, "control_set": "control.jsonl"}, max_failure_share=1.0)
+    rev = list(csv.DictReader((d/"review.csv").open()))
+    assert rev and all(r["configurations"] for r in rev)
+    with (d/"review_reviewed.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, ab.REVIEW_COLUMNS); w.writeheader()
+        for r in rev: w.writerow({**r, "reviewer_correct": "yes"})
+    t = ab.table_ablation(); ours = t[t.source == "scibench"].set_index("configuration")
+    for name in ab.ABLATIONS:
+        n = sum(name in r["configurations"].split("; ") for r in rev)
+        assert ours.loc[name, "reviewed"] == (str(n) if n else "–"), name
+    assert ours.loc["w/o Retrieval Augmentation", "human correctness %"].startswith("not run")
+    m = ab.table_main(); comb = m[(m.source == "scibench") & (m.area == "Combined")].iloc[0]
+    assert comb["human correctness %"] != "not reviewed" and ab.FILTER_NOTE in comb["calibration"]
+
+
+def test_plan_counts_calibration_and_control():
+    papers, _ = ab.load_split("sample")
+    n_q = 2 * len(papers)
+    rows = {(r["role"], r["name"]): r for r in ab.plan(_cfg(model="a", judge="b", evaluate_models="c", points_per_paper=2,
+                                                            ablate_retrieval=False))}
+    assert rows[("solvers", "c")]["calls"] == 2 * n_q                  # the judge b is the filter solver: c, closed and open book
+    assert ("solvers", "a") not in rows and ("solvers", "b") not in rows
+    base = {(r["role"], r["name"]): r for r in ab.plan(_cfg(points_per_paper=2, ablate_retrieval=False))}
+    ctl = {(r["role"], r["name"]): r for r in ab.plan(_cfg(points_per_paper=2, ablate_retrieval=False, control_set="control.jsonl"))}
+    assert ctl[("solvers", "local")]["calls"] - base[("solvers", "local")]["calls"] == 2 * 3   # 3 control questions, 2 solvers
+    assert ctl[("solver", "local")]["calls"] - base[("solver", "local")]["calls"] == 3
+    with pytest.raises(FileNotFoundError, match="control set"): ab.plan(_cfg(control_set="nosuch.jsonl"))
