@@ -9,7 +9,7 @@ import argparse, os, signal, sys
 # %% auto #0
 __all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'run_parser', 'parse_run', 'plan_text', 'main']
 
-# %% ../nbs/90_cli.ipynb #e03e24e9
+# %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
     "argparse with one-line errors (exit 2) and no abbreviated options (a typo never matches a real option)."
     def __init__(self, *a, **kw): super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
@@ -39,6 +39,8 @@ def run_parser(b) -> argparse.ArgumentParser:
     o = p.add_argument_group("run options")
     o.add_argument("--dry-run", action="store_true", help="validate, resolve models and print the plan (calls, tokens, cost); call nothing")
     o.add_argument("--refresh", action="store_true", help="ask every request again, ignoring cached answers")
+    o.add_argument("--batch", action="store_true", help="send requests through the providers' Batch API: half price, answers within "
+                   "24 h; a killed run resumes its batches when rerun (not the embedded model)")
     o.add_argument("--max-failure-share", type=float, default=0.1, help="above this share of failed items the run is partial (default 0.1)")
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
     return p
@@ -68,7 +70,7 @@ def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
         for name in names: endpoints.setdefault(name, {})[f] = v   # a list role: every model in the list
     return params, endpoints, a
 
-# %% ../nbs/90_cli.ipynb #03534da1
+# %% ../nbs/90_cli.ipynb #89c24872
 def _parser():
     p = _Parser(prog="scibench", description="LLMs as research assistants: AbGen, Rubrics, AutoBench, ArxivBench")
     sub = p.add_subparsers(dest="verb", required=True)
@@ -109,7 +111,7 @@ def _run(argv) -> int:
         return 0 if argv else 2
     b = get_benchmark(argv[0])
     params, endpoints, a = parse_run(b, argv[1:])
-    meta = execute(b.name, params, endpoints, dry_run=a.dry_run, refresh=a.refresh, max_failure_share=a.max_failure_share,
+    meta = execute(b.name, params, endpoints, dry_run=a.dry_run, refresh=a.refresh, max_failure_share=a.max_failure_share, batch=a.batch,
                    notebook=not a.no_notebook)
     if a.dry_run:
         print(plan_text(meta)); return 0
@@ -170,7 +172,10 @@ def _main(argv) -> int:
         from scibench.llm import Cache
         c = Cache()
         if a.action == "clear": print(f"cleared {c.clear()} cached answers from {c.path}")
-        else: print(f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB")
+        else:
+            n = len(c.batches())
+            print(f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB"
+                  + (f"; {n} Batch API batch(es) submitted and not yet collected (rerun their run to collect them)" if n else ""))
     elif a.verb == "serve":
         from scibench.llm import get_model
         from scibench.server import start_server

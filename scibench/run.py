@@ -60,12 +60,13 @@ def resolve(b: Benchmark, cfg, endpoints: dict|None = None) -> dict[str, ModelSp
         if n not in specs: raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
     return specs
 
-# %% ../nbs/06_run.ipynb #ec56b7a6
+# %% ../nbs/06_run.ipynb #50fd242f
 class RunContext:
     "The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options."
-    def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True):
+    def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True, batch: bool = False):
         self.bench, self.cfg, self.out, self.specs = bench, cfg, Path(out), specs
         self.refresh, self.progress = refresh, progress
+        self.batch = batch   # every non-embedded model through the Batch API (else: each model's registry `batch`)
         self.provenance: dict = {}   # what the run read that a reader must know (a snapshot's date, a prompt set): goes into meta.json
         self._llms: dict = {}
         self.out.mkdir(parents=True, exist_ok=True)
@@ -76,7 +77,7 @@ class RunContext:
         key = role if name == str(getattr(self.cfg, role, "")).split("+")[0] else f"{role}:{name}"
         if key not in self._llms:
             spec = self.specs.get(name) or get_model(name)
-            self._llms[key] = LLM(spec, refresh=self.refresh, progress=self.progress)
+            self._llms[key] = LLM(spec, refresh=self.refresh, progress=self.progress, batch=True if self.batch and not spec.embedded else None)
         return self._llms[key]
 
     def models(self) -> dict: return {k: l.spec.public() for k, l in self._llms.items()}
@@ -175,7 +176,7 @@ def caption(text: str, runs) -> str:
         text += ". Split `sample` is a tiny synthetic sample: its numbers show the pipeline runs, not research ability"
     return text
 
-# %% ../nbs/06_run.ipynb #eeddf29c
+# %% ../nbs/06_run.ipynb #02d30be5
 def data_check(b: Benchmark, cfg) -> None:
     "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
     if b.data is None: return
@@ -188,7 +189,7 @@ def plan_rows(b: Benchmark, cfg, specs: dict) -> list[dict]:
     for r in (b.plan(cfg) if b.plan else []):
         name = str(getattr(cfg, r["role"], r.get("name", ""))).split("+")[0] if "name" not in r else r["name"]
         s = specs.get(name)
-        cost = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) / 1e6 if s else 0.0
+        cost = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) / 1e6 * (s.batch_price if s.batch else 1.0) if s else 0.0
         rows.append(dict(role=r["role"], model=name, calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
                          completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", "")))
     return rows
@@ -216,16 +217,22 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
-# %% ../nbs/06_run.ipynb #baaf5db3
+# %% ../nbs/06_run.ipynb #d75bbfd5
 def _echo(*a): print(*a, file=sys.stderr, flush=True)
 
 def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *, dry_run: bool = False,
             refresh: bool = False, max_failure_share: float = 0.1, notebook: bool = True, progress: bool = True,
-            serve: bool = True) -> dict:
-    "Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before anything is written."
+            serve: bool = True, batch: bool = False) -> dict:
+    """Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before anything is written.
+    `batch`: every non-embedded model answers through its Batch API (half price, hours of latency; a killed run resumes polling)."""
     b = get_benchmark(bench)
     cfg = b.make_config(params)
     specs = resolve(b, cfg, endpoints)
+    if batch:   # recorded in meta.json's models (batch: true) and priced so in the plan
+        from dataclasses import replace
+        for n, s in specs.items():
+            if s.embedded: _echo(f"note: model '{n}' is the embedded server (no Batch API): its calls go live")
+            else: specs[n] = replace(s, batch=True)
     roles = role_models(b, cfg)
     data_check(b, cfg)
     cd = config_dict(cfg)
@@ -247,7 +254,7 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
         parent = run_parent(b.name, cfg.split, cfg.model)
         run_id = new_run_id(cd)
         tmp = parent/f".tmp-{run_id}"; final = parent/run_id
-        ctx = RunContext(b.name, cfg, tmp, specs, refresh, progress)
+        ctx = RunContext(b.name, cfg, tmp, specs, refresh, progress, batch)
         meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=rows,
                     models={n: s.public() for n, s in specs.items()}, roles=roles,
                     started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), git_commit=git_commit(),
@@ -278,7 +285,7 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
     write_report(final, warn=True)   # report.html: every example, readable in a browser (a failure only warns)
     return meta
 
-# %% ../nbs/06_run.ipynb #4ce3b140
+# %% ../nbs/06_run.ipynb #c2859d28
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
     u = meta.get("usage", {}).get("total", {})
@@ -290,7 +297,8 @@ def summary_text(meta: dict) -> str:
     if meta.get("failures_by_reason"):
         lines.append(f"failures  {meta['failures']} by reason:")
         lines += [f"  {c:5d}  {r}" for r, c in meta["failures_by_reason"].items()]
-    lines.append(f"requests  {u.get('requests', 0)} ({u.get('calls', 0)} sent, {u.get('cached', 0)} from cache, {u.get('failures', 0)} failed) · "
+    lines.append(f"requests  {u.get('requests', 0)} ({u.get('calls', 0)} sent" + (f" ({u['batch_calls']} by Batch API)" if u.get("batch_calls") else "") +
+                 f", {u.get('cached', 0)} from cache, {u.get('failures', 0)} failed) · "
                  f"tokens {u.get('prompt_tokens', 0):,} in / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
                  f"{meta.get('seconds', 0):.1f} s")
     for role, m in meta.get("roles_models", {}).items(): lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
