@@ -29,15 +29,15 @@ from .paperbench import (CATEGORIES, _categories, _read_tree, category_shares,
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'TOOLS', 'RUBRIC_FILE', 'OBS_CHARS', 'WRITE_STEPS',
            'GREP_HITS', 'FORCE_WRITE', 'MAX_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS', 'METRICS', 'RETRIEVAL',
-           'PAPER_RUN', 'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'SAMPLE_RUBRIC', 'PAPER', 'RUBRICS', 'split_root',
-           'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
-           'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'action_schema', 'agent_system',
-           'agent_task', 'agent_steps', 'make_workspace', 'run_tool', 'run_agent', 'check_skill', 'distill_skill',
-           'generate_rubrics', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge', 'prf_from_cos',
-           'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic', 'extrinsic', 'summarize', 'RubricsConfig',
-           'strongest_model', 'run', 'plan', 'data', 'table1', 'embedder_note', 'table_intrinsic', 'table_judge_eval',
-           'table_stats', 'figure_category_shares', 'figure_importance_hist', 'make_tables', 'p4_intrinsic',
-           'load_rubric_file', 'cli']
+           'PAPER_RUN', 'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'PB_LEAF_COUNTS', 'SAMPLE_RUBRIC', 'PAPER', 'RUBRICS',
+           'split_root', 'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist',
+           'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'action_schema',
+           'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'run_tool', 'run_agent', 'check_skill',
+           'distill_skill', 'generate_rubrics', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge',
+           'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic', 'extrinsic', 'summarize',
+           'RubricsConfig', 'strongest_model', 'run', 'plan', 'data', 'table1', 'embedder_note', 'table_intrinsic',
+           'table_judge_eval', 'table_stats', 'figure_category_shares', 'figure_importance_hist', 'make_tables',
+           'p4_intrinsic', 'p4_scale', 'load_rubric_file', 'cli']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -578,7 +578,7 @@ def rubric_stats(items: list[dict]) -> dict:
                 len_tokens=float(np.mean(count_tokens(crit))) if crit else None, importance_hist=hist,
                 category_shares=category_shares(items) if items else {})
 
-# %% ../nbs/20_rubrics.ipynb #d37138f6
+# %% ../nbs/20_rubrics.ipynb #948c2fea
 def _rouge_tokens(texts) -> list[list[str]]:
     from rouge_score import tokenize
     from nltk.stem import porter
@@ -614,22 +614,42 @@ def rouge_matrices(generated, reference, gtok=None, rtok=None) -> tuple[np.ndarr
     ov1 = np.zeros((len(gt), len(rt)))
     for t in range(1, max(int(CG.max(initial=0)), 1) + 1):
         ov1 += (CG >= t).astype(np.float32) @ (CR >= t).astype(np.float32).T
-    # LCS of every pair: rows of generated tokens i, columns j of reference tokens, vectorized over (n, m) pairs
-    R2 = np.where(R < 0, -2, R)                                     # padding never matches padding
-    n, m, Lr = len(gt), len(rt), R.shape[1]
-    prev = np.zeros((n, m, Lr + 1), np.int32)
-    for i in range(G.shape[1]):
-        eq = G[:, i][:, None, None] == R2[None, :, :]              # (n, m, Lr)
-        cur = np.zeros_like(prev)
-        for j in range(Lr):
-            cur[:, :, j + 1] = np.where(eq[:, :, j], prev[:, :, j] + 1, np.maximum(prev[:, :, j + 1], cur[:, :, j]))
-        prev = cur
-    return _f(ov1, lg, lr), _f(prev[:, :, Lr].astype(float), lg, lr)
+    return _f(ov1, lg, lr), _f(_lcs_lengths(G, R, V).astype(float), lg, lr)
 
-def max_rouge(generated: list[str], reference: list[str]) -> tuple[float, float]:
-    "Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items."
+_ONE = np.uint64(1)
+
+def _lcs_lengths(G: np.ndarray, R: np.ndarray, V: int) -> np.ndarray:
+    """LCS length of every (generated, reference) pair of token-id rows (-1 = padding), shape (n, m): bit-parallel
+    over the reference's positions (W words of 64 bits), vectorized over all pairs."""
+    n, m = len(G), len(R)
+    lr = (R >= 0).sum(1)
+    W = max(1, -(-int(lr.max(initial=0)) // 64))
+    M = np.zeros((W, V + 1, m), np.uint64)                          # M[w, v, r]: positions of token v in reference r; column V = padding
+    r_idx, j_idx = np.nonzero(R >= 0)
+    np.bitwise_or.at(M, (j_idx // 64, R[r_idx, j_idx], r_idx), _ONE << (j_idx % 64).astype(np.uint64))
+    Vb = np.full((W, n, m), np.iinfo(np.uint64).max, np.uint64)
+    Gi = np.where(G < 0, V, G)
+    for i in range(G.shape[1]):
+        U = Vb & M[:, Gi[:, i], :]                                   # (W, n, m)
+        if not U.any(): continue                                     # no match anywhere: V is unchanged
+        carry, borrow = np.zeros((n, m), np.uint64), np.zeros((n, m), np.uint64)
+        for w in range(W):                                           # V ← (V + U) | (V − U), with carry and borrow across words
+            v, u = Vb[w], U[w]
+            s = v + u; c1 = s < v; s2 = s + carry; c2 = s2 < s
+            d = v - u; b1 = v < u; d2 = d - borrow; b2 = d < borrow
+            Vb[w] = s2 | d2
+            carry, borrow = (c1 | c2).astype(np.uint64), (b1 | b2).astype(np.uint64)
+    out = np.zeros((n, m), np.int64)
+    for w in range(W):                                               # zero bits among each reference's own positions
+        k = np.clip(lr - 64 * w, 0, 64).astype(np.uint64)
+        mask = np.where(k >= 64, np.iinfo(np.uint64).max, (_ONE << np.minimum(k, 63)) - _ONE)
+        out += np.bitwise_count(~Vb[w] & mask[None, :]).astype(np.int64)
+    return out
+
+def max_rouge(generated: list[str], reference: list[str], toks: dict|None = None) -> tuple[float, float]:
+    "Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items (`toks`: tokens by text, if known)."
     if not generated or not reference: return float("nan"), float("nan")
-    r1, rl = rouge_matrices(generated, reference)
+    r1, rl = rouge_matrices(generated, reference, *([toks[x] for x in generated], [toks[x] for x in reference]) if toks else ())
     return float(r1.max(1).mean()), float(rl.max(1).mean())
 
 def prf_from_cos(C: np.ndarray, tau: float) -> tuple[float, float, float]:
@@ -646,15 +666,22 @@ def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=
 
 TAUS = (0.65, 0.7, 0.75)
 
-def embed_map(texts, embedder: str|None = None) -> dict:
-    "{text: embedding} for the unique texts, in one batched call (a run embeds all its criteria at once) with `embedder`."
-    from scibench.retrieval import embed
+def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
+    """{text: embedding} for the unique texts with `embedder`, in one batched call (a run embeds all its criteria at
+    once); with `cache` (`True` = the project's `EmbeddingCache`, or one given) only texts never embedded before are."""
+    from scibench.retrieval import embed, embed_cached
     u = list(dict.fromkeys(texts))
-    return dict(zip(u, embed(u, model=embedder)))
+    if cache is None or cache is False: return dict(zip(u, embed(u, model=embedder)))
+    return dict(zip(u, embed_cached(u, model=embedder, cache=None if cache is True else cache)))
 
-def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None) -> dict:
-    "All intrinsic metrics of one (generated, reference) pair, each list embedded and tokenized once (or looked up in `emb`)."
-    out = dict(zip(("max_rouge1", "max_rougeL"), max_rouge(generated, reference)))
+def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None,
+              toks: dict|None = None) -> dict:
+    """All intrinsic metrics of one (generated, reference) pair, each list embedded and tokenized once (or looked up
+    in `emb` and `toks`, {text: ROUGE tokens}, which a run fills once for every setting)."""
+    if toks is not None:
+        new = [x for x in dict.fromkeys(list(generated) + list(reference)) if x not in toks]
+        toks.update(zip(new, _rouge_tokens(new)))
+    out = dict(zip(("max_rouge1", "max_rougeL"), max_rouge(generated, reference, toks)))
     if generated and reference:
         e = emb if emb is not None else embed_map(list(generated) + list(reference), embedder)
         C = np.stack([e[t] for t in generated]) @ np.stack([e[t] for t in reference]).T
@@ -690,7 +717,7 @@ def extrinsic(s_gen: list, s_ref: list) -> dict:
     return dict(spearman=correlation(a, b, "spearman"), pearson=correlation(a, b, "pearson"), repos=len(ok),
                 repos_unscored=len(s_gen) - len(ok))
 
-# %% ../nbs/20_rubrics.ipynb #21a9e589
+# %% ../nbs/20_rubrics.ipynb #9ef88145
 def _mean_ci(vals) -> dict:
     m, lo, hi, n = mean_ci([None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in vals])
     return dict(mean=m, lo=lo, hi=hi, n=n)
@@ -797,7 +824,7 @@ def _skill(cfg: RubricsConfig, ctx, papers: list[dict], gkw: dict) -> tuple[str|
                                                                       rejected=ds.get("rejected"), skill_failure=ds["failure"]))
     return ds["skill"], ds["failure"], dict(model=sm, model_choice=why, paper=sp["id"])
 
-def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dict) -> dict:
+def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dict, toks: dict) -> dict:
     "One (setting, paper) record: the rubric (or why there is none), its statistics, repository scores and metrics."
     items = g["items"]
     rs = {rn: {kk: v for kk, v in scores[(s, p["id"], rn)].items() if kk != "verdicts"} for rn in p["repos"]} if items else {}
@@ -807,7 +834,7 @@ def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dic
                budget=g.get("budget"), forced=g.get("forced", False), note=g.get("note"), embedder=cfg.embedder,
                stats=rubric_stats(items), repo_scores=rs)
     if s != "reference" and items:
-        rec["intrinsic"] = intrinsic([i["criterion"] for i in items], [l["requirements"] for l in p["leaves"]], emb=emb)
+        rec["intrinsic"] = intrinsic([i["criterion"] for i in items], [l["requirements"] for l in p["leaves"]], emb=emb, toks=toks)
         rec["extrinsic"] = extrinsic([rs[rn]["score"] for rn in p["repos"]], [scores[("reference", p["id"], rn)]["score"] for rn in p["repos"]])
     return _nan_none(rec)
 
@@ -840,8 +867,9 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     scores = dict(zip(keys, graded))
     slim = lambda items: [{k: v for k, v in i.items() if k != "ancestors"} for i in items]   # ancestors: once, in records.jsonl
     write_jsonl(d/"grades.jsonl", [dict(setting=s, paper=pid, repo=rn, **g, items=slim(gens[(s, pid)]["items"])) for (s, pid, rn), g in scores.items()])
-    emb = embed_map([i["criterion"] for g in gens.values() for i in g["items"]] + [l["requirements"] for p in papers for l in p["leaves"]], cfg.embedder)
-    records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb) for s in ["reference"] + cfg.settings for p in papers]
+    emb = embed_map([i["criterion"] for g in gens.values() for i in g["items"]] + [l["requirements"] for p in papers for l in p["leaves"]], cfg.embedder, cache=True)
+    toks: dict = {}      # ROUGE tokens of each text, shared by every setting
+    records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb, toks) for s in ["reference"] + cfg.settings for p in papers]
     write_jsonl(d/"records.jsonl", records)
     summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder,
                    skill=dict(used="skill" in cfg.settings and skill is not None, failure=skill_failure, chars=len(skill) if skill else 0, **skill_info))
@@ -1087,7 +1115,7 @@ def make_tables() -> list:
         if f: out.append(f)
     return out
 
-# %% ../nbs/20_rubrics.ipynb #23ab85bf
+# %% ../nbs/20_rubrics.ipynb #fef66882
 def _synthetic_rubric(n: int, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
     verbs = ["Implement", "Train", "Evaluate", "Report", "Plot", "Compute", "Run", "Compare", "Log", "Tune"]
@@ -1126,6 +1154,34 @@ def p4_intrinsic(n_pairs: int = 20, n_items: int = 100, n_naive: int = 2, n_embe
                 rouge_speedup=round(t_rouge_naive / t_rouge_vec, 1), naive_embed_per_item_pair_s=round(t_embed_pair, 4),
                 naive_embed_s_est=round(t_embed_pair * n_items * n_items, 1), speedup_est=round(naive_est / per_vec, 1),
                 values_agree=bool(agree), target=">= 10x")
+
+# leaf counts of the 10 real PaperBench trees in shared/data (PaperBench's 20 papers span the same range)
+PB_LEAF_COUNTS = (123, 174, 279, 172, 437, 916, 1963, 206, 275, 921)
+
+def p4_scale(n_papers: int = 20, n_sets: int = 5, n_items: int = 80) -> dict:
+    """P4b: the intrinsic metrics of a whole paper-scale run — `n_papers` reference trees of PaperBench's sizes
+    (`PB_LEAF_COUNTS`, synthetic leaves of ~150 characters) against `n_sets` generated rubrics of `n_items` each
+    per paper, as `run` computes them: every text embedded once (`embed_map`), every pair's ROUGE and matching.
+    Timed cold (an empty embedding cache) and warm (the same texts again: a rerun, or another setting's run)."""
+    import tempfile
+    from scibench.retrieval import EmbeddingCache, embed
+    long = lambda n, seed: [a + "; " + b for a, b in zip(_synthetic_rubric(n, seed), _synthetic_rubric(n, seed + 7919))]
+    refs = [long(PB_LEAF_COUNTS[i % len(PB_LEAF_COUNTS)], 1000 + i) for i in range(n_papers)]
+    gens = [[long(n_items, 100_000 + 10 * i + s) for s in range(n_sets)] for i in range(n_papers)]
+    texts = [t for r in refs for t in r] + [t for gs in gens for g in gs for t in g]
+    embed(["warm up"]); _rouge_tokens(["warm up"])
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        cache = EmbeddingCache(Path(d)/"emb.sqlite")
+        for phase in ("cold", "warm"):
+            t0 = time.perf_counter(); emb = embed_map(texts, cache=cache); t_emb = time.perf_counter() - t0
+            toks: dict = {}
+            vals = [intrinsic(g, r, emb=emb, toks=toks) for r, gs in zip(refs, gens) for g in gs]
+            out[phase] = (time.perf_counter() - t0, t_emb)
+    return dict(name="P4b intrinsic metrics at PaperBench scale", papers=n_papers, rubric_sets=n_papers * n_sets,
+                reference_leaves=sum(map(len, refs)), generated_items=n_papers * n_sets * n_items, distinct_texts=len(set(texts)),
+                cold_s=round(out["cold"][0], 1), cold_embed_s=round(out["cold"][1], 1), warm_s=round(out["warm"][0], 1),
+                warm_embed_s=round(out["warm"][1], 2), f1_mean=round(float(np.mean([v["f1@0.7"] for v in vals])), 3), target="<= 60 s")
 
 # %% ../nbs/20_rubrics.ipynb #c22c46a7
 SAMPLE_RUBRIC = "data/samples/rubrics/papers/tsls/rubric.json"     # in the repository: `rubrics check` works on a fresh clone
@@ -1177,13 +1233,13 @@ def cli(argv: list[str]) -> int:
     print(f"score {fmt(r['score'], 3)} (judged share {fmt(r['judged_share'], 3)}, failures {r['failures']})")
     return 0
 
-# %% ../nbs/20_rubrics.ipynb #57e76e3a
+# %% ../nbs/20_rubrics.ipynb #a75eaf96
 # the paper text prints no arXiv id, and none is invented
 PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment Reproduction",
               "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin")
 RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's rubrics",
     PAPER, RubricsConfig, run, validate=_validate, data=data, plan=plan, tables=make_tables, downloaders=[download_paperbench, download_judge_eval],
-    perf={"P4": p4_intrinsic},
+    perf={"P4": p4_intrinsic, "P4b": p4_scale},
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3, max_tokens=256,
                        judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))

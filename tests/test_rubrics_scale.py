@@ -237,3 +237,33 @@ def test_run_rejects_bad_skill_and_records_embedder(fake_server, embed_server, t
     assert (out/"skill.md").read_text() == GOOD_SKILL and "skill_model:big" in meta["usage"]
     plan = {r["role"]: r["model"] for r in meta["plan"]}
     assert plan == {"model": "fake", "skill_model": "big", "judge": "big"}
+
+
+# -- issue 13 item 7: intrinsic metrics at PaperBench scale ----------------------------------------------
+
+def test_bit_parallel_lcs_matches_rouge_score_on_long_references():
+    "References of more than 64 and 128 tokens (multi-word bit vectors) give rouge_score's exact ROUGE-L."
+    from rouge_score import rouge_scorer
+    g = rubrics._synthetic_rubric(12, 1)
+    r = rubrics._synthetic_rubric(6, 2) + [" ".join(rubrics._synthetic_rubric(8, 3)), " ".join(rubrics._synthetic_rubric(15, 4)), "loss", "!!"]
+    assert max(len(t.split()) for t in r) > 128
+    r1, rl = rubrics.rouge_matrices(g, r)
+    sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
+    for i, a in enumerate(g):
+        for j, b in enumerate(r):
+            s = sc.score(b, a)
+            assert rl[i, j] == pytest.approx(s["rougeL"].fmeasure, abs=1e-9) and r1[i, j] == pytest.approx(s["rouge1"].fmeasure, abs=1e-9)
+
+
+def test_embeddings_cached_across_runs(tmp_path, monkeypatch):
+    "A second embed_map of the same texts (another setting, another run) embeds nothing; new texts only are embedded."
+    from scibench import retrieval
+    calls = []
+    real = retrieval.embed
+    monkeypatch.setattr(retrieval, "embed", lambda texts, *a, **k: calls.append(list(texts)) or real(texts, *a, **k))
+    texts = ["Implement the loss", "Train three seeds", "Report accuracy"]
+    e1 = rubrics.embed_map(texts, cache=True)
+    e2 = rubrics.embed_map(texts[::-1] + ["A new criterion"], cache=True)
+    assert calls == [texts, ["A new criterion"]]
+    assert all(np.allclose(e1[t], e2[t]) for t in texts)
+    assert (tmp_path/"cache"/"embeddings.sqlite").exists()       # SCIBENCH_CACHE of the test
