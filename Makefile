@@ -81,8 +81,8 @@ lint: install           ## ruff (unused imports, undefined names, ...)
 test-slow: install      ## end-to-end tests with the real embedded model (CI runs them too)
 	$(BIN)/pytest -m slow -q
 
-bench: install          ## performance figures (printed, not asserted)
-	$(BIN)/scibench bench
+bench: install          ## performance figures (printed, not asserted); FULL=1: the largest sizes (3M-record arXiv index)
+	SCIBENCH_BENCH_FULL=$(FULL) $(BIN)/scibench bench
 
 export: install         ## notebooks → scibench/ (commit both)
 	$(BIN)/nbdev-export
