@@ -285,7 +285,7 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
     write_report(final, warn=True)   # report.html: every example, readable in a browser (a failure only warns)
     return meta
 
-# %% ../nbs/06_run.ipynb #c2859d28
+# %% ../nbs/06_run.ipynb #baa0ceed
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
     u = meta.get("usage", {}).get("total", {})
@@ -299,11 +299,14 @@ def summary_text(meta: dict) -> str:
         lines += [f"  {c:5d}  {r}" for r, c in meta["failures_by_reason"].items()]
     lines.append(f"requests  {u.get('requests', 0)} ({u.get('calls', 0)} sent" + (f" ({u['batch_calls']} by Batch API)" if u.get("batch_calls") else "") +
                  f", {u.get('cached', 0)} from cache, {u.get('failures', 0)} failed) · "
-                 f"tokens {u.get('prompt_tokens', 0):,} in / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
+                 f"tokens {u.get('prompt_tokens', 0):,} in" + (f" ({u['prefix_cached_tokens']:,} from the provider's prefix cache)" if u.get("prefix_cached_tokens") else "") +
+                 f" / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
                  f"{meta.get('seconds', 0):.1f} s")
     for role, m in meta.get("roles_models", {}).items(): lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
     if meta.get("provenance"): lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in meta["provenance"].items()))
     lines.append(f"results   {rel(meta['dir']) if meta.get('dir') else ''}/")
+    if meta.get("dir") and (Path(meta["dir"])/"report.html").exists():
+        lines.append(f"report    {rel(Path(meta['dir'])/'report.html')}  (every example; open it in a browser)")
     return "\n".join(lines)
 
 # %% ../nbs/06_run.ipynb #1551dd6b
