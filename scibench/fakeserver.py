@@ -10,7 +10,7 @@ import asyncio, collections, hashlib, importlib, json, math, os, re, statistics,
 # %% auto #0
 __all__ = ['FakeServer', 'serve_forever']
 
-# %% ../nbs/02_fakeserver.ipynb #13ce8215
+# %% ../nbs/02_fakeserver.ipynb #a964cc6d
 class FakeServer:
     """OpenAI-compatible `/v1/chat/completions` on 127.0.0.1 in a background thread.
 
@@ -30,9 +30,10 @@ class FakeServer:
     `batch_reject`: a substring of a prompt that makes its whole batch fail validation."""
     BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
-    def __init__(self, latency=0.0, latency_dist=None, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
+    def __init__(self, latency=0.0, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
                  permanent=None, reply=None, hang=30.0, unauthorized=None, prefix_cache: bool = False,
-                 batch_delay: float = 0.2, batch_expire=None, batch_error=None, batch_missing=None, batch_reject=None):
+                 batch_delay: float = 0.2, batch_expire=None, batch_error=None, batch_missing=None, batch_reject=None,
+                 latency_dist=None):
         bad = set(faults) - set(self.FAULTS)
         if bad: raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
         self.latency, self.fault_rate, self.faults, self.max_faults = latency, fault_rate, tuple(faults), max_faults
@@ -74,6 +75,9 @@ class FakeServer:
 
     @property
     def calls(self) -> int: return sum(self.attempts.values())
+    def stats(self) -> dict:
+        "Counts a client in another process can read (`GET /v1/stats`): attempts, completions, peak chat requests in flight."
+        return dict(calls=self.calls, completions=sum(self.completions.values()), peak_inflight=self.peak_inflight)
     @property
     def base_url(self) -> str: return f"http://127.0.0.1:{self.port}/v1"
 
@@ -91,6 +95,8 @@ class FakeServer:
                     k, v = h.decode().split(":", 1); headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 self.headers_seen.append(headers)
+                if method == "GET" and path.split("?")[0].endswith("/stats"):   # for a client in another process
+                    await self._send(writer, 200, self.stats()); continue
                 if method == "GET" and path.split("?")[0].endswith("/models"):
                     await self._send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}); continue
                 if method != "POST" or not path.split("?")[0].endswith("/chat/completions"):

@@ -285,7 +285,7 @@ class Usage:
         for k in self.__dataclass_fields__: setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
-# %% ../nbs/01_llm.ipynb #9d2c8d12
+# %% ../nbs/01_llm.ipynb #8df0dc59
 def _cap_lengths(schema, cap: int = 1000):
     "Drop `maxLength`/`maxItems` bounds above `cap`: llama.cpp expands them into one grammar rule per step and a large bound crashes its server."
     if isinstance(schema, dict):
@@ -395,8 +395,8 @@ class LLM:
         self.batch_poll = float(batch_poll or os.environ.get("SCIBENCH_BATCH_POLL") or 15.0)
         self.batch_max_requests, self.batch_max_bytes = batch_max_requests, batch_max_bytes
         self.cache = Cache() if cache is None else (None if cache is False else cache)
-        env_c = int(os.environ.get("MAX_CONCURRENCY", 32))
-        self.concurrency = max(1, min(max_concurrency or env_c, self.spec.max_concurrency))
+        caps = [self.spec.max_concurrency, max_concurrency, os.environ.get("MAX_CONCURRENCY")]   # the endpoint's limit, lowered by either
+        self.concurrency = max(1, min(int(c) for c in caps if c))
         self.progress, self.refresh = progress, refresh   # refresh: ask again, ignoring cached answers (and cache the new ones)
         self.usage = Usage()
         if self.spec.api_key_env: _KEY_VARS.add(self.spec.api_key_env)

@@ -75,6 +75,14 @@ def test_concurrency_is_bounded(fake_server, monkeypatch):
     assert fs2.peak_inflight == 3
 
 
+def test_endpoint_concurrency_above_32_is_used(fake_server, monkeypatch):
+    "An endpoint's max_concurrency (registry or --concurrency) is the limit: it used to be cut to 32 silently."
+    monkeypatch.delenv("MAX_CONCURRENCY", raising=False)
+    fs = fake_server(latency=0.3)
+    res = LLM(spec_for(fs, max_concurrency=64), cache=False, progress=False).map([Request(msgs(f"e{i}")) for i in range(64)])
+    assert all(r["ok"] for r in res) and fs.peak_inflight == 64
+
+
 def test_registry_and_ad_hoc_models(tmp_path, monkeypatch):
     reg = load_registry()
     assert "local" in reg and reg["local"].embedded and reg["local"].max_concurrency <= 2
