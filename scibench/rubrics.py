@@ -1115,7 +1115,7 @@ def make_tables() -> list:
         if f: out.append(f)
     return out
 
-# %% ../nbs/20_rubrics.ipynb #fef66882
+# %% ../nbs/20_rubrics.ipynb #ff773819
 def _synthetic_rubric(n: int, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
     verbs = ["Implement", "Train", "Evaluate", "Report", "Plot", "Compute", "Run", "Compare", "Log", "Tune"]
@@ -1158,13 +1158,14 @@ def p4_intrinsic(n_pairs: int = 20, n_items: int = 100, n_naive: int = 2, n_embe
 # leaf counts of the 10 real PaperBench trees in shared/data (PaperBench's 20 papers span the same range)
 PB_LEAF_COUNTS = (123, 174, 279, 172, 437, 916, 1963, 206, 275, 921)
 
-def p4_scale(n_papers: int = 20, n_sets: int = 5, n_items: int = 80) -> dict:
+def p4_scale(n_papers: int|None = None, n_sets: int = 5, n_items: int = 80) -> dict:
     """P4b: the intrinsic metrics of a whole paper-scale run — `n_papers` reference trees of PaperBench's sizes
     (`PB_LEAF_COUNTS`, synthetic leaves of ~150 characters) against `n_sets` generated rubrics of `n_items` each
     per paper, as `run` computes them: every text embedded once (`embed_map`), every pair's ROUGE and matching.
     Timed cold (an empty embedding cache) and warm (the same texts again: a rerun, or another setting's run)."""
     import tempfile
     from scibench.retrieval import EmbeddingCache, embed
+    n_papers = n_papers or (20 if os.environ.get("SCIBENCH_BENCH_FULL") in ("1", "true", "yes") else 4)   # the default `make bench` stays short
     long = lambda n, seed: [a + "; " + b for a, b in zip(_synthetic_rubric(n, seed), _synthetic_rubric(n, seed + 7919))]
     refs = [long(PB_LEAF_COUNTS[i % len(PB_LEAF_COUNTS)], 1000 + i) for i in range(n_papers)]
     gens = [[long(n_items, 100_000 + 10 * i + s) for s in range(n_sets)] for i in range(n_papers)]
