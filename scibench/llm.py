@@ -640,7 +640,7 @@ async def _batch_answers(llm: "LLM", todo: dict, desc: str|None = None) -> dict:
     bar.close()
     return {k: got.get(k) or _batch_fail("batch: no result for this request") for k in todo}
 
-# %% ../nbs/01_llm.ipynb #b5ea71fc
+# %% ../nbs/01_llm.ipynb #e3592c0a
 BATCH_GATHER_S = 0.3   # batch mode: a queue unchanged this long (every item waiting) is submitted
 
 def _fail(fut, e: BaseException):
@@ -650,9 +650,9 @@ def _fail(fut, e: BaseException):
 
 class _Live:
     "One LLM opened in the running event loop: its client, concurrency limit, requests in flight and progress bar."
-    def __init__(self, llm: "LLM", client, desc: str|None):
+    def __init__(self, llm: "LLM", client, desc: str|None, sem=None):
         from tqdm.auto import tqdm
-        self.llm, self.client, self.sem = llm, client, asyncio.Semaphore(llm.concurrency)
+        self.llm, self.client, self.sem = llm, client, sem or asyncio.Semaphore(llm.concurrency)
         self.inflight: dict = {}   # cache key → future of the first identical request still in flight
         self.queue: dict = {}      # batch mode: cache key → Request waiting to be submitted
         self.gathering, self.tasks, self.fails, self.hits = False, set(), 0, 0
@@ -711,13 +711,13 @@ async def _acall(self: "LLM", req: Request) -> dict:
     return res
 
 @contextlib.asynccontextmanager
-async def _live(self: "LLM", desc: str|None = None):
-    "Open this LLM for `acall` in the running event loop (re-entrant: an inner `live` reuses the open one)."
+async def _live(self: "LLM", desc: str|None = None, sem: asyncio.Semaphore|None = None):
+    "Open this LLM for `acall` in the running event loop (re-entrant: an inner `live` reuses the open one); `sem`: a shared limit."
     lid = id(asyncio.get_running_loop())
     if lid in self._lives: yield self._lives[lid]; return
     async with contextlib.AsyncExitStack() as stack:
         client = None if self.batch else await stack.enter_async_context(self._client())
-        lv = self._lives[lid] = _Live(self, client, desc)
+        lv = self._lives[lid] = _Live(self, client, desc, sem)
         try: yield lv
         finally:
             for t in list(lv.tasks): t.cancel()
@@ -738,8 +738,13 @@ async def apipeline(items, fn, llms, window: int|None = None, on_result=None) ->
             if on_result is None: out.append(r)
             else: on_result(nxt[0], r)
             nxt[0] += 1
+    sems: dict = {}   # one limit per endpoint and served model: a model and its judge on one server share it
+    for x in llms:
+        k = _batch_scope(x.spec)
+        sems[k] = min(sems.get(k, x.concurrency), x.concurrency)
+    sems = {k: asyncio.Semaphore(c) for k, c in sems.items()}
     async with contextlib.AsyncExitStack() as stack:
-        for x in llms: await stack.enter_async_context(x.live())
+        for x in llms: await stack.enter_async_context(x.live(sem=sems[_batch_scope(x.spec)]))
         running: set = set()
         async def one(i, item): deliver(i, await fn(item))
         try:
