@@ -10,7 +10,8 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError', 'get_field',
            'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'read_json_records', 'read_json',
-           'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'write_jsonl', 'git_commit']
+           'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'write_jsonl', 'git_commit',
+           'bench_full', 'peak_rss_mb']
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
@@ -231,3 +232,18 @@ def git_commit() -> str|None:
     "The current git commit of the project, or None."
     try: return subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, timeout=10).stdout.strip() or None
     except Exception: return None
+
+# %% ../nbs/00_core.ipynb #82ee1344
+def bench_full() -> bool:
+    "`make bench FULL=1` (`SCIBENCH_BENCH_FULL=1`, or true/yes/on): the largest sizes."
+    return os.environ.get("SCIBENCH_BENCH_FULL", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+def peak_rss_mb() -> float:
+    "This process's peak RSS in MB (Linux: `VmHWM`; elsewhere `ru_maxrss`)."
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"): return int(line.split()[1]) / 1024
+    except OSError: pass
+    import resource, sys
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)

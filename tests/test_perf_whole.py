@@ -35,12 +35,12 @@ def test_w1_whole_run_tiny():
     assert PERF["W1"] is w1_abgen
     r = w1_abgen(20, latency_dist=("lognormal", 0.005, 1.0))
     print(json.dumps(r))
-    assert r["status"] == "complete" and r["failures"] == 0 and r["examples"] == 20
+    assert r["status"] == "complete" and r["failures"] == 0 and r["items"] == 20
     assert (r["calls_generate"], r["calls_judge"]) == (20, 80)
     assert r["prompt_tokens"] > 20 * 5 * 1500 and r["completion_tokens"] > 20 * 200
     assert r["bound_s"] == pytest.approx(100 * 0.005 * math.exp(0.5) / 128, abs=0.01)
     for k in ("wall_s", "wall_to_bound", "stage_tails_s", "peak_rss_mb", "peak_rss_mb_small", "rss_ratio", "cpu_s",
               "rerun_wall_s", "rerun_to_cold"):
         assert r[k] > 0, k
-    assert r["small_examples"] == 5 and 1 <= r["peak_inflight"] <= 128
+    assert r["small_items"] == 5 and 1 <= r["peak_inflight"] <= 128
     assert (r["rerun_cached"], r["rerun_calls"]) == (100, 0)         # the rerun made no call: all from the cache
