@@ -10,8 +10,8 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError', 'get_field',
            'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'read_json_records', 'read_json',
-           'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'write_jsonl', 'git_commit',
-           'bench_full', 'peak_rss_mb']
+           'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'jsonl_line', 'write_jsonl',
+           'git_commit', 'bench_full', 'peak_rss_mb']
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
@@ -185,7 +185,7 @@ def read_json_lines(path):
     for p in order: lines[p] = _pos(text, p, cache)[0]
     return obj, (lambda o: lines.get(starts.get(id(o))))
 
-# %% ../nbs/00_core.ipynb #b85ff45b
+# %% ../nbs/00_core.ipynb #62415977
 def write_with(path, write, mode: int = 0o644) -> Path:
     "Write `path` atomically by calling `write(f)` on a binary file (for writers that want a file: figures); mode 0644."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
@@ -223,9 +223,13 @@ def write_json(path, obj):
     "Write `obj` as indented strict JSON (NaN → null), atomically."
     _atomic_write(path, json.dumps(_jsonable(obj), indent=1, ensure_ascii=False, default=str, allow_nan=False) + "\n")
 
+def jsonl_line(record) -> str:
+    "One record as a strict JSON line (NaN → null), newline included: for writers that stream records (`write_with`)."
+    return json.dumps(_jsonable(record), ensure_ascii=False, default=str, allow_nan=False) + "\n"
+
 def write_jsonl(path, records):
     "Write records as strict JSON lines (NaN → null), atomically."
-    _atomic_write(path, "".join(json.dumps(_jsonable(r), ensure_ascii=False, default=str, allow_nan=False) + "\n" for r in records))
+    _atomic_write(path, "".join(jsonl_line(r) for r in records))
 
 # %% ../nbs/00_core.ipynb #eda9f901
 def git_commit() -> str|None:

@@ -640,7 +640,7 @@ async def _batch_answers(llm: "LLM", todo: dict, desc: str|None = None) -> dict:
     bar.close()
     return {k: got.get(k) or _batch_fail("batch: no result for this request") for k in todo}
 
-# %% ../nbs/01_llm.ipynb #e3592c0a
+# %% ../nbs/01_llm.ipynb #8958b823
 BATCH_GATHER_S = 0.3   # batch mode: a queue unchanged this long (every item waiting) is submitted
 
 def _fail(fut, e: BaseException):
@@ -727,7 +727,8 @@ LLM.acall, LLM.live = _acall, _live
 
 async def apipeline(items, fn, llms, window: int|None = None, on_result=None) -> list|None:
     "`pipeline` inside a running event loop."
-    llms = [x for x in dict.fromkeys(llms) if x is not None]
+    descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
+    llms = [x for x in dict.fromkeys(llms.values() if isinstance(llms, dict) else llms) if x is not None]
     if any(x.batch for x in llms): window = None   # a window would cut a stage into many batches
     elif window is None: window = max(256, 4 * max((x.concurrency for x in llms), default=1))
     out, done, nxt = ([] if on_result is None else None), {}, [0]
@@ -744,7 +745,7 @@ async def apipeline(items, fn, llms, window: int|None = None, on_result=None) ->
         sems[k] = min(sems.get(k, x.concurrency), x.concurrency)
     sems = {k: asyncio.Semaphore(c) for k, c in sems.items()}
     async with contextlib.AsyncExitStack() as stack:
-        for x in llms: await stack.enter_async_context(x.live(sem=sems[_batch_scope(x.spec)]))
+        for x in llms: await stack.enter_async_context(x.live(descs.get(id(x)), sems[_batch_scope(x.spec)]))
         running: set = set()
         async def one(i, item): deliver(i, await fn(item))
         try:
@@ -760,7 +761,8 @@ async def apipeline(items, fn, llms, window: int|None = None, on_result=None) ->
 
 def pipeline(items, fn, llms, window: int|None = None, on_result=None) -> list|None:
     """Run `await fn(item)` for every item with every LLM of `llms` open (`live`): a call that needs an earlier answer is sent
-    as soon as that answer arrives. Returns the results in order, or hands each to `on_result(i, result)` in order (then None)."""
+    as soon as that answer arrives. Returns the results in order, or hands each to `on_result(i, result)` in order (then None).
+    `llms`: a list, or {progress label: LLM}."""
     return run_sync(apipeline(items, fn, llms, window, on_result))
 
 # %% ../nbs/01_llm.ipynb #8c802a87

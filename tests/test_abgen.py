@@ -245,3 +245,19 @@ def test_over_long_request_is_a_failure_record(local_server):
     from scibench.llm import LLM
     r = LLM("local", cache=False, progress=False).chat("word " * 9000, max_tokens=8)
     assert not r["ok"] and "http 400" in r["error"] and "context" in r["error"]
+
+
+def test_judge_calls_go_out_before_the_slowest_generation(fake_env, run_bench):
+    "Issue 13 item 2: an example is judged as soon as its design arrives, not after every generation (and records keep input order)."
+    order = []
+    def reply(body):
+        judge = any(m["role"] == "system" for m in body["messages"])
+        order.append("judge" if judge else "gen")
+        return "Rationale: fine. Therefore, the score is: 3" if judge else "Research Objective: x.\nExperiment Process: y."
+    fake_env(latency_dist=("lognormal", 0.02, 1.5), reply=reply)
+    meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32))
+    assert meta["status"] == "complete" and order.count("gen") == 8 and order.count("judge") == 32
+    last_gen = max(i for i, k in enumerate(order) if k == "gen")
+    assert "judge" in order[:last_gen], order          # stage by stage, every generation would come first
+    recs = read_jsonl(d / "records.jsonl")
+    assert [r["example_id"] for r in recs] == [e["example_id"] for e in abgen.load_abgen("sample")]
