@@ -285,7 +285,7 @@ class Usage:
         for k in self.__dataclass_fields__: setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
-# %% ../nbs/01_llm.ipynb #51ce3064
+# %% ../nbs/01_llm.ipynb #341a9112
 def _cap_lengths(schema, cap: int = 1000):
     "Drop `maxLength`/`maxItems` bounds above `cap`: llama.cpp expands them into one grammar rule per step and a large bound crashes its server."
     if isinstance(schema, dict):
@@ -327,8 +327,12 @@ _CLIENT_CLS = []
 def _client_class():
     "`openai.AsyncOpenAI` whose 2xx answers to chat requests are checked inside its own retry loop."
     if _CLIENT_CLS: return _CLIENT_CLS[0]
-    import openai
+    import itertools, openai, uuid
+    token, counter = uuid.uuid4().hex[:12], itertools.count()
     class _Client(openai.AsyncOpenAI):
+        def _idempotency_key(self) -> str:   # unique per request without `uuid4()`, whose os.urandom costs ≈0.3 ms per call here
+            return f"stainless-python-retry-{token}-{next(counter)}"
+
         async def _send_request(self, request, *, stream, **kw):
             r = await super()._send_request(request, stream=stream, **kw)
             if stream or not 200 <= r.status_code < 300 or not request.url.path.endswith("/chat/completions"): return r
@@ -640,7 +644,7 @@ async def _batch_answers(llm: "LLM", todo: dict, desc: str|None = None) -> dict:
     bar.close()
     return {k: got.get(k) or _batch_fail("batch: no result for this request") for k in todo}
 
-# %% ../nbs/01_llm.ipynb #8958b823
+# %% ../nbs/01_llm.ipynb #943ef8c6
 BATCH_GATHER_S = 0.3   # batch mode: a queue unchanged this long (every item waiting) is submitted
 
 def _fail(fut, e: BaseException):
@@ -699,6 +703,7 @@ async def _acall(self: "LLM", req: Request) -> dict:
             if self.batch:
                 lv.queue[key] = req; lv.kick(); res = await asyncio.shield(fut)
             else:
+                if lv.client is None: lv.client = self._client()
                 try: res = await self._one(lv.client, lv.sem, req)
                 except BaseException as e: lv.inflight.pop(key, None); _fail(fut, e); raise
                 if res["ok"] and self.cache is not None: self.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
@@ -715,13 +720,12 @@ async def _live(self: "LLM", desc: str|None = None, sem: asyncio.Semaphore|None 
     "Open this LLM for `acall` in the running event loop (re-entrant: an inner `live` reuses the open one); `sem`: a shared limit."
     lid = id(asyncio.get_running_loop())
     if lid in self._lives: yield self._lives[lid]; return
-    async with contextlib.AsyncExitStack() as stack:
-        client = None if self.batch else await stack.enter_async_context(self._client())
-        lv = self._lives[lid] = _Live(self, client, desc, sem)
-        try: yield lv
-        finally:
-            for t in list(lv.tasks): t.cancel()
-            lv.bar.close(); self._lives.pop(lid, None)
+    lv = self._lives[lid] = _Live(self, None, desc, sem)   # the client is made at the first call the cache cannot answer
+    try: yield lv
+    finally:
+        for t in list(lv.tasks): t.cancel()
+        lv.bar.close(); self._lives.pop(lid, None)
+        if lv.client is not None: await lv.client.close()
 
 LLM.acall, LLM.live = _acall, _live
 
