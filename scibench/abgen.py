@@ -23,17 +23,17 @@ from .run import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS',
-           'HUMAN_FIELDS', 'IMPUTE', 'ALIASES', 'FEEDBACK_WORDS', 'FORM_COLUMNS', 'SKIP', 'RELEASED_TABLES', 'PAPER',
-           'ABGEN', 'ABGEN_EVAL', 'split_path', 'load_abgen', 'context_text', 'generation_prompt', 'reference_text',
-           'released_prompts_path', 'string_constants', 'released_prompts', 'resolve_prompts', 'prompt_set',
-           'criterion_prompt', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'generation_request',
-           'generation_result', 'generate', 'judge_schema', 'judge_request', 'judge_result', 'judge_designs',
-           'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'run', 'plan',
-           'human_path', 'released_dir', 'load_human_eval', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices',
-           'meta_evaluate', 'AbGenEvalConfig', 'run_eval', 'plan_eval', 'canonical', 'paper_name', 'failure_cases',
-           'cases_path', 'export_form', 'import_form', 'feedback_prompt', 'simulate_feedback', 'study1', 'study1_dir',
-           'run_study1', 'add_split', 'released_human_path', 'human_rows', 'table2', 'table5', 'table9',
-           'released_tables', 'table4', 'figure_human_vs_judge', 'make_tables', 'cli']
+           'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'IMPUTE', 'ALIASES', 'FEEDBACK_WORDS', 'FORM_COLUMNS',
+           'SKIP', 'RELEASED_TABLES', 'PAPER', 'ABGEN', 'ABGEN_EVAL', 'split_path', 'load_abgen', 'context_text',
+           'generation_prompt', 'reference_text', 'released_prompts_path', 'string_constants', 'released_prompts',
+           'resolve_prompts', 'prompt_set', 'criterion_prompt', 'judge_user_prompt', 'judge_prompt', 'revision_prompt',
+           'generation_request', 'generation_result', 'generate', 'judge_schema', 'judge_request', 'judge_result',
+           'judge_designs', 'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'run',
+           'plan', 'human_path', 'released_dir', 'load_human_eval', 'load_judge_outputs', 'zeros_as_failures',
+           'score_matrices', 'meta_evaluate', 'AbGenEvalConfig', 'run_eval', 'plan_eval', 'canonical', 'paper_name',
+           'failure_cases', 'cases_path', 'export_form', 'import_form', 'feedback_prompt', 'simulate_feedback',
+           'study1', 'study1_dir', 'run_study1', 'add_split', 'released_human_path', 'human_rows', 'table2', 'table5',
+           'table9', 'released_tables', 'table4', 'figure_human_vs_judge', 'make_tables', 'cli']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -194,7 +194,7 @@ def revision_prompt(e: dict, design: str, feedback: str) -> str:
     return (f"{generation_prompt(e)}\n\n## Your Previous Design\n{design}\n\n## Researcher Feedback\n{feedback}\n\n"
             "Revise the ablation study design to address the feedback. Use the same two parts.")
 
-# %% ../nbs/10_abgen.ipynb #76f3bf3a
+# %% ../nbs/10_abgen.ipynb #19323ba8
 def generation_request(e: dict, temperature=1.0, max_tokens=1024, sample=0) -> Request:
     return Request(msgs(generation_prompt(e)), max_tokens=max_tokens, temperature=temperature, sample=sample)
 
@@ -212,10 +212,20 @@ def judge_schema(max_rationale: int = 0) -> dict:
     if not max_rationale: s["properties"]["rationale"].pop("maxLength")
     return s
 
-def judge_request(e: dict, design: str, criterion: str, ps: dict, max_tokens=1024, temperature=1.0, schema=None) -> Request:
-    "The judge call scoring `design` on `criterion` (system turn = the criterion's prompt; `ps` = a prompt set)."
-    return Request(msgs(judge_user_prompt(e, design), criterion_prompt(e, criterion, ps)), max_tokens=max_tokens,
-                   temperature=temperature, schema=schema)
+JUDGE_LAYOUTS = ("paper", "shared-prefix")
+SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the research context, the proposed ablation study "
+                 "and the reference, then score the proposal on the one criterion given at the end.")
+
+def judge_request(e: dict, design: str, criterion: str, ps: dict, max_tokens=1024, temperature=1.0, schema=None,
+                  layout: str = "paper") -> Request:
+    """The judge call scoring `design` on `criterion` (`ps` = a prompt set). `paper`: system turn = the criterion's prompt, as
+    released; `shared-prefix`: one system turn for all, the criterion's prompt after the context and design, so the four
+    criteria of a design share their prompt up to it (a provider's prefix cache bills it at the cached price)."""
+    if layout == "paper": m = msgs(judge_user_prompt(e, design), criterion_prompt(e, criterion, ps))
+    elif layout == "shared-prefix":
+        m = msgs(f"{judge_user_prompt(e, design)}\n\n# Scoring Criteria\n{criterion_prompt(e, criterion, ps)}", SHARED_SYSTEM)
+    else: raise ValueError(f"judge layout must be one of {', '.join(JUDGE_LAYOUTS)}, not {layout!r}")
+    return Request(m, max_tokens=max_tokens, temperature=temperature, schema=schema)
 
 def judge_result(r: dict) -> dict:
     "A judge answer → {value, rationale, failure, raw}."
@@ -236,7 +246,8 @@ def judge_designs(llm, examples, designs, criteria=CRITERIA, max_tokens=1024, ma
     return out
 
 def generate_and_judge(model, judge, examples, on_result, temperature=1.0, max_tokens=1024, sample=0, criteria=CRITERIA,
-                       judge_max_tokens=1024, max_rationale=0, prompts: str|dict = "scibench", judge_temperature=1.0):
+                       judge_max_tokens=1024, max_rationale=0, prompts: str|dict = "scibench", judge_temperature=1.0,
+                       layout: str = "paper"):
     """`generate` then `judge_designs`, streamed (`pipeline`): an example's four judge calls go out as soon as its design
     arrives. `on_result(i, (generation, {criterion: judge record}))` gets each example in input order."""
     ps = prompt_set(prompts) if isinstance(prompts, str) else prompts
@@ -244,8 +255,8 @@ def generate_and_judge(model, judge, examples, on_result, temperature=1.0, max_t
     async def one(e):
         g = generation_result(await model.acall(generation_request(e, temperature, max_tokens, sample)))
         if g["design"] is None: return g, {}
-        rs = await asyncio.gather(*(judge.acall(judge_request(e, g["design"], c, ps, judge_max_tokens, judge_temperature, schema))
-                                    for c in criteria))
+        rs = await asyncio.gather(*(judge.acall(judge_request(e, g["design"], c, ps, judge_max_tokens, judge_temperature, schema,
+                                                              layout)) for c in criteria))
         return g, {c: judge_result(r) for c, r in zip(criteria, rs)}
     pipeline(examples, one, {f"generate {model.spec.name}": model, f"judge {judge.spec.name}": judge}, on_result=on_result)
 
@@ -268,7 +279,7 @@ def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
                 rationales={c: j[c]["rationale"] if c in j else None for c in CRITERIA},
                 judge_raw={c: j[c]["raw"] if c in j else None for c in CRITERIA})
 
-# %% ../nbs/10_abgen.ipynb #0a57ade3
+# %% ../nbs/10_abgen.ipynb #0aad9bf2
 _PROMPTS_DOC = "judge prompts: released (the authors', fetched by `make data`), scibench (ours, same structure); auto = released when downloaded"
 
 @dataclass
@@ -285,6 +296,9 @@ class AbGenConfig(JudgeSetup, Config):
     temperature: float = param(1.0, "sampling temperature of the generation")
     max_tokens: int = param(1024, "completion cap of the generation")
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)")
+    judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or shared-prefix "
+                              "(the criterion last: an example's 4 judge calls share a cacheable prefix; not the paper's prompt)",
+                              choices=JUDGE_LAYOUTS)
 
 def validate(cfg) -> None:
     "`prompts=auto` → the set used; `released` without the authors' file → `ConfigError` naming `make data`."
@@ -303,7 +317,7 @@ def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
             kept.append(dict(scores=r["scores"], generation_failure=r["generation_failure"]))
         generate_and_judge(ctx.llm("model"), ctx.llm("judge"), examples, on_result, cfg.temperature, cfg.max_tokens, cfg.sample,
                            judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale, prompts=cfg.prompts,
-                           judge_temperature=cfg.judge_temperature)
+                           judge_temperature=cfg.judge_temperature, layout=cfg.judge_layout)
     write_with(ctx.out/"records.jsonl", write)
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]

@@ -261,3 +261,16 @@ def test_judge_calls_go_out_before_the_slowest_generation(fake_env, run_bench):
     assert "judge" in order[:last_gen], order          # stage by stage, every generation would come first
     recs = read_jsonl(d / "records.jsonl")
     assert [r["example_id"] for r in recs] == [e["example_id"] for e in abgen.load_abgen("sample")]
+
+
+def test_shared_prefix_layout_lets_the_provider_cache_the_judge_prompts(fake_env, run_bench):
+    "Issue 13 item 5: with judge_layout=shared-prefix an example's 4 judge calls share their prompt up to the criterion."
+    fake_env(prefix_cache=True)
+    share = {}
+    for layout in ("paper", "shared-prefix"):
+        meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32, judge_layout=layout))
+        u = meta["usage"]["judge"]
+        assert meta["status"] == "complete" and u["calls"] == 32
+        share[layout] = u["prefix_cached_tokens"] / u["prompt_tokens"]
+        assert read_json(d / "meta.json")["config"]["judge_layout"] == layout
+    assert share["shared-prefix"] > 0.4 and share["shared-prefix"] > share["paper"] + 0.3, share
