@@ -10,11 +10,12 @@ import asyncio, collections, hashlib, importlib, json, math, os, re, statistics,
 # %% auto #0
 __all__ = ['FakeServer', 'serve_forever']
 
-# %% ../nbs/02_fakeserver.ipynb #a964cc6d
+# %% ../nbs/02_fakeserver.ipynb #6abb873e
 class FakeServer:
     """OpenAI-compatible `/v1/chat/completions` on 127.0.0.1 in a background thread.
 
-    `latency`: seconds before answering; `latency_dist`: `("lognormal", median_s, sigma)` draws each request's latency
+    `latency`: seconds before answering; `slow`: {substring of a prompt: extra seconds} (one slow request on purpose);
+    `latency_dist`: `("lognormal", median_s, sigma)` draws each request's latency
     from a lognormal (mean = median·exp(σ²/2)), deterministically from the request's hash (a rerun sees the same
     latencies; it replaces `latency`); `fault_rate`: share of distinct requests that fail first;
     `faults`: kinds drawn from `FAULTS` ("html", "array", "nochoices", "badjson" are HTTP 200 bodies that are
@@ -33,7 +34,7 @@ class FakeServer:
     def __init__(self, latency=0.0, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
                  permanent=None, reply=None, hang=30.0, unauthorized=None, prefix_cache: bool = False,
                  batch_delay: float = 0.2, batch_expire=None, batch_error=None, batch_missing=None, batch_reject=None,
-                 latency_dist=None):
+                 latency_dist=None, slow=None):
         bad = set(faults) - set(self.FAULTS)
         if bad: raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
         self.latency, self.fault_rate, self.faults, self.max_faults = latency, fault_rate, tuple(faults), max_faults
@@ -42,6 +43,7 @@ class FakeServer:
             if kind != "lognormal" or len(args) != 2 or args[0] <= 0 or args[1] < 0:
                 raise ValueError(f"latency_dist must be ('lognormal', median_s > 0, sigma >= 0), got {latency_dist!r}")
         self.latency_dist = tuple(latency_dist) if latency_dist is not None else None
+        self.slow = dict(slow or {})   # substring of a prompt → extra seconds before answering it
         self.permanent, self.reply, self.hang, self.unauthorized = permanent, reply, hang, unauthorized
         self.attempts = collections.Counter(); self.completions = collections.Counter()
         self.injected = collections.Counter()   # faults injected, by kind
@@ -116,6 +118,9 @@ class FakeServer:
         key = hashlib.sha256(json.dumps(req["messages"], sort_keys=True).encode() + str(req.get("seed")).encode()).hexdigest()
         n = self.attempts[key]; self.attempts[key] += 1
         delay = self.delay(key)
+        if self.slow:
+            text = "\n".join(m["content"] for m in req["messages"] if isinstance(m.get("content"), str))
+            delay += sum(v for k, v in self.slow.items() if k in text)
         if delay: await asyncio.sleep(delay)
         if self.permanent and self.permanent in json.dumps(req["messages"]):
             await self._send(writer, 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}}); return False

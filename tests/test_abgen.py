@@ -254,11 +254,12 @@ def test_judge_calls_go_out_before_the_slowest_generation(fake_env, run_bench):
         judge = any(m["role"] == "system" for m in body["messages"])
         order.append("judge" if judge else "gen")
         return "Rationale: fine. Therefore, the score is: 3" if judge else "Research Objective: x.\nExperiment Process: y."
-    fake_env(latency_dist=("lognormal", 0.02, 1.5), reply=reply)
+    first = abgen.load_abgen("sample")[0]["ablation_study"]["module_name"]
+    fake_env(slow={f"## Module to Ablate\n{first}": 1.5}, reply=reply)   # the first example's generation takes 1.5 s
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32))
     assert meta["status"] == "complete" and order.count("gen") == 8 and order.count("judge") == 32
     last_gen = max(i for i, k in enumerate(order) if k == "gen")
-    assert "judge" in order[:last_gen], order          # stage by stage, every generation would come first
+    assert order[:last_gen].count("judge") >= 24, order   # the 7 others are judged meanwhile; stage by stage: none
     recs = read_jsonl(d / "records.jsonl")
     assert [r["example_id"] for r in recs] == [e["example_id"] for e in abgen.load_abgen("sample")]
 
