@@ -238,3 +238,22 @@ def test_failed_batch_fails_each_request_with_the_reason(fake_server, tmp_path):
     assert [r["ok"] for r in res] == [False, False, True, True]
     assert res[0]["error"] == "batch failed: token_limit_exceeded: Enqueued token limit reached for fake."
     assert cache.count() == 2 and cache.batches() == []
+
+
+def test_pipeline_in_batch_mode_sends_one_batch_per_stage(fake_server, tmp_path):
+    "Issue 13 item 2 in batch mode: every item reaches its first call at once, so a stage is one batch (not one per item)."
+    import asyncio
+    from scibench.llm import pipeline
+    fs = fake_server(batch_delay=0.1)
+    spec = spec_for(fs)
+    gen, jud = batch_llm(spec, Cache(tmp_path / "c.sqlite")), batch_llm(spec, Cache(tmp_path / "c.sqlite"))
+    async def item(i):
+        g = await gen.acall(Request(msgs(f"design {i}")))
+        js = await asyncio.gather(*(jud.acall(Request(msgs(f"judge {i} {c}: {g['text']}"))) for c in "abcd"))
+        return g, js
+    res = pipeline(range(30), item, [gen, jud])
+    assert fs.batches_created == 2 and fs.calls == 0             # generation, then judging: one batch each, no live call
+    assert all(g["ok"] and g["batch"] for g, _ in res) and all(j["ok"] for _, js in res for j in js)
+    assert (gen.usage.batch_calls, jud.usage.batch_calls) == (30, 120)
+    again = pipeline(range(30), item, [gen, jud])                 # all from the cache: no new batch
+    assert fs.batches_created == 2 and [g["text"] for g, _ in again] == [g["text"] for g, _ in res]
