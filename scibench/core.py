@@ -9,9 +9,9 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError', 'get_field',
-           'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'read_json_records', 'read_json',
-           'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'jsonl_line', 'write_jsonl',
-           'git_commit', 'bench_full', 'peak_rss_mb']
+           'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'iter_jsonl', 'read_json_records',
+           'read_json', 'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'jsonl_line',
+           'write_jsonl', 'git_commit', 'bench_full', 'peak_rss_mb']
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
@@ -103,7 +103,7 @@ def read_text(path) -> str:
         raise _not_utf8(path, line, raw, UnicodeDecodeError("utf-8", raw, e.start - start, e.end - start, e.reason)) from None
     return s.removeprefix("\ufeff")
 
-# %% ../nbs/00_core.ipynb #f12107e1
+# %% ../nbs/00_core.ipynb #a8c6c724
 _NO_RECORDS = "no records (the file is empty or holds only blank lines)"
 
 def _finish(out, path, required, types, unique, allow_empty):
@@ -116,7 +116,12 @@ def read_jsonl(path, required=(), types=None, unique=None, allow_empty=False, nu
     """Read a JSON-lines file; blank lines are skipped. `DataError` (file, line, field) for bytes that are not UTF-8, bad JSON
     (with the column in the line), a missing `required` field, a field of another type than `types` says, a repeated `unique`
     field, or no records at all (unless `allow_empty`). `numbered=True` returns `[(line, record)]`."""
-    out = []
+    out = list(iter_jsonl(path, numbered=True))
+    _finish(out, path, required, types, unique, allow_empty)
+    return out if numbered else [r for _, r in out]
+
+def iter_jsonl(path, numbered: bool = False):
+    "The records of a JSON-lines file one at a time (flat memory), with `read_jsonl`'s errors for bad bytes and bad JSON."
     with open(path, "rb") as f:
         for i, raw in enumerate(f, 1):
             line = decode_line(raw, path, i)
@@ -124,9 +129,7 @@ def read_jsonl(path, required=(), types=None, unique=None, allow_empty=False, nu
             try: rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise DataError(path, i, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
-            out.append((i, rec))
-    _finish(out, path, required, types, unique, allow_empty)
-    return out if numbered else [r for _, r in out]
+            yield (i, rec) if numbered else rec
 
 def _pos(text: str, pos: int, cache: list) -> tuple[int, int]:
     "(line, column) of `pos`, counting forward from the last position asked for (`cache` = [pos, line])."

@@ -132,7 +132,7 @@ def test_crash_in_a_stage_is_recorded_failed(run_bench, fake_server, monkeypatch
     from scibench import abgen
     fs = fake_server()
     def boom(*a, **k): raise RuntimeError("stage exploded")
-    monkeypatch.setattr(abgen, "judge_designs", boom)
+    monkeypatch.setattr(abgen, "judge_request", boom)   # inside the pipeline, after a generation
     monkeypatch.setitem(get_benchmark("abgen").__dict__, "run", abgen.run)
     meta, d = run_bench("abgen", dict(model="m", judge="m", limit=1), endpoints={"m": {"base_url": fs.base_url}})
     assert meta["status"] == "failed" and "stage exploded" in meta["status_reason"]
