@@ -9,7 +9,7 @@ import re
 from .llm import LLM, Request, msgs, parse_json
 
 # %% auto #0
-__all__ = ['score_schema', 'choice_schema', 'parse_score', 'parse_choice', 'judge_many']
+__all__ = ['score_schema', 'choice_schema', 'parse_score', 'parse_choice', 'judge_request', 'judge_result', 'judge_many']
 
 # %% ../nbs/04_judge.ipynb #9a1f9e3e
 def score_schema(lo: int = 1, hi: int = 5, max_rationale: int = 600) -> dict:
@@ -59,18 +59,23 @@ def parse_choice(text: str|None, choices):
     if not m: return None, text, "no choice found in response"
     return choices[low.index(m.group(1).lower())], text, None
 
-# %% ../nbs/04_judge.ipynb #7b81537f
+# %% ../nbs/04_judge.ipynb #7fd7add4
+def judge_request(prompt: str, choices=None, lo: int = 1, hi: int = 5, max_tokens: int = 512, temperature: float = 0.0,
+                  system: str|None = None, max_rationale: int = 600, answer_first: bool = False) -> Request:
+    "One judge call (what `judge_many` sends for `prompt`; for pipelines: `judge_result(await llm.acall(judge_request(...)))`)."
+    schema = choice_schema(choices, max_rationale, answer_first) if choices else score_schema(lo, hi, max_rationale)
+    return Request(msgs(prompt, system), max_tokens=max_tokens, temperature=temperature, schema=schema)
+
+def judge_result(r: dict, choices=None, lo: int = 1, hi: int = 5) -> dict:
+    "A judge answer → {value, rationale, failure, raw}: the score in [lo, hi] or one of `choices`, or the failure's reason."
+    if not r["ok"]: return dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)
+    v, rat, fail = parse_choice(r["text"], choices) if choices else parse_score(r["text"], lo, hi)
+    if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
+    return dict(value=v, rationale=rat, failure=fail, raw=r["text"])
+
 def judge_many(llm: LLM, prompts: list[str], choices=None, lo: int = 1, hi: int = 5, max_tokens: int = 512,
                temperature: float = 0.0, system: str|None = None, desc: str|None = None, max_rationale: int = 600,
                answer_first: bool = False) -> list[dict]:
     "Judge each prompt: a 1–5 style score, or one of `choices`; failures are records with a reason."
-    schema = choice_schema(choices, max_rationale, answer_first) if choices else score_schema(lo, hi, max_rationale)
-    reqs = [Request(msgs(p, system), max_tokens=max_tokens, temperature=temperature, schema=schema) for p in prompts]
-    out = []
-    for r in llm.map(reqs, desc=desc or f"judge {llm.spec.name}"):
-        if not r["ok"]:
-            out.append(dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)); continue
-        v, rat, fail = parse_choice(r["text"], choices) if choices else parse_score(r["text"], lo, hi)
-        if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
-        out.append(dict(value=v, rationale=rat, failure=fail, raw=r["text"]))
-    return out
+    reqs = [judge_request(p, choices, lo, hi, max_tokens, temperature, system, max_rationale, answer_first) for p in prompts]
+    return [judge_result(r, choices, lo, hi) for r in llm.map(reqs, desc=desc or f"judge {llm.spec.name}")]

@@ -1,6 +1,7 @@
 """ArxivBench at paper scale (issue 13): each prompt flows query → lookup → relevance → title match without waiting for
 other prompts' calls (item 2), with the requests `judge_many` sent (same cache keys) and the same records; W2, the
 whole-run benchmark, at a tiny size (item 1). Timings are printed by `make bench`, never asserted."""
+from scibench.judge import choice_schema
 import json
 import math
 import threading
@@ -23,7 +24,8 @@ def test_judge_requests_are_judge_many_s():
     for choices, text in ((ab.RELEVANCE, '{"rationale": "r", "answer": "no"}'), (ab.MATCH, "I cannot say")):
         spy = Spy(text)
         [old] = judge_many(spy, ["a prompt"], choices=choices, max_tokens=123)
-        assert spy.asked == [ab.judge_request("a prompt", choices, 123)]
+        assert spy.asked == [ab.judge_request("a prompt", choices, max_tokens=123)]
+        assert spy.asked == [Request(msgs("a prompt"), max_tokens=123, temperature=0.0, schema=choice_schema(choices))]   # as before: caches hit
         assert ab.judge_result(dict(ok=True, text=text, finish_reason="length"), choices) == old
     assert ab.query_request("p", 0.5, 77) == Request(msgs(ab.query_prompt("p")), max_tokens=77, temperature=0.5)
 
