@@ -13,7 +13,7 @@ from .core import bench_full, peak_rss_mb
 
 # %% auto #0
 __all__ = ['P5_PROMPTS', 'W1_LATENCY', 'W1_CONCURRENCY', 'PERF', 'fake_server_process', 'p1_throughput', 'p2_cache',
-           'p5_embedded', 'w1_abgen_data', 'w1_reply', 'whole_run', 'w1_abgen', 'all_perf', 'main']
+           'p5_embedded', 'w1_abgen_data', 'w1_reply', 'chain_floor', 'whole_run', 'w1_abgen', 'all_perf', 'main']
 
 # %% ../nbs/95_perf.ipynb #571a8051
 def fake_server_process(latency: float = 0.1, **kw):
@@ -70,7 +70,7 @@ def p5_embedded(max_tokens: int = 128) -> dict:
     return dict(name="P5 embedded server", raw_tokens_per_s=round(raw_tps, 1), server_tokens_per_s=round(srv_tps, 1),
                 ratio=round(srv_tps / raw_tps, 3), failures=sum(not r["ok"] for r in res), target=">= 0.8")
 
-# %% ../nbs/95_perf.ipynb #33445661
+# %% ../nbs/95_perf.ipynb #1d715c8f
 W1_LATENCY = ("lognormal", 0.2, 1.0)   # median 200 ms, sigma 1.0: mean 0.33 s, p99 2.05 s
 W1_CONCURRENCY = 128
 _W1_VOCAB = ("model data training ablation module results baseline accuracy method dataset evaluation layer loss "
@@ -132,6 +132,17 @@ def _server_stats(url: str) -> dict:
     import urllib.request
     with urllib.request.urlopen(url + "/stats", timeout=10) as r: return json.loads(r.read())
 
+def chain_floor(items: int, stages: dict, median: float, sigma: float, reps: int = 200, seed: int = 0) -> float:
+    """The slowest item's chain of dependent calls with unlimited concurrency (mean over `reps` draws): per item, the sum over
+    the stages of the slowest of its calls in that stage (calls / items of them, at least 1). No run, however streamed, ends
+    sooner; with few items it is above `bound`."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    fan = [max(1, round(c / max(1, items))) for c in stages.values() if c]
+    tot = np.zeros((reps, items))
+    for f in fan: tot += median * np.exp(sigma * rng.standard_normal((reps, items, f))).max(axis=2)
+    return float(tot.max(axis=1).mean())
+
 def whole_run(name: str, bench: str, params: dict, write_data, n: int, small: int, reply: str, stages=None,
               concurrency: int = W1_CONCURRENCY, latency_dist=W1_LATENCY, env: dict|None = None) -> dict:
     """A whole run of `bench` (`params`, every role named `fake`) on synthetic data (`write_data(n, folder)` writes `n` items
@@ -155,11 +166,13 @@ def whole_run(name: str, bench: str, params: dict, write_data, n: int, small: in
     st = stages(u) if stages else {k: v["calls"] for k, v in u.items() if k != "total"}
     bound = sum(st.values()) * mean / concurrency
     tail = sum(median * math.exp(sigma * statistics.NormalDist().inv_cdf(c / (c + 1))) for c in st.values() if c)
+    chain = chain_floor(n, st, median, sigma)
     return dict(name=name, items=n, status=cold["status"], failures=cold["failures"], **{f"calls_{k}": v for k, v in st.items()},
                 prompt_tokens=u["total"]["prompt_tokens"], completion_tokens=u["total"]["completion_tokens"],
                 latency=f"lognormal median {median}s sigma {sigma} (mean {mean:.3f}s)", concurrency=concurrency,
                 wall_s=round(cold["wall_s"], 2), bound_s=round(bound, 2), wall_to_bound=round(cold["wall_s"] / bound, 3),
-                target_wall="<= 1.3", stage_tails_s=round(tail, 2), peak_inflight=peak,
+                target_wall="<= 1.3", stage_tails_s=round(tail, 2), chain_s=round(chain, 2),
+                wall_to_floor=round(cold["wall_s"] / max(bound, chain), 3), peak_inflight=peak,
                 wall_to_bound_at_peak=round(cold["wall_s"] / (bound * concurrency / max(1, peak)), 3),
                 peak_rss_mb=round(cold["peak_rss_mb"]), peak_rss_mb_small=round(low["peak_rss_mb"]), small_items=small,
                 rss_ratio=round(cold["peak_rss_mb"] / low["peak_rss_mb"], 3), target_rss="<= 2048 MB, flat",

@@ -39,8 +39,16 @@ def test_w1_whole_run_tiny():
     assert (r["calls_generate"], r["calls_judge"]) == (20, 80)
     assert r["prompt_tokens"] > 20 * 5 * 1500 and r["completion_tokens"] > 20 * 200
     assert r["bound_s"] == pytest.approx(100 * 0.005 * math.exp(0.5) / 128, abs=0.01)
-    for k in ("wall_s", "wall_to_bound", "stage_tails_s", "peak_rss_mb", "peak_rss_mb_small", "rss_ratio", "cpu_s",
+    for k in ("wall_s", "wall_to_bound", "stage_tails_s", "chain_s", "wall_to_floor", "peak_rss_mb", "peak_rss_mb_small", "rss_ratio", "cpu_s",
               "rerun_wall_s", "rerun_to_cold"):
         assert r[k] > 0, k
     assert r["small_items"] == 5 and 1 <= r["peak_inflight"] <= 128
     assert (r["rerun_cached"], r["rerun_calls"]) == (100, 0)         # the rerun made no call: all from the cache
+
+
+def test_chain_floor_grows_with_items_and_stages():
+    from scibench.perf import chain_floor
+    one = chain_floor(100, dict(generate=100), 0.2, 1.0)
+    assert 0.2 < one < chain_floor(1000, dict(generate=1000), 0.2, 1.0)
+    assert chain_floor(100, dict(generate=100, judge=400), 0.2, 1.0) > one + 0.2   # a second stage of 4 calls adds its slowest
+    assert chain_floor(10, dict(generate=10), 0.2, 0.0) == pytest.approx(0.2)      # no spread: one latency
