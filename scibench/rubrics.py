@@ -29,17 +29,17 @@ from .paperbench import (CATEGORIES, _categories, _read_tree, category_shares,
 
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'TOOLS', 'RUBRIC_FILE', 'OBS_CHARS', 'WRITE_STEPS',
-           'GREP_HITS', 'FORCE_WRITE', 'MAX_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS', 'METRICS', 'RETRIEVAL',
-           'PAPER_RUN', 'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'PB_LEAF_COUNTS', 'W3_PAPER_CHARS', 'W3_REPOS', 'W3_ITEMS',
-           'W3_FILES', 'SAMPLE_RUBRIC', 'PAPER', 'RUBRICS', 'split_root', 'load_papers', 'rubric_schema',
-           'parse_rubric', 'instructions', 'example_checklist', 'example_views', 'examples_text', 'direct_prompt',
-           'icl_prompt', 'other_papers', 'action_schema', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace',
-           'run_tool', 'run_agent', 'arun_agent', 'check_skill', 'distill_skill', 'adistill_skill', 'generate_rubrics',
-           'agenerate_rubric', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge', 'prf_from_cos',
-           'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic', 'extrinsic', 'summarize', 'RubricsConfig',
-           'strongest_model', 'run', 'plan', 'data', 'table1', 'embedder_note', 'table_intrinsic', 'table_judge_eval',
-           'table_stats', 'figure_category_shares', 'figure_importance_hist', 'make_tables', 'p4_intrinsic', 'p4_scale',
-           'w3_rubrics_data', 'w3_reply', 'w3_rubrics', 'load_rubric_file', 'cli']
+           'GREP_HITS', 'FORCE_WRITE', 'FINISH_WRITE', 'MAX_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS',
+           'METRICS', 'RETRIEVAL', 'PAPER_RUN', 'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'PB_LEAF_COUNTS', 'W3_PAPER_CHARS',
+           'W3_REPOS', 'W3_ITEMS', 'W3_FILES', 'SAMPLE_RUBRIC', 'PAPER', 'RUBRICS', 'split_root', 'load_papers',
+           'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views', 'examples_text',
+           'direct_prompt', 'icl_prompt', 'other_papers', 'action_schema', 'agent_system', 'agent_task', 'agent_steps',
+           'make_workspace', 'run_tool', 'run_agent', 'arun_agent', 'check_skill', 'distill_skill', 'adistill_skill',
+           'generate_rubrics', 'agenerate_rubric', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge',
+           'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic', 'extrinsic', 'summarize',
+           'RubricsConfig', 'strongest_model', 'run', 'plan', 'data', 'table1', 'embedder_note', 'table_intrinsic',
+           'table_judge_eval', 'table_stats', 'figure_category_shares', 'figure_importance_hist', 'make_tables',
+           'p4_intrinsic', 'p4_scale', 'w3_rubrics_data', 'w3_reply', 'w3_rubrics', 'load_rubric_file', 'cli']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -210,7 +210,7 @@ def other_papers(papers: list[dict], pid: str, n: int = 1) -> list[dict]:
     others = [papers[(i + k) % len(papers)] for k in range(1, len(papers))]
     return others[:n]
 
-# %% ../nbs/20_rubrics.ipynb #16cdcf84
+# %% ../nbs/20_rubrics.ipynb #ab18d68c
 TOOLS = ("list_files", "read_file", "grep", "write_file", "append_file", "finish")
 RUBRIC_FILE = "rubric.json"
 OBS_CHARS = 8000            # characters of a file one read_file shows (a 190 KB paper: 24 reads)
@@ -251,6 +251,8 @@ def agent_task(max_items: int = 0, steps: int|None = None, paper_chars: int|None
 FORCE_WRITE = ("The step limit is reached: this is your last action. Write the rubric now: answer with write_file "
                f"(or append_file, to add to what {RUBRIC_FILE} already holds) for {RUBRIC_FILE}, with the items you have. "
                "Nothing else will be run.")
+FINISH_WRITE = (f"You called finish, but {RUBRIC_FILE} does not exist: the task is done only when it holds the rubric. This is "
+                f"your last action: answer with write_file for {RUBRIC_FILE}, with every item of your rubric. Nothing else will be run.")
 
 def _example_file(v: dict) -> str:
     return json.dumps({"title": v["title"], "note": f"{len(v['items'])} of {v['total']} items" if len(v["items"]) < v["total"] else None,
@@ -464,15 +466,16 @@ def _agent_loop(paper, examples, workspace, skill, max_steps, max_tokens, max_it
         transcript.append(dict(step=step, raw=r["text"], action=act, observation=obs, finish_reason=r.get("finish_reason")))
         mem.append({"role": "user", "content": f"Observation:\n{obs}"})
     wrote, nothing = None, "the forced final-write turn wrote nothing"
-    if ended == "step limit":               # the forced final write: one more turn, only a write is carried out
-        forced = True
-        mem.append({"role": "user", "content": FORCE_WRITE})
+    unwritten = ended == "finish" and not (ws/RUBRIC_FILE).exists()
+    if ended == "step limit" or unwritten:  # the forced final write: one more turn, only a write is carried out
+        forced, prompt = True, FORCE_WRITE if ended == "step limit" else FINISH_WRITE
+        mem.append({"role": "user", "content": prompt})
         r = yield Request(list(mem), max_tokens=max_tokens, temperature=temperature, schema=action_schema())
         act, obs = act_of(r["text"]) if r["ok"] else (None, f"error: request failed: {r['error']}")
         if not r["ok"]: nothing = f"the forced final-write request failed: {r['error']}"
         if act is not None and act["tool"] in ("write_file", "append_file"): obs = execute(act); wrote = not obs.startswith("error")
         elif act is not None: obs = f"not run: the forced final turn only carries out write_file / append_file, not {act['tool']}"
-        transcript.append(dict(step="forced", prompt=FORCE_WRITE, raw=r["text"], action=act, observation=obs, error=r["error"],
+        transcript.append(dict(step="forced", prompt=prompt, raw=r["text"], action=act, observation=obs, error=r["error"],
                                finish_reason=r.get("finish_reason")))
         mem.append({"role": "assistant", "content": r["text"] or ""})
     final = None
@@ -486,13 +489,14 @@ def _agent_loop(paper, examples, workspace, skill, max_steps, max_tokens, max_it
     try: text = rf.read_bytes().decode("utf-8", errors="replace") if rf.is_file() and not rf.is_symlink() else None
     except OSError as e: text, ended = None, f"{ended}; {RUBRIC_FILE} unreadable: {_why(e)}"
     steps = len([t for t in transcript if isinstance(t["step"], int)])
-    limit = f"step limit of {budget} steps hit"
+    limit = f"step limit of {budget} steps hit" if ended == "step limit" else f"finish after {steps} steps without {RUBRIC_FILE}"
     if text is not None: parsed = parse_rubric(text)
     else: parsed = dict(items=[], dropped=[], how=None, failure=f"agent wrote no {RUBRIC_FILE} ({ended} after {steps} steps)" if not forced else
                         f"agent wrote no {RUBRIC_FILE} ({limit}; {nothing})")
     note = None
     if forced and parsed["items"]:
-        note = f"{limit} without finish: the rubric is what {RUBRIC_FILE} held " + ("after the forced final write" if wrote else f"({nothing})")
+        note = (f"{limit} without finish" if ended == "step limit" else limit) + f": the rubric is what {RUBRIC_FILE} held " + \
+               ("after the forced final write" if wrote else f"({nothing})")
     elif forced and text is not None: parsed["failure"] = f"{parsed['failure']}; {limit}"
     return dict(items=parsed["items"], dropped=parsed["dropped"], how=parsed["how"],
                 failure=failure if failure and not parsed["items"] else parsed["failure"], request_failure=failure,

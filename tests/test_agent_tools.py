@@ -381,3 +381,16 @@ def test_forced_final_write_saves_the_parts(tmp_path):
     # finishing in time: no forced turn
     a = rubrics.run_agent(ScriptLLM([script[0], {"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws4", max_steps=4)
     assert not a["forced"] and a["note"] is None and len(a["items"]) == 30 and a["transcript"][-1]["step"] == 1
+
+
+def test_finish_without_a_rubric_gets_one_last_write_turn(tmp_path):
+    "A model that calls finish before writing rubric.json: one forced turn; its write is kept and the record says why."
+    part = "\n".join(json.dumps(item(i)) for i in range(12))
+    llm = ScriptLLM([{"thought": "t", "tool": "finish"}, {"thought": "t", "tool": W, "path": "rubric.json", "content": part}])
+    a = rubrics.run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=6)
+    assert llm.n == 2 and a["ended"] == "finish" and a["forced"] and a["failure"] is None and len(a["items"]) == 12
+    assert a["transcript"][-1]["prompt"] == rubrics.FINISH_WRITE and a["note"].startswith("finish after 1 steps without rubric.json")
+    # it still writes nothing: a failure whose reason says what happened
+    a = rubrics.run_agent(ScriptLLM([{"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws2", max_steps=6)
+    assert a["items"] == [] and a["failure"] == ("agent wrote no rubric.json (finish after 1 steps without rubric.json; "
+                                                 "the forced final-write turn wrote nothing)")
