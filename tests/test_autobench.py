@@ -416,7 +416,7 @@ def test_registration():
     from scibench.bench import get_benchmark
     b = get_benchmark("autobench")
     assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.plan is ab.plan and b.tables is ab.make_tables
-    assert b.downloaders == [ab.download_arxiv] and b.perf == {"AB1": ab.perf_pipeline}
+    assert b.downloaders == [ab.download_arxiv] and b.perf == {"AB1": ab.perf_pipeline, "W4": ab.w4_autobench}
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
     assert not any(hasattr(ab, n) for n in ("DEFAULT_RUNS", "DOWNLOADERS", "PERF", "scripted_reply", "fake_registry"))
     assert b.data(b.make_config({})) and all(p.exists() for p in b.data(b.make_config({})))

@@ -1,0 +1,146 @@
+"""AutoBench at paper scale (issue 13): a question goes to its checks and calibration as soon as it is generated, and a
+paper's generation starts as soon as its extraction is parsed (item 2), with the requests of the stage-by-stage
+functions (same cache keys); W4, the whole-run benchmark, at a tiny size (item 1). Timings are printed by `make bench`,
+never asserted."""
+import asyncio
+import json
+import math
+import time
+from pathlib import Path
+
+import pytest
+
+from scibench import autobench as ab
+from scibench.core import read_jsonl
+from scibench.judge import judge_many
+from scibench.llm import LLM, ModelSpec, Request, msgs
+
+
+
+def _q(**kw):
+    return dict(dict(qid="q", paper_id="p", type="short", level="factual", question="Which optimizer does SGA use?", options=None,
+                     answer="Adam", answer_text="Adam", evidence=["S1.P1"], evidence_text="[S1.P1] SGA trains with Adam."), **kw)
+
+
+def test_grading_requests_are_judge_many_s():
+    "A short answer's grading is the request judge_many built (caches of earlier runs still answer), parsed as judge_many parses it."
+    class Spy:
+        spec = ModelSpec("spy", "http://127.0.0.1:9/v1", "spy")
+        def __init__(self, text): self.asked, self.text = [], text
+        def map(self, reqs, desc=None): self.asked += reqs; return [dict(ok=True, text=self.text, finish_reason="length") for _ in reqs]
+    q = _q()
+    for text in ('{"rationale": "same", "answer": "correct"}', '{"rationale": "no", "answer": "incorrect"}', "no idea"):
+        spy = Spy(text)
+        [old] = judge_many(spy, [ab.grade_prompt(q, "adam")], choices=["correct", "incorrect"], max_tokens=123)
+        assert spy.asked == [ab.grade_request(q, "adam", 123)]
+        new = ab.grade_result(dict(response="adam", correct=None, failure=None), dict(ok=True, text=text, finish_reason="length"))
+        assert new["correct"] == (None if old["failure"] else old["value"] == "correct")
+        assert new["failure"] == (f"grader: {old['failure']}" if old["failure"] else None)
+    assert ab.solve_request(q, max_tokens=50) == Request(msgs(ab.solve_prompt(q)), max_tokens=50, schema=ab.short_schema())
+
+
+class _Slow(LLM):
+    "An LLM whose answers come from `ab._scripted_reply` after a delay chosen per prompt; every call is logged (kind, start, end)."
+    log: list = []
+    def __init__(self, delay):
+        super().__init__(ModelSpec("slow", "http://127.0.0.1:9/v1", "slow", max_retries=0), cache=False, progress=False)
+        self.delay = delay
+    async def _one(self, client, sem, req):
+        async with sem:
+            p, t0 = req.messages[-1]["content"], time.perf_counter()
+            await asyncio.sleep(self.delay(p))
+            text = ab._scripted_reply(self._body(req))
+            _Slow.log.append((_kind(p), p, t0, time.perf_counter()))
+            return self._answer(text, "stop", dict(prompt_tokens=len(p) // 4, completion_tokens=len(text) // 4), True, 0.0)
+
+
+def _kind(p: str) -> str:
+    if p.startswith("Extract testable"): return "extract"
+    if p.startswith("Write an exam question"): return "generate"
+    if "Which paragraphs of the paper" in p: return "answerability"
+    if "which options are correct" in p: return "ambiguity"
+    if "Does the candidate answer" in p: return "grade"
+    return "calibrate" if "Difficulty test" in p else "correctness"
+
+
+class _Ctx:
+    def __init__(self, out, llm): self.out, self._llm = Path(out), llm
+    def llm(self, role, name=None): return self._llm
+
+
+def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
+    """One extraction window of the last paper takes 5 s, every other call 10 ms: the first paper's questions are
+    generated, checked (every check) and calibrated while that window is still being answered. Stage by stage, no
+    generation went out before the last extraction answer. The records are the stage-by-stage functions' records."""
+    papers, _ = ab.load_split("sample")
+    slow_window = ab.extraction_prompt(papers[-1], ab.paper_windows(papers[-1])[0], 2, 3000)
+    ab.embed(["load the embedder"])
+    _Slow.log = []
+    llm = _Slow(lambda p: 5.0 if p == slow_window else 0.01)
+    cfg = ab.AutoBenchConfig(model="m", judge="m", solver="m", solvers="m,m+evidence", split="sample", points_per_window=2,
+                             points_per_paper=2, n_resamples=20, ablate_retrieval=False)
+    ab.run(cfg, _Ctx(tmp_path, llm))
+    log = list(_Slow.log)
+    [(_, _, s0, s1)] = [x for x in log if x[1] == slow_window]
+    early = {k for k, _, t0, _ in log if t0 < s1}
+    assert {"generate", "correctness", "answerability", "ambiguity", "calibrate", "grade"} <= early
+    assert max(t1 for k, _, _, t1 in log if k == "extract") == s1                      # it was the last extraction answer
+    # the same questions, checks and calibration as the stage-by-stage functions (answers from the same replies)
+    recs = read_jsonl(tmp_path/"records.jsonl")
+    pts, ext = ab.extract(llm, papers, max_points=2)
+    assert read_jsonl(tmp_path/"extraction.jsonl") == json.loads(json.dumps(ext))
+    chosen = ab.select_points(pts, 2)
+    retr = ab.Retriever(papers, ab.load_split("sample")[1])
+    qs = ab.generate_questions(llm, chosen, {p["paper_id"]: p for p in papers}, retr)
+    ok = [q for q in qs if q["generation_failure"] is None]
+    pmap = {p["paper_id"]: p for p in papers}
+    checks = dict(correctness=ab.check_correctness(llm, ok, pmap, llm), answerability=ab.check_answerability(llm, ok, pmap),
+                  ambiguity=ab.check_ambiguity(llm, ok, 120))
+    C, answers = ab.calibrate(lambda name: llm, ["m", "m+evidence"], ok, pmap, llm)
+    by = {r["qid"]: r for r in recs}
+    assert [r["qid"] for r in recs] == [q["qid"] for q in qs]
+    for i, q in enumerate(ok):
+        r = json.loads(json.dumps(by[q["qid"]]))
+        assert {k: r[k] for k in q} == json.loads(json.dumps(q))
+        assert r["checks"] == json.loads(json.dumps({st: checks[st][i] for st in ab.CHECKS}))
+        assert r["calibration"] == json.loads(json.dumps(answers[i]))
+
+
+def test_w4_data_is_the_real_schema_and_replies_parse(tmp_path):
+    d = ab.w4_data(3, tmp_path)
+    man = ab.load_manifest(d/"papers.jsonl")
+    assert [r["paper_id"] for r in man] == ["w4-0000", "w4-0001", "w4-0002"] and len(ab.load_manifest(d/"related.jsonl")) == 2
+    p = ab.load_paper(d/man[0]["path"], man[0]["paper_id"], man[0]["field"])
+    assert len(ab.paper_windows(p)) == ab.W4_WINDOWS and 5000 < len(ab.paper_text(p).split()) < 8000
+    body = lambda prompt: {"messages": [{"role": "user", "content": prompt}]}
+    ok = dict(points=[], generated=[], correct=[], answerable=[])
+    for k, w in enumerate(ab.paper_windows(p)[:12]):                 # most answers parse and pass; a deterministic few do not
+        obj, _ = ab.parse_json(ab.w4_reply(body(ab.extraction_prompt(p, w))))
+        kps = [ab.validate_point(x, p, w) for x in (obj or {}).get("knowledge_points", [None])]
+        ok["points"] += [bad is None for _, bad in kps]
+        for kp, bad in kps:
+            if bad: continue
+            kp = dict(kp, paper_id=p["paper_id"], field="NLP", kp_id=f"w4-0000#k{k}")
+            ctx = [dict(paper_id=p["paper_id"], id=i, text=ab.paragraphs(p)[i], source="source") for i in kp["paragraphs"]]
+            t = ab.TYPES[len(ok["generated"]) % 3]
+            q = ab.question_record(kp, t, ctx, dict(ok=True, text=ab.w4_reply(body(ab.generation_prompt(p, kp, ctx, t)))), p)
+            ok["generated"].append(q["generation_failure"] is None)
+            if q["generation_failure"]: continue
+            ok["correct"].append(ab.solve_result(q, dict(ok=True, text=ab.w4_reply(body(ab.solve_prompt(q, "evidence")))))["correct"] is not False)
+            ok["answerable"].append(ab.answerability_result(q, dict(ok=True, text=ab.w4_reply(body(ab.answerability_prompt(q, p)))), p)["passed"])
+    assert len(ok["points"]) > 30 and all(sum(v) / len(v) > 0.75 for v in ok.values()), {k: sum(v) / len(v) for k, v in ok.items()}
+
+
+def test_w4_whole_run_tiny():
+    assert ab.AUTOBENCH.perf["W4"] is ab.w4_autobench
+    r = ab.w4_autobench(1, latency_dist=("lognormal", 0.005, 1.0))
+    print(json.dumps(r))
+    assert r["status"] == "complete" and r["items"] == 1 and r["small_items"] == 1
+    assert r["calls_extract"] == ab.W4_WINDOWS and r["calls_generate"] > 2 * 70 and r["calls_check_calibrate_grade"] > 4 * r["calls_generate"]
+    calls = r["calls_extract"] + r["calls_generate"] + r["calls_check_calibrate_grade"]
+    assert r["bound_s"] == pytest.approx(calls * 0.005 * math.exp(0.5) / 128, abs=0.01)
+    assert r["prompt_tokens"] > calls * 300 and r["completion_tokens"] > calls * 5
+    for k in ("wall_s", "wall_to_bound", "stage_tails_s", "peak_rss_mb", "peak_rss_mb_small", "rss_ratio", "cpu_s", "rerun_wall_s", "rerun_to_cold"):
+        assert r[k] > 0, k
+    assert 1 <= r["peak_inflight"] <= 128
+    assert r["rerun_calls"] == 0 and r["rerun_cached"] >= calls                       # the rerun made no call: all from the cache
