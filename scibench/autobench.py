@@ -336,26 +336,7 @@ def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
         out += sorted(chosen, key=points.index)
     return out
 
-# %% ../nbs/30_autobench.ipynb #32968e64
-class _BM25:
-    """`Index(docs)`'s BM25 scores bit for bit (rank_bm25's idf, avgdl and arithmetic), each query term's frequencies read
-    from an inverted index instead of a Python loop over every document (≈25x faster a query on 3,000 paragraphs)."""
-    def __init__(self, docs: list[str]):
-        self.bm = Index(docs).bm25
-        inv: dict = {}
-        for row, d in enumerate(self.bm.doc_freqs):
-            for w, c in d.items(): r, k = inv.setdefault(w, ([], [])); r.append(row); k.append(c)
-        self.inv = {w: (np.array(r), np.array(k)) for w, (r, k) in inv.items()}
-        self.doc_len = np.array(self.bm.doc_len)
-    def scores(self, query: str) -> np.ndarray:
-        bm, n = self.bm, self.bm.corpus_size
-        score = np.zeros(n)
-        for q in tokenize(query):
-            q_freq = np.zeros(n, dtype=int)
-            if q in self.inv: q_freq[self.inv[q][0]] = self.inv[q][1]
-            score += (bm.idf.get(q) or 0) * (q_freq * (bm.k1 + 1) / (q_freq + bm.k1 * (1 - bm.b + bm.b * self.doc_len / bm.avgdl)))
-        return score
-
+# %% ../nbs/30_autobench.ipynb #8651821c
 class Retriever:
     """Search over one paper's paragraphs and over a related corpus: BM25, embedding cosine, or hybrid
     (reciprocal-rank fusion, 1/(60 + rank), as `scibench.retrieval.Index`). Paragraphs and queries are embedded
@@ -373,8 +354,8 @@ class Retriever:
     def _scores(self, key, rows, query):
         out = {}
         if self.method in ("bm25", "hybrid"):
-            if key not in self._bm25: self._bm25[key] = _BM25([self.units[r][2] for r in rows])
-            out["bm25"] = self._bm25[key].scores(query)
+            if key not in self._bm25: self._bm25[key] = Index([self.units[r][2] for r in rows])
+            out["bm25"] = self._bm25[key].scores(query, "bm25")
         if self.method in ("embedding", "hybrid"):
             if self._U is None: self._U = embed_cached([t for _, _, t in self.units])
             self.prepare([query])

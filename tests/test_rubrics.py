@@ -372,3 +372,10 @@ def test_end_to_end_local(local_server, run_bench):
     assert meta["status"] in ("complete", "partial") and meta["failures"] == sum(1 for r in recs if r["failure"])
     st = read_json(out/"scores.json")["settings"]["reference"]
     assert st["grading_verdicts"] == 7 * 4
+
+
+def test_token_counts_are_the_embedders_without_loading_it():
+    "count_tokens reads only the tokenizer file, and counts what all-MiniLM-L6-v2's own tokenizer counts."
+    from scibench.retrieval import embedder
+    texts = ["Implements the KL-divergence term ∑ p log(p/q) — naïve café", "x" * 3000, "", "Reproduces Table 2 (ResNet-50, 76.1% top-1)"]
+    assert rubrics.count_tokens(texts) == [len(embedder().tokenizer.tokenize(t)) for t in texts]
