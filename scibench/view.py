@@ -381,7 +381,7 @@ def paper_number(bench: str, name: str) -> str:
     try: return PAPER_NUMBERS.get(bench, lambda n: None)(name) or ""
     except Exception: return ""
 
-# %% ../nbs/09_view.ipynb #0314baaf
+# %% ../nbs/09_view.ipynb #68d4ec9a
 _CSS = """
 :root{--fg:#1d2430;--mut:#5b6577;--bd:#d9dee7;--bg:#f6f8fb;--ok:#1a7f37;--bad:#c62828;--warn:#9a6700;--acc:#0b57d0}
 *{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);margin:0;background:#fff}
@@ -508,9 +508,14 @@ def _bench_extras(run, ctx) -> str:
             from scibench.abgen import prompt_set, resolve_prompts
             name = ctx.cfg.get("prompts", "scibench")
             ps = prompt_set(name)
-            body = "".join(f"<h4>{_e(c)} (system turn; $module = the example's module)</h4><pre>{_e(t)}</pre>" for c, t in ps.items())
-            out.append(f"<details><summary>Judge prompts: set <b>{_e(resolve_prompts(name))}</b> (user turn: research context, the design, "
-                       f"the module, the paper's reference design; shown per example)</summary>{body}</details>")
+            shared = ctx.cfg.get("judge_layout") == "shared-prefix"
+            where = "after the user turn's text" if shared else "system turn"
+            body = "".join(f"<h4>{_e(c)} ({where}; $module = the example's module)</h4><pre>{_e(t)}</pre>" for c, t in ps.items())
+            turn = ("layout shared-prefix: one fixed system turn; user turn: research context, the design, the module, the paper's "
+                    "reference design, then the criterion below" if shared else
+                    "user turn: research context, the design, the module, the paper's reference design")
+            out.append(f"<details><summary>Judge prompts: set <b>{_e(resolve_prompts(name))}</b> ({turn}; shown per example)</summary>"
+                       f"{body}</details>")
         except Exception: pass
     if b == "rubrics" and (ctx.dir/"judge_eval.jsonl").exists():
         from scibench.core import read_jsonl

@@ -274,4 +274,5 @@ def test_shared_prefix_layout_lets_the_provider_cache_the_judge_prompts(fake_env
         assert meta["status"] == "complete" and u["calls"] == 32
         share[layout] = u["prefix_cached_tokens"] / u["prompt_tokens"]
         assert read_json(d / "meta.json")["config"]["judge_layout"] == layout
+        assert ("layout shared-prefix" in (d / "report.html").read_text()) == (layout == "shared-prefix")   # the report says how it asked
     assert share["shared-prefix"] > 0.4 and share["shared-prefix"] > share["paper"] + 0.3, share
