@@ -15,7 +15,7 @@ from .core import project_root, cache_dir
 # %% auto #0
 __all__ = ['STRUCTURED', 'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_ENDPOINT', 'BATCH_GATHER_S', 'ModelSpec', 'public_url',
            'check_spec', 'load_registry', 'get_model', 'redact', 'Request', 'cache_key', 'msgs', 'Cache', 'Usage',
-           'run_sync', 'LLM', 'batch_lines', 'apipeline', 'pipeline', 'parse_json', 'ping']
+           'run_sync', 'LLM', 'batch_lines', 'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
 
 # %% ../nbs/01_llm.ipynb #ac7decf8
 @dataclass
@@ -285,7 +285,7 @@ class Usage:
         for k in self.__dataclass_fields__: setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
-# %% ../nbs/01_llm.ipynb #341a9112
+# %% ../nbs/01_llm.ipynb #011ce814
 def _cap_lengths(schema, cap: int = 1000):
     "Drop `maxLength`/`maxItems` bounds above `cap`: llama.cpp expands them into one grammar rule per step and a large bound crashes its server."
     if isinstance(schema, dict):
@@ -455,50 +455,18 @@ class LLM:
         return self._answer(text, finish, usage, "response_format" in kw, time.perf_counter() - t0)
 
     async def amap(self, reqs: list[Request], desc: str|None = None) -> list[dict]:
-        "Answer `reqs` in order: cached answers first (no call), the rest concurrently (or through the Batch API when `batch`)."
-        from tqdm.auto import tqdm
-        keys = [cache_key(self.spec, r) for r in reqs]
-        hits = self.cache.get_many(set(keys)) if self.cache is not None and not self.refresh else {}
-        out: list = [None]*len(reqs)
-        todo = []
-        for i, k in enumerate(keys):
-            if k in hits: out[i] = {**hits[k], "cached": True}
-            else: todo.append(i)
-        if todo and self.batch:   # the Batch API: same bodies, same cache keys, same failure records
-            got = await _batch_answers(self, {keys[i]: reqs[i] for i in todo}, desc)
-            first = set()
-            for i in todo:
-                out[i] = got[keys[i]] if keys[i] not in first else {**got[keys[i]], "cached": True}
-                first.add(keys[i])
-        elif todo:
-            sem = asyncio.Semaphore(self.concurrency)
-            pending: dict = {}   # identical requests in one batch are sent once
-            async with self._client() as client:
-                async def go(i):
-                    res = await self._one(client, sem, reqs[i])
-                    if res["ok"] and self.cache is not None: self.cache.put(keys[i], {k: v for k, v in res.items() if k != "cached"})
-                    return res
-                for i in todo:
-                    if keys[i] not in pending: pending[keys[i]] = asyncio.ensure_future(go(i))
-                bar = tqdm(total=len(pending), desc=desc or self.spec.name, disable=not self.progress or len(pending) < 2,
-                           mininterval=1, file=sys.stderr, unit="call", dynamic_ncols=True)
-                fails = [0]
-                if len(todo) < len(reqs): bar.set_postfix_str(f"{len(reqs) - len(todo)} cached", refresh=False)
-                def done(f):
-                    if not f.cancelled() and f.exception() is None and not f.result()["ok"]:
-                        fails[0] += 1
-                        bar.set_postfix_str(f"{fails[0]} failed" + (f", {len(reqs) - len(todo)} cached" if len(todo) < len(reqs) else ""), refresh=False)
-                    bar.update()
-                for f in pending.values(): f.add_done_callback(done)
-                await asyncio.gather(*pending.values())
-                bar.close()
-            first = set()
-            for i in todo:
-                res = pending[keys[i]].result()
-                out[i] = res if keys[i] not in first else {**res, "cached": True}
-                first.add(keys[i])
-        for r in out: self.usage.add(r, self.spec)
-        return out
+        """Answer `reqs` in order through `live`/`acall` (defined below): cached answers without a call, identical requests sent
+        once, the rest concurrently within the limit (or, when `batch`, as one Batch API submission)."""
+        async with self.live(desc, quiet=len(reqs) < 2):
+            return list(await asyncio.gather(*(self.acall(r) for r in reqs)))
+
+    def live(self, desc: str|None = None, sem=None, quiet: bool = False):
+        "Open this LLM for `acall` in the running event loop (`_live`, below)."
+        return _live(self, desc, sem, quiet)
+
+    async def acall(self, req: Request) -> dict:
+        "One request inside `live()` (`_acall`, below)."
+        return await _acall(self, req)
 
     def map(self, reqs: list[Request], desc: str|None = None) -> list[dict]:
         "Synchronous `amap`."
@@ -507,6 +475,89 @@ class LLM:
     def chat(self, prompt: str|list, **kw) -> dict:
         "One request (a user prompt or a message list)."
         return self.map([Request(messages=prompt if isinstance(prompt, list) else msgs(prompt), **kw)])[0]
+
+# %% ../nbs/01_llm.ipynb #2ecb665f
+BATCH_GATHER_S = 0.3   # batch mode: a queue unchanged this long (every item waiting) is submitted
+
+def _fail(fut, e: BaseException):
+    "End `fut` with `e` (cancelled for a cancellation), marked as seen: no 'exception never retrieved' warning."
+    if isinstance(e, asyncio.CancelledError): fut.cancel()
+    else: fut.set_exception(e); fut.exception()
+
+class _Live:
+    "One LLM opened in the running event loop: its client, concurrency limit, requests in flight and progress bar."
+    def __init__(self, llm: "LLM", desc: str|None, sem=None, quiet: bool = False):
+        from tqdm.auto import tqdm
+        self.llm, self.client, self.sem = llm, None, sem or asyncio.Semaphore(llm.concurrency)   # the client: at the first uncached call
+        self.inflight: dict = {}   # cache key → future of the first identical request still in flight
+        self.queue: dict = {}      # batch mode: cache key → Request waiting to be submitted
+        self.gathering, self.tasks, self.fails, self.hits = False, set(), 0, 0
+        self.desc = desc or llm.spec.name
+        self.bar = tqdm(total=0, desc=self.desc, disable=not llm.progress or quiet, mininterval=1, file=sys.stderr, unit="call",
+                        dynamic_ncols=True)
+
+    def kick(self):
+        "Batch mode: make sure a submitter is waiting for the queue to settle."
+        if not self.gathering:
+            self.gathering = True
+            t = asyncio.ensure_future(self.submit()); self.tasks.add(t); t.add_done_callback(self.tasks.discard)
+
+    async def submit(self):
+        n = -1
+        while n != len(self.queue): n = len(self.queue); await asyncio.sleep(BATCH_GATHER_S)
+        self.gathering = False
+        todo, self.queue = self.queue, {}
+        try: got = await _batch_answers(self.llm, todo, self.desc)
+        except BaseException as e:
+            for k in todo: _fail(self.inflight.pop(k), e)
+            raise
+        for k, res in got.items(): self.inflight.pop(k).set_result(res)
+
+    def note(self, res: dict, fresh: bool):
+        if fresh: self.bar.update()
+        if not res["ok"]: self.fails += 1
+        if not res["ok"] or not fresh:
+            self.bar.set_postfix_str(", ".join(x for x in (self.fails and f"{self.fails} failed", self.hits and f"{self.hits} cached") if x),
+                                     refresh=False)
+
+async def _acall(self: "LLM", req: Request) -> dict:
+    "One request inside `LLM.live()` (and so inside `pipeline`): cache, in-flight deduplication, the shared limit."
+    lv = self._lives.get(id(asyncio.get_running_loop()))
+    if lv is None: raise RuntimeError(f"LLM '{self.spec.name}': acall outside `async with llm.live()` (or `pipeline`)")
+    key = cache_key(self.spec, req)
+    if key in lv.inflight: res = {**(await asyncio.shield(lv.inflight[key])), "cached": True}
+    else:
+        hit = self.cache.get(key) if self.cache is not None and not self.refresh else None
+        if hit is not None: res = {**hit, "cached": True}
+        else:
+            fut = asyncio.get_running_loop().create_future()
+            lv.inflight[key] = fut; lv.bar.total += 1
+            if self.batch:
+                lv.queue[key] = req; lv.kick(); res = await asyncio.shield(fut)
+            else:
+                if lv.client is None: lv.client = self._client()
+                try: res = await self._one(lv.client, lv.sem, req)
+                except BaseException as e: lv.inflight.pop(key, None); _fail(fut, e); raise
+                if res["ok"] and self.cache is not None: self.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
+                lv.inflight.pop(key, None); fut.set_result(res)
+            lv.note(res, True)
+            self.usage.add(res, self.spec)
+            return res
+    lv.hits += 1; lv.note(res, False)
+    self.usage.add(res, self.spec)
+    return res
+
+@contextlib.asynccontextmanager
+async def _live(self: "LLM", desc: str|None = None, sem: asyncio.Semaphore|None = None, quiet: bool = False):
+    "Open this LLM for `acall` in the running event loop (re-entrant: an inner `live` reuses the open one); `sem`: a shared limit; `quiet`: no progress bar."
+    lid = id(asyncio.get_running_loop())
+    if lid in self._lives: yield self._lives[lid]; return
+    lv = self._lives[lid] = _Live(self, desc, sem, quiet)
+    try: yield lv
+    finally:
+        for t in list(lv.tasks): t.cancel()
+        lv.bar.close(); self._lives.pop(lid, None)
+        if lv.client is not None: await lv.client.close()
 
 # %% ../nbs/01_llm.ipynb #17e1f26c
 _BATCH_DONE = ("completed", "failed", "expired", "cancelled")
@@ -644,97 +695,19 @@ async def _batch_answers(llm: "LLM", todo: dict, desc: str|None = None) -> dict:
     bar.close()
     return {k: got.get(k) or _batch_fail("batch: no result for this request") for k in todo}
 
-# %% ../nbs/01_llm.ipynb #943ef8c6
-BATCH_GATHER_S = 0.3   # batch mode: a queue unchanged this long (every item waiting) is submitted
-
-def _fail(fut, e: BaseException):
-    "End `fut` with `e` (cancelled for a cancellation), marked as seen: no 'exception never retrieved' warning."
-    if isinstance(e, asyncio.CancelledError): fut.cancel()
-    else: fut.set_exception(e); fut.exception()
-
-class _Live:
-    "One LLM opened in the running event loop: its client, concurrency limit, requests in flight and progress bar."
-    def __init__(self, llm: "LLM", client, desc: str|None, sem=None):
-        from tqdm.auto import tqdm
-        self.llm, self.client, self.sem = llm, client, sem or asyncio.Semaphore(llm.concurrency)
-        self.inflight: dict = {}   # cache key → future of the first identical request still in flight
-        self.queue: dict = {}      # batch mode: cache key → Request waiting to be submitted
-        self.gathering, self.tasks, self.fails, self.hits = False, set(), 0, 0
-        self.desc = desc or llm.spec.name
-        self.bar = tqdm(total=0, desc=self.desc, disable=not llm.progress, mininterval=1, file=sys.stderr, unit="call",
-                        dynamic_ncols=True)
-
-    def kick(self):
-        "Batch mode: make sure a submitter is waiting for the queue to settle."
-        if not self.gathering:
-            self.gathering = True
-            t = asyncio.ensure_future(self.submit()); self.tasks.add(t); t.add_done_callback(self.tasks.discard)
-
-    async def submit(self):
-        n = -1
-        while n != len(self.queue): n = len(self.queue); await asyncio.sleep(BATCH_GATHER_S)
-        self.gathering = False
-        todo, self.queue = self.queue, {}
-        try: got = await _batch_answers(self.llm, todo, self.desc)
-        except BaseException as e:
-            for k in todo: _fail(self.inflight.pop(k), e)
-            raise
-        for k, res in got.items(): self.inflight.pop(k).set_result(res)
-
-    def note(self, res: dict, fresh: bool):
-        if fresh: self.bar.update()
-        if not res["ok"]: self.fails += 1
-        if not res["ok"] or not fresh:
-            self.bar.set_postfix_str(", ".join(x for x in (self.fails and f"{self.fails} failed", self.hits and f"{self.hits} cached") if x),
-                                     refresh=False)
-
-async def _acall(self: "LLM", req: Request) -> dict:
-    "One request inside `LLM.live()` (and so inside `pipeline`): cache, in-flight deduplication, the shared limit."
-    lv = self._lives.get(id(asyncio.get_running_loop()))
-    if lv is None: raise RuntimeError(f"LLM '{self.spec.name}': acall outside `async with llm.live()` (or `pipeline`)")
-    key = cache_key(self.spec, req)
-    if key in lv.inflight: res = {**(await asyncio.shield(lv.inflight[key])), "cached": True}
-    else:
-        hit = self.cache.get(key) if self.cache is not None and not self.refresh else None
-        if hit is not None: res = {**hit, "cached": True}
-        else:
-            fut = asyncio.get_running_loop().create_future()
-            lv.inflight[key] = fut; lv.bar.total += 1
-            if self.batch:
-                lv.queue[key] = req; lv.kick(); res = await asyncio.shield(fut)
-            else:
-                if lv.client is None: lv.client = self._client()
-                try: res = await self._one(lv.client, lv.sem, req)
-                except BaseException as e: lv.inflight.pop(key, None); _fail(fut, e); raise
-                if res["ok"] and self.cache is not None: self.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
-                lv.inflight.pop(key, None); fut.set_result(res)
-            lv.note(res, True)
-            self.usage.add(res, self.spec)
-            return res
-    lv.hits += 1; lv.note(res, False)
-    self.usage.add(res, self.spec)
-    return res
-
-@contextlib.asynccontextmanager
-async def _live(self: "LLM", desc: str|None = None, sem: asyncio.Semaphore|None = None):
-    "Open this LLM for `acall` in the running event loop (re-entrant: an inner `live` reuses the open one); `sem`: a shared limit."
-    lid = id(asyncio.get_running_loop())
-    if lid in self._lives: yield self._lives[lid]; return
-    lv = self._lives[lid] = _Live(self, None, desc, sem)   # the client is made at the first call the cache cannot answer
-    try: yield lv
-    finally:
-        for t in list(lv.tasks): t.cancel()
-        lv.bar.close(); self._lives.pop(lid, None)
-        if lv.client is not None: await lv.client.close()
-
-LLM.acall, LLM.live = _acall, _live
+# %% ../nbs/01_llm.ipynb #883f9f54
+def pipeline_window(llms) -> int|None:
+    "The default number of items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in batch mode."
+    llms = [x for x in llms if x is not None]
+    if any(x.batch for x in llms): return None   # a window would cut a stage into many batches
+    return max(256, 4 * max((x.concurrency for x in llms), default=1))
 
 async def apipeline(items, fn, llms, window: int|None = None, on_result=None) -> list|None:
     "`pipeline` inside a running event loop."
     descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
     llms = [x for x in dict.fromkeys(llms.values() if isinstance(llms, dict) else llms) if x is not None]
     if any(x.batch for x in llms): window = None   # a window would cut a stage into many batches
-    elif window is None: window = max(256, 4 * max((x.concurrency for x in llms), default=1))
+    elif window is None: window = pipeline_window(llms)
     out, done, nxt = ([] if on_result is None else None), {}, [0]
     def deliver(i, res):
         done[i] = res

@@ -803,7 +803,7 @@ def extrinsic(s_gen: list, s_ref: list) -> dict:
     return dict(spearman=correlation(a, b, "spearman"), pearson=correlation(a, b, "pearson"), repos=len(ok),
                 repos_unscored=len(s_gen) - len(ok))
 
-# %% ../nbs/20_rubrics.ipynb #3591f39c
+# %% ../nbs/20_rubrics.ipynb #d385fa82
 def _mean_ci(vals) -> dict:
     m, lo, hi, n = mean_ci([None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in vals])
     return dict(mean=m, lo=lo, hi=hi, n=n)
@@ -961,7 +961,6 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
         else:
             skill, skill_failure, _ = await skill_task() if s == "skill" else (None, None, None)
             g = await agenerate_rubric(gen_llm, papers, p, s, d, skill=skill, n_examples=cfg.n_examples, skill_failure=skill_failure, **gkw)
-            if s == "skill" and skill is None: g["failure"] = f"no skill document: {skill_failure}"
             if cfg.max_items and len(g["items"]) > cfg.max_items:
                 g["truncated"] = len(g["items"]) - cfg.max_items; g["items"] = g["items"][:cfg.max_items]
         if not g["items"]: return g, {}

@@ -257,3 +257,12 @@ def test_pipeline_in_batch_mode_sends_one_batch_per_stage(fake_server, tmp_path)
     assert (gen.usage.batch_calls, jud.usage.batch_calls) == (30, 120)
     again = pipeline(range(30), item, [gen, jud])                 # all from the cache: no new batch
     assert fs.batches_created == 2 and [g["text"] for g, _ in again] == [g["text"] for g, _ in res]
+
+
+def test_pipeline_window_is_lifted_in_batch_mode(fake_server, tmp_path):
+    "AutoBench's flow and pipeline() take their window from pipeline_window: none in batch mode (one batch per stage)."
+    from scibench.llm import pipeline_window
+    spec = spec_for(fake_server(), max_concurrency=16)
+    live, batch = LLM(spec, cache=False, progress=False), batch_llm(spec, Cache(tmp_path / "c.sqlite"))
+    assert pipeline_window([live]) == 256 and pipeline_window([live, None]) == 256
+    assert pipeline_window([live, batch]) is None
