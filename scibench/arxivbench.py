@@ -19,19 +19,22 @@ from .run import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
 __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'OLD_ARCHIVES', 'MIRROR_HOSTS', 'DESCRIPTIONS', 'PROMPT_FIELDS',
-           'RELEASED', 'RELEASED_REPO', 'N_PAPERS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TAXONOMY', 'RELEVANCE', 'MATCH',
-           'STATUSES', 'ACCURACIES', 'LABELS', 'RATES', 'KAGGLE_URL', 'W2_RECORDS', 'PAPER', 'ARXIVBENCH',
-           'subjects_of', 'valid_id', 'normalize_id', 'generator_prompt', 'parse_generated', 'generate_prompts',
-           'prompts_path', 'load_prompts', 'subject_of_name', 'released_rows', 'download_prompts', 'query_prompt',
-           'Paper', 'is_author_text', 'extract_papers', 'malformed_ids', 'format_pairs', 'is_repetition', 'classify',
-           'norm_title', 'open_text', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index',
-           'snapshot_path', 'default_index_path', 'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity',
-           'taxonomy', 'verify_paper', 'ajudge_paper', 'ajudge_item', 'verify_and_judge', 'score_records',
-           'query_request', 'query_item', 'query', 'query_and_judge', 'ArxivBenchConfig', 'record', 'headline',
-           'index_info', 'summary', 'run', 'plan', 'data_files', 'load_judge_labels', 'validate_judge', 'reference',
-           'rate_n', 'fmt_rate', 'snapshot_note', 'accuracy_table', 'details_table', 'taxonomy_table',
-           'figure_subjects', 'model_size', 'figure_model_size', 'make_tables', 'download_snapshot', 'build_in_child',
-           'p3_index', 'w2_data', 'w2_reply', 'w2_arxivbench', 'cli']
+           'RELEASED', 'RELEASED_REPO', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE',
+           'KEEP_FIELDS', 'INDEX_VERSION', 'TAXONOMY', 'RELEVANCE', 'MATCH', 'AUTHORS_JUDGE_SYSTEM',
+           'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'STATUSES', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'LABELS',
+           'RATES', 'KAGGLE_URL', 'W2_RECORDS', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'valid_id', 'normalize_id',
+           'generator_prompt', 'parse_generated', 'generate_prompts', 'prompts_path', 'load_prompts', 'subject_of_name',
+           'released_rows', 'download_prompts', 'query_prompt', 'authors_links', 'Paper', 'is_author_text',
+           'extract_papers', 'malformed_ids', 'format_pairs', 'is_repetition', 'classify', 'norm_title', 'open_text',
+           'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index', 'snapshot_path', 'default_index_path',
+           'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper',
+           'ajudge_paper', 'ajudge_item', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
+           'ajudge_authors', 'verify_and_judge', 'calculate_acc', 'score_records', 'query_request', 'query_item',
+           'query', 'query_and_judge', 'ArxivBenchConfig', 'record', 'headline', 'index_info', 'summary', 'run', 'plan',
+           'data_files', 'load_judge_labels', 'validate_judge', 'reference', 'run_protocol', 'rate_n', 'fmt_rate',
+           'snapshot_note', 'accuracy_table', 'details_table', 'taxonomy_table', 'figure_subjects', 'model_size',
+           'figure_model_size', 'make_tables', 'download_snapshot', 'build_in_child', 'p3_index', 'w2_data', 'w2_reply',
+           'w2_arxivbench', 'cli']
 
 # %% ../nbs/40_arxivbench.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -251,6 +254,27 @@ def query_prompt(prompt: str, n: int = N_PAPERS) -> str:
             "in this format:\n[[title of the paper]] [[https://arxiv.org/abs/<arXiv id>]]\n"
             "Give the explicit arXiv URL of each paper. Do not add any commentary or other text.")
 
+PROTOCOLS = ("authors", "paper", "scibench")
+AUTHORS_N = 3   # their code scores a response only when its regex matches exactly 3 times
+# their user turn (gpt_exp.py, GPTQuerier.query) as the triple-quoted literal reads: typos and 28-space indentation included
+AUTHORS_QUERY = ("Only list 3 papers with complete title and explict explicit arxiv url.\n"
+                 "                            Place titles and links insides [[]], like [[title]] [[url]].\n"
+                 "                            Separate each paper by a newline.\n"
+                 "                            Do not include any additional commentary or explanations.")
+AUTHORS_PAIR_RE = re.compile(r"\[\[(.+?)\]\]\s*(?:\[\[|\[)?(https?://[^\s\[\]]+)(?:\]\])?")   # their regex (no flags: no newline in a title)
+
+def authors_links(text: str|None) -> tuple[int, list[dict]]:
+    """The authors' parse of a response → (number of regex matches, one link per match: title and url stripped, `skipped`
+    when the url lacks `abs/` or does not start with http (any case), else `id` = the url after its last `abs/`, as written)."""
+    ms = AUTHORS_PAIR_RE.findall(text or "")
+    out = []
+    for t, u in ms:
+        skip = not u.lower().startswith("http") or "abs/" not in u
+        out.append(dict(title=t.strip(), url=u.strip(), id=None if skip else u.strip().split("abs/")[-1].strip(), skipped=skip,
+                        found=None, answer=None, verdict=None, failure=None,
+                        source="skipped: no abs/ in the link (their check)" if skip else None))
+    return len(ms), out
+
 # %% ../nbs/40_arxivbench.ipynb #899fea82
 _TOKC = r"[^\s\[\]()<>\"'|,;`*]"                     # a character of what a model wrote where the id belongs
 _SHAPED = re.compile(r"^(?:\d{4}\.\d+|[a-z][a-z\-]*(?:\.[a-z\-]+)?/\d+)", re.I)   # looks like an id (valid or not)
@@ -381,11 +405,9 @@ def malformed_ids(text: str|None) -> list[str]:
     "The malformed links a response lists (what it wrote where an id belongs: `-2408937`, `19140567v1`, `1706.0376`)."
     return [p.malformed for p in extract_papers(text) if p.malformed]
 
-_PAIR_RE = re.compile(r"\[\[([^\n]+?)\]\]\s*\[{0,2}(https?://[^\s\[\]]+)")
-
 def format_pairs(text: str|None) -> int:
-    "How many `[[title]] [[url]]` pairs (an http(s) URL after a `[[title]]`) a response has; the authors' code scores only responses with exactly 3."
-    return len(_PAIR_RE.findall(text or ""))
+    "How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has; the authors' code scores only responses with exactly 3."
+    return len(AUTHORS_PAIR_RE.findall(text or ""))
 
 # %% ../nbs/40_arxivbench.ipynb #4b7737d3
 _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|cannot|am unable to|am not able to|"
@@ -414,7 +436,7 @@ def classify(text: str|None, papers: list, finish_reason: str|None = None, n: in
 
 # %% ../nbs/40_arxivbench.ipynb #f179ccf8
 KEEP_FIELDS = ("id", "title", "abstract", "categories", "authors", "doi", "journal-ref", "update_date")
-INDEX_VERSION = 1
+INDEX_VERSION = 2   # 2: the abstract as written, `title_raw`
 
 def norm_title(s: str|None) -> str:
     "Title for exact matching: lowercase, TeX markup and punctuation removed, spaces collapsed."
@@ -468,7 +490,7 @@ def _parse_line(line: str, path, lineno: int):
     if not isinstance(t, str): raise DataError(path, lineno, "title", "missing")
     keep = {k: rec.get(k) for k in KEEP_FIELDS}; keep["id"] = pid
     keep["title"] = _squash(t)
-    if isinstance(keep["abstract"], str): keep["abstract"] = _squash(keep["abstract"])
+    if keep["title"] != t: keep["title_raw"] = t                      # as written: what the authors' judge sees
     return pid, keep
 
 def _snapshot_blocks(f, path, size: int = 1 << 20):
@@ -608,6 +630,11 @@ class ArxivIndex:
     def __len__(self): return self.con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
     def __contains__(self, arxiv_id): return self.get(arxiv_id) is not None
 
+    def get_raw(self, pid) -> dict|None:
+        "The record whose id is exactly `pid` as written (the authors' lookup: `2101.00001v2` or `2101.00001.` is not `2101.00001`)."
+        r = self.con.execute("SELECT record FROM papers WHERE id = ?", (str(pid),)).fetchone()
+        return json.loads(r[0]) if r else None
+
     def get(self, arxiv_id) -> dict|None:
         pid = normalize_id(arxiv_id)
         if pid is None: return None
@@ -664,7 +691,7 @@ def relevance_prompt(prompt: str, title: str, url: str) -> str:
             "Answer yes or no.")
 
 def match_prompt(title: str, url: str, rec: dict) -> str:
-    abstract = (rec.get("abstract") or "")[:1500]
+    abstract = _squash(rec.get("abstract") or "")[:1500]
     return (f"An AI assistant cited a paper as:\nTitle: {title or '(no title given)'}\nLink: {url}\n\nThe arXiv record at "
             f"that link:\nTitle: {rec.get('title')}\nAbstract: {abstract}\n\nDo the cited title and the arXiv record describe "
             "the same paper? Answer yes, no, or pass if you cannot decide.")
@@ -719,6 +746,48 @@ async def ajudge_item(llm, it: dict, index: ArxivIndex, judge_max_tokens: int = 
     await asyncio.gather(*(ajudge_paper(llm, it["prompt"], p, rec, judge_max_tokens) for p, rec in zip(it["papers"], recs) if rec is not None))
     return it
 
+# their system turn (tools.py, compare_results) as the triple-quoted literal reads, indentation included
+AUTHORS_JUDGE_SYSTEM = ("You will be given a prompt, a LLM's response, and a paper's information. Your first task is to decide whether the "
+                        "response is relative to the prompt.\n                            If not, write 'no' and don't follow the second task.\n"
+                        "                            Second task: You will compare the LLM's response with paper's information, and your task "
+                        "is to decide whether they are talking about the same paper.")
+AUTHORS_JUDGE_MAX_TOKENS, AUTHORS_ANSWERS = 1, ("no", "yes", "pass")
+
+def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
+    "Their user turn: prompt, the listed title (stripped), and `f'{title}, {abstract}'` of the record as written."
+    info = f"{rec.get('title_raw', rec.get('title'))}, {rec.get('abstract')}"
+    return ("Prompt: " + prompt + "\n" + "Response: " + title + "\n" + "Information: " + info + "\n"
+            + "Just answer 'yes' or 'no'. If you don't know write 'pass'. Do not include any additional commentary or explanations.")
+
+def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
+    "Their judge call: system + user, temperature 0.0, max_tokens 1, plain text (no response_format)."
+    return Request([{"role": "system", "content": AUTHORS_JUDGE_SYSTEM}, {"role": "user", "content": authors_judge_user(prompt, title, rec)}],
+                   max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0)
+
+def authors_verdict(r: dict) -> tuple[str|None, str|None]:
+    "(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass; a failed request → (None, reason)."
+    if not r["ok"]: return None, f"request failed: {r['error']}"
+    a = r["text"].lower()
+    return (a if a in AUTHORS_ANSWERS else "pass"), None
+
+async def ajudge_authors(llm, it: dict, index: ArxivIndex) -> dict:
+    "Protocol `authors`: their one-call judge of each non-skipped link of a valid response, all at once (in place; returns `it`)."
+    async def one(l):
+        rec = index.get_raw(l["id"])
+        if rec is None:
+            l.update(found=False, verdict="no", source="id not found as written: no, no judge call"); return
+        r = await llm.acall(authors_judge_request(it["prompt"], l["title"], rec))
+        v, f = authors_verdict(r)
+        l.update(found=True, record_title=rec["title"], answer=r.get("text"), verdict=v, failure=f,
+                 source="judge failed" if f else f"judge answered {r['text']!r}")
+    links = it.get("authors_links") or []
+    if not it["authors_valid"]:
+        for l in links:
+            if not l["skipped"]: l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
+        return it
+    await asyncio.gather(*(one(l) for l in links if not l["skipped"]))
+    return it
+
 def verify_and_judge(llm, items: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> None:
     "Fill in, for every paper of every item ({prompt, papers}), lookup, taxonomy, judge answers and verdict (in place)."
     async def one(it): return await ajudge_item(llm, it, index, judge_max_tokens)
@@ -728,8 +797,39 @@ def verify_and_judge(llm, items: list[dict], index: ArxivIndex, judge_max_tokens
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
 ACCURACIES = {   # score key → label (tables, headline)
     "accuracy": "(a) §3.2: every listed link",
-    "authors_accuracy": "(b) authors' code: exactly-three responses",
+    "authors_accuracy": "(b) authors' code: their query, one-call judge, calculate_ACC",
+    "authors_population_accuracy": "(b') authors' population (exactly three pairs), our ids and two-step verdicts",
     "strict_accuracy": "(c) strict: yes / 3 × prompts"}
+ACCURACY_PROTOCOLS = {"accuracy": ("paper", "scibench"), "authors_accuracy": ("authors",),   # where each accuracy is computed
+                      "authors_population_accuracy": ("paper", "scibench"), "strict_accuracy": ("paper", "scibench")}
+
+def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
+    """Their `calculate_ACC` (tools.py) of verdicts `evals` (yes / no / pass): pass removed, ACC = round((yes / kept) * 100, 2)
+    → (ACC, kept, None); (None, 0, reason) where their code writes no ACC (nothing to evaluate) or divides by zero (all pass)."""
+    if not evals: return None, 0, "nothing to evaluate: no valid response with an abs/ link (their code writes no ACC)"
+    kept = [e for e in evals if e != "pass"]
+    if not kept: return None, 0, f"all {len(evals)} judge answers are pass: calculate_ACC divides by zero (ZeroDivisionError)"
+    return round((kept.count("yes") / len(kept)) * 100, 2), len(kept), None
+
+def _authors_row(rs: list[dict], protocol: str) -> dict:
+    "The authors' population, their counts and (protocol `authors`) their accuracy (b) of records `rs`."
+    ans = [r for r in rs if r["status"] != "request_failed"]
+    valid = [r for r in ans if r.get("authors_valid")]
+    links = [[l for l in r.get("authors_links") or [] if not l.get("skipped")] for r in valid]
+    flat = [l for ls in links for l in ls]
+    evals = [l["verdict"] for l in flat if l.get("verdict") is not None]
+    row = dict(authors_responses=len(valid), authors_invalid=len(ans) - len(valid), authors_links=len(flat),
+               authors_skipped_links=sum(len(r.get("authors_links") or []) for r in valid) - len(flat),
+               authors_not_found=sum(l.get("found") is False for l in flat), authors_yes=evals.count("yes"), authors_no=evals.count("no"),
+               authors_passed=evals.count("pass"), authors_judge_failures=sum(l.get("failure") is not None for l in flat))
+    if protocol != "authors":
+        return dict(row, authors_accuracy=None, authors_accuracy_lo=None, authors_accuracy_hi=None, authors_accuracy_n=0,
+                    authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
+    acc, kept, why = calculate_acc(evals)
+    yv = [sum(l.get("verdict") == "yes" for l in ls) for ls in links]
+    dv = [sum(l.get("verdict") in ("yes", "no") for l in ls) for ls in links]
+    _, lo, hi = _ratio_ci(yv, dv) if kept else (None, None, None)
+    return dict(row, authors_accuracy=acc, authors_accuracy_lo=lo, authors_accuracy_hi=hi, authors_accuracy_n=kept, authors_accuracy_reason=why)
 
 @functools.lru_cache(maxsize=4)   # one subject's rates share their rows; `score_records` clears it
 def _boot_rows(n: int, n_resamples: int = 1000) -> np.ndarray:
@@ -770,8 +870,9 @@ def _verdicts(papers) -> np.ndarray:
     v = [p["verdict"] for p in papers]
     return np.array([v.count("yes"), v.count("no"), v.count("pass"), sum(p["verdict_failure"] is not None for p in papers)])
 
-def score_records(records: list[dict], n: int = N_PAPERS) -> dict:
-    "Per subject (and `all`): the three accuracies and the rates with 95% CIs and their n, plus every count behind them."
+def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
+    """Per subject (and `all`): the accuracies of `protocol` and the rates with 95% CIs and their n, plus every count behind them;
+    an accuracy the protocol does not compute is None with `<key>_reason`."""
     out = {}
     groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
     groups = {s: rs for s, rs in groups.items() if rs}
@@ -780,7 +881,7 @@ def score_records(records: list[dict], n: int = N_PAPERS) -> dict:
         ps = [r["papers"] for r in rs]
         ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
         ok = np.array([r["status"] != "request_failed" for r in rs], bool)
-        auth = np.array([bool(r.get("authors_valid")) for r in rs], bool)
+        auth = np.array([bool(r.get("authors_valid")) and r["status"] != "request_failed" for r in rs], bool)
         V = np.array([_verdicts(pp) for pp in ps]).reshape(-1, 4)        # every listed paper
         V3 = np.array([_verdicts(pp[:n]) for pp in ps]).reshape(-1, 4)   # the first three
         y, no, judged = V[:, 0], V[:, 1], V[:, 0] + V[:, 1]
@@ -789,14 +890,19 @@ def score_records(records: list[dict], n: int = N_PAPERS) -> dict:
         row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=n * len(ans), papers_listed=sum(listed),
                    yes=int(y.sum()), no=int(no.sum()), passed=int(V[:, 2].sum()), judge_failures=int(V[:, 3].sum()),
                    malformed_ids=sum(bool(p.get("malformed")) for pp in ps for p in pp), fabricated=sum(fab),
-                   authors_responses=int(auth.sum()), authors_yes=int(y[auth].sum()), authors_no=int(no[auth].sum()),
-                   authors_passed=int(V[auth, 2].sum()), authors_judge_failures=int(V[auth, 3].sum()),
+                   population_yes=int(y[auth].sum()), population_no=int(no[auth].sum()),
+                   population_passed=int(V[auth, 2].sum()), population_judge_failures=int(V[auth, 3].sum()),
                    strict_yes=int(V3[ok, 0].sum()), strict_judge_failures=int(V3[ok, 3].sum()),
                    statuses={k: sum(r["status"] == k for r in rs) for k in STATUSES},
                    taxonomy={k: sum(p["taxonomy"] == k for pp in ps for p in pp) for k in TAXONOMY})
         row.update(_ci("accuracy", _ratio_ci(y, judged), judged.sum()))
-        row.update(_ci("authors_accuracy", _ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
+        row.update(_authors_row(rs, protocol))
+        row.update(_ci("authors_population_accuracy", _ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
         row.update(_ci("strict_accuracy", _ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
+        if protocol == "authors":   # no two-step verdicts
+            for k in ("accuracy", "authors_population_accuracy", "strict_accuracy"):
+                row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0,
+                            f"{k}_reason": "needs the two-step judge's verdicts: protocols paper and scibench"})
         row.update(_ci("fabricated_rate", _ratio_ci(fab, listed), sum(listed)))
         row.update(_ci("invalid_rate", _ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
         row.update(_ci("refusal_rate", _ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
@@ -805,20 +911,23 @@ def score_records(records: list[dict], n: int = N_PAPERS) -> dict:
     return out
 
 # %% ../nbs/40_arxivbench.ipynb #73d3af77
-def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> Request:
-    "The query of the model under test for one prompt."
+def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS, protocol: str = "scibench") -> Request:
+    "The query of the model under test for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
+    if protocol == "authors":
+        return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}], max_tokens=max_tokens,
+                       temperature=temperature)
     return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature)
 
 def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
     "A prompt ({id, subject, prompt}) and its answer → its item: the answer, extracted and classified."
     text = r["text"] if r["ok"] else None
     papers = extract_papers(text)
-    pairs = format_pairs(text)
+    pairs, links = authors_links(text)
     return dict(id=p["id"], subject=p["subject"], prompt=p["prompt"], response=text,
                 request_failure=None if r["ok"] else r["error"], finish_reason=r.get("finish_reason"),
                 status=classify(text, papers, r.get("finish_reason"), n), n_listed=len(papers),
-                malformed_ids=[q.malformed for q in papers if q.malformed], format_pairs=pairs, authors_valid=pairs == n,
-                papers=[q.to_dict() for q in papers])
+                malformed_ids=[q.malformed for q in papers if q.malformed], format_pairs=pairs, authors_valid=pairs == AUTHORS_N,
+                authors_links=links, papers=[q.to_dict() for q in papers])
 
 def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
     "Ask the model under test (the whole stage); extract and classify each answer."
@@ -826,13 +935,17 @@ def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 
     return [query_item(p, r, n) for p, r in zip(prompts, res)]
 
 def query_and_judge(model, judge, prompts: list[dict], index: ArxivIndex, on_result, temperature: float = 0.0, max_tokens: int = 1000,
-                    judge_max_tokens: int = 256, n: int = N_PAPERS) -> None:
+                    judge_max_tokens: int = 256, n: int = N_PAPERS, protocol: str = "scibench") -> None:
     """`query` then `verify_and_judge`, per prompt (`pipeline`): its answer is extracted and looked up as soon as it arrives,
     its papers' relevance calls go out at once, and each title-match call as soon as its relevance answer is yes.
+    Protocol `authors`: their query; our papers looked up (no two-step judge), their one-call judge of their links.
     `on_result(i, item)` gets each prompt's finished item in input order."""
     async def one(p):
-        it = query_item(p, await model.acall(query_request(p["prompt"], temperature, max_tokens, n)), n)
-        return await ajudge_item(judge, it, index, judge_max_tokens)
+        it = query_item(p, await model.acall(query_request(p["prompt"], temperature, max_tokens, n, protocol)), n)
+        if protocol != "authors": return await ajudge_item(judge, it, index, judge_max_tokens)
+        for q in it["papers"]:
+            if verify_paper(q, index) is not None: q["verdict_source"] = "not judged: protocol authors (see authors_links)"
+        return await ajudge_authors(judge, it, index)
     pipeline(prompts, one, {f"query {model.spec.name}": model, f"judge {judge.spec.name}": judge}, on_result=on_result)
 
 @dataclass
@@ -841,25 +954,28 @@ class ArxivBenchConfig(Config):
     judge: str = param("local", "judge model (the paper: Llama-3.1-8B); the embedded model is weak", role=True)
     temperature: float = param(0.0, "sampling temperature of the query (the paper: 0)")
     max_tokens: int = param(1000, "completion cap of the query answer")
-    judge_max_tokens: int = param(256, "completion cap of each judge answer")
+    judge_max_tokens: int = param(256, "completion cap of each two-step judge answer (protocol authors: always 1, theirs)")
+    protocol: str = param("authors", "requests and scoring: authors (their released code, byte for byte), paper (§3 two-step judge), "
+                          "scibench (ours)", choices=PROTOCOLS)
     subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)", choices=SUBJECTS)  # noqa: RUF009 (a fresh list per config)
     index: str = param("", "arXiv metadata index (SQLite) to verify ids in; empty: the split's default index")
 
 def record(it: dict) -> dict:
     "A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the item."
     failure = (f"query: {it['request_failure']}" if it["request_failure"] else
-               next((f"judge: {p['verdict_failure']}" for p in it["papers"] if p.get("verdict_failure")), None))
+               next((f"judge: {p['verdict_failure']}" for p in it["papers"] if p.get("verdict_failure")), None) or
+               next((f"judge: {l['failure']}" for l in it.get("authors_links") or [] if l.get("failure")), None))
     return dict(id=it["id"], failure=failure, **{k: v for k, v in it.items() if k != "id"})
 
-def headline(scores: dict, snapshot_date: str|None = None) -> list[Estimate]:
-    "The three accuracies, fabricated-id and invalid-response rates over all subjects (%), each with its n and failures."
+def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scibench") -> list[Estimate]:
+    "The protocol's accuracies, fabricated-id and invalid-response rates over all subjects (%), each with its n and failures."
     a = scores["all"]; rf = a["request_failures"]
     est = lambda name, k, failed: Estimate(name, a[k], a[f"{k}_lo"], a[f"{k}_hi"], int(a[f"{k}_n"]), int(failed))
-    return [est(f"accuracy {ACCURACIES['accuracy']} (%)", "accuracy", a["judge_failures"]),
-            est(f"accuracy {ACCURACIES['authors_accuracy']} (%)", "authors_accuracy", a["authors_judge_failures"]),
-            est(f"accuracy {ACCURACIES['strict_accuracy']} (%)", "strict_accuracy", a["strict_judge_failures"] + N_PAPERS * rf),
-            est(f"fabricated-id rate (%), snapshot {snapshot_date or 'undated'}", "fabricated_rate", 0),
-            est("invalid-response rate (%)", "invalid_rate", rf)]
+    failed = dict(accuracy=a["judge_failures"], authors_accuracy=a["authors_judge_failures"] + rf,
+                  authors_population_accuracy=a["population_judge_failures"], strict_accuracy=a["strict_judge_failures"] + N_PAPERS * rf)
+    return ([est(f"accuracy {label} (%)", k, failed[k]) for k, label in ACCURACIES.items() if protocol in ACCURACY_PROTOCOLS[k]]
+            + [est(f"fabricated-id rate (%), snapshot {snapshot_date or 'undated'}", "fabricated_rate", 0),
+               est("invalid-response rate (%)", "invalid_rate", rf)])
 
 def index_info(split: str, index: str, records: int, snapshot_date: str|None = None) -> dict:
     "The index as `scores.json` records it: a project-relative path (the file name outside the project), its size and snapshot date."
@@ -872,7 +988,8 @@ def index_info(split: str, index: str, records: int, snapshot_date: str|None = N
 def summary(it: dict) -> dict:
     "What `score_records` reads of a prompt's item (kept for every prompt while the records stream to disk)."
     return dict(subject=it["subject"], status=it["status"], authors_valid=it["authors_valid"],
-                papers=[{k: p.get(k) for k in ("verdict", "verdict_failure", "in_snapshot", "malformed", "taxonomy")} for p in it["papers"]])
+                papers=[{k: p.get(k) for k in ("verdict", "verdict_failure", "in_snapshot", "malformed", "taxonomy")} for p in it["papers"]],
+                authors_links=[{k: l.get(k) for k in ("skipped", "found", "verdict", "failure")} for l in it.get("authors_links") or []])
 
 def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     """Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt as soon as
@@ -884,21 +1001,29 @@ def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
         def write(f):
             def on_result(i, it):
                 f.write(jsonl_line(record(it)).encode("utf-8")); kept.append(summary(it))
-            query_and_judge(ctx.llm("model"), ctx.llm("judge"), prompts, ix, on_result, cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens)
+            query_and_judge(ctx.llm("model"), ctx.llm("judge"), prompts, ix, on_result, cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens,
+                            protocol=cfg.protocol)
         write_with(ctx.out/"records.jsonl", write)
         info = index_info(cfg.split, cfg.index, len(ix), ix.snapshot_date)
-    scores = score_records(kept)
-    write_json(ctx.out/"scores.json", dict(index=info, accuracies=ACCURACIES, subjects=scores))
+    scores = score_records(kept, protocol=cfg.protocol)
+    write_json(ctx.out/"scores.json", dict(index=info, protocol=cfg.protocol, accuracies=ACCURACIES, subjects=scores))
     ctx.provenance.update(index=info["index"], index_records=info["records"], snapshot_date=info["snapshot_date"])
-    return headline(scores, info["snapshot_date"])
+    return headline(scores, info["snapshot_date"], cfg.protocol)
 
 # %% ../nbs/40_arxivbench.ipynb #11b76dec
 _PLAN_URL = "https://arxiv.org/abs/0000.00000"
 
 def plan(cfg: ArxivBenchConfig) -> list[dict]:
-    "Calls and token estimates per role; the judge row is an upper bound (2 calls per listed paper, 3 papers per prompt)."
+    "Calls and token estimates per role (authors: 1 judge call per valid link at most; else 2 per listed paper, 3 papers per prompt)."
     ps = load_prompts(cfg.split, cfg.limit or None, cfg.subjects or None)
     title, rec = "x" * 100, dict(title="x" * 100, abstract="x" * 1500)
+    if cfg.protocol == "authors":
+        q = sum(len(p["prompt"]) + len(AUTHORS_QUERY) for p in ps) / 4
+        j = N_PAPERS * sum(len(AUTHORS_JUDGE_SYSTEM) + len(authors_judge_user(p["prompt"], title, rec)) for p in ps) / 4
+        jc = AUTHORS_N * len(ps)
+        return [dict(role="model", calls=len(ps), prompt_tokens=q, completion_tokens=len(ps) * cfg.max_tokens),
+                dict(role="judge", calls=jc, prompt_tokens=j, completion_tokens=jc * AUTHORS_JUDGE_MAX_TOKENS,
+                     note="at most: one call per abs/ link of a response with exactly 3 pairs (invalid, skipped or not found: none)")]
     q = sum(len(query_prompt(p["prompt"])) for p in ps) / 4
     j = N_PAPERS * sum(len(relevance_prompt(p["prompt"], title, _PLAN_URL)) + len(match_prompt(title, _PLAN_URL, rec)) for p in ps) / 4
     jc = 2 * N_PAPERS * len(ps)
@@ -979,7 +1104,11 @@ def _ours(d) -> tuple[dict, dict]:
     "(meta, per-subject scores) of a run folder."
     return read_json(d/"meta.json"), read_json(d/"scores.json")["subjects"]
 
-RATES = ("accuracy", "authors_accuracy", "strict_accuracy", "fabricated_rate", "invalid_rate", "refusal_rate")
+RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate", "invalid_rate", "refusal_rate")
+
+def run_protocol(c: dict) -> str:
+    "A run's protocol as tables show it (a run made before protocols existed: ours, two-step judge)."
+    return c.get("protocol") or "scibench (before protocols)"
 
 def rate_n(v: dict, k: str) -> int|None:
     "The items behind rate `k` of a score row (`<k>_n`); None for a run scored before the three accuracies were recorded."
@@ -995,8 +1124,13 @@ def _failure_note(s: dict, k: str = "accuracy") -> str:
     "What accuracy `k` of a run left out, over all subjects."
     a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
     if k == "authors_accuracy":
-        return (f"exactly-three responses {g('authors_responses')}/{answered}, pass {g('authors_passed')}, "
-                f"judge failures {g('authors_judge_failures')}, request failures {a['request_failures']}")
+        return (f"invalid responses (not exactly 3 pairs) {g('authors_invalid')}/{answered}, links without abs/ {g('authors_skipped_links')}, "
+                f"ids not found as written (counted no) {g('authors_not_found')}, pass {g('authors_passed')}, judge failures "
+                f"{g('authors_judge_failures')}, request failures {a['request_failures']}"
+                + (f"; {a['authors_accuracy_reason']}" if a.get("authors_accuracy_reason") else ""))
+    if k == "authors_population_accuracy":
+        return (f"exactly-three responses {g('authors_responses')}/{answered}, pass {g('population_passed')}, "
+                f"judge failures {g('population_judge_failures')}, request failures {a['request_failures']}")
     if k == "strict_accuracy":
         return f"judge failures {g('strict_judge_failures')} (first three papers), request failures {a['request_failures']}"
     return (f"pass {a['passed']}, judge failures {a['judge_failures']}, malformed links {a['malformed_ids']}, "
@@ -1009,18 +1143,20 @@ def snapshot_note(runs) -> str:
             "the paper's: the Kaggle arXiv dataset, cited as 2024, exact date not given")
 
 def accuracy_table(subjects, ref_name) -> pd.DataFrame:
-    "One row per run × accuracy (a, b, c), then the paper's models (definition b)."
+    "One row per run × accuracy of its protocol ((b); or (a), (b'), (c)), then the paper's models (definition b)."
     rows = []
     for d in complete_runs("arxivbench"):
-        meta, s = _ours(d); c = meta["config"]
+        meta, s = _ours(d); c = meta["config"]; proto = run_protocol(c)
         for k, label in ACCURACIES.items():
-            row = dict(source="scibench", run=run_label(d), model=c["model"], judge=c["judge"], settings=settings(d), accuracy=label)
+            if proto.split()[0] not in ACCURACY_PROTOCOLS[k]: continue
+            row = dict(source="scibench", run=run_label(d), protocol=proto, model=c["model"], judge=c["judge"], settings=settings(d),
+                       accuracy=label)
             for sub in subjects: row[SHORT.get(sub, sub)] = fmt_rate(s[sub], k) if sub in s else "not run"
             row["left out"] = _failure_note(s, k)
             rows.append(row)
     for _, r in reference(ref_name).iterrows():
-        row = dict(source="paper", run="paper (500 prompts/subject)", model=r["model"], judge="Llama-3.1-8B", settings="paper",
-                   accuracy=ACCURACIES["authors_accuracy"])
+        row = dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)", model=r["model"],
+                   judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"])
         for sub in subjects: row[SHORT.get(sub, sub)] = fmt(r[SHORT.get(sub, sub)])
         row["left out"] = "–"
         rows.append(row)
@@ -1031,10 +1167,11 @@ def details_table() -> pd.DataFrame:
     for d in complete_runs("arxivbench"):
         meta, s = _ours(d); c = meta["config"]
         for sub, v in s.items():
-            row = dict(run=run_label(d), model=c["model"], judge=c["judge"], settings=settings(d), subject=sub,
+            row = dict(run=run_label(d), protocol=run_protocol(c), model=c["model"], judge=c["judge"], settings=settings(d), subject=sub,
                        prompts=v["prompts"], request_failures=v["request_failures"], listed=v["papers_listed"], yes=v["yes"],
                        no=v["no"], passed=v["passed"], judge_failures=v["judge_failures"], fabricated=v["fabricated"],
-                       malformed_ids=v["malformed_ids"], exactly_three=v.get("authors_responses"))
+                       malformed_ids=v["malformed_ids"], exactly_three=v.get("authors_responses"), skipped_links=v.get("authors_skipped_links"),
+                       not_found_as_written=v.get("authors_not_found"), authors_judge_failures=v.get("authors_judge_failures"))
             for k in RATES: row[k] = fmt_rate(v, k, 1)
             row["statuses"] = ", ".join(f"{k} {c}" for k, c in v["statuses"].items() if c)
             rows.append(row)
@@ -1045,7 +1182,7 @@ def taxonomy_table() -> pd.DataFrame:
     for d in complete_runs("arxivbench"):
         meta, s = _ours(d)
         a = s["all"]; tot = sum(a["taxonomy"].values())
-        rows.append(dict(run=run_label(d), model=meta["config"]["model"], settings=settings(d), listed=tot,
+        rows.append(dict(run=run_label(d), protocol=run_protocol(meta["config"]), model=meta["config"]["model"], settings=settings(d), listed=tot,
                          **{k: f"{c} ({100 * c / tot:.1f}%)" if tot else "0" for k, c in a["taxonomy"].items()}))
     return pd.DataFrame(rows)
 
@@ -1058,8 +1195,8 @@ def figure_subjects():
     ref.index = [f"paper: {m}" for m in ref.index]
     ours = {}
     for d in complete_runs("arxivbench"):
-        _, s = _ours(d)
-        ours[f"ours: {run_label(d)}"] = [np.nan if (s.get(sub) or {}).get("authors_accuracy") is None else s[sub]["authors_accuracy"]
+        meta, s = _ours(d); mine = meta["config"].get("protocol") == "authors"   # (b) exists under protocol authors only
+        ours[f"ours: {run_label(d)}"] = [np.nan if not mine or (s.get(sub) or {}).get("authors_accuracy") is None else s[sub]["authors_accuracy"]
                                          for sub in SUBJECTS]
     df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
     fig, ax = plt.subplots(figsize=(11, 0.38 * len(df) + 2))
@@ -1095,7 +1232,7 @@ def figure_model_size():
         if ms:
             for sub in SUBJECTS:
                 if sub in s:
-                    acc = s[sub].get("authors_accuracy")
+                    acc = s[sub].get("authors_accuracy") if meta["config"].get("protocol") == "authors" else None
                     pts.append(dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub), acc=np.nan if acc is None else acc))
     df = pd.DataFrame(pts)
     if df.empty: return None
@@ -1116,9 +1253,12 @@ def figure_model_size():
 def make_tables() -> list:
     "Write every ArxivBench table and figure from `results/` (never calls a model)."
     runs = complete_runs("arxivbench")
-    cap = ("accuracy (%) [95% CI] (n; below 10, no CI). (a) §3.2: yes / (yes + no) over every listed link, a link not found or "
-           "malformed is no, pass excluded; (b) the authors' released code's population: the papers of responses with exactly three "
-           "[[title]] [[url]] pairs, yes / (yes + no), pass excluded — the paper's rows are this definition; (c) strict: yes among the "
+    cap = ("accuracy (%) [95% CI] (n; below 10, no CI); column protocol: the requests a run sent. (b) protocol authors: the authors' "
+           "released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their calculate_ACC: over the "
+           "abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as written is no, pass excluded, "
+           "round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare them with our (b) rows; protocols "
+           "paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over every listed link, a link not found or malformed "
+           "is no, pass excluded; (b') the authors' population with our normalised ids and two-step verdicts; (c) strict: yes among the "
            f"first three papers / (3 × answered prompts − judge failures). 'left out': what each did not count. {snapshot_note(runs)}")
     written = [save_table(accuracy_table(MAIN_SUBJECTS, "arxivbench_table1_subjects"), "arxivbench_table1",
                           caption(f"ArxivBench Table 1 (8 subjects): {cap}", runs))["md"],
@@ -1127,7 +1267,8 @@ def make_tables() -> list:
     if runs:
         written.append(save_table(details_table(), "arxivbench_details",
                                   caption("ArxivBench: every rate (%) [95% CI] (n = its items) and count per run and subject; accuracies "
-                                          f"(a), (b), (c) as in Table 1; {snapshot_note(runs)}", runs))["md"])
+                                          f"(a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's protocol); {snapshot_note(runs)}",
+                                          runs))["md"])
         written.append(save_table(taxonomy_table(), "arxivbench_taxonomy",
                                   caption("ArxivBench: hallucination taxonomy of listed papers", runs))["md"])
     written.append(figure_subjects())
@@ -1344,7 +1485,7 @@ def w2_arxivbench(n: int|None = None, concurrency: int|None = None, latency_dist
     n = n or (6500 if bench_full() else 1000)
     relevance = sum(k in ("real", "unrelated") for i in range(n) for k, _, _ in _w2_plan(i))   # one per listed paper in the index
     def stages(u): return dict(query=u["model"]["calls"], judge_relevance=relevance, judge_match=u["judge"]["calls"] - relevance)
-    return whole_run("W2 ArxivBench whole run", "arxivbench", dict(model="fake", judge="fake", split="test"), w2_data, n,
+    return whole_run("W2 ArxivBench whole run", "arxivbench", dict(model="fake", judge="fake", split="test", protocol="paper"), w2_data, n,
                      small or max(1, n // 4), "scibench.arxivbench:w2_reply", stages=stages, concurrency=concurrency or W1_CONCURRENCY,
                      latency_dist=latency_dist or W1_LATENCY, env=env)
 

@@ -173,6 +173,7 @@ def _reply(judge_relevance='{"rationale": "ok", "answer": "yes"}', judge_match='
 def _run(run_bench, fs, model="fake", judge="fj", judge_fs=None, **params):
     "A whole run through `execute`: `model` and `judge` are ad-hoc endpoints on fake servers → (meta, run folder, scores, records)."
     endpoints = {model: {"base_url": fs.base_url}, judge: {"base_url": (judge_fs or fs).base_url}}
+    params.setdefault("protocol", "paper")   # these tests are about the two-step judge (protocol authors: test_arxivbench_authors.py)
     meta, d = run_bench("arxivbench", dict(model=model, judge=judge, **params), endpoints=endpoints)
     return meta, d, read_json(d/"scores.json")["subjects"], read_jsonl(d/"records.jsonl")
 
@@ -259,7 +260,8 @@ def test_adhoc_judge_endpoint_is_used(fake_server, run_bench):
 
 def test_dry_run_plan_calls_nothing(fake_server, run_bench, results):
     fs = fake_server(reply=_reply())
-    meta, d = run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Physics", max_tokens=100, judge_max_tokens=50),
+    meta, d = run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Physics", max_tokens=100, judge_max_tokens=50,
+                                                  protocol="paper"),
                         endpoints={"fake": {"base_url": fs.base_url}, "fj": {"base_url": fs.base_url}}, dry_run=True)
     assert meta["status"] == "dry-run" and d is None
     rows = {r["role"]: r for r in meta["plan"]}
@@ -373,8 +375,8 @@ def real_model():
 
 @pytest.mark.slow
 def test_end_to_end_real_model(real_model, run_bench):
-    meta, d = run_bench("arxivbench", dict(model="local", split="sample", limit=1, judge="local", max_tokens=160, judge_max_tokens=200),
-                        serve=False)
+    meta, d = run_bench("arxivbench", dict(model="local", split="sample", limit=1, judge="local", max_tokens=160, judge_max_tokens=200,
+                                          protocol="paper"), serve=False)
     recs = read_jsonl(d/"records.jsonl")
     assert len(recs) == 13 and {r["subject"] for r in recs} == set(ab.SUBJECTS)
     for r in recs:

@@ -14,7 +14,8 @@ SAMPLE_DATE = max(r["update_date"] for r in read_jsonl(ROOT/"data/samples/arxivb
 
 def head(meta, key):
     "A headline Estimate of `meta` by score key."
-    names = {"accuracy": f"accuracy {ab.ACCURACIES['accuracy']} (%)", "authors_accuracy": f"accuracy {ab.ACCURACIES['authors_accuracy']} (%)",
+    names = {"accuracy": f"accuracy {ab.ACCURACIES['accuracy']} (%)",
+             "authors_population_accuracy": f"accuracy {ab.ACCURACIES['authors_population_accuracy']} (%)",
              "strict_accuracy": f"accuracy {ab.ACCURACIES['strict_accuracy']} (%)"}
     return {h["name"]: h for h in meta["headline"]}[names[key]]
 
@@ -35,7 +36,8 @@ def _reply(body):
 def test_three_accuracies_known_answer(fake_server, run_bench):
     fs = fake_server(reply=_reply)
     endpoints = {"fake": {"base_url": fs.base_url}, "fj": {"base_url": fs.base_url}}
-    meta, d = run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Computer Science"), endpoints=endpoints)
+    meta, d = run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Computer Science", protocol="paper"),
+                        endpoints=endpoints)
     recs = {r["subject"]: r for r in read_jsonl(d/"records.jsonl")}
     assert (recs["Math"]["format_pairs"], recs["Math"]["authors_valid"], recs["Math"]["status"]) == (3, True, "ok")
     assert (recs["Computer Science"]["authors_valid"], recs["Computer Science"]["status"]) == (False, "too_many")
@@ -43,15 +45,16 @@ def test_three_accuracies_known_answer(fake_server, run_bench):
     a = read_json(d/"scores.json")["subjects"]["all"]
     # (a) every listed link: 4 yes of 7 (the malformed links and the id not in the snapshot are no)
     assert (a["accuracy"], a["accuracy_n"]) == (pytest.approx(400 / 7), 7)
-    # (b) the authors' population: the Math response only, 2 of 3
-    assert (a["authors_accuracy"], a["authors_accuracy_n"], a["authors_responses"]) == (pytest.approx(200 / 3), 3, 1)
+    # (b') the authors' population: the Math response only, 2 of 3; (b) needs protocol authors
+    assert (a["authors_population_accuracy"], a["authors_population_accuracy_n"], a["authors_responses"]) == (pytest.approx(200 / 3), 3, 1)
+    assert a["authors_accuracy"] is None and "protocol authors" in a["authors_accuracy_reason"]
     # (c) strict: yes among the first three / 3 × 2 prompts
     assert (a["strict_accuracy"], a["strict_accuracy_n"]) == (pytest.approx(200 / 3), 6)
     assert (a["malformed_ids"], a["papers_listed"], a["fabricated"]) == (2, 7, 3)
-    for k in ("accuracy", "authors_accuracy", "strict_accuracy"):                     # each labelled, with n and CI, in the headline
+    for k in ("accuracy", "authors_population_accuracy", "strict_accuracy"):          # each labelled, with n and CI, in the headline
         h = head(meta, k)
         assert (h["value"], h["n"]) == (pytest.approx(a[k]), a[f"{k}_n"])
-        assert h["lo"] <= h["value"] <= h["hi"] if k != "authors_accuracy" else h["lo"] is None   # one prompt: no interval
+        assert h["lo"] <= h["value"] <= h["hi"] if k != "authors_population_accuracy" else h["lo"] is None   # one prompt: no interval
     assert read_json(d/"scores.json")["accuracies"] == ab.ACCURACIES
 
 def test_score_records_malformed_count_and_invalid_responses_leave_b():
@@ -62,24 +65,25 @@ def test_score_records_malformed_count_and_invalid_responses_leave_b():
     s = ab.score_records([rec(["yes", "no", "no"], True, malformed=(1, 2)), rec(["yes", "pass"], False), rec(["no", "yes", "pass"], True)])
     e = s["Economics"]
     assert (e["accuracy"], e["accuracy_n"]) == (pytest.approx(300 / 6), 6)           # malformed links are in the denominator
-    assert (e["authors_accuracy"], e["authors_accuracy_n"]) == (pytest.approx(200 / 5), 5)   # the two-paper answer is not scored in (b)
+    assert (e["authors_population_accuracy"], e["authors_population_accuracy_n"]) == (pytest.approx(200 / 5), 5)   # the two-paper answer: not in (b')
     assert (e["strict_accuracy"], e["strict_accuracy_n"]) == (pytest.approx(300 / 9), 9)
-    assert (e["passed"], e["authors_passed"], e["malformed_ids"]) == (2, 1, 2)
+    assert (e["passed"], e["population_passed"], e["malformed_ids"]) == (2, 1, 2)
 
 def test_tables_carry_three_labelled_accuracies_and_the_snapshot(fake_server, run_bench, results, tmp_path, monkeypatch):
     monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"figures"))
     fs = fake_server(reply=_reply)
-    run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Computer Science"),
+    run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Computer Science", protocol="paper"),
               endpoints={"fake": {"base_url": fs.base_url}, "fj": {"base_url": fs.base_url}})
     ab.make_tables()
     import pandas as pd
     t1 = pd.read_csv(results/"tables"/"arxivbench_table1.csv")
     ours = t1[t1.source == "scibench"].set_index("accuracy")
-    assert list(ours.index) == list(ab.ACCURACIES.values())
+    assert list(ours.index) == [v for k, v in ab.ACCURACIES.items() if "paper" in ab.ACCURACY_PROTOCOLS[k]]   # (a), (b'), (c)
+    assert set(ours["protocol"]) == {"paper"}
     assert ours.loc[ab.ACCURACIES["accuracy"], "Math"] == "66.67 (n=3)"
     assert ours.loc[ab.ACCURACIES["accuracy"], "Computer Science"] == "50.00 (n=4)"
-    assert ours.loc[ab.ACCURACIES["authors_accuracy"], "Computer Science"] == "–"          # no exactly-three response there
-    assert "exactly-three responses 1/2" in ours.loc[ab.ACCURACIES["authors_accuracy"], "left out"]
+    assert ours.loc[ab.ACCURACIES["authors_population_accuracy"], "Computer Science"] == "–"   # no exactly-three response there
+    assert "exactly-three responses 1/2" in ours.loc[ab.ACCURACIES["authors_population_accuracy"], "left out"]
     assert set(t1[t1.source == "paper"]["accuracy"]) == {ab.ACCURACIES["authors_accuracy"]}   # the paper's rows are definition (b)
     md = (results/"tables"/"arxivbench_table1.md").read_text()
     assert "the paper's rows are this definition" in md and f"latest update_date): {SAMPLE_DATE}" in md

@@ -61,7 +61,8 @@ def test_whitespace_and_titles_as_before():
     for t in ["  a\u00a0b\u2003c\n\td ", "x\x1cy\x1fz", "\u2028line\u2029", "$K$-theory \\emph{of} x_1", "", "  ", "\n",
               "  We study\nwrapped lines\n", "a \nb", "a\n\nb", "x\u00a0\ny", "\ta b", "a\x85b\n", "plain text"]:
         rec = ab._parse_line(json.dumps(dict(id="2101.00001", title=t, abstract=t)), "f", 1)[1]
-        assert rec["title"] == rec["abstract"] == re.sub(r"\s+", " ", t).strip()
+        assert rec["title"] == re.sub(r"\s+", " ", t).strip() and rec["abstract"] == t            # the abstract as written
+        assert rec.get("title_raw", rec["title"]) == t and ab._squash(rec["abstract"]) == rec["title"]
         old = " ".join(re.findall(r"[a-z0-9]+", re.sub(r"\\[a-zA-Z]+\s*|[${}\\^_]", " ", t.lower()))) if t else ""
         assert ab.norm_title(t) == old
 
