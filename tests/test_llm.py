@@ -1,6 +1,7 @@
 "Model layer against a fake OpenAI-compatible server: faults, failures, cache, concurrency."
 import pytest
-from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, cache_key, get_model, load_registry
+import asyncio
+from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, cache_key, get_model, load_registry, pipeline
 from scibench.judge import judge_many
 
 
@@ -75,6 +76,21 @@ def test_concurrency_is_bounded(fake_server, monkeypatch):
     assert fs2.peak_inflight == 3
 
 
+def test_max_concurrency_one_is_one_in_flight(fake_server, monkeypatch):
+    "`LLM(spec, max_concurrency=1)` (and a model with its judge on one endpoint, in a pipeline) keeps one request in flight."
+    monkeypatch.delenv("MAX_CONCURRENCY", raising=False)
+    fs = fake_server(latency=0.05)
+    res = LLM(spec_for(fs, max_concurrency=8), cache=False, max_concurrency=1, progress=False).map([Request(msgs(f"o{i}")) for i in range(6)])
+    assert all(r["ok"] for r in res) and fs.peak_inflight == 1
+    fs2 = fake_server(latency=0.05)
+    model, judge = (LLM(spec_for(fs2, max_concurrency=1), cache=False, progress=False) for _ in range(2))
+    async def one(i):
+        a = await model.acall(Request(msgs(f"g{i}")))
+        return await asyncio.gather(*(judge.acall(Request(msgs(f"j{i}-{c}:{a['text']}"))) for c in range(3)))
+    out = pipeline(range(5), one, [model, judge])
+    assert all(r["ok"] for rs in out for r in rs) and fs2.peak_inflight == 1
+
+
 def test_endpoint_concurrency_above_32_is_used(fake_server, monkeypatch):
     "An endpoint's max_concurrency (registry or --concurrency) is the limit: it used to be cut to 32 silently."
     monkeypatch.delenv("MAX_CONCURRENCY", raising=False)
@@ -85,7 +101,7 @@ def test_endpoint_concurrency_above_32_is_used(fake_server, monkeypatch):
 
 def test_registry_and_ad_hoc_models(tmp_path, monkeypatch):
     reg = load_registry()
-    assert "local" in reg and reg["local"].embedded and reg["local"].max_concurrency <= 2
+    assert "local" in reg and reg["local"].embedded and reg["local"].max_concurrency == 1
     m = get_model("my-vllm", base_url="http://10.0.0.1:8000/v1", model="Qwen/Qwen3-8B")
     assert (m.base_url, m.model, m.api_key_env) == ("http://10.0.0.1:8000/v1", "Qwen/Qwen3-8B", None)
     with pytest.raises(KeyError, match="BASE_URL"):
