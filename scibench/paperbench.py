@@ -17,13 +17,14 @@ from .llm import Request
 from .metrics import mean_ci
 
 # %% auto #0
-__all__ = ['CATEGORIES', 'ARCHIVES', 'CHARS_PER_TOKEN', 'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS',
-           'GRADE_CHOICES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score',
-           'to_checklist', 'category_shares', 'rank_importance', 'checklist_view', 'fit_checklist', 'checklist_text',
-           'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report', 'context_budget', 'fit_files',
-           'context_text', 'grade_prompt', 'rubric_score', 'grade_request', 'grade_verdict', 'grade', 'agrade',
-           'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval', 'agreement', 'run_judge_eval', 'judge_eval',
-           'download_paperbench', 'download_judge_eval']
+__all__ = ['CATEGORIES', 'ARCHIVES', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'CHARS_PER_TOKEN',
+           'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS', 'GRADE_CHOICES',
+           'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score', 'to_checklist',
+           'category_shares', 'rank_importance', 'checklist_view', 'fit_checklist', 'checklist_text', 'locate_repo',
+           'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report', 'context_budget', 'judge_context',
+           'paper_view', 'paper_summary', 'fit_files', 'context_text', 'grade_prompt', 'rubric_score', 'grade_request',
+           'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval', 'agreement',
+           'run_judge_eval', 'judge_eval', 'download_paperbench', 'download_judge_eval']
 
 # %% ../nbs/21_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -177,7 +178,7 @@ def _archive_name(p: Path) -> str|None:
     return next((p.name[:-len(x)] for x in ARCHIVES if p.name.endswith(x) and len(p.name) > len(x)), None)
 
 def _extract(archive: Path) -> Path:
-    "An archive extracted once into the cache; a single top-level folder (e.g. `submission/`) is descended into."
+    "An archive extracted once into the cache → the extraction folder (its members as they are; see `locate_repo`)."
     import hashlib
     from scibench.core import cache_dir
     a = Path(archive); st = a.stat()
@@ -190,22 +191,65 @@ def _extract(archive: Path) -> Path:
         except (tarfile.TarError, OSError, EOFError) as e:
             shutil.rmtree(tmp, ignore_errors=True); raise DataError(a, None, None, f"cannot extract the archive: {e}") from None
         os.replace(tmp, dest)
-    kids = list(dest.iterdir())
-    return kids[0] if len(kids) == 1 and kids[0].is_dir() else dest
+    return dest
 
-def resolve_repo(repo) -> Path:
-    """The folder to index for a repository entry: an archive file is extracted (once); a PaperBench case folder
-    (holding a `submission/` folder or a `submission.tar[.gz]`/`.tgz` archive) is its submission only (never its
-    `grading/`, the human grades); any other folder is the repository as is."""
+SUBMISSION_ARCHIVES = ("submission.tar", "submission.tar.gz", "submission.tgz")
+LEFT_OUT_WHY = {"logs": "agent logs, not the submission", "grading": "the human grades, not the submission",
+                "expected_result.json": "the human grades, not the submission"}
+MAX_LEFT_OUT = 50               # files listed one by one per left-out folder (beyond: the folder once, with its count)
+
+def _files_under(d: Path) -> list[Path]:
+    return sorted(p for p in d.rglob("*") if p.is_file() or p.is_symlink())
+
+def _left_out(p: Path, rel: str) -> list[dict]:
+    "A file or folder beside `submission/` as left-out entries {path, why} (a folder's files one by one, up to `MAX_LEFT_OUT`)."
+    why = LEFT_OUT_WHY.get(p.name, "outside submission/ (PaperBench grades submission/ only)")
+    if not p.is_dir(): return [dict(path=rel, why=why)]
+    fs = _files_under(p)
+    if len(fs) > MAX_LEFT_OUT: return [dict(path=rel + "/", why=f"{why} ({len(fs)} files)")]
+    return [dict(path=f"{rel}/{f.relative_to(p).as_posix()}", why=why) for f in fs] or [dict(path=rel + "/", why=f"{why} (empty folder)")]
+
+def _submission_in(d: Path, rel: str = "", descend_any: bool = False) -> tuple[Path, str, list[dict]]|None:
+    """The `submission/` folder of a PaperBench layout under `d` → (folder, its path relative to the entry, left out):
+    `d/submission/`, or one below a single folder (`<timestamp>/submission/`); with `descend_any` (an archive's root),
+    a single top-level folder is the repository even without a `submission/` inside. None when `d` has no such layout."""
+    j = lambda name: f"{rel}/{name}" if rel else name
+    if (d/"submission").is_dir():
+        left = [x for c in sorted(d.iterdir()) if c.name != "submission" for x in _left_out(c, j(c.name))]
+        return d/"submission", j("submission"), left
+    kids = [c for c in d.iterdir() if not c.name.startswith(".")] if d.is_dir() else []
+    if len(kids) == 1 and kids[0].is_dir():
+        found = _submission_in(kids[0], j(kids[0].name))
+        if found: return found
+        if descend_any: return kids[0], j(kids[0].name), []
+    return None
+
+def locate_repo(repo) -> tuple[Path, str, list[dict]]:
+    """The folder to index for a repository entry → (folder, its path relative to the entry ("" for the entry itself;
+    an archive's members are relative to the archive), what was left out [{path, why}]). PaperBench grades `submission/`
+    only, so wherever a `submission/` folder is found (the entry's own, or `<timestamp>/submission/` of a reproduction
+    attempt, in a folder or a `submission.tar[.gz]` archive) only it is indexed: the agent's `logs/` (`inspect.log`,
+    `docker.log`), a case's `grading/` and anything else beside it are left out. An archive without that layout is its
+    contents (a single top-level folder descended into); any other folder is the repository as is."""
     p = Path(repo)
     if p.is_file():
         if _archive_name(p) is None: raise DataError(p, None, None, f"a repository entry must be a folder or a {'/'.join(ARCHIVES)} archive")
-        return _extract(p)
+        root = _extract(p)
+        return _submission_in(root, descend_any=True) or (root, "", [])
     if not p.is_dir(): raise FileNotFoundError(f"{p}: repository not found")
-    if (p/"submission").is_dir(): return p/"submission"      # a PaperBench case folder: never index its grading/
-    for name in ("submission.tar", "submission.tar.gz", "submission.tgz"):
-        if (p/name).is_file(): return _extract(p/name)
-    return p
+    found = _submission_in(p)
+    if found: return found
+    for name in SUBMISSION_ARCHIVES:           # a PaperBench case folder: `submission.tar` beside `grading/`
+        if (p/name).is_file():
+            folder, rel, left = locate_repo(p/name)
+            left = [x for c in sorted(p.iterdir()) if c.name != name for x in _left_out(c, c.name)] + \
+                   [dict(x, path=f"{name}/{x['path']}") for x in left]
+            return folder, f"{name}/{rel}" if rel else name, left
+    return p, "", []
+
+def resolve_repo(repo) -> Path:
+    "The folder to index for a repository entry (see `locate_repo`): an archive is extracted once; a PaperBench layout is its `submission/`."
+    return locate_repo(repo)[0]
 
 def repo_entries(folder) -> dict:
     "The repositories of one paper, `repos/<paper>/`: {name: path} for each folder and archive file, sorted by name."
@@ -258,16 +302,21 @@ def _rel(p) -> str:
     except ValueError: return str(p)
 
 class RepoIndex:
-    "Retrieve the top-K files of one repository (a folder or a submission archive) for a criterion."
+    """Retrieve the top-K files of one repository (a folder or a submission archive) for a criterion. Its `report` says
+    what was indexed and what was left out: `skipped` {path: reason} inside the indexed folder, and `left_out`
+    [{path, why}], everything not indexed, with paths relative to the entry (the agent's logs beside `submission/`
+    and `.git/` among them)."""
     def __init__(self, repo, method: str = "bm25", **kw):
         from scibench.retrieval import Index
         self.source, self.method = Path(repo), method
-        self.repo = resolve_repo(repo)
+        self.repo, self.within, outside = locate_repo(repo)
         f = repo_files(self.repo, **kw); self.chunks, self.texts, self.skipped = f["chunks"], f["texts"], f["skipped"]
         self.index = Index([f"{path}\n{text}" for path, text in self.chunks])
+        inside = [dict(path=f"{self.within}/{p}" if self.within else p, why=why) for p, why in self.skipped.items()]
+        self.left_out = outside + inside
         self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo), archive=self.source.is_file() or self.repo != self.source,
-                           files=len(self.texts), chars=sum(len(t) for t in self.texts.values()), chunks=len(self.chunks),
-                           skipped=dict(self.skipped))
+                           submission=self.within or ".", files=len(self.texts), chars=sum(len(t) for t in self.texts.values()),
+                           chunks=len(self.chunks), skipped=dict(self.skipped), left_out=list(self.left_out))
 
     def retrieve(self, query: str, k: int = 10) -> list[tuple[str, list[str]]]:
         "Top-k files (ranked by their best chunk) with their chunks in rank order."
@@ -281,7 +330,8 @@ class RepoIndex:
         return list(files.items())
 
 def index_report(repo, method: str = "bm25", **kw) -> dict:
-    "What was indexed of a repository (a `RepoIndex` or a path): {repo, indexed_from, archive, files, chars, chunks, skipped}."
+    """What was indexed of a repository (a `RepoIndex` or a path): {repo, indexed_from, archive, submission (the indexed
+    folder's path in the entry), files, chars, chunks, skipped, left_out}."""
     return (repo if isinstance(repo, RepoIndex) else RepoIndex(repo, method, **kw)).report
 
 # %% ../nbs/21_paperbench.ipynb #3078bfad
@@ -294,6 +344,39 @@ def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
     "Characters of files that fit the judge's window: (context - max_tokens - 256) × 3 - the prompt's other characters."
     ctx = getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
     return max(0, (ctx - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
+
+PAPER_AUTO = -1                 # paper_chars: the whole paper where it fits the judge's window, else none (and said so)
+ITEM_CHARS = 2000               # room kept for a criterion and its ancestors when sizing the paper (real trees: at most ~1,700)
+
+def judge_context(spec) -> int:
+    "The judge's context window in tokens (`models.toml` `context`, else `DEFAULT_CONTEXT_TOKENS`)."
+    return getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
+
+def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k: int = 10, context_chars: int|None = None,
+               paper_chars: int = PAPER_AUTO) -> dict:
+    """What of the paper the judge reads → {text, chars (the paper's), shown (characters shown), note (None when the
+    whole paper is shown, else what and why)}. `paper_chars` -1 (auto, the default): the whole paper; N > 0: its first
+    N characters; 0: none. What is shown must fit the judge's window (`context_budget`) beside the rest of the prompt:
+    the instructions, `ITEM_CHARS` for the criterion and its ancestors, and the files' least (`context_chars`, or
+    `MIN_FILE_CHARS` for each of the `k` files). Where it does not fit, the paper is omitted — never cut to fit — and
+    the note says `paper omitted (judge context N tokens)`. Decided per (judge, paper): the same for every criterion
+    and every rubric of a paper."""
+    paper = paper or ""
+    none = lambda note: dict(text="", chars=len(paper), shown=0, note=note)
+    if not paper: return none("no paper text given")
+    if paper_chars == 0: return none("paper not shown (paper_chars=0)")
+    text = paper if paper_chars < 0 else paper[:paper_chars]
+    files = context_chars or k * (MIN_FILE_CHARS + len(_file_block("", "", " [truncated: 000000 of 000000 characters shown]")) + 2)
+    need = len(grade_prompt(title, "", "", (), text, len(paper))) + ITEM_CHARS + files
+    if need > context_budget(spec, max_tokens): return none(f"paper omitted (judge context {judge_context(spec)} tokens)")
+    cut = None if len(text) == len(paper) else f"paper cut to its first {len(text)} of {len(paper)} characters (paper_chars={paper_chars})"
+    return dict(text=text, chars=len(paper), shown=len(text), note=cut)
+
+def paper_summary(views: dict) -> str:
+    "One line on what the judge read of each paper, from {name: `paper_view`}: e.g. `paper omitted (judge context 8192 tokens): pinn`."
+    by: dict = {}
+    for name, v in views.items(): by.setdefault(v["note"] or "whole paper shown", []).append(f"{name} ({v['chars']:,} characters)")
+    return "; ".join(f"{why}: {', '.join(names)}" for why, names in by.items()) or "no paper"
 
 def _file_block(path: str, body: str, note: str = "") -> str:
     return f"### File: {path}{note}\n```\n{body}\n```"
@@ -325,10 +408,12 @@ def context_text(hits, budget: int = 6000, texts: dict|None = None) -> str:
     "The retrieved files as prompt text within `budget` characters (see `fit_files`)."
     return fit_files(hits, texts, budget)[0]
 
-def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "") -> str:
-    "The grading prompt: instructions, paper excerpt, the criterion's ancestors, the criterion, then the files."
+def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "", paper_of: int = 0) -> str:
+    """The grading prompt: instructions, the paper, the criterion's ancestors, the criterion, then the files. What is the
+    same for every criterion of a paper comes first (providers' prefix caches apply). `paper_of`: the whole paper's
+    length, when `paper` is only its beginning (the heading says so)."""
     head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a time.")
-    if paper: head += f"\n\n## Paper (excerpt)\n{paper}"
+    if paper: head += (f"\n\n## Paper (its first {len(paper)} of {paper_of} characters)" if paper_of > len(paper) else "\n\n## Paper") + f"\n{paper}"
     if ancestors:
         head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down to its parent):\n"
                  + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
@@ -354,19 +439,19 @@ def _index(indexes: dict, repo, method: str) -> RepoIndex:
     return indexes[key]
 
 def grade_request(llm, ix: RepoIndex, job: dict, it: dict, k: int = 10, context_chars: int|None = None, max_tokens: int = 256,
-                  paper_chars: int = 0) -> tuple[Request, list[dict], int]:
+                  paper_chars: int = PAPER_AUTO, view: dict|None = None) -> tuple[Request, list[dict], int]:
     """The grading request of one rubric item against one repository → (request, files shown, prompt characters):
     `judge_request` pass/fail, the verdict before a ≤300-character reason (a small `max_tokens` is enough), as
-    `judge_many` sent it: the cache keys are the same whichever way it is sent."""
+    `judge_many` sent it: the cache keys are the same whichever way it is sent. `view`: the job's `paper_view` (computed
+    here when not given)."""
     anc = it.get("ancestors") or ()
-    paper = (job.get("paper") or "")[:paper_chars] if paper_chars else ""
-    if not context_chars:                # None or 0 (a config's "no fixed budget"): fit the window
-        total = context_budget(llm.spec, max_tokens)
-        paper = paper[:total // 2]       # the paper never takes more than half of the window
-        budget = total - len(grade_prompt(job["title"], it["criterion"], "", anc, paper))
+    view = view or paper_view(llm.spec, job.get("paper"), job["title"], max_tokens, k, context_chars, paper_chars)
+    pp = (view["text"], view["chars"])
+    if not context_chars:                # None or 0 (a config's "no fixed budget"): the files get what the window leaves
+        budget = context_budget(llm.spec, max_tokens) - len(grade_prompt(job["title"], it["criterion"], "", anc, *pp))
     else: budget = context_chars
     text, seen = fit_files(ix.retrieve(it["criterion"], k), ix.texts, budget)
-    prompt = grade_prompt(job["title"], it["criterion"], text, anc, paper)
+    prompt = grade_prompt(job["title"], it["criterion"], text, anc, *pp)
     return judge_request(prompt, GRADE_CHOICES, max_tokens=max_tokens, max_rationale=300, answer_first=True), seen, len(prompt)
 
 def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
@@ -374,43 +459,51 @@ def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
     j = judge_result(r, GRADE_CHOICES)
     return dict(verdict=j["value"], rationale=j["rationale"], failure=j["failure"], files=seen, prompt_chars=prompt_chars)
 
+def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown", "note")}
+
 def grade(llm, jobs: list[dict], k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-          indexes: dict|None = None, desc: str|None = None, paper_chars: int = 0) -> list[dict]:
+          indexes: dict|None = None, desc: str|None = None, paper_chars: int = PAPER_AUTO) -> list[dict]:
     """Grade many (rubric, repository) pairs in one batch. A job is {title, items, repo, paper (optional text)}; an
     item {criterion, importance, ancestors (optional)}. `context_chars=None` (or 0): the files get what the judge's
-    window leaves (`context_budget`); an integer is a fixed budget of file characters. Returns per job {score, judged_share, passed, judged, failures,
-    verdicts: [{verdict, rationale, failure, files: [{path, chars, of, truncated}], prompt_chars}]}."""
+    window leaves (`context_budget`); an integer is a fixed budget of file characters. `paper_chars`: what of the
+    paper the judge reads (`paper_view`; -1: the whole paper where it fits). Returns per job {score, judged_share,
+    passed, judged, failures, paper_seen: {chars, shown, note}, verdicts: [{verdict, rationale, failure, files: [{path,
+    chars, of, truncated}], prompt_chars}]}."""
     indexes = {} if indexes is None else indexes
-    reqs, where = [], []
+    reqs, where, views = [], [], []
     for j, job in enumerate(jobs):
         ix = _index(indexes, job["repo"], method)
+        views.append(paper_view(llm.spec, job.get("paper"), job["title"], max_tokens, k, context_chars, paper_chars))
         for n, it in enumerate(job["items"]):
-            req, seen, chars = grade_request(llm, ix, job, it, k, context_chars, max_tokens, paper_chars)
+            req, seen, chars = grade_request(llm, ix, job, it, k, context_chars, max_tokens, paper_chars, views[j])
             reqs.append(req); where.append((j, n, seen, chars))
     per = [[None] * len(job["items"]) for job in jobs]
     for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
         per[j][n] = grade_verdict(r, seen, chars)
-    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), verdicts=per[j]) for j, job in enumerate(jobs)]
+    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]), verdicts=per[j])
+            for j, job in enumerate(jobs)]
 
 async def agrade(llm, job: dict, k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-                 indexes: dict|None = None, paper_chars: int = 0, ahead: asyncio.Semaphore|None = None) -> dict:
+                 indexes: dict|None = None, paper_chars: int = PAPER_AUTO, ahead: asyncio.Semaphore|None = None) -> dict:
     """`grade` of one job inside `pipeline`: every item's call goes out at once (within the LLM's limit); the same requests,
     verdicts and score. `ahead` bounds the prompts built and not yet answered (memory stays flat however many items wait)."""
     ix = _index({} if indexes is None else indexes, job["repo"], method)
+    view = paper_view(llm.spec, job.get("paper"), job["title"], max_tokens, k, context_chars, paper_chars)
     async def one(it):
         async with ahead or contextlib.nullcontext():
-            req, seen, chars = grade_request(llm, ix, job, it, k, context_chars, max_tokens, paper_chars)
+            req, seen, chars = grade_request(llm, ix, job, it, k, context_chars, max_tokens, paper_chars, view)
             return grade_verdict(await llm.acall(req), seen, chars)
     vs = await asyncio.gather(*(one(it) for it in job["items"]))
-    return dict(**rubric_score(job["items"], [x["verdict"] for x in vs]), verdicts=list(vs))
+    return dict(**rubric_score(job["items"], [x["verdict"] for x in vs]), paper_seen=_paper_of(view), verdicts=list(vs))
 
 # %% ../nbs/21_paperbench.ipynb #3fe0bb5b
-def _submission_dir(d: Path) -> Path:
-    "The submission folder of a JudgeEval case folder: `submission/`, or `submission.tar[.gz]` extracted into the cache."
-    if (d/"submission").is_dir(): return d/"submission"
-    for name in ("submission.tar", "submission.tar.gz", "submission.tgz"):
-        if (d/name).is_file(): return _extract(d/name)
-    raise FileNotFoundError(f"{d}: no submission/ folder or submission.tar[.gz]")
+def _submission_dir(d: Path) -> tuple[Path, Path]:
+    """The submission of a JudgeEval case folder (`locate_repo`) → (the folder indexed, what it came from: the case's
+    `submission/` (or `<timestamp>/submission/`) folder or its `submission.tar[.gz]`); never `grading/`."""
+    sub, within, _ = locate_repo(d)
+    if not within: raise FileNotFoundError(f"{d}: no submission/ folder or submission.tar[.gz]")
+    first = within.split("/")[0]
+    return sub, d/first if first in SUBMISSION_ARCHIVES else d/within
 
 def _case_dirs(root: Path) -> list[tuple[str, Path, Path]]:
     "(case name, case folder, expected_result.json) for both layouts, sorted by case name."
@@ -428,18 +521,17 @@ def judge_eval_trees(root) -> list[tuple[str, dict]]:
 
 def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
     """JudgeEval cases under `root` → (cases {case, paper, tree, leaves (human 0/1 in `score`), submission (the folder
-    graded), source (the archive or folder it came from)},
+    graded), source (the archive or folder it came from), folder (the case folder)},
     skipped [{case, reason}]). A malformed tree raises a `DataError` (file, line, field); a missing or unreadable
     submission skips the case."""
     root = Path(root); cases, skipped = [], []
     if not root.exists(): return cases, skipped
     for name, d, f in _case_dirs(root):
         tree = _read_tree(f, leaf_scores=True)
-        try: sub = _submission_dir(d)
+        try: sub, src = _submission_dir(d)
         except FileNotFoundError: skipped.append(dict(case=name, reason="no submission archive (submission.tar) or submission/ folder")); continue
         except DataError as e: skipped.append(dict(case=name, reason=str(e))); continue
-        src = d/"submission" if (d/"submission").is_dir() else next(d/n for n in ("submission.tar", "submission.tar.gz", "submission.tgz") if (d/n).is_file())
-        cases.append(dict(case=name, paper=name.split("/")[0], tree=tree, leaves=rubric_leaves(tree), submission=sub, source=src))
+        cases.append(dict(case=name, paper=name.split("/")[0], tree=tree, leaves=rubric_leaves(tree), submission=sub, source=src, folder=d))
     return cases, skipped
 
 def load_judge_eval(root) -> list[dict]:
@@ -483,7 +575,7 @@ def _je_records(cases, graded) -> list[dict]:
     return recs
 
 def run_judge_eval(llm, cases: list[dict], k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-                   paper_chars: int = 0, papers: dict|None = None):
+                   paper_chars: int = PAPER_AUTO, papers: dict|None = None):
     "Grade every human-graded leaf → (leaf records, metrics table overall and per category)."
     jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"], paper=(papers or {}).get(c["paper"], "")) for c in cases]
     graded = grade(llm, jobs, k=k, method=method, context_chars=context_chars, max_tokens=max_tokens, desc="judge-eval", paper_chars=paper_chars)
@@ -491,20 +583,21 @@ def run_judge_eval(llm, cases: list[dict], k: int = 10, method: str = "bm25", co
     return recs, _je_table(recs)
 
 def judge_eval(llm, root, k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-               paper_chars: int = 0, papers: dict|None = None) -> tuple[list[dict], dict]:
+               paper_chars: int = PAPER_AUTO, papers: dict|None = None) -> tuple[list[dict], dict]:
     """JudgeEval on the cases under `root` → (leaf records, summary {root, cases_found, cases_graded, cases_skipped
-    [{case, reason}], leaves, judge_failures, metrics [rows per category], repos [index reports], failure}).
+    [{case, reason}], leaves, judge_failures, metrics [rows per category], repos [index reports], paper {case: {chars,
+    shown, note}} and paper_note (`paper_summary`: what the judge read of each case's paper), failure}).
     Cases are read first (a malformed tree raises); from then on nothing raises: a problem is the summary's
     `failure`, or a skipped case with its reason."""
     cases, skipped = judge_eval_cases(root)
     found = len(cases) + len(skipped)
     summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0, judge_failures=0,
-                   metrics=[], repos=[], failure=None)
+                   metrics=[], repos=[], paper={}, paper_note=None, failure=None)
     recs: list = []
     try:
         indexes, ok = {}, []
         for c in cases:
-            try: indexes[(str(c["submission"]), method)] = RepoIndex(c["submission"], method); ok.append(c)
+            try: indexes[(str(c["submission"]), method)] = RepoIndex(c.get("folder", c["submission"]), method); ok.append(c)
             except (OSError, DataError, ValueError) as e: skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
         summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report, "repo": _rel(c.get("source", c["submission"]))})
                             for c in ok]
@@ -512,6 +605,8 @@ def judge_eval(llm, root, k: int = 10, method: str = "bm25", context_chars: int|
         graded = grade(llm, jobs, k=k, method=method, context_chars=context_chars, max_tokens=max_tokens, indexes=indexes,
                        desc="judge-eval", paper_chars=paper_chars) if jobs else []
         recs = _je_records(ok, graded)
+        summary["paper"] = {c["case"]: g["paper_seen"] for c, g in zip(ok, graded)}
+        summary["paper_note"] = paper_summary(summary["paper"]) if ok else None
         summary.update(cases_graded=len(ok), leaves=len(recs), judge_failures=sum(r["predicted"] is None for r in recs))
         summary["metrics"] = [{kk: (None if isinstance(v, float) and np.isnan(v) else v) for kk, v in row.items()}
                               for row in _je_table(recs).to_dict("records")]

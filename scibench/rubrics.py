@@ -8,7 +8,7 @@ and extrinsic metrics (eqs. 2–7, §3.3), Tables 1–6. Reference rubrics and h
 
 # %% ../nbs/20_rubrics.ipynb #31e595d6
 from __future__ import annotations
-import asyncio, functools, hashlib, json, os, re, shutil, time
+import asyncio, functools, hashlib, json, os, re, shutil, sys, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +25,8 @@ from .run import complete_runs, run_label, caption
 from .run import settings as run_settings
 from .paperbench import (CATEGORIES, _categories, _read_tree, category_shares,
                                  agrade, download_judge_eval, download_paperbench, grade, grade_prompt, judge_eval, judge_eval_trees, repo_entries, context_budget,
-                                 load_paperbench_rubric, rubric_leaves, to_checklist, checklist_view)
+                                 load_paperbench_rubric, rubric_leaves, to_checklist, checklist_view, PAPER_AUTO, paper_view,
+                                 paper_summary, judge_context)
 
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'TOOLS', 'RUBRIC_FILE', 'OBS_CHARS', 'WRITE_STEPS',
@@ -37,9 +38,10 @@ __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'TOOLS
            'make_workspace', 'run_tool', 'run_agent', 'arun_agent', 'check_skill', 'distill_skill', 'adistill_skill',
            'generate_rubrics', 'agenerate_rubric', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge',
            'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic', 'extrinsic', 'summarize',
-           'RubricsConfig', 'strongest_model', 'run', 'plan', 'data', 'table1', 'embedder_note', 'table_intrinsic',
-           'table_judge_eval', 'table_stats', 'figure_category_shares', 'figure_importance_hist', 'make_tables',
-           'p4_intrinsic', 'p4_scale', 'w3_rubrics_data', 'w3_reply', 'w3_rubrics', 'load_rubric_file', 'cli']
+           'RubricsConfig', 'strongest_model', 'grader_paper', 'run', 'plan', 'data', 'table1', 'embedder_note',
+           'grader_paper_note', 'table_intrinsic', 'table_judge_eval', 'table_stats', 'figure_category_shares',
+           'figure_importance_hist', 'make_tables', 'p4_intrinsic', 'p4_scale', 'w3_rubrics_data', 'w3_reply',
+           'w3_rubrics', 'load_rubric_file', 'cli']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -860,7 +862,9 @@ class RubricsConfig(Config):
     max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at obs_chars per step, + 10)")
     obs_chars: int = param(OBS_CHARS, "longest file read an agent sees per step (characters; it pages on with an offset)")
     context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the top-K files as fits the judge's context window")
-    paper_chars: int = param(0, "characters of the paper shown to the grader before the criterion (0 = none)")
+    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads before the criterion, as PaperBench's judge does: -1 = the whole "
+                             "paper where it fits the judge's context window beside the rest (else omitted, and the run says so); "
+                             "N > 0 = its first N characters (where they fit); 0 = none")
     n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)")
     example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about this many nodes)")
     example_chars: int = param(EXAMPLE_CHARS, "character budget of the whole example set (items beyond it are cut evenly; 0 = none)")
@@ -875,6 +879,7 @@ class RubricsConfig(Config):
 
 def _validate(cfg: RubricsConfig) -> None:
     "Checks across parameters (a bad config stops before any call)."
+    if cfg.paper_chars < -1: raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got {cfg.paper_chars}")
     for k in ("max_items", "max_steps", "example_chars"):
         if getattr(cfg, k) < 0: raise ConfigError(f"parameter '{k}' must be >= 0, got {getattr(cfg, k)}")
     for k, lo in (("obs_chars", 200), ("example_items", 1), ("max_tokens", 1)):
@@ -935,6 +940,15 @@ def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dic
         rec["extrinsic"] = extrinsic([rs[rn]["score"] for rn in p["repos"]], [scores[("reference", p["id"], rn)]["score"] for rn in p["repos"]])
     return _nan_none(rec)
 
+def grader_paper(spec, papers: list[dict], cfg: RubricsConfig) -> dict:
+    """What the judge `spec` reads of each paper (`paper_view`, decided once per paper) → {paper_chars, context (tokens),
+    papers {id: {chars, shown, note}}, note (one line, e.g. `paper omitted (judge context 8192 tokens): tsls (...)`)}:
+    printed by the run, recorded in `meta.json` (`provenance`) and `scores.json`, and named in the tables' captions."""
+    views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None, cfg.paper_chars)
+             for p in papers}
+    return dict(paper_chars=cfg.paper_chars, context=judge_context(spec), papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
+                for k, v in views.items()}, note=paper_summary(views))
+
 def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     "The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7 and Spearman."
     papers = load_papers(cfg.split, cfg.limit or None)
@@ -949,6 +963,9 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     gens: dict = {}; scores: dict = {}; indexes: dict = {}; st: dict = {}
     gr = dict(k=cfg.k, method=cfg.retrieval, context_chars=cfg.context_chars or None, max_tokens=cfg.judge_max_tokens, indexes=indexes,
               paper_chars=cfg.paper_chars)
+    seen = grader_paper(judge_llm.spec, papers, cfg)     # what the judge reads of each paper, said before any call
+    print(f"rubrics: grader: {seen['note']}", file=sys.stderr, flush=True)
+    ctx.provenance["grader paper"] = seen["note"]
     def skill_task():
         if "skill" not in st: st["skill"] = asyncio.ensure_future(_askill(cfg, d, papers, plan, gkw))
         return st["skill"]
@@ -973,7 +990,7 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
             gens[(s, p["id"])] = g
             for rn, x in graded.items():
                 f.write(jsonl_line(dict(setting=s, paper=p["id"], repo=rn, **x, items=slim(g["items"]))).encode("utf-8"))
-                scores[(s, p["id"], rn)] = {k: v for k, v in x.items() if k != "verdicts"}
+                scores[(s, p["id"], rn)] = {k: v for k, v in x.items() if k not in ("verdicts", "paper_seen")}
         llms = {f"rubrics {gen_llm.spec.name}": gen_llm, f"grade {judge_llm.spec.name}": judge_llm}
         if plan is not None and "llm" in plan and plan["llm"] is not gen_llm: llms[f"skill {plan['model']}"] = plan["llm"]
         pipeline(todo, one, llms, on_result=done)
@@ -985,7 +1002,7 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     toks: dict = {}      # ROUGE tokens of each text, shared by every setting
     records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb, toks) for s in ["reference"] + cfg.settings for p in papers]
     write_jsonl(d/"records.jsonl", records)
-    summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder,
+    summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder, grader_paper=seen,
                    skill=dict(used="skill" in cfg.settings and skill is not None, failure=skill_failure, chars=len(skill) if skill else 0, **skill_info))
     if cfg.judge_eval and (split_root(cfg.split)/"judge_eval").exists():
         recs, je = judge_eval(judge_llm, split_root(cfg.split)/"judge_eval", k=cfg.k, method=cfg.retrieval, context_chars=cfg.context_chars or None,
@@ -1024,7 +1041,8 @@ def plan(cfg: RubricsConfig) -> list[dict]:
     registry price_out). judge: one call per (rubric item, repository) for the reference rubric (its real leaves)
     and for each generated rubric (`max_items` items, 80 when uncapped, of ~150 characters; fewer when the model
     writes fewer), each prompt with a full retrieved context (`context_chars`, or 200 characters for each of the
-    `k` files when more, plus file headers); JudgeEval grades every human-graded leaf once.
+    `k` files when more, plus file headers) and the paper where the judge reads it (`paper_view`; with an auto
+    context the files get what the paper leaves); JudgeEval grades every human-graded leaf once.
     Answers already in the cache are counted too: a rerun costs far less than this."""
     papers = load_papers(cfg.split, cfg.limit or None)
     rows = {r: [0, 0.0, 0] for r in ("model", "skill_model", "judge")}
@@ -1052,15 +1070,18 @@ def plan(cfg: RubricsConfig) -> list[dict]:
     try: jspec = load_registry().get(cfg.judge)
     except (OSError, ValueError): jspec = None
     ctx_chars = max(cfg.context_chars or context_budget(jspec, cfg.judge_max_tokens), 200 * cfg.k) + 40 * cfg.k
-    gp = lambda title, crit: len(grade_prompt(title, crit, "x" * ctx_chars))
+    pv = {p["id"]: paper_view(jspec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None, cfg.paper_chars)["text"]
+          for p in papers}
+    gp = lambda title, crit, paper="": len(grade_prompt(title, crit, "x" * (ctx_chars if cfg.context_chars else
+                                                                            max(ctx_chars - len(paper), 240 * cfg.k)), (), paper))
     n_gen = len(cfg.settings) * (cfg.max_items or _GUESS_ITEMS)
     for p in papers:
         m = len(p["repos"])
-        add("judge", m * len(p["leaves"]), m * sum(gp(p["title"], l["requirements"]) for l in p["leaves"]), m * len(p["leaves"]) * cfg.judge_max_tokens)
-        add("judge", m * n_gen, m * n_gen * gp(p["title"], "x" * _GUESS_CRITERION_CHARS), m * n_gen * cfg.judge_max_tokens)
+        add("judge", m * len(p["leaves"]), m * sum(gp(p["title"], l["requirements"], pv[p["id"]]) for l in p["leaves"]), m * len(p["leaves"]) * cfg.judge_max_tokens)
+        add("judge", m * n_gen, m * n_gen * gp(p["title"], "x" * _GUESS_CRITERION_CHARS, pv[p["id"]]), m * n_gen * cfg.judge_max_tokens)
     for case, tree in (_judge_eval_trees(cfg.split) if cfg.judge_eval else []):
         ls = rubric_leaves(tree)
-        add("judge", len(ls), sum(gp(case, l["requirements"]) for l in ls), len(ls) * cfg.judge_max_tokens)
+        add("judge", len(ls), sum(gp(case, l["requirements"], pv.get(case.split("/")[0], "")) for l in ls), len(ls) * cfg.judge_max_tokens)
     return [dict(role=r, calls=c, prompt_tokens=round(pt), completion_tokens=ct, **(dict(name=sm) if r == "skill_model" else {}))
             for r, (c, pt, ct) in rows.items() if c]
 
@@ -1106,6 +1127,23 @@ def embedder_note(runs) -> str:
     used = sorted({_embedder_of(read_json(Path(d)/"meta.json")["config"]) for d in runs})
     return (f"; tau is not comparable across embedders (the paper: {PAPER_EMBEDDER}; these runs: {', '.join(used) or 'none'}; "
             "each row names its run's embedder)")
+
+def grader_paper_note(runs) -> str:
+    """The captions' words on what the grader read of the papers (`scores.json` → `grader_paper`; runs from before it
+    was recorded read `paper_chars`, whose old default 0 showed no paper), once per distinct case, naming the runs when they differ."""
+    seen: dict = {}
+    for d in runs:
+        gp = read_json(Path(d)/"scores.json").get("grader_paper")
+        if gp:
+            by = Counter(v["note"] or "whole paper shown" for v in gp["papers"].values())
+            text = ", ".join(f"{why} for {c} of {len(gp['papers'])} papers" for why, c in by.items()) or "no paper"
+        else:
+            pc = read_json(Path(d)/"meta.json")["config"].get("paper_chars") or 0
+            text = "paper not shown (paper_chars=0)" if not pc else f"the paper's first {pc} characters (paper_chars={pc})"
+        seen.setdefault(text, []).append(run_label(d))
+    if not seen: return ""
+    if len(seen) == 1: return f"; the grader's paper: {next(iter(seen))}"
+    return "; the grader's paper: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
 
 def table_intrinsic(taus=(0.7,), with_rouge=True) -> pd.DataFrame:
     rows = []
@@ -1216,7 +1254,7 @@ def make_tables() -> list:
     runs = complete_runs("rubrics")
     cap = lambda text: caption(text, runs)
     out = [save_table(table1(), "rubrics_table1", cap("Rubrics: extrinsic alignment (mean over papers [95% CI]; (n=...) under 10 papers) "
-                                                      "and rubric statistics; failures counted (paper: Table 1)"))["md"],
+                                                      "and rubric statistics; failures counted (paper: Table 1)" + grader_paper_note(runs)))["md"],
            save_table(table_intrinsic((0.7,)), "rubrics_table2", cap("Rubrics: intrinsic metrics at tau = 0.7, mean over papers (paper: Table 2)"
                                                                      + embedder_note(runs)))["md"],
            save_table(table_intrinsic((0.75, 0.65), with_rouge=False), "rubrics_table5_6",
@@ -1224,7 +1262,7 @@ def make_tables() -> list:
            save_table(table_stats(), "rubrics_stats", cap("Rubrics: importance histograms and category shares of the total weight"))["md"]]
     je = table_judge_eval()
     if len(je): out.append(save_table(je, "rubrics_judge_eval", cap("Rubrics JudgeEval: leaf-level agreement with human grades "
-                                                                  "(pass = positive), once per grader configuration"))["md"])
+                                                                  "(pass = positive), once per grader configuration" + grader_paper_note(runs)))["md"])
     for f in (figure_category_shares(), figure_importance_hist()):
         if f: out.append(f)
     return out
@@ -1440,10 +1478,14 @@ def cli(argv: list[str]) -> int:
     c = sub.add_parser("check", help=f"a PaperBench rubric's leaves, effective weights and category shares (try {SAMPLE_RUBRIC})")
     c.add_argument("rubric", help=f"a PaperBench rubric.json, e.g. {SAMPLE_RUBRIC} (synthetic sample)")
     g = sub.add_parser("grade", help="grade one repository with a rubric (a PaperBench tree or a checklist {\"items\": [...]})")
-    g.add_argument("rubric", help=f"rubric file, e.g. {SAMPLE_RUBRIC}"); g.add_argument("repo", help="the repository folder")
+    g.add_argument("rubric", help=f"rubric file, e.g. {SAMPLE_RUBRIC}"); g.add_argument("repo", help="the repository: a folder, a reproduction attempt (<timestamp>/submission/) or a submission.tar[.gz]")
     g.add_argument("--judge", default="local", help="grader model (models.toml name)")
     g.add_argument("--k", type=int, default=10, help="files retrieved per criterion")
     g.add_argument("--retrieval", default="bm25", choices=RETRIEVAL); g.add_argument("--title", default="the paper")
+    g.add_argument("--paper", default="", help="the paper's text (e.g. paper.md); default: paper.md beside the rubric, if there is one")
+    g.add_argument("--paper-chars", type=int, default=PAPER_AUTO, help="what of the paper the grader reads: -1 = the whole paper "
+                   "where it fits the judge's context window (else omitted, and said so), N = its first N characters, 0 = none")
+    g.add_argument("--context-chars", type=int, default=0, help="characters of repository files per prompt (0 = what the window leaves)")
     a = ap.parse_args(argv)
     try:
         rubric = _find(a.rubric)
@@ -1453,12 +1495,23 @@ def cli(argv: list[str]) -> int:
             print(json.dumps(category_shares(leaves), indent=1))
             return 0
         items, repo = load_rubric_file(rubric), _find(a.repo)
-    except (FileNotFoundError, DataError) as e:
+        paper = _find(a.paper) if a.paper else rubric.parent/"paper.md" if (rubric.parent/"paper.md").is_file() else None
+        text = read_text(paper) if paper else ""
+        if a.paper_chars < -1: raise ValueError(f"--paper-chars must be -1, 0 or a number of characters, got {a.paper_chars}")
+        from scibench.llm import LLM, get_model
+        spec = get_model(a.judge)
+    except (FileNotFoundError, DataError, ValueError) as e:
         print(f"scibench rubrics: error: {e}", file=sys.stderr); return 2
-    from scibench.llm import LLM
+    from scibench.paperbench import RepoIndex
     from scibench.server import serving
+    ix = RepoIndex(repo, a.retrieval)
+    left = ix.left_out
+    print(f"repository: {ix.report['files']} files indexed from {ix.report['submission']}" +
+          (f"; left out {len(left)}: " + ", ".join(f"{x['path']} ({x['why']})" for x in left[:8]) + (" …" if len(left) > 8 else "") if left else ""))
+    print(f"grader: {paper_summary({paper.name if paper else 'paper': paper_view(spec, text, a.title, 256, a.k, a.context_chars or None, a.paper_chars)})}")
     with serving(a.judge):
-        r = grade(LLM(a.judge), [dict(title=a.title, items=items, repo=repo)], k=a.k, method=a.retrieval)[0]
+        r = grade(LLM(spec), [dict(title=a.title, items=items, repo=repo, paper=text)], k=a.k, method=a.retrieval,
+                  context_chars=a.context_chars or None, paper_chars=a.paper_chars, indexes={(str(repo), a.retrieval): ix})[0]
     for it, v in zip(items, r["verdicts"]):
         print(f"{v['verdict'] or 'FAILED':6s} {it['criterion'][:90]}  {v['failure'] or ''}")
     print(f"score {fmt(r['score'], 3)} (judged share {fmt(r['judged_share'], 3)}, failures {r['failures']})")
