@@ -6,14 +6,14 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 # %% ../nbs/10_abgen.ipynb #6e428e76
 from __future__ import annotations
 import ast, asyncio, csv, io, random, re, string, time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import pandas as pd
 from .core import (DataError, data_dir, results_dir, read_jsonl, read_json_records, write_json, write_jsonl, write_text,
                            jsonl_line, write_with,
                            read_json, read_text, git_commit)
-from .llm import Request, msgs, pipeline
+from .llm import Request, msgs, parse_json, pipeline
 from .judge import judge_result, score_schema
 from .metrics import CORRS, corr_ci, instance_level_detail
 from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
@@ -22,15 +22,19 @@ from .data import download_abgen, download_abgen_released, download_abgen_prompt
 from .run import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
-__all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS',
-           'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'IMPUTE', 'ALIASES', 'FEEDBACK_WORDS', 'FORM_COLUMNS',
-           'SKIP', 'RELEASED_TABLES', 'PAPER', 'ABGEN', 'ABGEN_EVAL', 'split_path', 'load_abgen', 'context_text',
-           'generation_prompt', 'reference_text', 'released_prompts_path', 'string_constants', 'released_prompts',
-           'resolve_prompts', 'prompt_set', 'criterion_prompt', 'judge_user_prompt', 'judge_prompt', 'revision_prompt',
-           'generation_request', 'generation_result', 'generate', 'judge_schema', 'judge_request', 'judge_designs',
-           'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'run', 'plan',
-           'human_path', 'released_dir', 'load_human_eval', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices',
-           'meta_evaluate', 'AbGenEvalConfig', 'run_eval', 'plan_eval', 'canonical', 'paper_name', 'failure_cases',
+__all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS', 'PROTOCOLS',
+           'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'GENERATION_CONSTANT',
+           'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'IMPUTE',
+           'ALIASES', 'FEEDBACK_WORDS', 'FORM_COLUMNS', 'SKIP', 'RELEASED_TABLES', 'PAPER', 'ABGEN', 'ABGEN_EVAL',
+           'split_path', 'load_abgen', 'context_text', 'generation_prompt', 'reference_text', 'released_prompts_path',
+           'string_constants', 'released_prompts', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
+           'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'released_generation_path',
+           'released_generation_system', 'authors_context', 'authors_generation_user', 'authors_judge_user',
+           'authors_extract_score', 'authors_judge_result', 'Setup', 'generation_result', 'judge_schema', 'generate',
+           'judge_designs', 'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate',
+           'setup_of', 'protocol_notes', 'note_protocol', 'run', 'requests', 'plan', 'human_path', 'released_dir',
+           'load_human_eval', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices', 'meta_evaluate',
+           'AbGenEvalConfig', 'run_eval', 'requests_eval', 'plan_eval', 'canonical', 'paper_name', 'failure_cases',
            'cases_path', 'export_form', 'import_form', 'feedback_prompt', 'simulate_feedback', 'study1', 'study1_dir',
            'run_study1', 'add_split', 'released_human_path', 'human_rows', 'table2', 'table5', 'table9',
            'released_tables', 'table4', 'figure_human_vs_judge', 'make_tables', 'cli']
@@ -194,20 +198,149 @@ def revision_prompt(e: dict, design: str, feedback: str) -> str:
     return (f"{generation_prompt(e)}\n\n## Your Previous Design\n{design}\n\n## Researcher Feedback\n{feedback}\n\n"
             "Revise the ablation study design to address the feedback. Use the same two parts.")
 
+# %% ../nbs/10_abgen.ipynb #58922cf9
+PROTOCOLS = ("authors", "paper", "scibench")
+PROTOCOL_DEFAULTS = {   # completion caps when `max_tokens` / `judge_max_tokens` are 0
+    "authors": dict(max_tokens=2048, judge_max_tokens=8192),   # process_data's default 2048 (their --max_tokens is unused); evaluation.py: 8192
+    "paper": dict(max_tokens=2048, judge_max_tokens=8192),
+    "scibench": dict(max_tokens=1024, judge_max_tokens=1024)}
+AUTHORS_QUIRKS = (
+    "the method section is never sent: their f-string writes the literal text `example['method']` (generation and judge)",
+    "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's default, 2048",
+    "generation and judge both sample at temperature 1.0; the judge may write 8,192 completion tokens",
+    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a judge user turn that starts and ends with a newline",
+    "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go through score_extraction.py",
+    "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single digit 1-5 of the last "
+    "sentence, else 0 ('Score: 4/5' → 0, 'the score is: 4.5' → 4)")
+AUTHORS_DIFFERENCES = (
+    "the completion cap is sent as `max_tokens` (theirs: `max_completion_tokens`, the same cap; llama.cpp's server reads only `max_tokens`)",
+    "the sample index is sent as `seed` (part of our cache key; theirs sends none)",
+    "a score of 0 from their extraction (no score found) is a judge failure with its reason, not a 0 in the mean; "
+    "scores.json keeps their mean with the zeros as `zeros_kept`",
+    "a structured score outside 1-5 is a judge failure (their code would keep it)")
+GENERATION_CONSTANT = "GENERATION_SYSTEM_PROMPT"
+SCIBENCH_GENERATION_SYSTEM = (   # our stand-in for their generation system prompt when the file is not downloaded
+    "Design an ablation study of the named module or process from the research context. Start with a clear research "
+    "objective, then describe the experimental setup in detail. Leave out results and conclusions: the design only.\n"
+    "The response should be within 300 words. Present the response in plain text format only.")
+
+def released_generation_path() -> Path: return data_dir()/"abgen"/"released"/"inference_prompt.py"
+
+def released_generation_system(path=None) -> str:
+    "The authors' `GENERATION_SYSTEM_PROMPT` from their `inference_prompt.py`, read as data (never imported)."
+    p = Path(path or released_generation_path())
+    consts = string_constants(p)
+    if GENERATION_CONSTANT not in consts: raise DataError(p, None, GENERATION_CONSTANT, "string constant not found")
+    return consts[GENERATION_CONSTANT]
+
+def authors_context(e: dict, method: bool = False) -> str:
+    "The research context as their `prepare_user_prompt` writes it; `method=True` (protocol `paper`) puts the method section in."
+    me, m = e["main_experiment"], e["method"] if method else "example['method']"   # their quirk: the literal text
+    return (f"Research Background:\n{e['research_background']}\nMethod Section:\n{m}\n"
+            f"Main Experiment Setup\n{me['experiment_setup']}\n\n Main Experiment Results\n{me['results']}\n")
+
+def authors_generation_user(e: dict, method: bool = False) -> str:
+    "Their generation user turn (`utils/inference_prompt.py`, `prepare_user_prompt`)."
+    return (f"Research Context:\n{authors_context(e, method)}\n\n Design an ablation study about "
+            f"{e['ablation_study']['module_name']} based on the research context above.")
+
+def authors_judge_user(e: dict, response: str, method: bool = False) -> str:
+    "Their judge user turn (`utils/evaluation_prompt.py`, `prepare_user_prompt`): context, design, module, the reference setup."
+    a = e["ablation_study"]
+    return (f"\nResearch Context:\n{authors_context(e, method)}\nBased on the above research context, the following ablation "
+            f"study has been designed:\n{response}\n\nUsing the provided scoring criteria, please evaluate this ablation study, "
+            f"with a particular focus on the {a['module_name']}.\n\nFor reference, here is an example ablation study setup from "
+            f"the original paper:\n{a['experiment_setup']}\n\nProvide your evaluation according to the specified criteria.\n")
+
+AUTHORS_SCHEMA = {"type": "object", "title": "EVALUATION_RESPONSE", "additionalProperties": False, "required": ["explanation", "score"],
+                  "properties": {"explanation": {"title": "Explanation", "type": "string"}, "score": {"title": "Score", "type": "integer"}}}
+_PHRASE_RE = re.compile(r"therefore,?\s*the\s+score\s+is[^0-9]*([1-5])", re.I | re.S)
+_DIGIT_RE, _SENT_RE, _ALNUM_RE = re.compile(r"\b([1-5])\b"), re.compile(r"[.!?]|\n+"), re.compile(r"[A-Za-z0-9]")
+
+def authors_extract_score(text: str) -> int:
+    "Their `score_extraction.py`: the phrase's digit when all its matches agree, else the lone digit 1-5 of the last sentence, else 0."
+    found = set(_PHRASE_RE.findall(text))
+    if len(found) == 1: return int(next(iter(found)))
+    last = next((s for s in reversed([s.strip() for s in _SENT_RE.split(text)]) if s and _ALNUM_RE.search(s)), None)
+    if last is None: return 0
+    ds = _DIGIT_RE.findall(last)
+    return int(ds[0]) if len(ds) == 1 else 0
+
+def authors_judge_result(r: dict) -> dict:
+    """A judge answer under `authors`/`paper` → {value, rationale, failure, raw}: the structured `score` (their pydantic: an int,
+    `"4"` and `4.0` accepted), or for a text answer their extraction; their 0 is a failure with its reason."""
+    if not r["ok"]: return dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)
+    text, cut = r["text"], " (answer cut at max_tokens)" if r.get("finish_reason") == "length" else ""
+    obj, _ = parse_json(text)
+    if r.get("structured") or (isinstance(obj, dict) and "score" in obj):
+        if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation", ""), str):
+            return dict(value=None, rationale=None, raw=text, failure="structured answer is not {explanation, score} "
+                        "(their code: retried, then score 0)" + cut)
+        s = obj["score"]
+        try: v = int(s) if not isinstance(s, bool) and float(s) == int(float(s)) else None
+        except (TypeError, ValueError): v = None
+        if v is None: return dict(value=None, rationale=obj.get("explanation"), raw=text, failure=f"score {s!r} is not an integer" + cut)
+        if not 1 <= v <= 5: return dict(value=None, rationale=obj.get("explanation"), raw=text, failure=f"score {v} outside 1-5" + cut)
+        return dict(value=v, rationale=obj.get("explanation"), failure=None, raw=text)
+    v = authors_extract_score(text)
+    if v == 0: return dict(value=None, rationale=text, raw=text, failure="no score by the authors' score_extraction (their 0)" + cut)
+    return dict(value=v, rationale=text, failure=None, raw=text)
+
 # %% ../nbs/10_abgen.ipynb #cb5cd9b3
-def generation_request(e: dict, temperature=1.0, max_tokens=1024, sample=0) -> Request:
-    return Request(msgs(generation_prompt(e)), max_tokens=max_tokens, temperature=temperature, sample=sample)
+@dataclass
+class Setup:
+    """What an AbGen run sends, resolved once from its config (`setup_of`): the protocol, the prompt texts, sampling and caps.
+    `request`/`judge_request`/`result` are the one request builder and parser of every path (run, AbGen-Eval, user study)."""
+    protocol: str = "scibench"
+    prompts: dict = field(default_factory=lambda: dict(SCIBENCH_PROMPTS))   # criterion → judge system text ($module)
+    generation_system: str = SCIBENCH_GENERATION_SYSTEM                      # `authors`/`paper` generation system turn
+    temperature: float = 1.0
+    max_tokens: int = 1024
+    sample: int = 0
+    judge_temperature: float = 1.0
+    judge_max_tokens: int = 1024
+    max_rationale: int = 0
+    layout: str = "paper"
+
+    def request(self, e: dict) -> Request:
+        "The generation call: `authors`/`paper`: their system turn and user turn; `scibench`: our one user turn."
+        m = (msgs(generation_prompt(e)) if self.protocol == "scibench" else
+             msgs(authors_generation_user(e, method=self.protocol == "paper"), self.generation_system))
+        return Request(m, max_tokens=self.max_tokens, temperature=self.temperature, sample=self.sample)
+
+    def turns(self, e: dict, design: str, criterion: str) -> tuple[str, str]:
+        "(system, user) of the judge call scoring `design` on `criterion`."
+        if self.protocol == "scibench": return criterion_prompt(e, criterion, self.prompts), judge_user_prompt(e, design)
+        system = string.Template(self.prompts[criterion]).substitute(module=e["ablation_study"]["module_name"])
+        return system, authors_judge_user(e, design, method=self.protocol == "paper")
+
+    @property
+    def schema(self) -> dict:
+        if self.protocol == "scibench": return judge_schema(self.max_rationale)
+        if not self.max_rationale: return AUTHORS_SCHEMA
+        ex = {**AUTHORS_SCHEMA["properties"]["explanation"], "maxLength": self.max_rationale}
+        return {**AUTHORS_SCHEMA, "properties": {**AUTHORS_SCHEMA["properties"], "explanation": ex}}
+
+    def judge_request(self, e: dict, design: str, criterion: str) -> Request:
+        """The judge call. Layout `paper`: system turn = the criterion's prompt, as released; `shared-prefix`: one system turn
+        for all, the criterion's prompt after the context and design, so the four criteria of a design share their prompt up to
+        it (a provider's prefix cache bills it at the cached price; not the authors' request)."""
+        system, user = self.turns(e, design, criterion)
+        if self.layout == "paper": m = msgs(user, system)
+        elif self.layout == "shared-prefix": m = msgs(f"{user}\n\n# Scoring Criteria\n{system}", SHARED_SYSTEM)
+        else: raise ValueError(f"judge layout must be one of {', '.join(JUDGE_LAYOUTS)}, not {self.layout!r}")
+        return Request(m, max_tokens=self.judge_max_tokens, temperature=self.judge_temperature, schema=self.schema)
+
+    def result(self, r: dict) -> dict:
+        "A judge answer → {value, rationale, failure, raw}: their parsing under `authors`/`paper`, ours under `scibench`."
+        return judge_result(r) if self.protocol == "scibench" else authors_judge_result(r)
 
 def generation_result(r: dict) -> dict:
     "A generation answer → {design, failure, finish_reason}."
     return dict(design=r["text"] if r["ok"] else None, failure=None if r["ok"] else r["error"], finish_reason=r.get("finish_reason"))
 
-def generate(llm, examples, temperature=1.0, max_tokens=1024, sample=0) -> list[dict]:
-    res = llm.map([generation_request(e, temperature, max_tokens, sample) for e in examples], desc=f"generate {llm.spec.name}")
-    return [generation_result(r) for r in res]
-
 def judge_schema(max_rationale: int = 0) -> dict:
-    "Structured output as released (an explanation, then an integer score); `max_rationale` 0 = no length cap."
+    "Our structured output (a rationale, then an integer score 1-5); `max_rationale` 0 = no length cap."
     s = score_schema(1, 5, max_rationale or 1)
     if not max_rationale: s["properties"]["rationale"].pop("maxLength")
     return s
@@ -216,50 +349,39 @@ JUDGE_LAYOUTS = ("paper", "shared-prefix")
 SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the research context, the proposed ablation study "
                  "and the reference, then score the proposal on the one criterion given at the end.")
 
-def judge_request(e: dict, design: str, criterion: str, ps: dict, max_tokens=1024, temperature=1.0, schema=None,
-                  layout: str = "paper") -> Request:
-    """The judge call scoring `design` on `criterion` (`ps` = a prompt set). `paper`: system turn = the criterion's prompt, as
-    released; `shared-prefix`: one system turn for all, the criterion's prompt after the context and design, so the four
-    criteria of a design share their prompt up to it (a provider's prefix cache bills it at the cached price)."""
-    if layout == "paper": m = msgs(judge_user_prompt(e, design), criterion_prompt(e, criterion, ps))
-    elif layout == "shared-prefix":
-        m = msgs(f"{judge_user_prompt(e, design)}\n\n# Scoring Criteria\n{criterion_prompt(e, criterion, ps)}", SHARED_SYSTEM)
-    else: raise ValueError(f"judge layout must be one of {', '.join(JUDGE_LAYOUTS)}, not {layout!r}")
-    return Request(m, max_tokens=max_tokens, temperature=temperature, schema=schema)
+def generate(llm, examples, setup: Setup) -> list[dict]:
+    res = llm.map([setup.request(e) for e in examples], desc=f"generate {llm.spec.name}")
+    return [generation_result(r) for r in res]
 
-def judge_designs(llm, examples, designs, criteria=CRITERIA, max_tokens=1024, max_rationale=0, prompts: str|dict = "scibench",
-                  temperature=1.0) -> list[dict]:
-    "Score each (example, design) on each criterion (system turn = the criterion's prompt) → per example {criterion: judge record}."
-    ps = prompt_set(prompts) if isinstance(prompts, str) else prompts
+def judge_designs(llm, examples, designs, setup: Setup, criteria=CRITERIA) -> list[dict]:
+    "Score each (example, design) on each criterion → per example {criterion: judge record}; a missing design is not judged."
     jobs = [(i, c) for i, d in enumerate(designs) if d is not None for c in criteria]
-    schema = judge_schema(max_rationale)
-    reqs = [judge_request(examples[i], designs[i], c, ps, max_tokens, temperature, schema) for i, c in jobs]
     out = [dict() for _ in designs]
-    for (i, c), r in zip(jobs, llm.map(reqs, desc=f"judge {llm.spec.name}")): out[i][c] = judge_result(r)
+    res = llm.map([setup.judge_request(examples[i], designs[i], c) for i, c in jobs], desc=f"judge {llm.spec.name}")
+    for (i, c), r in zip(jobs, res): out[i][c] = setup.result(r)
     return out
 
-def generate_and_judge(model, judge, examples, on_result, temperature=1.0, max_tokens=1024, sample=0, criteria=CRITERIA,
-                       judge_max_tokens=1024, max_rationale=0, prompts: str|dict = "scibench", judge_temperature=1.0,
-                       layout: str = "paper"):
+def generate_and_judge(model, judge, examples, on_result, setup: Setup, criteria=CRITERIA):
     """`generate` then `judge_designs`, streamed (`pipeline`): an example's four judge calls go out as soon as its design
     arrives. `on_result(i, (generation, {criterion: judge record}))` gets each example in input order."""
-    ps = prompt_set(prompts) if isinstance(prompts, str) else prompts
-    schema = judge_schema(max_rationale)
     async def one(e):
-        g = generation_result(await model.acall(generation_request(e, temperature, max_tokens, sample)))
+        g = generation_result(await model.acall(setup.request(e)))
         if g["design"] is None: return g, {}
-        rs = await asyncio.gather(*(judge.acall(judge_request(e, g["design"], c, ps, judge_max_tokens, judge_temperature, schema,
-                                                              layout)) for c in criteria))
-        return g, {c: judge_result(r) for c, r in zip(criteria, rs)}
+        rs = await asyncio.gather(*(judge.acall(setup.judge_request(e, g["design"], c)) for c in criteria))
+        return g, {c: setup.result(r) for c, r in zip(criteria, rs)}
     pipeline(examples, one, {f"generate {model.spec.name}": model, f"judge {judge.spec.name}": judge}, on_result=on_result)
 
 def summarize(records: list[dict], criteria=CRITERIA) -> dict:
-    "Per criterion: mean score with 95% CI over judged examples, and failure counts (never zeros)."
+    """Per criterion: mean score with 95% CI over judged examples, and failure counts (never zeros); `zeros_kept`: the
+    authors' arithmetic, where a judged design whose answer has no score counts as 0 (their score_extraction.py, evaluation.py)."""
     s = {}
     for c in criteria:
         e = Estimate.of(c, [r["scores"].get(c) for r in records])
+        z = [r["scores"].get(c) or 0 for r in records if r["generation_failure"] is None]   # a judged design without a score: 0
+        ez = Estimate.of(c, z)
         s[c] = dict(mean=e.value, lo=e.lo, hi=e.hi, n=e.n, failures=e.failures,
-                    generation_failures=sum(r["generation_failure"] is not None for r in records))
+                    generation_failures=sum(r["generation_failure"] is not None for r in records),
+                    zeros_kept=dict(mean=ez.value, lo=ez.lo, hi=ez.hi, n=ez.n, zeros=sum(v == 0 for v in z)))
     return s
 
 def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
@@ -273,57 +395,114 @@ def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
                 judge_raw={c: j[c]["raw"] if c in j else None for c in CRITERIA})
 
 # %% ../nbs/10_abgen.ipynb #0aad9bf2
-_PROMPTS_DOC = "judge prompts: released (the authors', fetched by `make data`), scibench (ours, same structure); auto = released when downloaded"
+_PROMPTS_DOC = ("texts in the judge's (and, for authors/paper, the generation's) system turns: released (the authors', fetched by "
+                "`make data`), scibench (ours, same structure); auto = released when downloaded")
 
 @dataclass
 class JudgeSetup:
     "How the judge is prompted and sampled: shared by AbGen and AbGen-Eval."
+    protocol: str = param("authors", "whose requests and parsing: authors (the released code, byte for byte, quirks included), "
+                          "paper (the same with the method section inserted), scibench (our prompt and parser)", choices=PROTOCOLS)
     prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
     judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)")
-    judge_max_tokens: int = param(1024, "completion cap of each judge answer (the released code: 8192)")
+    judge_max_tokens: int = param(0, "completion cap of each judge answer; 0 = the protocol's (authors, paper: 8192; scibench: 1024)")
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)")
 
 @dataclass
 class AbGenConfig(JudgeSetup, Config):
     judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
-    temperature: float = param(1.0, "sampling temperature of the generation")
-    max_tokens: int = param(1024, "completion cap of the generation")
+    temperature: float = param(1.0, "sampling temperature of the generation (the released code: 1.0)")
+    max_tokens: int = param(0, "completion cap of the generation; 0 = the protocol's (authors, paper: 2048; scibench: 1024)")
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)")
     judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or shared-prefix "
                               "(the criterion last: an example's 4 judge calls share a cacheable prefix; not the paper's prompt)",
                               choices=JUDGE_LAYOUTS)
 
 def validate(cfg) -> None:
-    "`prompts=auto` → the set used; `released` without the authors' file → `ConfigError` naming `make data`."
-    if cfg.max_rationale < 0: raise ConfigError(f"parameter 'max_rationale' must be >= 0 (0 = no cap), got {cfg.max_rationale}")
-    cfg.prompts = resolve_prompts(cfg.prompts)
+    "`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError` naming `make data`."
+    for k in ("max_rationale", "judge_max_tokens", "max_tokens"):
+        if getattr(cfg, k, 0) < 0: raise ConfigError(f"parameter '{k}' must be >= 0 (0 = {'no cap' if k == 'max_rationale' else 'the protocol default'}), got {getattr(cfg, k)}")
+    asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
+    if asked == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
+        raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
+                          f"{rel(released_generation_path())}: run `make data` (or `scibench data abgen_prompts`)")
+    for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
+        if hasattr(cfg, k) and not getattr(cfg, k): setattr(cfg, k, v)
+
+def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and hasattr(cfg, "max_tokens")   # AbGen-Eval generates nothing
+
+def setup_of(cfg) -> Setup:
+    "The `Setup` a (validated) config asks for."
+    released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
+    gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
+    return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
+                 temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0), sample=getattr(cfg, "sample", 0),
+                 judge_temperature=cfg.judge_temperature, judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
+                 layout=getattr(cfg, "judge_layout", "paper"))
+
+def protocol_notes(cfg, judge_spec=None) -> dict:
+    """What a run's protocol is and where it departs from it (the authors' quirks it keeps, our differences, the prompt texts
+    used, what the judge endpoint cannot follow) → `meta.json` `provenance.protocol`, printed before the run."""
+    notes = []
+    if cfg.protocol != "scibench":
+        if cfg.prompts != "released":
+            notes.append("the authors' prompt files are not downloaded (`make data`): their structure, roles, sampling and parsing, "
+                         "with our texts (prompts=scibench) in the system turns: not their requests byte for byte")
+        elif _needs_generation_text(cfg) and not released_generation_path().exists():
+            notes.append(f"the authors' generation prompt {rel(released_generation_path())} is not downloaded (`make data`): our "
+                         "text stands in for their system turn")
+        if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
+        if getattr(cfg, "judge_layout", "paper") != "paper": notes.append("judge_layout=shared-prefix: not their message layout")
+        for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
+            if hasattr(cfg, k) and getattr(cfg, k) != v: notes.append(f"{k}={getattr(cfg, k)} (the protocol's: {v})")
+        if cfg.judge_temperature != 1.0: notes.append(f"judge_temperature={cfg.judge_temperature} (theirs: 1.0)")
+        if getattr(cfg, "temperature", 1.0) != 1.0: notes.append(f"temperature={cfg.temperature} (theirs: 1.0)")
+    if judge_spec is not None:
+        if judge_spec.context and cfg.judge_max_tokens >= judge_spec.context:
+            notes.append(f"judge context {judge_spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; the server "
+                         "caps each answer at the context left after the prompt")
+        if judge_spec.structured == "none" and cfg.protocol != "scibench":
+            notes.append("the judge endpoint has no structured output: answers are parsed as text by their score_extraction.py "
+                         "(as their open-source judges were)")
+    return dict(name=cfg.protocol, prompts=cfg.prompts, notes=notes,
+                quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [],
+                differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ["our own prompts and parser (protocol scibench)"])
+
+def note_protocol(cfg, ctx, role: str) -> None:
+    "Record `protocol_notes` in the run's provenance and print its departures (stderr)."
+    import sys
+    p = ctx.provenance["protocol"] = protocol_notes(cfg, ctx.llm(role).spec)
+    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
 def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
     """Generate a design per example with `model`, judge it on each criterion with `judge` as soon as it arrives; records
     stream to `records.jsonl` in input order (only scores stay in memory); writes scores."""
     examples = load_abgen(cfg.split, cfg.limit or None)
+    note_protocol(cfg, ctx, "judge")
     kept = []   # what `summarize` reads of each record
     def write(f):
         def on_result(i, gj):
             r = record(examples[i], gj[0], gj[1], cfg.model, cfg.judge)
             f.write(jsonl_line(r).encode("utf-8"))
             kept.append(dict(scores=r["scores"], generation_failure=r["generation_failure"]))
-        generate_and_judge(ctx.llm("model"), ctx.llm("judge"), examples, on_result, cfg.temperature, cfg.max_tokens, cfg.sample,
-                           judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale, prompts=cfg.prompts,
-                           judge_temperature=cfg.judge_temperature, layout=cfg.judge_layout)
+        generate_and_judge(ctx.llm("model"), ctx.llm("judge"), examples, on_result, setup_of(cfg))
     write_with(ctx.out/"records.jsonl", write)
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
 
-def _judge_chars(rows, responses, prompts) -> float:
-    ps = prompt_set(prompts)
-    return sum(len(s) + len(u) for r, x in zip(rows, responses) for c in CRITERIA for s, u in [judge_prompt(r, x, c, ps)])
+def _judge_chars(rows, responses, setup: Setup) -> float:
+    return sum(len(s) + len(u) for r, x in zip(rows, responses) for c in CRITERIA for s, u in [setup.turns(r, x, c)])
+
+def requests(cfg: AbGenConfig) -> list[tuple[str, Request]]:
+    "The first-stage requests (`--dry-run --requests FILE`): one generation per example."
+    s = setup_of(cfg)
+    return [("model", s.request(e)) for e in load_abgen(cfg.split, cfg.limit or None)]
 
 def plan(cfg: AbGenConfig) -> list[dict]:
     "Calls and token estimates per role (prompt tokens ≈ characters / 4; completions at their caps)."
-    ex = load_abgen(cfg.split, cfg.limit or None)
-    gen = sum(len(generation_prompt(e)) for e in ex) / 4
-    jp = _judge_chars(ex, ["x" * 4 * cfg.max_tokens] * len(ex), cfg.prompts) / 4
+    ex, s = load_abgen(cfg.split, cfg.limit or None), setup_of(cfg)
+    gen = sum(len(m["content"]) for e in ex for m in s.request(e).messages) / 4
+    jp = _judge_chars(ex, ["x" * 4 * cfg.max_tokens] * len(ex), s) / 4
     return [dict(role="model", calls=len(ex), prompt_tokens=gen, completion_tokens=len(ex) * cfg.max_tokens),
             dict(role="judge", calls=len(ex) * len(CRITERIA), prompt_tokens=jp, completion_tokens=len(ex) * len(CRITERIA) * cfg.judge_max_tokens)]
 
@@ -428,8 +607,8 @@ def _eval_rows(cfg) -> list[dict]:
 def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
     "AbGen-Eval for judge `model`: score every human-evaluated response, write released-format outputs and correlations."
     rows = _eval_rows(cfg)
-    judged = judge_designs(ctx.llm("model"), rows, [r["model_response"] for r in rows], max_tokens=cfg.judge_max_tokens,
-                           max_rationale=cfg.max_rationale, prompts=cfg.prompts, temperature=cfg.judge_temperature)
+    note_protocol(cfg, ctx, "model")
+    judged = judge_designs(ctx.llm("model"), rows, [r["model_response"] for r in rows], setup_of(cfg))
     outputs = [dict(meta_id=r["meta_id"], **{c: dict(explanation=j[c]["rationale"], score=j[c]["value"], failure=j[c]["failure"])
                                            for c in CRITERIA}) for r, j in zip(rows, judged)]
     write_json(ctx.out/"judge_outputs.json", outputs)
@@ -447,9 +626,14 @@ def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
                                  int(x.missing_judge)))
     return head
 
+def requests_eval(cfg: AbGenEvalConfig) -> list[tuple[str, Request]]:
+    "The judge's requests (`--dry-run --requests FILE`): every human-evaluated response on every criterion."
+    s = setup_of(cfg)
+    return [("model", s.judge_request(r, r["model_response"], c)) for r in _eval_rows(cfg) for c in CRITERIA]
+
 def plan_eval(cfg: AbGenEvalConfig) -> list[dict]:
     rows = _eval_rows(cfg)
-    pt = _judge_chars(rows, [r["model_response"] for r in rows], cfg.prompts) / 4
+    pt = _judge_chars(rows, [r["model_response"] for r in rows], setup_of(cfg)) / 4
     return [dict(role="model", calls=len(rows) * len(CRITERIA), prompt_tokens=pt, completion_tokens=len(rows) * len(CRITERIA) * cfg.judge_max_tokens)]
 
 # %% ../nbs/10_abgen.ipynb #6190bd5e
@@ -560,10 +744,10 @@ def study1(cases, feedback: dict, model, judge, prompts="auto", max_tokens=1024,
     res = model.map([Request(msgs(revision_prompt(c["example"], c["design"], feedback[c["case_id"]])), max_tokens=max_tokens,
                              temperature=temperature) for c in todo], desc=f"revise {model.spec.name}")
     after = [r["text"] if r["ok"] else None for r in res]
-    kw = dict(criteria=HUMAN_CRITERIA, max_tokens=judge_max_tokens, max_rationale=max_rationale, prompts=prompt_set(prompts),
-              temperature=judge_temperature)
-    jb = judge_designs(judge, [c["example"] for c in todo], [c["design"] for c in todo], **kw)
-    ja = judge_designs(judge, [c["example"] for c in todo], after, **kw)
+    s = Setup(protocol="scibench", prompts=prompt_set(prompts), judge_max_tokens=judge_max_tokens, max_rationale=max_rationale,
+              judge_temperature=judge_temperature)   # the user study is not in the released code: our protocol
+    jb = judge_designs(judge, [c["example"] for c in todo], [c["design"] for c in todo], s, HUMAN_CRITERIA)
+    ja = judge_designs(judge, [c["example"] for c in todo], after, s, HUMAN_CRITERIA)
     recs = []
     for c, r, a, b, d in zip(todo, res, after, jb, ja):
         fails = [f"judge {w} {k}: {x[k]['failure']}" for w, x in (("before", b), ("after", d)) for k in HUMAN_CRITERIA if k in x and x[k]["failure"]]
@@ -606,9 +790,10 @@ def add_split(name: str, file) -> Path:
     return p
 
 # %% ../nbs/10_abgen.ipynb #bbdb5e4c
-SKIP = ("model", "split", "judge", "prompts")   # shown in columns of their own
+SKIP = ("model", "split", "judge", "prompts", "protocol")   # shown in columns of their own
 
 def _prompts(meta) -> str: return meta["config"].get("prompts", "legacy (one-line, before issue 10)")
+def _protocol(meta) -> str: return meta["config"].get("protocol", "scibench (before issue 18)")
 
 def _paper_split(system: str, half: str) -> tuple[str, int]:
     "Table 2: what each paper row was scored on (§4.1: Human Expert and Reference on 20 testmini examples)."
@@ -635,22 +820,27 @@ def table2() -> pd.DataFrame:
     for d in complete_runs("abgen"):
         meta, s = read_json(d/"meta.json"), read_json(d/"scores.json")
         row = dict(source="scibench", evaluation="LLM judge", split=d.parent.parent.name, n=meta["n"], system=meta["config"]["model"],
-                   judge=meta["config"]["judge"], prompts=_prompts(meta), run=run_label(d), settings=settings(d, skip=SKIP))
+                   judge=meta["config"]["judge"], protocol=_protocol(meta), prompts=_prompts(meta), run=run_label(d),
+                   settings=settings(d, skip=SKIP))
         for c in CRITERIA: row[c] = fmt_est(s[c])
         row[fc] = "/".join(str(s[c]["failures"]) for c in CRITERIA)
         rows.append(row)
+        if _protocol(meta) != "scibench" and all("zeros_kept" in s[c] for c in CRITERIA):   # their arithmetic: no score = 0
+            rows.append({**row, "source": "scibench (their zeros kept)", **{c: fmt_est(s[c]["zeros_kept"]) for c in CRITERIA},
+                         fc: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)})
     hp = released_human_path()
     if hp is not None:
         for r in human_rows(load_human_eval(hp, require_context=False)):
             rows.append(dict(source="released (recomputed)", evaluation="human", split="testmini", n=r["n"], system=r["system"], judge="human experts",
-                             prompts="–", run=rel(hp), settings="–", **{c: r[c] for c in CRITERIA}, **{fc: r["failures"]}))
+                             protocol="–", prompts="–", run=rel(hp), settings="–", **{c: r[c] for c in CRITERIA}, **{fc: r["failures"]}))
     for _, r in reference("abgen_table2").iterrows():
         for half, cols, judge in (("judge", [f"llm_{c}" for c in CRITERIA], "GPT-4.1-mini"),
                                   ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"], "human experts")):
             if pd.isna(r[cols]).all(): continue
             split, n = _paper_split(r["system"], half)
             rows.append(dict(source="paper", evaluation="LLM judge" if half == "judge" else "human", split=split, n=n, system=r["system"],
-                             judge=judge, prompts="released" if half == "judge" else "–", run="paper", settings="paper",
+                             judge=judge, protocol="authors" if half == "judge" else "–", prompts="released" if half == "judge" else "–",
+                             run="paper", settings="paper",
                              **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{fc: "–"}))
     return pd.DataFrame(rows).rename(columns={"overall": "overall (human: avg of 3)"})
 
@@ -664,8 +854,8 @@ def _ours_vs_paper(level, corr, ref_name, with_pooled=False) -> pd.DataFrame:
         for lev in levels:
             sel = me[(me.level == lev) & (me["corr"] == corr)].set_index("criterion")
             if sel.empty: continue
-            row = dict(source="scibench", run=run_label(d), judge=meta["config"]["model"], level=lev, prompts=_prompts(meta),
-                       settings=settings(d, skip=SKIP))
+            row = dict(source="scibench", run=run_label(d), judge=meta["config"]["model"], level=lev, protocol=_protocol(meta),
+                       prompts=_prompts(meta), settings=settings(d, skip=SKIP))
             for c in CRITERIA: row[c] = fmt_ci(sel.loc[c, "value"], sel.loc[c, "lo"], sel.loc[c, "hi"], 3, int(sel.loc[c, "examples"]))
             if with_pooled:
                 row[e3] = ("/".join(str(int(sel.loc[c, "used"])) for c in CRITERIA) + f" of {int(sel['examples'].max())}"
@@ -673,7 +863,8 @@ def _ours_vs_paper(level, corr, ref_name, with_pooled=False) -> pd.DataFrame:
             row["judge failures"] = "/".join(str(fails[c]) for c in CRITERIA)
             rows.append(row)
     for _, r in reference(ref_name).iterrows():
-        rows.append(dict(source="paper", run="human_evaluation", judge=r["judge"], level="pooled" if with_pooled else level, prompts="released",
+        rows.append(dict(source="paper", run="human_evaluation", judge=r["judge"], level="pooled" if with_pooled else level, protocol="authors",
+                         prompts="released",
                          settings="paper", **{c: fmt(r[c], 3) for c in CRITERIA}, **({e3: "–"} if with_pooled else {}), **{"judge failures": "–"}))
     return pd.DataFrame(rows)
 

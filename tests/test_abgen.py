@@ -59,7 +59,7 @@ def test_revision_feedback_limit():
 def test_run_with_faults_and_permanent_failure(fake_env, run_bench):
     # every judge prompt for one example's design contains POISON → permanent 400 for its 4 criteria
     fake_env(fault_rate=0.3, faults=("429", "500", "reset"), permanent="Self-Check Decoding")
-    meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32))
+    meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32, protocol="scibench"))
     s = read_json(d / "scores.json")
     recs = read_jsonl(d / "records.jsonl")
     assert len(recs) == 8 and all("id" in r and "failure" in r for r in recs)
@@ -256,7 +256,7 @@ def test_judge_calls_go_out_before_the_slowest_generation(fake_env, run_bench):
         return "Rationale: fine. Therefore, the score is: 3" if judge else "Research Objective: x.\nExperiment Process: y."
     first = abgen.load_abgen("sample")[0]["ablation_study"]["module_name"]
     fake_env(slow={f"## Module to Ablate\n{first}": 1.5}, reply=reply)   # the first example's generation takes 1.5 s
-    meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32))
+    meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32, protocol="scibench"))
     assert meta["status"] == "complete" and order.count("gen") == 8 and order.count("judge") == 32
     last_gen = max(i for i, k in enumerate(order) if k == "gen")
     assert order[:last_gen].count("judge") >= 24, order   # the 7 others are judged meanwhile; stage by stage: none

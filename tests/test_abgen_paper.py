@@ -76,7 +76,7 @@ def test_prompt_sets_default_released_missing_and_sampling(data, fake, run_bench
         run_bench("abgen", dict(model="fake", judge="fake", limit=1, prompts="released"))
     assert fs.calls == 0
     # default (auto) without the file: our prompts; recorded in meta
-    meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16))
+    meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16, protocol="scibench"))
     assert meta["config"]["prompts"] == "scibench"
     judge = [b for b in bodies if b["messages"][0]["role"] == "system"]
     assert len(judge) == 4 and all(b["temperature"] == 1.0 and b["max_tokens"] == 1024 for b in judge)   # released temperature
@@ -87,13 +87,13 @@ def test_prompt_sets_default_released_missing_and_sampling(data, fake, run_bench
     # once `make data` fetched the authors' file, auto means released: their text is the system turn
     released_prompt_file(data / "abgen" / "released" / "evaluation_prompt.py")
     n = len(bodies)
-    meta2, _ = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16))
+    meta2, _ = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16, protocol="scibench"))
     assert meta2["config"]["prompts"] == "released"
     sys_turns = [b["messages"][0]["content"] for b in bodies[n:] if b["messages"][0]["role"] == "system"]
     assert sys_turns and all(re.match(r"\nJudge \w+ of " + re.escape(e["ablation_study"]["module_name"]), s) for s in sys_turns)
     # Table 2 (the newest run of each split and model) shows the prompt set, though it was not given on the command line
     t2 = abgen.table2(); ours = t2[t2.source == "scibench"]
-    assert list(ours.prompts) == ["released"] and list(ours.settings) == ["limit=1, max_tokens=16"]
+    assert list(ours.prompts) == ["released"] and list(ours.settings) == ["limit=1, max_tokens=16, protocol=scibench"]
 
 
 # --------------------------------------------------------------------------- item 3: released names and zeros
