@@ -273,7 +273,7 @@ def authors_judge_result(r: dict) -> dict:
     text, cut = r["text"], " (answer cut at max_tokens)" if r.get("finish_reason") == "length" else ""
     obj, _ = parse_json(text)
     if r.get("structured") or (isinstance(obj, dict) and "score" in obj):
-        if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation", ""), str):
+        if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation"), str):   # both required
             return dict(value=None, rationale=None, raw=text, failure="structured answer is not {explanation, score} "
                         "(their code: retried, then score 0)" + cut)
         s = obj["score"]
@@ -1055,11 +1055,11 @@ _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.spl
 # grammar-constrained: a 200-character rationale and the score fit in 160 tokens; 100 cut one answer of 32)
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER, AbGenConfig, run,
-    validate=validate, data=_data, plan=plan, tables=make_tables,
+    validate=validate, data=_data, plan=plan, requests=requests, tables=make_tables,
     downloaders=[download_abgen, download_abgen_released, download_abgen_prompts],
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160, max_rationale=200)]))
 ABGEN_EVAL = register(Benchmark(
     "abgen_eval", "AbGen-Eval: how well a judge (the model) agrees with human scores of ablation designs", PAPER, AbGenEvalConfig, run_eval,
-    validate=validate, data=lambda cfg: [human_path(cfg.split)], plan=plan_eval, tables=make_tables,
+    validate=validate, data=lambda cfg: [human_path(cfg.split)], plan=plan_eval, requests=requests_eval, tables=make_tables,
     downloaders=[download_abgen, download_abgen_released, download_abgen_prompts],
     default_runs=[dict(model="local", split="sample", judge_max_tokens=100, max_rationale=200)]))

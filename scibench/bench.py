@@ -128,6 +128,7 @@ class Benchmark:
     validate: Callable|None = None              # validate(cfg): checks across parameters; raises ConfigError
     data: Callable|None = None                  # data(cfg) -> files the run needs (missing: `make data`)
     plan: Callable|None = None                  # plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
+    requests: Callable|None = None              # requests(cfg) -> iterable of (role, Request) (or (role, model name, Request)): the first stage's calls
     tables: Callable|None = None                # tables() -> written paths (reads results/, never calls a model)
     downloaders: list = field(default_factory=list)
     perf: dict = field(default_factory=dict)    # name -> function() -> dict

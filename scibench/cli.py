@@ -38,6 +38,8 @@ def run_parser(b) -> argparse.ArgumentParser:
             e.add_argument(f"--{pre}{opt}", dest=f"ep:{q.name}:{f}", default=None, help=ENDPOINT_FIELDS[f])
     o = p.add_argument_group("run options")
     o.add_argument("--dry-run", action="store_true", help="validate, resolve models and print the plan (calls, tokens, cost); call nothing")
+    o.add_argument("--requests", default=None, metavar="FILE", help="with --dry-run: write every first-stage request (role, model, served id, "
+                   "the exact chat-completion body) to FILE as JSON lines; no model is called, no server started; FILE must not exist")
     o.add_argument("--refresh", action="store_true", help="ask every request again, ignoring cached answers")
     o.add_argument("--batch", action="store_true", help="send requests through the providers' Batch API: half price, answers within "
                    "24 h; a killed run resumes its batches when rerun (not the embedded model)")
@@ -84,7 +86,12 @@ def _parser():
     c = sub.add_parser("cache", help="the response cache: its size, or `clear` it"); c.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
     s = sub.add_parser("serve", help="start the embedded model server"); s.add_argument("--model", default="local")
     s = sub.add_parser("stop", help="stop the embedded model server"); s.add_argument("--model", default="local")
-    d = sub.add_parser("data", help="download the real datasets"); d.add_argument("names", nargs="*")
+    d = sub.add_parser("data", help="download the real datasets (from a mirror with --base)")
+    d.add_argument("names", nargs="*", help="benchmarks (all their downloaders) or downloaders by name (see --list); default: all")
+    d.add_argument("--base", default=None, metavar="URL_OR_DIR", help="read every file from this mirror instead of its source: a URL prefix "
+                   "or a local folder holding the same files by the same relative paths (a GitHub file by its path in the repository, "
+                   "a Hugging Face dataset as a copy of its repository, any other URL by its path on its host)")
+    d.add_argument("--list", action="store_true", help="list the benchmarks' downloaders and exit")
     b = sub.add_parser("bench", help="print performance figures"); b.add_argument("names", nargs="*")
     sub.add_parser("models", help="list the model registry")
     v = sub.add_parser("view", help="write (refresh) a run's report.html and print its path")
@@ -112,9 +119,13 @@ def _run(argv) -> int:
     b = get_benchmark(argv[0])
     params, endpoints, a = parse_run(b, argv[1:])
     meta = execute(b.name, params, endpoints, dry_run=a.dry_run, refresh=a.refresh, max_failure_share=a.max_failure_share, batch=a.batch,
-                   notebook=not a.no_notebook)
+                   notebook=not a.no_notebook, requests=a.requests)
     if a.dry_run:
-        print(plan_text(meta)); return 0
+        print(plan_text(meta))
+        if "requests" in meta:
+            c = meta["requests"]["counts"]
+            print(f"wrote {sum(c.values())} request(s) to {meta['requests']['path']}: " + (", ".join(f"{k} {v}" for k, v in c.items()) or "none"))
+        return 0
     if meta["status"] == "interrupted":
         from scibench.run import rel
         print(f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ (rerun the same command to resume from the cache)",
@@ -184,8 +195,15 @@ def _main(argv) -> int:
         from scibench.server import stop_server
         print(stop_server(a.model)["message"])
     elif a.verb == "data":
-        from scibench.data import download
-        return 1 if download(a.names or None) else 0
+        from scibench.data import download, all_downloaders
+        if a.list:
+            allf = all_downloaders()
+            for bench, fns in allf.items():
+                for fn in fns:
+                    short = fn.__name__.removeprefix("download_")
+                    print(f"{bench:12s} {short if short not in allf else fn.__name__:24s} {(fn.__doc__ or '').strip().splitlines()[0][:100]}")
+            return 0
+        return 1 if download(a.names or None, base=a.base) else 0
     elif a.verb == "bench":
         from scibench.perf import main as bench_main
         bench_main(a.names or None)

@@ -6,97 +6,199 @@ the files it writes have the schemas the loaders check (tested on files the proj
 
 # %% ../nbs/07_data.ipynb #5c175216
 from __future__ import annotations
-import json, os, urllib.request, urllib.error
+import ast, contextlib, json, os, urllib.request, urllib.error
 from pathlib import Path
+from urllib.parse import urlsplit
 from .core import data_dir, write_jsonl
 
 # %% auto #0
-__all__ = ['ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'OfflineError', 'fetch_url', 'download_abgen',
-           'download_abgen_released', 'download_abgen_prompts', 'all_downloaders', 'download']
+__all__ = ['ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS', 'OfflineError', 'mirror',
+           'current_mirror', 'mirror_dir', 'source_path', 'mirror_url', 'fetch_url', 'hf_snapshot', 'download_abgen',
+           'download_abgen_released', 'download_abgen_prompts', 'all_downloaders', 'downloader_names', 'download']
 
 # %% ../nbs/07_data.ipynb #b8b1b9ed
 class OfflineError(RuntimeError): "A download failed because the source is unreachable."
 
+_MIRRORS: list = []   # the mirrors `mirror` made active, innermost last
+
+@contextlib.contextmanager
+def mirror(base: str|Path|None):
+    "Downloads inside read from mirror `base` (a URL prefix or a local folder) instead of their sources; `None`: no change."
+    if base is None: yield; return
+    base = str(base)
+    if "://" not in base and not Path(base).expanduser().is_dir(): raise OfflineError(f"mirror {base}: no such folder (nor a URL)")
+    _MIRRORS.append(base)
+    try: yield
+    finally: _MIRRORS.pop()
+
+def current_mirror() -> str|None:
+    "The active mirror (`mirror`), or None."
+    return _MIRRORS[-1] if _MIRRORS else None
+
+def mirror_dir(base: str|None) -> Path|None:
+    "The local folder of mirror `base` (a folder or a file:// URL), or None for a remote mirror or none."
+    if not base: return None
+    if base.startswith("file://"): return Path(urllib.request.url2pathname(urlsplit(base).path))
+    return None if "://" in base else Path(base).expanduser().resolve()
+
+def source_path(url: str) -> str:
+    """`url`'s path relative to its source: a GitHub file's path in its repository (raw.githubusercontent.com/<owner>/<repo>/<ref>/...,
+    media.githubusercontent.com/media/<owner>/<repo>/<ref>/...), any other URL's path on its host (with its query)."""
+    u = urlsplit(url); parts = u.path.lstrip("/").split("/")
+    if u.netloc == "raw.githubusercontent.com": parts = parts[3:]
+    elif u.netloc == "media.githubusercontent.com" and parts[:1] == ["media"]: parts = parts[4:]
+    return "/".join(parts) + (f"?{u.query}" if u.query else "")
+
+def mirror_url(base: str, url: str) -> str:
+    "Where mirror `base` holds the file of source `url`: a folder → a file:// URL (no query string), a URL prefix → joined."
+    rel = source_path(url)
+    d = mirror_dir(base)
+    if d is not None: return (d/rel.split("?", 1)[0]).as_uri()
+    return base.rstrip("/") + "/" + rel
+
+# %% ../nbs/07_data.ipynb #0a466830
 ABGEN_REPO = "yale-nlp/AbGen"
 ABGEN_SPLITS = ("validation", "test", "human_evaluation")
 ABGEN_GITHUB = "https://raw.githubusercontent.com/yale-nlp/AbGen/main/"
 
-def fetch_url(url: str, dest: Path, timeout: float = 60) -> Path:
-    "Download `url` to `dest` (atomically); `OfflineError` with a clear message when unreachable."
+def fetch_url(url: str, dest: Path, timeout: float = 60, headers: dict|None = None) -> Path:
+    """Download `url` to `dest` (atomically), from the active mirror when there is one (`mirror`; `headers` then stay
+    unsent); `OfflineError` naming the URL read when it cannot be read."""
     dest = Path(dest); dest.parent.mkdir(parents=True, exist_ok=True)
+    base = current_mirror()
+    if base: url, headers = mirror_url(base, url), None
     tmp = dest.with_suffix(dest.suffix + ".part")
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r, open(tmp, "wb") as f:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=timeout) as r, open(tmp, "wb") as f:
             while chunk := r.read(1 << 20): f.write(chunk)
     except (urllib.error.URLError, OSError) as e:
         tmp.unlink(missing_ok=True)
-        raise OfflineError(f"cannot download {url}: {getattr(e, 'reason', e)} (offline? the file is needed only for real-data runs)") from None
+        why = getattr(e, "reason", e)
+        raise OfflineError(f"cannot download {url}: {why}" + (f" (not in mirror {base})" if base else
+                           " (offline? the file is needed only for real-data runs)")) from None
     os.replace(tmp, dest)
     return dest
 
+def hf_snapshot(repo: str) -> Path:
+    """A Hugging Face dataset repository as a local folder: the active mirror's folder as it is, a snapshot from a mirror
+    URL (another hub endpoint), else from the hub; raises whatever the hub client raises."""
+    base = current_mirror(); d = mirror_dir(base)
+    if d is not None:
+        if not d.is_dir(): raise OfflineError(f"mirror {base}: no such folder")
+        return d
+    from huggingface_hub import snapshot_download
+    return Path(snapshot_download(repo_id=repo, repo_type="dataset", **(dict(endpoint=base.rstrip("/")) if base else {})))
+
+# %% ../nbs/07_data.ipynb #308f86ea
 def download_abgen(dest=None) -> list[Path]:
-    "All three AbGen splits from the HF hub (`yale-nlp/AbGen`) as `data/abgen/<split>.jsonl`."
+    """All three AbGen splits from the HF hub (`yale-nlp/AbGen`) as `data/abgen/<split>.jsonl`; with a mirror, from the
+    dataset repository's copy there (its dataset card says which files make which split)."""
     dest = Path(dest or data_dir()/"abgen")
     try:
         import datasets
-        ds = datasets.load_dataset(ABGEN_REPO)
+        ds = datasets.load_dataset(str(hf_snapshot(ABGEN_REPO)) if current_mirror() else ABGEN_REPO)
     except Exception as e:
-        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from the Hugging Face hub: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? set HF_ENDPOINT for a mirror)") from None
+        where = f"mirror {current_mirror()}" if current_mirror() else "the Hugging Face hub"
+        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where}: {type(e).__name__}: "
+                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)") from None
     out = []
     for split in ds:
         p = dest/f"{split}.jsonl"; write_jsonl(p, list(ds[split])); out.append(p)
     return out
 
-def download_abgen_released(dest=None, judges=None, base: str = ABGEN_GITHUB) -> list[Path]:
-    "AbGen's released human evaluation and per-judge outputs (GitHub `yale-nlp/AbGen`) into `data/abgen/released/`."
+def download_abgen_released(dest=None, judges=None, base: str|None = None) -> list[Path]:
+    """AbGen's released human evaluation and per-judge outputs (GitHub `yale-nlp/AbGen`) into `data/abgen/released/`.
+    `base`: a mirror of the repository (else the active one); the judges' files are listed in a mirror folder, else by GitHub's API."""
     dest = Path(dest or data_dir()/"abgen"/"released")
-    out = [fetch_url(base + "human_evaluation.json", dest/"human_evaluation.json")]
-    if judges is None:
-        api = "https://api.github.com/repos/yale-nlp/AbGen/contents/meta_evaluation_outputs/processed_outputs"
-        try:
-            with urllib.request.urlopen(api, timeout=60) as r: judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
-        except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
-    for j in judges:
-        out.append(fetch_url(base + f"meta_evaluation_outputs/processed_outputs/{j}", dest/"processed_outputs"/j))
+    with mirror(base):
+        out = [fetch_url(ABGEN_GITHUB + "human_evaluation.json", dest/"human_evaluation.json")]
+        sub = "meta_evaluation_outputs/processed_outputs"
+        d = mirror_dir(current_mirror())
+        if judges is None and d is not None:
+            judges = sorted(p.name for p in (d/sub).glob("*.json"))
+            if not judges: raise OfflineError(f"mirror {current_mirror()}: no judge outputs {sub}/*.json")
+        if judges is None:
+            api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
+            try:
+                with urllib.request.urlopen(api, timeout=60) as r: judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
+            except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
+        for j in judges:
+            out.append(fetch_url(ABGEN_GITHUB + f"{sub}/{j}", dest/"processed_outputs"/j))
     return out
 
+# %% ../nbs/07_data.ipynb #2953d91f
 ABGEN_PROMPTS = "utils/evaluation_prompt.py"
+ABGEN_INFERENCE_PROMPTS = "utils/inference_prompt.py"
 
-def download_abgen_prompts(dest=None, base: str = ABGEN_GITHUB) -> list[Path]:
-    """AbGen's per-criterion judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) as
-    `data/abgen/released/evaluation_prompt.py`. The file is data: checked by parsing its string constants
-    (`scibench.abgen.released_prompts`, with `ast`), never imported or run; a file without the four prompts is not kept."""
+def _string_constant(path, name: str) -> str|None:
+    "The module-level string constant `name` of Python file `path` (read with `ast`, never run), or None."
+    try: tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except SyntaxError: return None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)): return node.value.value
+    return None
+
+def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
+    """AbGen's judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) and generation prompt (`utils/inference_prompt.py`)
+    as `data/abgen/released/{evaluation,inference}_prompt.py`. `base`: a mirror of the repository (else the active one).
+    Checked by parsing their string constants (`scibench.abgen.released_prompts`; `GENERATION_SYSTEM_PROMPT`), never imported
+    or run; a missing or unexpected file keeps neither."""
     from scibench.abgen import released_prompts
     from scibench.core import DataError
     dest = Path(dest or data_dir()/"abgen"/"released")
-    tmp = fetch_url(base + ABGEN_PROMPTS, dest/"evaluation_prompt.py.new")
-    try: released_prompts(tmp)
-    except DataError as e:
-        tmp.unlink(missing_ok=True)
-        raise OfflineError(f"{base + ABGEN_PROMPTS} is not the expected prompt file ({e}); nothing kept") from None
-    p = dest/"evaluation_prompt.py"; os.replace(tmp, p)
-    return [p]
+    files = {ABGEN_PROMPTS: dest/"evaluation_prompt.py", ABGEN_INFERENCE_PROMPTS: dest/"inference_prompt.py"}
+    tmps = {src: p.with_name(p.name + ".new") for src, p in files.items()}
+    try:
+        with mirror(base):
+            shown = {src: mirror_url(current_mirror(), ABGEN_GITHUB + src) if current_mirror() else ABGEN_GITHUB + src for src in files}
+            for src in files: fetch_url(ABGEN_GITHUB + src, tmps[src])
+        try: released_prompts(tmps[ABGEN_PROMPTS])
+        except DataError as e: raise OfflineError(f"{shown[ABGEN_PROMPTS]} is not the expected prompt file ({e}); nothing kept") from None
+        if not (_string_constant(tmps[ABGEN_INFERENCE_PROMPTS], "GENERATION_SYSTEM_PROMPT") or "").strip():
+            raise OfflineError(f"{shown[ABGEN_INFERENCE_PROMPTS]} is not the expected prompt file (no string constant "
+                               "GENERATION_SYSTEM_PROMPT); nothing kept")
+        for src, p in files.items(): os.replace(tmps[src], p)
+    finally:
+        for t in tmps.values(): t.unlink(missing_ok=True)
+    return list(files.values())
 
+# %% ../nbs/07_data.ipynb #a6920acc
 def all_downloaders() -> dict:
     "Every benchmark's downloaders, from the registry (name → list of functions)."
     from scibench.bench import benchmarks
     return {name: list(b.downloaders) for name, b in benchmarks().items() if b.downloaders}
 
-def download(names=None) -> int:
-    "Run the downloaders of benchmarks `names` (default all), each function once; report each; return the number that failed."
-    failed, done = 0, set()
-    allf = all_downloaders()
-    unknown = [n for n in names or [] if n not in allf]
-    from scibench.bench import ConfigError
-    if unknown: raise ConfigError(f"no downloaders for {', '.join(unknown)}; benchmarks with data to download: {', '.join(allf)}")
-    for name, fns in allf.items():
-        if names and name not in names: continue
+def downloader_names(allf: dict|None = None) -> dict:
+    "Each downloader by its names (`download_abgen_prompts`, and `abgen_prompts` where that is no benchmark's name) → (bench, function)."
+    allf = all_downloaders() if allf is None else allf
+    out = {}
+    for bench, fns in allf.items():
         for fn in fns:
+            out.setdefault(fn.__name__, (bench, fn))
+            short = fn.__name__.removeprefix("download_")
+            if short not in allf: out.setdefault(short, (bench, fn))
+    return out
+
+def download(names=None, base: str|None = None) -> int:
+    """Run the downloaders of `names` (benchmarks: all their downloaders; or downloaders by name; default all), each function once,
+    from mirror `base` when given (a URL prefix or a local folder: see `mirror`); report each; return the number that failed."""
+    failed, done = 0, set()
+    allf = all_downloaders(); byname = downloader_names(allf)
+    unknown = [n for n in names or [] if n not in allf and n not in byname]
+    from scibench.bench import ConfigError
+    if unknown: raise ConfigError(f"no downloaders for {', '.join(unknown)}; benchmarks with data to download: {', '.join(allf)}; "
+                                  f"downloaders: {', '.join(sorted(n for n in byname if not n.startswith('download_')))}")
+    todo = [(name, fn) for name, fns in allf.items() for fn in fns if not names or name in names]
+    todo += [byname[n] for n in names or [] if n not in allf]
+    if base is not None and "://" not in str(base) and not Path(base).expanduser().is_dir():
+        raise ConfigError(f"--base {base}: no such folder (nor a URL)")
+    with mirror(base):
+        for name, fn in todo:
             if fn in done: continue
             done.add(fn)
             try:
-                paths = fn(); print(f"[data] {name}: {fn.__name__}: wrote {len(paths)} file(s)")
+                paths = fn(); print(f"[data] {name}: {fn.__name__}: wrote {len(paths)} file(s)" + (f" (from mirror {base})" if base else ""))
             except OfflineError as e:
                 failed += 1; print(f"[data] {name}: {fn.__name__}: FAILED: {e}")
     return failed

@@ -8,12 +8,13 @@ from __future__ import annotations
 import hashlib, json, math, os, random, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 from .llm import LLM, Cache, ModelSpec, Request, msgs, get_model
-from .server import serving, smollm2_path
+from .server import embedded_speed_path, serving, smollm2_path
 from .core import bench_full, peak_rss_mb
 
 # %% auto #0
-__all__ = ['P5_PROMPTS', 'W1_LATENCY', 'W1_CONCURRENCY', 'PERF', 'fake_server_process', 'p1_throughput', 'p2_cache',
-           'p5_embedded', 'w1_abgen_data', 'w1_reply', 'chain_floor', 'whole_run', 'w1_abgen', 'all_perf', 'main']
+__all__ = ['P5_PROMPTS', 'P6_SIZES', 'P6_GEN', 'W1_LATENCY', 'W1_CONCURRENCY', 'PERF', 'fake_server_process', 'p1_throughput',
+           'p2_cache', 'p5_embedded', 'p6_embedded_context', 'w1_abgen_data', 'w1_reply', 'chain_floor', 'whole_run',
+           'w1_abgen', 'all_perf', 'main']
 
 # %% ../nbs/95_perf.ipynb #571a8051
 def fake_server_process(latency: float = 0.1, **kw):
@@ -69,6 +70,53 @@ def p5_embedded(max_tokens: int = 128) -> dict:
         srv_tps = sum(r["usage"]["completion_tokens"] for r in res if r["ok"]) / (time.perf_counter() - t0)
     return dict(name="P5 embedded server", raw_tokens_per_s=round(raw_tps, 1), server_tokens_per_s=round(srv_tps, 1),
                 ratio=round(srv_tps / raw_tps, 3), failures=sum(not r["ok"] for r in res), target=">= 0.8")
+
+# %% ../nbs/95_perf.ipynb #f1f6ee6c
+P6_SIZES = (1000, 4000, 7000)
+P6_GEN = 32
+def _p6_prompt(n_words: int, tag: str) -> list:
+    words = [_W1_VOCAB[(7 * j + len(tag)) % len(_W1_VOCAB)] for j in range(n_words)]
+    return msgs(f"[{tag}] Summarise this repository file.\n" + " ".join(words))
+
+def _p6_measure(call, count, sizes) -> dict:
+    "For each size: (prompt tokens, prompt tokens/s from a 1-token answer, generation tokens/s of the same prompt again)."
+    out = {}
+    for n in sizes:
+        m = _p6_prompt(int(n * 0.75), f"p6-{n}")   # ~1.3 tokens per word of this vocabulary
+        t0 = time.perf_counter(); pt = call(m, 1); pp = time.perf_counter() - t0
+        t0 = time.perf_counter(); _, gt = count(m, P6_GEN); g = time.perf_counter() - t0
+        out[n] = dict(prompt_tokens=pt, prompt_tokens_per_s=round(pt / pp, 1), tokens_per_s=round(gt / g, 1) if gt else None)
+    return out
+
+def p6_embedded_context(sizes=P6_SIZES) -> dict:
+    "Prompt processing and generation of the embedded server against llama.cpp in process, at 1K / 4K / 7K-token prompts."
+    from llama_cpp import Llama
+    spec = get_model("local")
+    raw = Llama(str(smollm2_path()), n_ctx=spec.context or 8192, n_threads=os.cpu_count() or 2, n_batch=512, verbose=False)
+    def rcount(m, k):
+        u = raw.create_chat_completion(messages=m, max_tokens=k, temperature=0, seed=0)["usage"]
+        return u["prompt_tokens"], u["completion_tokens"]
+    r = _p6_measure(lambda m, k: rcount(m, k)[0], rcount, sizes); raw.close()
+    with serving("local"):
+        llm = LLM(spec, cache=False, max_concurrency=1, progress=False)
+        def scount(m, k):
+            x = llm.map([Request(m, max_tokens=k, temperature=0)])[0]
+            if not x["ok"]: raise RuntimeError(f"P6: the embedded server failed: {x['error']}")
+            return x["usage"]["prompt_tokens"], x["usage"]["completion_tokens"]
+        s = _p6_measure(lambda m, k: scount(m, k)[0], scount, sizes)
+    big = max(sizes)
+    res = dict(name="P6 embedded server at real prompt sizes", load_1m=round(os.getloadavg()[0], 2))
+    for n in sizes:
+        res[f"{n // 1000}K_prompt_tokens_per_s"] = f"{s[n]['prompt_tokens_per_s']} vs raw {r[n]['prompt_tokens_per_s']}"
+        res[f"{n // 1000}K_tokens_per_s"] = f"{s[n]['tokens_per_s']} vs raw {r[n]['tokens_per_s']}"
+    res["pp_ratio_7K"] = round(s[big]["prompt_tokens_per_s"] / r[big]["prompt_tokens_per_s"], 3)
+    leaf = 6400 / s[big]["prompt_tokens_per_s"] + 40 / (s[big]["tokens_per_s"] or 1)
+    res.update(grading_leaf_6400_tokens_s=round(leaf, 1), target="pp ratio >= 0.8; a 6,400-token leaf in < 60 s")
+    embedded_speed_path().parent.mkdir(parents=True, exist_ok=True)
+    embedded_speed_path().write_text(json.dumps(dict(server_prompt_tokens_per_s=s[big]["prompt_tokens_per_s"],
+                                                     server_tokens_per_s=s[big]["tokens_per_s"], sizes=s, raw=r,
+                                                     measured=time.strftime("%Y-%m-%d"))))
+    return res
 
 # %% ../nbs/95_perf.ipynb #1d715c8f
 W1_LATENCY = ("lognormal", 0.2, 1.0)   # median 200 ms, sigma 1.0: mean 0.33 s, p99 2.05 s
@@ -185,13 +233,13 @@ def w1_abgen(n: int|None = None, concurrency: int = W1_CONCURRENCY, latency_dist
     """W1: a whole AbGen run of `n` synthetic examples (default 250; 1,000 with `SCIBENCH_BENCH_FULL=1`) against the fake
     server, a rerun from the cache, and a cold run at `small` (default n/4) for flatness (see `whole_run`)."""
     n = n or (1000 if bench_full() else 250)
-    return whole_run("W1 AbGen whole run", "abgen", dict(model="fake", judge="fake", split="test", prompts="scibench"),
+    return whole_run("W1 AbGen whole run", "abgen", dict(model="fake", judge="fake", split="test", prompts="scibench", protocol="scibench"),
                      w1_abgen_data, n, small or max(1, n // 4), "scibench.perf:w1_reply",
                      stages=lambda u: dict(generate=u["model"]["calls"], judge=u["judge"]["calls"]),
                      concurrency=concurrency, latency_dist=latency_dist, env=env)
 
 # %% ../nbs/95_perf.ipynb #b2b621f3
-PERF = {"P1": p1_throughput, "P2": p2_cache, "P5": p5_embedded, "W1": w1_abgen}
+PERF = {"P1": p1_throughput, "P2": p2_cache, "P5": p5_embedded, "P6": p6_embedded_context, "W1": w1_abgen}
 
 def all_perf() -> dict:
     "P1, P2, P5 plus every benchmark's perf entries (from the registry)."

@@ -20,8 +20,8 @@ from .report import Estimate
 __all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'TABLE_STATUSES', 'role_models', 'resolve', 'RunContext', 'failure_counts',
            'decide_status', 'model_dir', 'run_parent', 'new_run_id', 'rel', 'run_dirs', 'run_meta', 'select_runs',
            'complete_runs', 'run_label', 'settings', 'caption', 'data_check', 'plan_rows', 'describe_roles',
-           'preflight', 'PreflightError', 'execute', 'summary_text', 'render_notebook', 'overview', 'list_runs',
-           'has_run', 'default_runs', 'make_tables', 'remove_stale']
+           'preflight', 'PreflightError', 'request_lines', 'write_requests', 'execute', 'summary_text',
+           'render_notebook', 'overview', 'list_runs', 'has_run', 'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {"base_url": "base URL of an OpenAI-compatible endpoint (makes NAME an ad-hoc model)",
@@ -164,8 +164,11 @@ def run_label(d) -> str:
 def settings(d, skip=("model", "split", "judge")) -> str:
     "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` ('defaults' if none)."
     m = run_meta(d)
-    try: defaults = {p.name: p.default for p in get_benchmark(m["bench"]).params()}
+    try: b = get_benchmark(m["bench"]); defaults = {p.name: p.default for p in b.params()}
     except (ConfigError, KeyError): return "?"
+    if "protocol" in defaults and "protocol" in m.get("config", {}):   # a default that depends on the protocol (0 → its cap) is a default
+        try: defaults.update(config_dict(b.make_config({"protocol": m["config"]["protocol"]})))
+        except (ConfigError, ValueError, OSError): pass
     diff = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in m.get("config", {}).items()
             if k not in skip and k in defaults and v != defaults[k]]
     return ", ".join(diff) or "defaults"
@@ -217,15 +220,51 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
+def request_lines(b: Benchmark, cfg, specs: dict):
+    """The first stage's requests of a run, one dict each: role, model name, served id, endpoint and the exact chat-completion
+    body the client would POST (`LLM._body`: messages, max_tokens, temperature, seed, stop, response_format; never the key)."""
+    if b.requests is None:
+        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.requests): --requests is not available for it")
+    llms: dict = {}
+    for x in b.requests(cfg):
+        role, name, req = x if len(x) == 3 else (x[0], None, x[1])
+        name = (name or str(getattr(cfg, role))).split("+")[0]
+        if name not in llms: llms[name] = LLM(specs.get(name) or get_model(name), cache=False, progress=False)
+        s = llms[name].spec
+        yield dict(role=role, model=name, served_model=s.model, endpoint=s.public()["base_url"], body=llms[name]._body(req))
+
+def write_requests(b: Benchmark, cfg, specs: dict, path) -> dict[str, int]:
+    "Write `request_lines` to `path` as JSON lines (atomically; an existing file is never overwritten) → requests per role."
+    path = Path(path)
+    exists = f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
+    if path.exists(): raise ConfigError(exists)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    counts: Counter = Counter()
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for line in request_lines(b, cfg, specs):
+                f.write(json.dumps(line, ensure_ascii=False) + "\n"); counts[line["role"]] += 1
+        try: os.link(tmp, path)           # atomic, and never over a file that appeared meanwhile
+        except FileExistsError: raise ConfigError(exists) from None
+        except OSError: os.replace(tmp, path)   # a file system without hard links
+    finally: tmp.unlink(missing_ok=True)
+    return dict(counts)
+
 # %% ../nbs/06_run.ipynb #4c7ef7f1
 def _echo(*a): print(*a, file=sys.stderr, flush=True)
 
 def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *, dry_run: bool = False,
             refresh: bool = False, max_failure_share: float = 0.1, notebook: bool = True, progress: bool = True,
-            serve: bool = True, batch: bool = False) -> dict:
+            serve: bool = True, batch: bool = False, requests=None) -> dict:
     """Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before anything is written.
-    `batch`: every non-embedded model answers through its Batch API (half price, hours of latency; a killed run resumes polling)."""
+    `batch`: every non-embedded model answers through its Batch API (half price, hours of latency; a killed run resumes polling).
+    `requests` (with `dry_run`): also write the first stage's requests to this file (`write_requests`); nothing is called or started."""
+    if requests and not dry_run: raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
+    if requests and Path(requests).exists(): raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
     b = get_benchmark(bench)
+    if requests and b.requests is None:
+        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.requests): --requests is not available for it")
     cfg = b.make_config(params)
     specs = resolve(b, cfg, endpoints)
     if batch:   # recorded in meta.json's models (batch: true) and priced so in the plan
@@ -240,7 +279,9 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
     for line in describe_roles(specs, roles): _echo(line)
     rows = plan_rows(b, cfg, specs)   # reads the data: bad input stops here (DataError), before any folder or call
     if dry_run:
-        return dict(bench=b.name, status="dry-run", config=cd, plan=rows, models={n: s.public() for n, s in specs.items()})
+        meta = dict(bench=b.name, status="dry-run", config=cd, plan=rows, models={n: s.public() for n, s in specs.items()})
+        if requests: meta["requests"] = dict(path=str(requests), counts=write_requests(b, cfg, specs, requests))
+        return meta
     for s in specs.values():
         if not s.embedded:
             try: s.api_key()

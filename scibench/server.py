@@ -12,8 +12,9 @@ from .core import cache_dir
 from .llm import ModelSpec, get_model
 
 # %% auto #0
-__all__ = ['ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open', 'is_our_server', 'read_pidfile', 'users',
-           'start_server', 'stop_server', 'serving']
+__all__ = ['EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open', 'is_our_server',
+           'read_pidfile', 'users', 'start_server', 'stop_server', 'serving', 'embedded_speed_path', 'embedded_speed',
+           'embedded_seconds']
 
 # %% ../nbs/01a_server.ipynb #57d196ab
 class ServerError(RuntimeError):
@@ -348,3 +349,23 @@ class serving:
         finally:
             if self._old_term is not None:
                 signal.signal(signal.SIGTERM, self._old_term); self._old_term = None
+
+# %% ../nbs/01a_server.ipynb #322a48f0
+EMBEDDED_SPEED_DEFAULT = dict(prompt_tokens_per_s=120.0, tokens_per_s=55.0,
+                              source="P6 once on a quiet 2-core machine (run `make bench` to measure this one)")
+
+def embedded_speed_path() -> Path: return cache_dir()/"embedded_speed.json"
+
+def embedded_speed() -> dict:
+    "The embedded model's prompt-processing and generation tokens/s: P6's last measurement on this machine, else the default."
+    try:
+        d = json.loads(embedded_speed_path().read_text())
+        pp, tg = float(d["server_prompt_tokens_per_s"]), float(d["server_tokens_per_s"])
+        if pp <= 0 or tg <= 0: raise ValueError
+        return dict(prompt_tokens_per_s=pp, tokens_per_s=tg, source=f"P6 measured on this machine ({d.get('measured', '?')})")
+    except (OSError, ValueError, KeyError, TypeError): return dict(EMBEDDED_SPEED_DEFAULT)
+
+def embedded_seconds(prompt_tokens: float, completion_tokens: float) -> float:
+    "Estimated seconds of the embedded model for these tokens (one request at a time)."
+    s = embedded_speed()
+    return prompt_tokens / s["prompt_tokens_per_s"] + completion_tokens / s["tokens_per_s"]

@@ -500,6 +500,15 @@ def _defaults(bench):
         return {p.name: p.default for p in get_benchmark(bench).params()}
     except Exception: return {}
 
+def _protocol_html(p, name=None) -> str:
+    "A run's protocol (whose requests it sent) with the run's departures, the authors' quirks kept and our differences."
+    if not isinstance(p, dict):
+        return f"<h3>Protocol: {_e(name)}</h3>" if name else ""
+    parts = [("departures in this run", p.get("notes")), ("the authors' quirks, kept", p.get("quirks")),
+             ("where we differ from their code", p.get("differences"))]
+    return (f"<h3>Protocol: {_e(p.get('name', name))}</h3>"
+            + "".join(f"<p><b>{t}</b></p><ul>{''.join(f'<li>{_e(x)}</li>' for x in xs)}</ul>" for t, xs in parts if isinstance(xs, list) and xs))
+
 def _bench_extras(run, ctx) -> str:
     "Per-benchmark run-level sections: AbGen's judge prompts, Rubrics' JudgeEval verdicts, AutoBench's stage table."
     b, out = run["bench"], []
@@ -511,9 +520,12 @@ def _bench_extras(run, ctx) -> str:
             shared = ctx.cfg.get("judge_layout") == "shared-prefix"
             where = "after the user turn's text" if shared else "system turn"
             body = "".join(f"<h4>{_e(c)} ({where}; $module = the example's module)</h4><pre>{_e(t)}</pre>" for c, t in ps.items())
-            turn = ("layout shared-prefix: one fixed system turn; user turn: research context, the design, the module, the paper's "
+            proto = ctx.cfg.get("protocol", "scibench")
+            ctxt = ("the authors' research context (with the literal text example['method'] for the method section)" if proto == "authors"
+                    else "research context")
+            turn = (f"layout shared-prefix: one fixed system turn; user turn: {ctxt}, the design, the module, the paper's "
                     "reference design, then the criterion below" if shared else
-                    "user turn: research context, the design, the module, the paper's reference design")
+                    f"protocol {proto}; user turn: {ctxt}, the design, the module, the paper's reference design")
             out.append(f"<details><summary>Judge prompts: set <b>{_e(resolve_prompts(name))}</b> ({turn}; shown per example)</summary>"
                        f"{body}</details>")
         except Exception: pass
@@ -569,13 +581,15 @@ def _write_report(d, f):
              "cost": f"${u.get('cost_usd', 0) or 0:.4f}", "time": f"{m.get('seconds', 0) or 0:.1f} s", "started (UTC)": m.get("started"),
              "git commit": m.get("git_commit"), "python / host": f"{m.get('python', '')} / {m.get('host', '')}",
              "max failure share": m.get("max_failure_share")}
-    facts.update({f"data: {k}": v for k, v in (m.get("provenance") or {}).items()})
+    prov = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
+    facts.update({f"data: {k}": v for k, v in prov.items() if k != "protocol"})
     facts = {k: v for k, v in facts.items() if v not in (None, "", " / ")}
     defs = _defaults(bench)
     prm = [[k, _s(v), "" if k not in defs or defs[k] == v else _s(defs[k])] for k, v in cfg.items()]
     h.append("<div class=grid><div><h3>Run</h3>" + _kv_html(facts) + "</div><div>"
              + ("<h3>Models (every role)</h3>" + _tbl(["role", "name", "served model", "endpoint"], role_rows) if role_rows else "") + "<h3>Parameters</h3>"
              + _tbl(["parameter", "value", "default (if different)"], prm) + "</div></div>")
+    h.append(_protocol_html(prov.get("protocol"), cfg.get("protocol")))
     fbr = m.get("failures_by_reason") or {}
     if fbr: h.append("<h3>Failures by reason</h3>" + _tbl(["count", "reason"], [[c, r] for r, c in fbr.items()], num=(0,)))
     hl = m.get("headline") or []

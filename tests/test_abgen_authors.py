@@ -106,6 +106,7 @@ def test_their_structured_answers_and_zeros_kept():
     assert res('{"explanation": "x", "score": 3}')["value"] == 3
     assert res('{"explanation": "x", "score": "4"}')["value"] == 4        # pydantic's lax int
     assert res('{"explanation": "x", "score": 4.5}')["failure"]           # pydantic refuses 4.5: their 0
+    assert res('{"rationale": "x", "score": 4}')["failure"]              # explanation is required
     assert "not {explanation, score}" in res('{"explanation": "x"')["failure"]
     recs = [dict(scores=dict(importance=4), generation_failure=None), dict(scores=dict(importance=None), generation_failure=None),
             dict(scores=dict(importance=None), generation_failure="boom")]

@@ -62,8 +62,12 @@ def test_released_prompts_are_read_as_data_never_run(tmp_path):
 def test_download_prompts_writes_and_checks_the_file(tmp_path):
     from scibench.data import download_abgen_prompts, OfflineError
     src = tmp_path / "mirror"; released_prompt_file(src / "utils" / "evaluation_prompt.py")
-    [p] = download_abgen_prompts(tmp_path / "dest", base=f"file://{src}/")
-    assert p.name == "evaluation_prompt.py" and abgen.released_prompts(p)["overall"].startswith("\nJudge overall")
+    (src / "utils" / "inference_prompt.py").write_text('GENERATION_SYSTEM_PROMPT="""Our stand-in."""\n')
+    ps = download_abgen_prompts(tmp_path / "dest", base=f"file://{src}/")
+    p = next(x for x in ps if x.name == "evaluation_prompt.py")
+    assert sorted(x.name for x in ps) == ["evaluation_prompt.py", "inference_prompt.py"]
+    assert abgen.released_prompts(p)["overall"].startswith("\nJudge overall")
+    assert abgen.released_generation_system(tmp_path / "dest" / "inference_prompt.py") == "Our stand-in."
     (src / "utils" / "evaluation_prompt.py").write_text("<html>not found</html>\n")
     with pytest.raises(OfflineError, match="not the expected prompt file"): download_abgen_prompts(tmp_path / "dest2", base=f"file://{src}/")
     assert not list((tmp_path / "dest2").glob("*")), "a bad download is not kept"
@@ -93,7 +97,7 @@ def test_prompt_sets_default_released_missing_and_sampling(data, fake, run_bench
     assert sys_turns and all(re.match(r"\nJudge \w+ of " + re.escape(e["ablation_study"]["module_name"]), s) for s in sys_turns)
     # Table 2 (the newest run of each split and model) shows the prompt set, though it was not given on the command line
     t2 = abgen.table2(); ours = t2[t2.source == "scibench"]
-    assert list(ours.prompts) == ["released"] and list(ours.settings) == ["limit=1, max_tokens=16, protocol=scibench"]
+    assert list(ours.prompts) == ["released"] and list(ours.settings) == ["limit=1, max_tokens=16"] and list(ours.protocol) == ["scibench"]
 
 
 # --------------------------------------------------------------------------- item 3: released names and zeros

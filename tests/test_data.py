@@ -46,3 +46,108 @@ def test_downloaders_come_from_the_registry():
     assert data.download_abgen in d["abgen"] and data.download_abgen in d["abgen_eval"]
     with pytest.raises(ConfigError, match="no downloaders for nope"):
         data.download(["nope"])
+
+
+# --------------------------------------------------------------------------- mirrors: `scibench data NAME --base URL_OR_DIR`
+def _cli(*argv) -> int:
+    from scibench.cli import main
+    with pytest.raises(SystemExit) as e: main(list(argv))
+    return e.value.code
+
+
+def _authors_prompts(root: Path, generation: bool = True) -> Path:
+    "utils/evaluation_prompt.py (four Template constants with $module) and utils/inference_prompt.py, in the authors' layout, by us."
+    u = root / "utils"; u.mkdir(parents=True, exist_ok=True)
+    (u / "evaluation_prompt.py").write_text("from string import Template\n\n" + "".join(
+        f'{n} = Template("""\nJudge {n.split("_")[0].lower()} of $module.\nTherefore, the score is: X\n""")\n\n'
+        for n in ("IMPORTANCE_CRITERIA", "FAITHFULNESS_CRITERIA", "SOUNDNESS_CRITERIA", "OVERALL_CRITERIA")))
+    if generation: (u / "inference_prompt.py").write_text('GENERATION_SYSTEM_PROMPT = """You design ablation studies."""\n\n'
+                                                           "def f(x):\n    raise SystemExit('executed')\n")
+    return root
+
+
+@pytest.fixture
+def data_tmp(tmp_path, monkeypatch):
+    d = tmp_path / "data"; monkeypatch.setenv("SCIBENCH_DATA", str(d)); return d
+
+
+def test_abgen_prompts_from_a_mirror_folder(tmp_path, data_tmp, capsys):
+    m = _authors_prompts(tmp_path / "mirror")
+    assert _cli("data", "abgen_prompts", "--base", str(m)) == 0
+    rel = data_tmp / "abgen" / "released"
+    assert sorted(p.name for p in rel.iterdir()) == ["evaluation_prompt.py", "inference_prompt.py"]
+    assert abgen.released_prompts(rel / "evaluation_prompt.py")["soundness"].startswith("\nJudge soundness of $module")
+    assert data._string_constant(rel / "inference_prompt.py", "GENERATION_SYSTEM_PROMPT") == "You design ablation studies."
+    assert "from mirror" in capsys.readouterr().out
+
+
+def test_abgen_prompts_missing_or_bad_file_keeps_nothing(tmp_path, data_tmp, capsys):
+    m = _authors_prompts(tmp_path / "mirror", generation=False)
+    assert _cli("data", "download_abgen_prompts", "--base", str(m)) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out and str(m / "utils" / "inference_prompt.py") in out
+    rel = data_tmp / "abgen" / "released"
+    assert not rel.exists() or not list(rel.iterdir()), "nothing kept, no partial file"
+    (m / "utils" / "inference_prompt.py").write_text("OTHER = 'x'\n")
+    with pytest.raises(data.OfflineError, match="GENERATION_SYSTEM_PROMPT"): data.download_abgen_prompts(base=str(m))
+    assert not rel.exists() or not list(rel.iterdir())
+
+
+def test_abgen_released_from_a_mirror(tmp_path, data_tmp):
+    m = tmp_path / "mirror"; (m / "meta_evaluation_outputs" / "processed_outputs").mkdir(parents=True)
+    (m / "human_evaluation.json").write_text("[]\n")
+    (m / "meta_evaluation_outputs" / "processed_outputs" / "gpt-4o.json").write_text("[]\n")
+    with data.mirror(m): paths = data.download_abgen_released()
+    assert sorted(p.name for p in paths) == ["gpt-4o.json", "human_evaluation.json"]
+    assert (data_tmp / "abgen" / "released" / "processed_outputs" / "gpt-4o.json").exists()
+
+
+def test_abgen_dataset_from_a_mirror_folder(tmp_path, data_tmp):
+    "A copy of the dataset repository: data files and a dataset card naming the splits."
+    rows = [json.loads(l) for l in (ROOT / "data/samples/abgen/sample.jsonl").read_text().splitlines()]
+    m = tmp_path / "hub"; (m / "data").mkdir(parents=True)
+    for split, rs in (("validation", rows[:5]), ("test", rows[5:])):
+        (m / "data" / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rs))
+    (m / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: validation\n    path: data/validation.jsonl\n"
+                                 "  - split: test\n    path: data/test.jsonl\n---\n")
+    with data.mirror(m): paths = data.download_abgen()
+    assert sorted(p.name for p in paths) == ["test.jsonl", "validation.jsonl"]
+    assert len(abgen.load_abgen(path=data_tmp / "abgen" / "validation.jsonl")) == 5
+
+
+def test_every_other_downloader_reads_the_mirror(tmp_path, data_tmp, monkeypatch):
+    "Each downloader asks the mirror for its files (the message names the file it looked for there)."
+    from scibench import arxivbench, autobench, paperbench
+    m = tmp_path / "empty"; m.mkdir()
+    with data.mirror(m):
+        with pytest.raises(data.OfflineError, match=str(m / "api" / "query")): autobench.download_arxiv(tmp_path / "a")
+        with pytest.raises(data.OfflineError, match=str(m / "api/v1/datasets/download/Cornell-University/arxiv")):
+            arxivbench.download_snapshot(tmp_path / "s", build=False)
+        with pytest.raises(data.OfflineError, match=str(m / "project/paperbench/data/papers/rice/paper.md")):
+            paperbench.download_paperbench(tmp_path / "p", ids=["rice"])
+        with pytest.raises(data.OfflineError, match=str(m / "human_evaluation.json")): data.download_abgen_released(tmp_path / "r")
+
+
+def test_arxivbench_prompts_and_arxiv_api_from_a_mirror(tmp_path, data_tmp):
+    import shutil, zipfile
+    from scibench import arxivbench, autobench
+    m = tmp_path / "mirror"
+    shutil.copytree(ROOT / "data/samples/arxivbench/released", m)
+    with data.mirror(m): [out, stats] = arxivbench.download_prompts()
+    assert out == data_tmp / "arxivbench" / "released.jsonl" and json.loads(stats.read_text())["mirror"] == str(m)
+    (m / "api").mkdir()
+    (m / "api" / "query").write_text('<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/1706.03762v7</id>'
+                                     "<title>Attention Is All You Need</title><summary>We propose a model. It works well.</summary></entry></feed>")
+    with data.mirror(m): ps = autobench.download_arxiv(tmp_path / "a", {"1706.03762": "NLP"})
+    assert [p.name for p in ps] == ["1706.03762.json", "papers.jsonl"]
+    z = m / "api/v1/datasets/download/Cornell-University/arxiv"; z.parent.mkdir(parents=True)
+    with zipfile.ZipFile(z, "w") as zf: zf.writestr("arxiv-metadata-oai-snapshot.json", '{"id": "1706.03762", "title": "T"}\n')
+    with data.mirror(m): [snap] = arxivbench.download_snapshot(tmp_path / "s", build=False)
+    assert "1706.03762" in snap.read_text()
+
+
+def test_base_must_exist_and_names_are_checked(tmp_path, capsys):
+    assert _cli("data", "abgen_prompts", "--base", str(tmp_path / "nope")) == 2
+    assert "no such folder" in capsys.readouterr().err
+    assert _cli("data", "nope", "--base", str(tmp_path)) == 2
+    assert "abgen_prompts" in capsys.readouterr().err

@@ -41,7 +41,7 @@ def test_benchmarks_command_and_help(env):
         assert f"{name}: " in r.stdout
         for p in b.params(): assert p.name in r.stdout
     h = cli("run", "abgen", "--help", env=env)
-    assert h.returncode == 0 and "--max-tokens" in h.stdout and "(default: 1024)" in h.stdout and "--judge-base-url" in h.stdout
+    assert h.returncode == 0 and "--max-tokens" in h.stdout and "(default: 0)" in h.stdout and "--judge-base-url" in h.stdout
     assert "completion cap of the generation" in h.stdout
     lst = cli("run", "--help", env=env)
     assert all(n in lst.stdout for n in FIVE)
@@ -132,7 +132,7 @@ def test_crash_in_a_stage_is_recorded_failed(run_bench, fake_server, monkeypatch
     from scibench import abgen
     fs = fake_server()
     def boom(*a, **k): raise RuntimeError("stage exploded")
-    monkeypatch.setattr(abgen, "judge_request", boom)   # inside the pipeline, after a generation
+    monkeypatch.setattr(abgen.Setup, "judge_request", boom)   # inside the pipeline, after a generation
     monkeypatch.setitem(get_benchmark("abgen").__dict__, "run", abgen.run)
     meta, d = run_bench("abgen", dict(model="m", judge="m", limit=1), endpoints={"m": {"base_url": fs.base_url}})
     assert meta["status"] == "failed" and "stage exploded" in meta["status_reason"]

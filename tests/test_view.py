@@ -132,7 +132,7 @@ def test_model_text_is_escaped_in_the_html(tmp_path):
 
 @needs_browser
 def test_browser_shows_script_and_html_from_a_model_as_text(tmp_path, run_bench, fake_server):
-    fs = fake_server(reply=lambda body: json.dumps({"rationale": INJECT, "score": 3}))
+    fs = fake_server(reply=lambda body: json.dumps({"rationale": INJECT, "explanation": INJECT, "score": 3}))   # ours and the authors' field
     meta, d = run_bench("abgen", dict(model="m", judge="m", limit=2, max_tokens=16), endpoints={"m": {"base_url": fs.base_url}})
     assert (d / "report.html").exists(), "execute writes report.html"
     dom, _ = browse(d / "report.html", tmp_path, "open=*", screenshot="escaped.png")
