@@ -21,20 +21,21 @@ from .run import complete_runs, run_label, settings, caption, rel
 __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'OLD_ARCHIVES', 'MIRROR_HOSTS', 'DESCRIPTIONS', 'PROMPT_FIELDS',
            'RELEASED', 'RELEASED_REPO', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE',
            'KEEP_FIELDS', 'INDEX_VERSION', 'TAXONOMY', 'RELEVANCE', 'MATCH', 'AUTHORS_JUDGE_SYSTEM',
-           'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'STATUSES', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'LABELS',
-           'RATES', 'KAGGLE_URL', 'W2_RECORDS', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'valid_id', 'normalize_id',
-           'generator_prompt', 'parse_generated', 'generate_prompts', 'prompts_path', 'load_prompts', 'subject_of_name',
-           'released_rows', 'download_prompts', 'query_prompt', 'authors_links', 'Paper', 'is_author_text',
-           'extract_papers', 'malformed_ids', 'format_pairs', 'is_repetition', 'classify', 'norm_title', 'open_text',
-           'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index', 'snapshot_path', 'default_index_path',
-           'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper',
-           'ajudge_paper', 'ajudge_item', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
-           'ajudge_authors', 'verify_and_judge', 'calculate_acc', 'score_records', 'query_request', 'query_item',
-           'query', 'query_and_judge', 'ArxivBenchConfig', 'record', 'headline', 'index_info', 'summary', 'run', 'plan',
-           'data_files', 'load_judge_labels', 'validate_judge', 'reference', 'run_protocol', 'rate_n', 'fmt_rate',
-           'snapshot_note', 'accuracy_table', 'details_table', 'taxonomy_table', 'figure_subjects', 'model_size',
-           'figure_model_size', 'make_tables', 'download_snapshot', 'build_in_child', 'p3_index', 'w2_data', 'w2_reply',
-           'w2_arxivbench', 'cli']
+           'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'STATUSES', 'ACCURACIES', 'ACCURACY_PROTOCOLS',
+           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES',
+           'LABELS', 'RATES', 'KAGGLE_URL', 'W2_RECORDS', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'valid_id',
+           'normalize_id', 'generator_prompt', 'parse_generated', 'generate_prompts', 'prompts_path', 'load_prompts',
+           'subject_of_name', 'released_rows', 'download_prompts', 'query_prompt', 'authors_links', 'Paper',
+           'is_author_text', 'extract_papers', 'malformed_ids', 'format_pairs', 'is_repetition', 'classify',
+           'norm_title', 'open_text', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index',
+           'snapshot_path', 'default_index_path', 'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity',
+           'taxonomy', 'verify_paper', 'ajudge_paper', 'ajudge_item', 'authors_judge_user', 'authors_judge_request',
+           'authors_verdict', 'ajudge_authors', 'verify_and_judge', 'calculate_acc', 'score_records', 'query_request',
+           'query_item', 'query', 'query_and_judge', 'ArxivBenchConfig', 'protocol_notes', 'note_protocol', 'record',
+           'headline', 'index_info', 'summary', 'run', 'plan', 'requests', 'data_files', 'load_judge_labels',
+           'validate_judge', 'reference', 'run_protocol', 'rate_n', 'fmt_rate', 'snapshot_note', 'accuracy_table',
+           'details_table', 'taxonomy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'make_tables',
+           'download_snapshot', 'build_in_child', 'p3_index', 'w2_data', 'w2_reply', 'w2_arxivbench', 'cli']
 
 # %% ../nbs/40_arxivbench.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -232,18 +233,18 @@ def released_rows(root) -> tuple[list[dict], dict]:
 
 def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
     "The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl` (+ `.stats.json`)."
-    from scibench.data import OfflineError
+    from scibench.data import OfflineError, current_mirror, hf_snapshot
     dest = Path(dest or data_dir()/"arxivbench")
-    try:
-        from huggingface_hub import snapshot_download
-        root = Path(snapshot_download(repo_id=repo, repo_type="dataset"))
+    base = current_mirror()    # `scibench data arxivbench --base URL_OR_DIR`: a copy of the dataset repository
+    try: root = hf_snapshot(repo)
     except Exception as e:
-        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from the Hugging Face hub: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? set HF_ENDPOINT for a mirror; needed only for split `released`)") from None
+        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from {f'mirror {base}' if base else 'the Hugging Face hub'}: "
+                           f"{type(e).__name__}: {str(e)[:200]} (offline? give a mirror: scibench data download_prompts --base URL_OR_DIR; "
+                           "needed only for split `released`)") from None
     rows, st = released_rows(root)
     out = dest/f"{RELEASED}.jsonl"
     write_jsonl(out, rows)
-    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st))
+    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st, **(dict(mirror=base) if base else {})))
     return [out, out.with_suffix(".stats.json")]
 
 # %% ../nbs/40_arxivbench.ipynb #ab101d2e
@@ -960,6 +961,49 @@ class ArxivBenchConfig(Config):
     subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)", choices=SUBJECTS)  # noqa: RUF009 (a fresh list per config)
     index: str = param("", "arXiv metadata index (SQLite) to verify ids in; empty: the split's default index")
 
+AUTHORS_MAX_TOKENS, AUTHORS_JUDGE = 1000, "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"   # their query cap, their judge
+# their quirks, kept under protocol `authors` (gpt_exp.py, tools.py)
+AUTHORS_QUIRKS = (
+    "their user turn as the triple-quoted literal reads: 'explict explicit' and the 28-space indentation of its lines",
+    "their judge answers in max_tokens=1; the answer is lower()ed without strip(): anything but exactly no/yes/pass is pass",
+    "ids looked up as written (raw id after the last abs/, version and case kept): an id not found is 'no' without a judge call",
+    "a response counts only when their regex matches exactly 3 [[title]] [[url]] pairs; a link without abs/ is skipped",
+    "repeated ids in one response are each looked up and judged (counted again)",
+    "calculate_ACC removes pass from the denominator: ACC = round(100 × yes / (yes + no), 2)")
+# where protocol `authors` differs from their code
+AUTHORS_DIFFERENCES = (
+    "we send seed (the sample index, 0) with every request; their calls send none",
+    "the leftover file_prompts[1:2] in gpt_exp.py (one prompt file of a subject) is not reproduced: every prompt is asked",
+    "all answers pass: accuracy None with its reason, where calculate_ACC raises ZeroDivisionError",
+    "a failed request is a counted failure with its reason, outside their arithmetic")
+PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title match) with our prompts and a yes/no/pass schema; their "
+                     "query and one-call judge are protocol authors",
+                     "our tolerant extractor and canonical ids instead of their regex and lookup of the id as written",
+                     "accuracies (a), (b') and (c) over every listed paper; (b), their calculate_ACC, only under protocol authors")
+
+def protocol_notes(cfg, judge_spec=None) -> dict:
+    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape: name,
+    prompts, notes = this run's departures, quirks = their quirks kept (authors), differences = where we differ from their code)."""
+    notes = []
+    if cfg.protocol != "scibench":
+        if cfg.max_tokens != AUTHORS_MAX_TOKENS: notes.append(f"max_tokens={cfg.max_tokens} (theirs: {AUTHORS_MAX_TOKENS})")
+        if cfg.temperature != 0.0: notes.append(f"temperature={cfg.temperature} (theirs: 0)")
+        if judge_spec is not None and "llama-3.1-8b" not in f"{judge_spec.name} {judge_spec.model}".lower():
+            who = f"the embedded SmolLM2 ({judge_spec.model})" if judge_spec.embedded else f"{judge_spec.name} ({judge_spec.model})"
+            notes.append(f"the judge is {who}, not their {AUTHORS_JUDGE}")
+    if cfg.protocol == "authors" and cfg.judge_max_tokens != 256:
+        notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
+    diffs = (list(AUTHORS_DIFFERENCES) if cfg.protocol == "authors" else list(PAPER_DIFFERENCES) if cfg.protocol == "paper" else
+             ["our own query, extractor, two-step judge and scoring (protocol scibench)"])
+    return dict(name=cfg.protocol, prompts="authors" if cfg.protocol == "authors" else "scibench", notes=notes,
+                quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [], differences=diffs)
+
+def note_protocol(cfg, ctx) -> None:
+    "Record `protocol_notes` in the run's provenance and print this run's departures (stderr)."
+    import sys
+    p = ctx.provenance["protocol"] = protocol_notes(cfg, ctx.llm("judge").spec)
+    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
+
 def record(it: dict) -> dict:
     "A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the item."
     failure = (f"query: {it['request_failure']}" if it["request_failure"] else
@@ -996,6 +1040,7 @@ def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     its previous step answers (`query_and_judge`); records stream to `records.jsonl` in input order; writes scores."""
     prompts = load_prompts(cfg.split, cfg.limit or None, cfg.subjects or None)
     ix_path = index_for(cfg.split, cfg.index or None)
+    note_protocol(cfg, ctx)
     kept = []
     with open_index(ix_path) as ix:
         def write(f):
@@ -1030,6 +1075,11 @@ def plan(cfg: ArxivBenchConfig) -> list[dict]:
     return [dict(role="model", calls=len(ps), prompt_tokens=q, completion_tokens=len(ps) * cfg.max_tokens),
             dict(role="judge", calls=jc, prompt_tokens=j, completion_tokens=jc * cfg.judge_max_tokens,
                  note="estimate for 3 papers per answer: fabricated, malformed or missing ids skip the judge; extra links add calls")]
+
+def requests(cfg: ArxivBenchConfig) -> list[tuple[str, Request]]:
+    "The first stage's calls (`scibench run arxivbench --dry-run --requests FILE`): the query of every prompt, under `cfg.protocol`."
+    return [("model", query_request(p["prompt"], cfg.temperature, cfg.max_tokens, N_PAPERS, cfg.protocol))
+            for p in load_prompts(cfg.split, cfg.limit or None, cfg.subjects or None)]
 
 def data_files(cfg: ArxivBenchConfig) -> list[Path]:
     "Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index `make data` builds)."
@@ -1280,22 +1330,21 @@ def make_tables() -> list:
 KAGGLE_URL = "https://www.kaggle.com/api/v1/datasets/download/Cornell-University/arxiv"
 
 def download_snapshot(dest=None, url: str = KAGGLE_URL, build: bool = True) -> list[Path]:
-    "Download the Kaggle arXiv metadata snapshot into `data/arxivbench/` and build its index."
-    import base64, urllib.request, urllib.error, zipfile, shutil
-    from scibench.data import OfflineError
+    """Download the Kaggle arXiv metadata snapshot into `data/arxivbench/` and build its index. With a mirror
+    (`scibench data download_snapshot --base URL_OR_DIR`), the zip Kaggle serves is read from the mirror's
+    `api/v1/datasets/download/Cornell-University/arxiv` (its path on kaggle.com); the Kaggle key is never sent there."""
+    import base64, zipfile, shutil
+    from scibench.data import OfflineError, fetch_url, current_mirror
     dest = Path(dest or data_dir()/"arxivbench"); dest.mkdir(parents=True, exist_ok=True)
-    z = dest/"arxiv.zip"; part = dest/"arxiv.zip.part"
-    req = urllib.request.Request(url)
+    z = dest/"arxiv.zip"
+    headers = {}
     if os.environ.get("KAGGLE_USERNAME") and os.environ.get("KAGGLE_KEY"):
         tok = base64.b64encode(f"{os.environ['KAGGLE_USERNAME']}:{os.environ['KAGGLE_KEY']}".encode()).decode()
-        req.add_header("Authorization", f"Basic {tok}")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r, open(part, "wb") as f: shutil.copyfileobj(r, f, 1 << 20)
-    except (urllib.error.URLError, OSError) as e:
-        part.unlink(missing_ok=True)
-        raise OfflineError(f"cannot download the arXiv snapshot from {url}: {getattr(e, 'reason', e)} "
-                           "(offline? or set KAGGLE_USERNAME/KAGGLE_KEY; needed only for real-data runs)") from None
-    os.replace(part, z)
+        headers["Authorization"] = f"Basic {tok}"
+    try: fetch_url(url, z, headers=headers)   # from the active mirror, if any (without the header)
+    except OfflineError as e:
+        raise OfflineError(f"cannot download the arXiv snapshot: {e}" + ("" if current_mirror() else
+                           " (or set KAGGLE_USERNAME/KAGGLE_KEY; needed only for real-data runs)")) from None
     snap = dest/"arxiv-metadata-oai-snapshot.json"
     with zipfile.ZipFile(z) as zf:
         name = next(n for n in zf.namelist() if n.endswith(".json"))
@@ -1557,6 +1606,6 @@ PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Resea
 # small caps keep the embedded model's sample run (13 prompts, up to 78 judge calls) to minutes on 2 cores
 ARXIVBENCH = register(Benchmark(
     "arxivbench", "list three arXiv papers for a research request; ids verified against arXiv metadata, relevance and title match judged",
-    PAPER, ArxivBenchConfig, run, data=data_files, plan=plan, tables=make_tables, downloaders=[download_prompts, download_snapshot],
+    PAPER, ArxivBenchConfig, run, data=data_files, plan=plan, requests=requests, tables=make_tables, downloaders=[download_prompts, download_snapshot],
     perf={"P3": p3_index, "W2": w2_arxivbench},
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=200, judge_max_tokens=200)]))

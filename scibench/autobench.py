@@ -23,6 +23,7 @@ from .run import complete_runs, run_label, settings, caption, run_parent, rel
 # %% auto #0
 __all__ = ['LEVELS', 'TYPES', 'STAGES', 'S2ORC_TYPES', 'MANIFEST_FIELDS', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR',
            'GRADES', 'NOT_MCQ', 'BANDS', 'ABLATIONS', 'REVIEW_COLUMNS', 'MAIN', 'CONTROL', 'CONTROL_FIELDS', 'CONTEXTS',
+           'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS',
            'FILTER_NOTE', 'GENERATOR_NOTE', 'CHECKS', 'BENCH_KEYS', 'BENCH_FIELDS', 'BENCH_TYPES', 'EVAL_COLUMNS',
            'ARXIV_IDS', 'W4_SECTIONS', 'W4_WINDOWS', 'W4_PARAMS', 'PAPER', 'AUTOBENCH', 'make_paper', 'parse_markdown',
            'parse_text', 'parse_s2orc', 'load_paper', 'paragraphs', 'split_dir', 'load_manifest', 'load_split',
@@ -38,9 +39,10 @@ __all__ = ['LEVELS', 'TYPES', 'STAGES', 'S2ORC_TYPES', 'MANIFEST_FIELDS', 'LEVEL
            'apply_filters', 'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity',
            'diversity_ci', 'item_discrimination', 'discrimination', 'discrimination_ci', 'acalibrate',
            'calibration_row', 'calibrate', 'set_metrics', 'review_csv', 'human_correctness', 'load_control_set',
-           'AutoBenchConfig', 'run', 'plan', 'data_files', 'load_benchmark', 'evaluate', 'table_main', 'table_stages',
-           'table_ablation', 'table_distribution', 'table_eval', 'figure_survival', 'make_tables', 'latest_benchmark',
-           'cli', 'download_arxiv', 'perf_pipeline', 'w4_data', 'w4_reply', 'w4_autobench']
+           'AutoBenchConfig', 'protocol_notes', 'note_protocol', 'run', 'plan', 'requests', 'data_files',
+           'load_benchmark', 'evaluate', 'run_protocol', 'table_main', 'table_stages', 'table_ablation',
+           'table_distribution', 'table_eval', 'figure_survival', 'make_tables', 'latest_benchmark', 'cli',
+           'download_arxiv', 'perf_pipeline', 'w4_data', 'w4_reply', 'w4_autobench']
 
 # %% ../nbs/30_autobench.ipynb #3b8bcfad
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -963,6 +965,8 @@ def load_control_set(path, papers: dict) -> list[dict]:
 # %% ../nbs/30_autobench.ipynb #98214ded
 CONTEXTS = ("none", "evidence", "paper")
 
+PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
+
 @dataclass
 class AutoBenchConfig(Config):
     "AutoBench: `model` generates the knowledge points and questions from the papers of `split`."
@@ -999,6 +1003,58 @@ class AutoBenchConfig(Config):
     control_set: str = param("", "human-written control questions (.jsonl or .csv, schema in the notebook), filtered and calibrated "
                                  "like the generated ones ('' = none; relative: the split folder, then the working directory)")
     n_resamples: int = param(1000, "bootstrap resamples of each confidence interval")
+    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
+                          "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
+
+# where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
+PAPER_CHOICES = (
+    "prompts: the paper prints none; every prompt (extraction, generation, solving, calibration, answerability, ambiguity, grading) "
+    "and its JSON schema is ours",
+    "windows: window_size 3 paragraphs moved by window_stride 2 within a section, points_per_window 3; the reasoning level also sees "
+    "the other sections within extract_context_chars (3,000)",
+    "duplicate knowledge points of a paper (overlapping windows) merge at embedding cosine >= merge_threshold (0.9)",
+    "retrieval: hybrid = reciprocal-rank fusion of BM25 and embedding cosine, query = the knowledge point; k_same 2 same-paper and "
+    "k_related 1 related-corpus paragraphs; question types round robin over the knowledge points",
+    "contrastive distractors: one generation call whose schema puts the answer before the distractors (the paper: the answer first, "
+    "then distractors from its neighbourhood), plus our numeric distractors at -30%, -20%, +20%, +30%",
+    "correctness: the solver answers with the evidence paragraphs; a disagreement drops the question (on_disagree=drop; the paper: "
+    "manual review or discard) and a solver failure counts as one",
+    "uniqueness: embedding cosine >= uniq_threshold (0.9) with an earlier kept question",
+    "answerability: the whole paper with paragraph ids; passes when a cited id is an evidence paragraph or the cited paragraphs hold "
+    "at least half of the answer's content words",
+    "ambiguity (MCQ only): the judge lists every correct option of the evidence; passes iff exactly one, the key",
+    "calibration and metrics: difficulty bands hard < 0.333 <= medium <= 0.667 < easy; diversity = 1 - mean pairwise cosine; "
+    "discrimination = the upper-lower index over solvers (the paper gives no formula)")
+# where protocol `paper` knowingly departs from the paper's text (not reproducible here, or not yet implemented)
+PAPER_GAPS = (
+    "human correctness needs reviewers: review.csv is exported and the column is filled only once a person has reviewed it",
+    "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet implemented)")
+SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper is silent are "
+                        "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
+PAPER_GENERATOR, PAPER_SOLVERS = "GPT-4", 5
+
+def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note: str|None = None) -> dict:
+    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
+    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and gaps)."""
+    notes = []
+    if cfg.protocol == "paper":
+        if "gpt-4" not in str(cfg.model).lower(): notes.append(f"model={cfg.model} generates (the paper: {PAPER_GENERATOR})")
+        if solver_is_generator: notes.append("the correctness solver serves the generator's model (the paper: a different model, e.g. Claude-3)")
+        if len(solvers) != PAPER_SOLVERS: notes.append(f"{len(solvers)} calibration solvers (the paper: {PAPER_SOLVERS} LLMs of 7B-70B)")
+        if cal_note: notes.append(cal_note)
+        if tuple(cfg.stages) != STAGES: notes.append(f"stages={','.join(cfg.stages)} (the paper: all four)")
+        if tuple(cfg.types) != TYPES: notes.append(f"types={','.join(cfg.types)} (the paper: {', '.join(TYPES)})")
+        for k in ("max_windows", "points_per_paper"):
+            if getattr(cfg, k): notes.append(f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
+        if cfg.on_disagree != "drop": notes.append(f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")
+    diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
+    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
+
+def note_protocol(cfg, ctx, **kw) -> None:
+    "Record `protocol_notes` in the run's provenance and print this run's departures (stderr)."
+    import sys
+    p = ctx.provenance["protocol"] = protocol_notes(cfg, **kw)
+    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
 FILTER_NOTE = "calibration by the filter solver's model: difficulty not independent"
 GENERATOR_NOTE = "calibration by the generator's model: difficulty not independent"
@@ -1160,6 +1216,7 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     served = lambda sp: (sp.base_url, sp.model)
     same = [x for x in solvers_l if served(ctx.llm("solvers", parse_solver(x)[0]).spec) in (served(solver_llm.spec), served(gen.spec))]
     if same and cal_note is None: cal_note = f"calibration solvers {same} serve the filter solver's or the generator's model: difficulty not independent"
+    note_protocol(cfg, ctx, solver_is_generator=served(solver_llm.spec) == served(gen.spec), solvers=solvers_l, cal_note=cal_note)
     write_jsonl(d/"papers.jsonl", papers_l)
     cpath = _control_path(cfg)
     # 2. knowledge points, 3. questions (full and, for the ablation, without retrieval), 4. checks and 5. calibration of
@@ -1325,6 +1382,15 @@ def plan(cfg: AutoBenchConfig) -> list[dict]:
             add("solvers", name, 1, len(calibration_prompt(q, c, p)), cfg.check_max_tokens)
     return [dict(r, prompt_tokens=int(r["prompt_tokens"])) for r in rows.values() if r["calls"]]
 
+def requests(cfg: AutoBenchConfig) -> list[tuple[str, Request]]:
+    """The first stage's calls (`scibench run autobench --dry-run --requests FILE`): the knowledge-point extraction of every
+    window of every paper, the same requests as `extract` and the run's pipeline (`extraction_request`). Question generation
+    and everything after it need the extracted points: not listed."""
+    _validate(cfg)
+    papers, _ = load_split(cfg.split, cfg.limit or None)
+    return [("model", extraction_request(p, w, cfg.points_per_window, cfg.extract_max_tokens, cfg.extract_context_chars))
+            for p in papers for w in paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)]
+
 def data_files(cfg: AutoBenchConfig) -> list[Path]:
     "The files split `cfg.split` needs: its manifests and the papers they list."
     d = split_dir(cfg.split)
@@ -1455,6 +1521,10 @@ def _runs() -> list[tuple[Path, str, str]]:
     "(folder, label, settings) of every complete AutoBench run."
     return [(d, run_label(d), settings(d)) for d in complete_runs("autobench")]
 
+def run_protocol(d: Path) -> str:
+    "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
+    return read_json(d/"meta.json")["config"].get("protocol") or "paper (before issue 18)"
+
 def table_main() -> pd.DataFrame:
     rows = []
     for d, run_, st in _runs():
@@ -1463,14 +1533,14 @@ def table_main() -> pd.DataFrame:
         recs = [r for r in read_jsonl(d/"records.jsonl") if r["variant"] == "full"]
         for area, m in list(s["fields"].items()) + [("Combined", s["main"])]:
             g, gf, sv = _gen(m, recs, area)
-            rows.append({"source": "scibench", "run": run_, "settings": st, "area": area, "generated": g,
+            rows.append({"source": "scibench", "run": run_, "settings": st, "protocol": run_protocol(d), "area": area, "generated": g,
                          "post-filtering": m["kept"], "survival % (of generated)": sv,
                          "human correctness %": hc if area == "Combined" else "–", "reviewed": hn if area == "Combined" else "–",
                          "human-written control %": cc if area == "Combined" else "–", "control reviewed": cn if area == "Combined" else "–",
                          "discrimination": _est(m["discrimination"]), "diversity": _est(m["diversity"]),
                          "generation failures (not in survival)": gf, "calibration": _calibration(s) if area == "Combined" else "–"})
     for _, r in reference("autobench_main").iterrows():
-        rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "area": r["area"], "generated": int(r["generated"]),
+        rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "protocol": "paper", "area": r["area"], "generated": int(r["generated"]),
                      "post-filtering": int(r["post_filtering"]), "survival % (of generated)": fmt(100 * r["post_filtering"] / r["generated"], 1),
                      "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–",
                      "human-written control %": fmt(r["human_written_control_pct"], 1) if "human_written_control_pct" in r else "–",
@@ -1484,12 +1554,12 @@ def table_stages() -> pd.DataFrame:
         s = read_json(d/"scores.json")
         n0 = s["stages"][0]["passed"]                                   # generated questions: generation failures are not in the base
         for c in s["stages"]:
-            rows.append({"run": run_, "settings": st, "stage": c["stage"], "enabled": c["enabled"], "entered": c["entered"],
+            rows.append({"run": run_, "settings": st, "protocol": run_protocol(d), "stage": c["stage"], "enabled": c["enabled"], "entered": c["entered"],
                          "passed": c["passed"], "dropped (check)": c["dropped_check"], "dropped (unverified / failed)": c["dropped_unverified"],
                          "stage survival %": fmt(100 * c["passed"] / c["entered"], 1) if c["entered"] else "–",
                          "cumulative survival % (of generated)": "–" if c["stage"] == "generation" else fmt(100 * c["passed"] / n0, 1) if n0 else "–"})
     ref = reference("autobench_main").set_index("area").loc["Combined"]
-    rows.append({"run": "paper (Combined)", "settings": "paper", "stage": "all four", "enabled": True, "entered": int(ref["generated"]),
+    rows.append({"run": "paper (Combined)", "settings": "paper", "protocol": "paper", "stage": "all four", "enabled": True, "entered": int(ref["generated"]),
                  "passed": int(ref["post_filtering"]), "dropped (check)": "–", "dropped (unverified / failed)": "–", "stage survival %": "–",
                  "cumulative survival % (of generated)": fmt(100 * ref["post_filtering"] / ref["generated"], 1)})
     return pd.DataFrame(rows)
@@ -1503,16 +1573,18 @@ def table_ablation() -> pd.DataFrame:
         for name in [*ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only", CONTROL]:
             if name not in abl:
                 if name == CONTROL: continue
-                rows.append({"source": "scibench", "run": run_, "settings": st, "configuration": name,
+                rows.append({"source": "scibench", "run": run_, "settings": st, "protocol": run_protocol(d), "configuration": name,
                              **{k: "not run" for k in ("kept / generated", "survival %", "diversity", "discrimination", "mean pass rate")},
                              "human correctness %": "not run (ablate_retrieval=False)" if "Retrieval" in name else "not run", "reviewed": "–"}); continue
             m = abl[name]; hc, hn = _human(d, name)
             g, _, sv = _gen(m)
-            rows.append({"source": "scibench", "run": run_, "settings": st, "configuration": name, "kept / generated": f"{m['kept']}/{g}",
+            rows.append({"source": "scibench", "run": run_, "settings": st, "protocol": run_protocol(d), "configuration": name,
+                         "kept / generated": f"{m['kept']}/{g}",
                          "survival %": sv, "diversity": _est(m["diversity"]), "discrimination": _est(m["discrimination"]),
                          "mean pass rate": _est(m["pass_rate"]), "human correctness %": hc, "reviewed": hn})
     for name, r in ref.iterrows():
-        rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "configuration": name, "kept / generated": "–",
+        rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "protocol": "paper", "configuration": name,
+                     "kept / generated": "–",
                      "survival %": "–", "diversity": fmt(r["question_diversity"]), "discrimination": "–", "mean pass rate": "–",
                      "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–"})
     return pd.DataFrame(rows)
@@ -1524,11 +1596,11 @@ def table_distribution() -> pd.DataFrame:
         for key, vals in (("level", LEVELS), ("type", TYPES), ("difficulty", ("easy", "medium", "hard", "unknown"))):
             for v in vals:
                 g = [r for r in full if r.get(key) == v]
-                rows.append({"run": run_, "settings": st, "by": key, "value": v, "generated": len(g),
+                rows.append({"run": run_, "settings": st, "protocol": run_protocol(d), "by": key, "value": v, "generated": len(g),
                              "generation failures": sum(r["generation_failure"] is not None for r in g), "kept": sum(r["kept"] for r in g)})
-    return pd.DataFrame(rows, columns=["run", "settings", "by", "value", "generated", "generation failures", "kept"])
+    return pd.DataFrame(rows, columns=["run", "settings", "protocol", "by", "value", "generated", "generation failures", "kept"])
 
-EVAL_COLUMNS = ["run", "settings", "model", "context", "subset", "accuracy %", "answered", "failures", "questions"]
+EVAL_COLUMNS = ["run", "settings", "protocol", "model", "context", "subset", "accuracy %", "answered", "failures", "questions"]
 
 def table_eval() -> pd.DataFrame:
     rows = []
@@ -1536,7 +1608,7 @@ def table_eval() -> pd.DataFrame:
         for f in sorted((d/"eval").glob("*/scores.json")):
             s = read_json(f)
             for k, v in s["subsets"].items():
-                rows.append({"run": run_, "settings": st, "model": s["model"], "context": s["context"], "subset": k,
+                rows.append({"run": run_, "settings": st, "protocol": run_protocol(d), "model": s["model"], "context": s["context"], "subset": k,
                              "accuracy %": fmt_est(v, 1, 100), "answered": v["n"], "failures": v["failures"], "questions": v["total"]})
     return pd.DataFrame(rows, columns=EVAL_COLUMNS)
 
@@ -1795,6 +1867,7 @@ def w4_autobench(n: int|None = None, concurrency: int|None = None, latency_dist=
 PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs", "authors not named in the source text (ACL 2025)")
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER, AutoBenchConfig, run,
-    validate=_validate, data=data_files, plan=plan, tables=make_tables, downloaders=[download_arxiv], perf={"AB1": perf_pipeline, "W4": w4_autobench},
+    validate=_validate, data=data_files, plan=plan, requests=requests, tables=make_tables, downloaders=[download_arxiv],
+    perf={"AB1": perf_pipeline, "W4": w4_autobench},
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2, extract_max_tokens=220,
                        generate_max_tokens=200, check_max_tokens=90, evaluate_models="local", ablate_retrieval=False, control_set="control.jsonl")]))

@@ -143,6 +143,8 @@ def plan_text(meta: dict) -> str:
                               f"{r['cost_usd']:9.4f}" + (f"  {r['note']}" if r.get("note") else ""))
     out.append(f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
                f"{sum(r['completion_tokens'] for r in rows):11,d} {sum(r['cost_usd'] for r in rows):9.4f}")
+    mins = [r["est_minutes"] for r in rows if r.get("est_minutes") is not None]
+    if mins: out.append(f"embedded model: at most ~{sum(mins):.1f} min here (one request at a time; see the notes)")
     return "plan (estimates: prompt tokens ≈ characters / 4, completions at their max_tokens caps):\n" + "\n".join(out)
 
 def _interrupt(signum, frame): raise KeyboardInterrupt

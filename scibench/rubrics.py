@@ -31,14 +31,16 @@ from .paperbench import (CATEGORIES, _categories, _read_tree, category_shares,
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'TOOLS', 'RUBRIC_FILE', 'OBS_CHARS', 'WRITE_STEPS',
            'GREP_HITS', 'FORCE_WRITE', 'FINISH_WRITE', 'MAX_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS',
-           'METRICS', 'RETRIEVAL', 'PAPER_RUN', 'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'PB_LEAF_COUNTS', 'W3_PAPER_CHARS',
-           'W3_REPOS', 'W3_ITEMS', 'W3_FILES', 'SAMPLE_RUBRIC', 'PAPER', 'RUBRICS', 'split_root', 'load_papers',
-           'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views', 'examples_text',
-           'direct_prompt', 'icl_prompt', 'other_papers', 'action_schema', 'agent_system', 'agent_task', 'agent_steps',
-           'make_workspace', 'run_tool', 'run_agent', 'arun_agent', 'check_skill', 'distill_skill', 'adistill_skill',
-           'generate_rubrics', 'agenerate_rubric', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge',
-           'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic', 'extrinsic', 'summarize',
-           'RubricsConfig', 'strongest_model', 'grader_paper', 'run', 'plan', 'data', 'table1', 'embedder_note',
+           'METRICS', 'RETRIEVAL', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K',
+           'PAPER_JUDGE', 'PAPER_EMBEDDER_NAME', 'PAPER_RUN', 'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'PB_LEAF_COUNTS',
+           'W3_PAPER_CHARS', 'W3_REPOS', 'W3_ITEMS', 'W3_FILES', 'SAMPLE_RUBRIC', 'PAPER', 'RUBRICS', 'split_root',
+           'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
+           'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'action_schema', 'agent_system',
+           'agent_task', 'agent_steps', 'make_workspace', 'run_tool', 'run_agent', 'arun_agent', 'check_skill',
+           'distill_skill', 'adistill_skill', 'generate_rubrics', 'agenerate_rubric', 'count_tokens', 'rubric_stats',
+           'rouge_matrices', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic',
+           'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'run_protocol', 'RubricsConfig',
+           'strongest_model', 'grader_paper', 'run', 'plan', 'requests', 'data', 'table1', 'embedder_note',
            'grader_paper_note', 'table_intrinsic', 'table_judge_eval', 'table_stats', 'figure_category_shares',
            'figure_importance_hist', 'make_tables', 'p4_intrinsic', 'p4_scale', 'w3_rubrics_data', 'w3_reply',
            'w3_rubrics', 'load_rubric_file', 'cli']
@@ -850,6 +852,56 @@ def _nan_none(x):
 
 RETRIEVAL = ("bm25", "embedding", "hybrid")
 
+PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
+# where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
+PAPER_CHOICES = (
+    "prompts: Appendix A's prompts are figures, not in the paper's text; the instructions I, the in-context layout, the agent's "
+    "first prompt, the skill request and the grader's pass/fail prompt are ours (items as JSON {criterion, importance 1-5, category})",
+    "in-context examples: n_examples (1) PaperBench trees of other papers cut to about example_items (80) nodes within example_chars, "
+    "importance 1-5 from the weight's quintile (the paper's examples are human-rewritten checklists, which we do not have)",
+    "agent tools: list_files, read_file (obs_chars per read, paged by an offset), grep, write_file, append_file, finish (the paper: "
+    "'tools such as Read and Write'); a step budget (max_steps 0 = one reading of the workspace + 10) and one last forced write turn",
+    "skill: distilled by the strongest configured model (highest price_out; the paper: Claude-Opus) on the split's first paper (the "
+    "paper names none), in the same conversation; the document is checked (check_skill) before use",
+    "grader retrieval: the top-K files ranked by BM25 (retrieval=bm25; the paper names no method), cut to what fits the judge's context",
+    "grader reading: the paper itself beside the retrieved files (paper_chars=-1, as PaperBench's judge does) where it fits; the paper "
+    "says only 'based on the retrieved contents'",
+    "sampling and caps: generation temperature 0, max_tokens 8192, judge_max_tokens 256 (the paper gives none)",
+    "the reference rubric of the extrinsic scores: PaperBench's leaves with their effective weights as importances",
+    "statistics and lexical metrics: tokens of all-MiniLM-L6-v2's WordPiece tokenizer; ROUGE by rouge_score with the Porter stemmer",
+    "a paper whose score vector is constant or has fewer than 2 scored repositories has no correlation: skipped and counted")
+# where protocol `paper` knowingly departs from the paper's text (not reproducible here, or not yet implemented)
+PAPER_GAPS = (
+    "the default embedder is all-MiniLM-L6-v2 (the paper: Qwen3-Embedding-8B): tau = 0.7 is not comparable across embedders",
+    "the paper's in-context examples and Human Annotation row are human-rewritten checklists: not reproducible, PaperBench trees instead")
+# protocol `scibench` sends the same requests as `paper` today; what it stands for
+SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper is silent are "
+                        "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
+PAPER_K, PAPER_JUDGE, PAPER_EMBEDDER_NAME = 10, "GPT-4o-mini", "Qwen3-Embedding-8B"
+
+def protocol_notes(cfg) -> dict:
+    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
+    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and gaps)."""
+    notes = []
+    if cfg.protocol == "paper":
+        if cfg.k != PAPER_K: notes.append(f"k={cfg.k} (the paper: top-K = {PAPER_K} files per criterion)")
+        if PAPER_JUDGE.lower() not in str(cfg.judge).lower(): notes.append(f"judge={cfg.judge} (the paper: {PAPER_JUDGE})")
+        if "qwen3-embedding-8b" not in cfg.embedder.lower(): notes.append(f"embedder={cfg.embedder} (the paper: {PAPER_EMBEDDER_NAME})")
+        if cfg.max_items: notes.append(f"max_items={cfg.max_items}: rubrics cut (the paper: no cap)")
+        if list(cfg.settings) != list(SETTINGS): notes.append(f"settings={','.join(cfg.settings)} (the paper: all four)")
+        if cfg.skill_file and "skill" in cfg.settings: notes.append(f"skill_file={cfg.skill_file}: the skill is read, not distilled in this run")
+    diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
+    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
+
+def note_protocol(cfg, ctx) -> None:
+    "Record `protocol_notes` in the run's provenance and print this run's departures (stderr)."
+    p = ctx.provenance["protocol"] = protocol_notes(cfg)
+    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
+
+def run_protocol(c: dict) -> str:
+    "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
+    return c.get("protocol") or "paper (before issue 18)"
+
 @dataclass
 class RubricsConfig(Config):
     judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); the embedded model is weak", role=True)
@@ -876,6 +928,8 @@ class RubricsConfig(Config):
     judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split has cases")
     embedder: str = param(DEFAULT_EMBEDDER, "embedding model of the intrinsic matching: a sentence-transformers name or path, "
                           "or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is not comparable across embedders")
+    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
+                          "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
 
 def _validate(cfg: RubricsConfig) -> None:
     "Checks across parameters (a bad config stops before any call)."
@@ -955,6 +1009,7 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     d, gen_llm, judge_llm = ctx.out, ctx.llm("model"), ctx.llm("judge")
     gkw = dict(max_tokens=cfg.max_tokens, max_items=cfg.max_items, max_steps=cfg.max_steps, obs_chars=cfg.obs_chars, temperature=cfg.temperature,
                example_items=cfg.example_items, example_chars=cfg.example_chars)
+    note_protocol(cfg, ctx)
     embed_map(["the embedder answers"], cfg.embedder, cache=True)   # a bad embedder stops the run here, before any call (cached: it answered before)
     plan = _skill_plan(cfg, ctx, papers) if "skill" in cfg.settings else None
     # one pipeline over (setting, paper), the reference rubric first: a rubric is graded as soon as it exists, its grading calls
@@ -1085,6 +1140,43 @@ def plan(cfg: RubricsConfig) -> list[dict]:
     return [dict(role=r, calls=c, prompt_tokens=round(pt), completion_tokens=ct, **(dict(name=sm) if r == "skill_model" else {}))
             for r, (c, pt, ct) in rows.items() if c]
 
+def _first_turn(papers: list[dict], p: dict, setting: str, skill: str|None, cfg: RubricsConfig) -> Request:
+    "An agent's first request, taken from the agent loop itself (its workspace in a temporary folder, removed at once)."
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        gen = _agent_loop(**_agent_kw(papers, p, setting, t, skill, cfg.n_examples, cfg.max_tokens, cfg.max_items, cfg.max_steps,
+                                      cfg.obs_chars, cfg.temperature, cfg.example_items, cfg.example_chars), extra_turn=None)
+        try: return next(gen)
+        finally: gen.close()
+
+def requests(cfg: RubricsConfig) -> list[tuple]:
+    """The first stage's calls (`scibench run rubrics --dry-run --requests FILE`): the first call of each (setting, paper).
+    direct / icl: the rubric's one request (`_gen_request`); agentic: the agent's first turn. skill: with `skill_file`, each
+    paper's first turn with that document (none when the document is rejected: the setting fails without a call); without
+    it, the distillation's first turn by the skill model on `skill_paper`; each paper's own skill turns are skipped, since
+    they need the distilled document, which only running makes. Grading (the judge) is a later stage: not listed."""
+    papers = load_papers(cfg.split, cfg.limit or None)
+    ek = dict(example_items=cfg.example_items, example_chars=cfg.example_chars)
+    out = []
+    for s in cfg.settings:
+        if s == "skill":
+            if not cfg.skill_file:
+                try: reg = load_registry()
+                except (OSError, ValueError): reg = {}
+                sm, _ = strongest_model(cfg, reg)
+                sp = next((p for p in papers if p["id"] == (cfg.skill_paper or papers[0]["id"])), None)
+                if sp is None: raise ConfigError(f"skill_paper {cfg.skill_paper!r} is not in split {cfg.split} ({', '.join(p['id'] for p in papers)})")
+                role = "model" if sm == str(cfg.model).split("+")[0] else "skill_model"
+                out.append((role, sm, _first_turn(papers, sp, "agentic", None, cfg)))   # the distillation is an agentic run
+                continue
+            skill = Path(cfg.skill_file).read_text(encoding="utf-8")
+            if check_skill(skill): continue
+        for p in papers:
+            if s in ("direct", "icl"):
+                out.append(("model", _gen_request(papers, p, s, cfg.n_examples, cfg.max_tokens, cfg.max_items, cfg.temperature, **ek)))
+            else: out.append(("model", _first_turn(papers, p, s, skill if s == "skill" else None, cfg)))
+    return out
+
 def data(cfg: RubricsConfig) -> list[Path]:
     "What split `cfg.split` needs: its papers folder (`papers/<id>/{paper.md, rubric.json}`); repositories and JudgeEval cases are optional."
     return [split_root(cfg.split)/"papers"]
@@ -1102,14 +1194,14 @@ def table1() -> pd.DataFrame:
     rows = []
     for d, c, key, v in _our_rows():
         ref = key == "reference"
-        rows.append({"source": "scibench", "run": run_label(d), "settings": run_settings(d), "setting": v["label"],
+        rows.append({"source": "scibench", "run": run_label(d), "settings": run_settings(d), "protocol": run_protocol(c), "setting": v["label"],
                      "backbone": "PaperBench" if ref else c["model"], "judge": c["judge"],
                      "spearman": "–" if ref else fmt_est(v["spearman"]), "pearson": "–" if ref else fmt_est(v["pearson"]),
                      "papers (skipped)": str(v["papers"]) if ref else f"{v['papers']} ({v['spearman']['skipped_papers']})",
                      "avg count": fmt(v["count"]["mean"]), "avg len": fmt(v["len_chars"]["mean"]), "avg tokens": fmt(v["len_tokens"]["mean"]),
                      "gen. failures": v["generation_failures"], "grading failures": f"{v['grading_failures']}/{v['grading_verdicts']}"})
     for _, r in reference("rubrics_table1_extrinsic").iterrows():
-        rows.append({"source": "paper", "run": PAPER_RUN, "settings": "paper", "setting": r["setting"],
+        rows.append({"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "setting": r["setting"],
                      "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–",
                      "judge": "GPT-4o-mini", "spearman": fmt(r["spearman"]), "pearson": fmt(r["pearson"]), "papers (skipped)": "20",
                      "avg count": fmt(r["avg_count"]), "avg len": fmt(r["avg_len_chars"]), "avg tokens": fmt(r["avg_tokens"]),
@@ -1150,7 +1242,7 @@ def table_intrinsic(taus=(0.7,), with_rouge=True) -> pd.DataFrame:
     for d, c, key, v in _our_rows():
         if key == "reference": continue
         for t in taus:
-            row = {"source": "scibench", "run": run_label(d), "settings": run_settings(d), "tau": t, "setting": v["label"],
+            row = {"source": "scibench", "run": run_label(d), "settings": run_settings(d), "protocol": run_protocol(c), "tau": t, "setting": v["label"],
                    "backbone": c["model"], "embedder": _embedder_of(c), "precision": fmt_est(v[f"precision@{t}"]), "recall": fmt_est(v[f"recall@{t}"]),
                    "f1": fmt_est(v[f"f1@{t}"])}
             if with_rouge: row.update(max_rouge1=fmt_est(v["max_rouge1"]), max_rougeL=fmt_est(v["max_rougeL"]))
@@ -1159,7 +1251,7 @@ def table_intrinsic(taus=(0.7,), with_rouge=True) -> pd.DataFrame:
     ref = reference("rubrics_table2_intrinsic_tau0.70").assign(tau=0.7) if with_rouge else \
           reference("rubrics_table5_6_intrinsic_tau_sensitivity")
     for _, r in ref[ref["tau"].isin(taus)].iterrows():
-        row = {"source": "paper", "run": PAPER_RUN, "settings": "paper", "tau": r["tau"], "setting": r["setting"],
+        row = {"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "tau": r["tau"], "setting": r["setting"],
                "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–", "embedder": PAPER_EMBEDDER,
                "precision": fmt(r["precision"]), "recall": fmt(r["recall"]), "f1": fmt(r["f1"])}
         if with_rouge: row.update(max_rouge1=fmt(r["max_rouge1"]), max_rougeL=fmt(r["max_rougeL"]))
@@ -1177,7 +1269,7 @@ def table_judge_eval() -> pd.DataFrame:
         if not s.get("judge_eval") or key in seen: continue
         seen.add(key)
         for r in s["judge_eval"]:
-            rows.append({"run": run_label(d), "settings": run_settings(d), "judge": c["judge"], "category": r["category"],
+            rows.append({"run": run_label(d), "settings": run_settings(d), "judge": c["judge"], "protocol": run_protocol(c), "category": r["category"],
                          "leaves": r["n"] + r["failures"], "judge failures": r["failures"], "human pass": r["human_pass"],
                          "accuracy": fmt_ci(r["accuracy"], r["accuracy_lo"], r["accuracy_hi"], 2, r["n"]),
                          "precision": fmt(r["precision"]), "recall": fmt(r["recall"]), "F1 (pass class)": fmt(r.get("f1_pass", r["f1"])),
@@ -1187,7 +1279,7 @@ def table_judge_eval() -> pd.DataFrame:
 def table_stats() -> pd.DataFrame:
     rows = []
     for d, c, key, v in _our_rows():
-        row = {"run": run_label(d), "settings": run_settings(d), "setting": v["label"], "backbone": "PaperBench" if key == "reference" else c["model"]}
+        row = {"run": run_label(d), "settings": run_settings(d), "protocol": run_protocol(c), "setting": v["label"], "backbone": "PaperBench" if key == "reference" else c["model"]}
         none = not v["count"]["n"]        # every rubric of this setting failed: nothing to count
         for i in range(1, 6): row[f"imp {i}"] = "–" if none else (v["importance_hist"] or {}).get(str(i), "–")
         for cat in CATEGORIES + ("Uncategorized",): row[f"share {cat}"] = "–" if none else fmt((v["category_shares"] or {}).get(cat, 0.0))
@@ -1523,7 +1615,8 @@ PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment
               "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin")
 RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's rubrics",
-    PAPER, RubricsConfig, run, validate=_validate, data=data, plan=plan, tables=make_tables, downloaders=[download_paperbench, download_judge_eval],
+    PAPER, RubricsConfig, run, validate=_validate, data=data, plan=plan, requests=requests, tables=make_tables,
+    downloaders=[download_paperbench, download_judge_eval],
     perf={"P4": p4_intrinsic, "P4b": p4_scale, "W3": w3_rubrics},
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3, max_tokens=256,
                        judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))

@@ -193,8 +193,13 @@ def plan_rows(b: Benchmark, cfg, specs: dict) -> list[dict]:
         name = str(getattr(cfg, r["role"], r.get("name", ""))).split("+")[0] if "name" not in r else r["name"]
         s = specs.get(name)
         cost = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) / 1e6 * (s.batch_price if s.batch else 1.0) if s else 0.0
-        rows.append(dict(role=r["role"], model=name, calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
-                         completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", "")))
+        row = dict(role=r["role"], model=name, calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
+                   completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", ""))
+        if s is not None and s.embedded:   # one request at a time on this machine's CPU: time is its cost
+            from scibench.server import embedded_seconds, embedded_speed
+            row["est_minutes"] = round(embedded_seconds(row["prompt_tokens"], row["completion_tokens"]) / 60, 1)
+            row["note"] = "; ".join(x for x in (row["note"], f"time at most (completions at their caps), rates: {embedded_speed()['source']}") if x)
+        rows.append(row)
     return rows
 
 def describe_roles(specs: dict, roles: dict) -> list[str]:

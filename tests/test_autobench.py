@@ -336,7 +336,7 @@ EVERY = dict(model="fake-solver", split="sample", limit="1", judge="fake-solver"
              points_per_paper="1", merge_threshold="0.8", retrieval_method="bm25", k_same="1", k_related="0", ablate_retrieval="false",
              uniq_threshold="0.95", on_disagree="flag", extract_max_tokens="100", generate_max_tokens="100", check_max_tokens="50",
              n_resamples="10", extract_context_chars="500", hard_below="0.2", easy_above="0.8", balance="0.3,0.4,0.3",
-             control_set="control.jsonl")
+             control_set="control.jsonl", protocol="scibench")
 
 
 def test_every_parameter_accepted_by_dry_run(fake_models, run_bench, results):

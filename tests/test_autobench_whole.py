@@ -64,7 +64,7 @@ def _kind(p: str) -> str:
 
 
 class _Ctx:
-    def __init__(self, out, llm): self.out, self._llm = Path(out), llm
+    def __init__(self, out, llm): self.out, self._llm, self.provenance = Path(out), llm, {}
     def llm(self, role, name=None): return self._llm
 
 

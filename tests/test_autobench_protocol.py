@@ -1,0 +1,30 @@
+"AutoBench protocol (issue 18): `paper` by default, recorded in meta.json provenance, printed, and a column of every table."
+from scibench import autobench as ab
+from test_autobench import P, fake_models  # noqa: F401 (the fixture)
+
+
+def test_protocol_notes_shape():
+    cfg = ab.AutoBenchConfig(model="local", stages=["correctness"])
+    p = ab.protocol_notes(cfg, solver_is_generator=True, solvers=["local"], cal_note=ab.FILTER_NOTE)
+    assert p["name"] == "paper" and p["quirks"] == [] and set(p) == {"name", "prompts", "notes", "quirks", "differences"}
+    assert any("GPT-4" in n for n in p["notes"]) and any("generator's model" in n for n in p["notes"])
+    assert any("1 calibration solvers" in n for n in p["notes"]) and ab.FILTER_NOTE in p["notes"]
+    assert any(n.startswith("stages=correctness") for n in p["notes"])
+    assert p["differences"] == list(ab.PAPER_CHOICES) + list(ab.PAPER_GAPS) and 5 <= len(ab.PAPER_CHOICES) <= 10
+    s = ab.protocol_notes(ab.AutoBenchConfig(model="m", protocol="scibench"))
+    assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(ab.SCIBENCH_DIFFERENCES)
+
+
+def test_run_records_protocol_and_tables_show_it(fake_models, run_bench, results, capsys):  # noqa: F811
+    meta, d = run_bench("autobench", {**P, "limit": 1, "ablate_retrieval": False}, max_failure_share=1.0)
+    assert meta["status"] == "complete" and meta["config"]["protocol"] == "paper"
+    p = meta["provenance"]["protocol"]
+    assert p["name"] == "paper" and p["quirks"] == [] and p["differences"]
+    assert "note: protocol paper: model=fake-gen generates (the paper: GPT-4)" in capsys.readouterr().err
+    from scibench.run import run_label
+    for t in (ab.table_main(), ab.table_stages(), ab.table_ablation(), ab.table_distribution(), ab.table_eval()):
+        assert "protocol" in t.columns
+        ours = t[t["run"] == run_label(d)]
+        assert set(ours["protocol"]) <= {"paper"}
+        if "source" in t: assert set(t[t["source"] == "paper"]["protocol"]) == {"paper"}
+    assert set(ab.table_main().query("source == 'scibench'")["protocol"]) == {"paper"}
