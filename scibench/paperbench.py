@@ -642,8 +642,14 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
     return out
 
 def _gh_list(path: str) -> list[dict]:
+    "A folder of PaperBench's repository, as GitHub's contents API lists it; under a local mirror (`scibench data --base DIR`), DIR's folder."
     import urllib.request, urllib.error
-    from scibench.data import OfflineError
+    from scibench.data import OfflineError, current_mirror, mirror_dir
+    local = mirror_dir(current_mirror())
+    if local is not None:
+        f = local/path
+        if not f.is_dir(): raise OfflineError(f"mirror {local}: no folder {path}")
+        return [dict(name=c.name, path=f"{path}/{c.name}", type="dir" if c.is_dir() else "file") for c in sorted(f.iterdir())]
     url = f"https://api.github.com/repos/{PB_REPO}/contents/{path}"
     try:
         with urllib.request.urlopen(url, timeout=60) as r: return json.load(r)

@@ -213,7 +213,8 @@ def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
     "Start the server and wait until it serves `spec.model`; its pid. On failure (exit, no answer within `wait`, interrupt) it is killed."
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--model_alias", spec.model,
            "--host", "127.0.0.1", "--port", str(_port(spec)), "--n_ctx", str(spec.context or 8192),
-           "--n_threads", str(os.cpu_count() or 2), "--interrupt_requests", "False", "--verbose", "False"]
+           "--n_threads", str(os.cpu_count() or 2), "--interrupt_requests", "False", "--verbose", "False",
+           "--flash_attn", "True"]   # prompt processing of a 4.5K-token prompt: 104 against 74 tokens/s here (P6)
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as lf: p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     _children[p.pid] = p

@@ -504,8 +504,8 @@ def _protocol_html(p, name=None) -> str:
     "A run's protocol (whose requests it sent) with the run's departures, the authors' quirks kept and our differences."
     if not isinstance(p, dict):
         return f"<h3>Protocol: {_e(name)}</h3>" if name else ""
-    parts = [("departures in this run", p.get("notes")), ("the authors' quirks, kept", p.get("quirks")),
-             ("where we differ from their code", p.get("differences"))]
+    diff = "where we differ from their code" if p.get("quirks") else "our choices and differences"
+    parts = [("departures in this run", p.get("notes")), ("the authors' quirks, kept", p.get("quirks")), (diff, p.get("differences"))]
     return (f"<h3>Protocol: {_e(p.get('name', name))}</h3>"
             + "".join(f"<p><b>{t}</b></p><ul>{''.join(f'<li>{_e(x)}</li>' for x in xs)}</ul>" for t, xs in parts if isinstance(xs, list) and xs))
 

@@ -151,3 +151,18 @@ def test_base_must_exist_and_names_are_checked(tmp_path, capsys):
     assert "no such folder" in capsys.readouterr().err
     assert _cli("data", "nope", "--base", str(tmp_path)) == 2
     assert "abgen_prompts" in capsys.readouterr().err
+
+
+def test_judge_eval_cases_from_a_local_mirror(tmp_path):
+    "PaperBench's JudgeEval cases are listed from the mirror folder itself (not GitHub's contents API) and fetched from it."
+    from scibench.data import mirror
+    from scibench.paperbench import PB_DATA, download_judge_eval
+    case = tmp_path / "mirror" / PB_DATA / "judge_eval" / "p1" / "0"
+    (case / "grading").mkdir(parents=True)
+    (case / "grading" / "expected_result.json").write_text('{"score": 1}')
+    (case / "submission.tar").write_bytes(b"not really a tar")
+    (case / "notes.txt").write_text("not fetched")
+    with mirror(tmp_path / "mirror"):
+        out = download_judge_eval(tmp_path / "dest")
+    assert sorted(p.relative_to(tmp_path / "dest").as_posix() for p in out) == ["p1/0/grading/expected_result.json", "p1/0/submission.tar"]
+    assert (tmp_path / "dest" / "p1" / "0" / "grading" / "expected_result.json").read_text() == '{"score": 1}'
