@@ -301,6 +301,7 @@ class Setup:
     judge_max_tokens: int = 1024
     max_rationale: int = 0
     layout: str = "paper"
+    bounded_score: bool = False   # their schema with the score as an enum 1-5: for llama.cpp's grammar (see `setup_of`)
 
     def request(self, e: dict) -> Request:
         "The generation call: `authors`/`paper`: their system turn and user turn; `scibench`: our one user turn."
@@ -317,9 +318,11 @@ class Setup:
     @property
     def schema(self) -> dict:
         if self.protocol == "scibench": return judge_schema(self.max_rationale)
-        if not self.max_rationale: return AUTHORS_SCHEMA
-        ex = {**AUTHORS_SCHEMA["properties"]["explanation"], "maxLength": self.max_rationale}
-        return {**AUTHORS_SCHEMA, "properties": {**AUTHORS_SCHEMA["properties"], "explanation": ex}}
+        if not self.max_rationale and not self.bounded_score: return AUTHORS_SCHEMA
+        props = dict(AUTHORS_SCHEMA["properties"])
+        if self.max_rationale: props["explanation"] = {**props["explanation"], "maxLength": self.max_rationale}
+        if self.bounded_score: props["score"] = {**props["score"], "enum": [1, 2, 3, 4, 5]}
+        return {**AUTHORS_SCHEMA, "properties": props}
 
     def judge_request(self, e: dict, design: str, criterion: str) -> Request:
         """The judge call. Layout `paper`: system turn = the criterion's prompt, as released; `shared-prefix`: one system turn
@@ -431,14 +434,16 @@ def validate(cfg) -> None:
 
 def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and hasattr(cfg, "max_tokens")   # AbGen-Eval generates nothing
 
-def setup_of(cfg) -> Setup:
-    "The `Setup` a (validated) config asks for."
+def setup_of(cfg, judge_spec=None) -> Setup:
+    """The `Setup` a (validated) config asks for. A judge behind llama.cpp's grammar (`structured = "llama"`) gets their schema
+    with the score bounded to 1-5: an unbounded integer lets a small model fill it with digits (5298697120793848 was seen)."""
     released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
     gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
     return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
                  temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0), sample=getattr(cfg, "sample", 0),
                  judge_temperature=cfg.judge_temperature, judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
-                 layout=getattr(cfg, "judge_layout", "paper"))
+                 layout=getattr(cfg, "judge_layout", "paper"),
+                 bounded_score=cfg.protocol != "scibench" and judge_spec is not None and judge_spec.structured == "llama")
 
 def protocol_notes(cfg, judge_spec=None) -> dict:
     """What a run's protocol is and where it departs from it (the authors' quirks it keeps, our differences, the prompt texts
@@ -461,6 +466,9 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
         if judge_spec.context and cfg.judge_max_tokens >= judge_spec.context:
             notes.append(f"judge context {judge_spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; the server "
                          "caps each answer at the context left after the prompt")
+        if judge_spec.structured == "llama" and cfg.protocol != "scibench":
+            notes.append("llama.cpp grammar: the score of their schema is bounded to 1-5 (theirs: any integer; a small model fills an "
+                         "unbounded one with digits), and response_format is llama.cpp's form of it")
         if judge_spec.structured == "none" and cfg.protocol != "scibench":
             notes.append("the judge endpoint has no structured output: answers are parsed as text by their score_extraction.py "
                          "(as their open-source judges were)")
@@ -485,7 +493,7 @@ def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
             r = record(examples[i], gj[0], gj[1], cfg.model, cfg.judge)
             f.write(jsonl_line(r).encode("utf-8"))
             kept.append(dict(scores=r["scores"], generation_failure=r["generation_failure"]))
-        generate_and_judge(ctx.llm("model"), ctx.llm("judge"), examples, on_result, setup_of(cfg))
+        generate_and_judge(ctx.llm("model"), ctx.llm("judge"), examples, on_result, setup_of(cfg, ctx.llm("judge").spec))
     write_with(ctx.out/"records.jsonl", write)
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
@@ -608,7 +616,7 @@ def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
     "AbGen-Eval for judge `model`: score every human-evaluated response, write released-format outputs and correlations."
     rows = _eval_rows(cfg)
     note_protocol(cfg, ctx, "model")
-    judged = judge_designs(ctx.llm("model"), rows, [r["model_response"] for r in rows], setup_of(cfg))
+    judged = judge_designs(ctx.llm("model"), rows, [r["model_response"] for r in rows], setup_of(cfg, ctx.llm("model").spec))
     outputs = [dict(meta_id=r["meta_id"], **{c: dict(explanation=j[c]["rationale"], score=j[c]["value"], failure=j[c]["failure"])
                                            for c in CRITERIA}) for r, j in zip(rows, judged)]
     write_json(ctx.out/"judge_outputs.json", outputs)
@@ -628,7 +636,10 @@ def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
 
 def requests_eval(cfg: AbGenEvalConfig) -> list[tuple[str, Request]]:
     "The judge's requests (`--dry-run --requests FILE`): every human-evaluated response on every criterion."
-    s = setup_of(cfg)
+    from scibench.llm import get_model
+    try: spec = get_model(cfg.model)
+    except KeyError: spec = None   # an ad-hoc endpoint: not a llama.cpp grammar as far as we know
+    s = setup_of(cfg, spec)
     return [("model", s.judge_request(r, r["model_response"], c)) for r in _eval_rows(cfg) for c in CRITERIA]
 
 def plan_eval(cfg: AbGenEvalConfig) -> list[dict]:

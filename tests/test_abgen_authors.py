@@ -112,3 +112,13 @@ def test_their_structured_answers_and_zeros_kept():
             dict(scores=dict(importance=None), generation_failure="boom")]
     s = abgen.summarize(recs, criteria=("importance",))["importance"]
     assert (s["mean"], s["failures"], s["zeros_kept"]["mean"], s["zeros_kept"]["zeros"]) == (4, 2, 2.0, 1)   # theirs: (4 + 0) / 2
+
+
+def test_llama_grammar_bounds_their_score():
+    "Their schema leaves the score unbounded; behind llama.cpp's grammar (the embedded judge) it is bounded to 1-5, and said."
+    from scibench.llm import get_model
+    cfg = abgen.ABGEN.make_config(dict(model="local", judge="local"))
+    s = abgen.setup_of(cfg, get_model("local"))
+    assert s.schema["properties"]["score"]["enum"] == [1, 2, 3, 4, 5] and s.schema["required"] == ["explanation", "score"]
+    assert "enum" not in abgen.setup_of(cfg).schema["properties"]["score"]          # an OpenAI-style endpoint: theirs exactly
+    assert any("bounded to 1-5" in n for n in abgen.protocol_notes(cfg, get_model("local"))["notes"])

@@ -105,7 +105,7 @@ def _files_without(needles, *dirs):
 @pytest.mark.parametrize("how", ["registry", "ad-hoc"])
 def test_key_echoed_by_server_is_written_nowhere(how, fake_server, tmp_path, monkeypatch, run_bench, results):
     "A server that echoes the Authorization header into its 401 body: the key reaches no file (records, meta, notebook, cache)."
-    fs = fake_server(unauthorized="Self-Check Decoding")   # the generation and judge prompts of 2 of the 8 AbGen examples
+    fs = fake_server(unauthorized="Multilingual question answering models answer confidently")   # 2 of the 8 AbGen examples (their background)
     monkeypatch.setenv("SCIBENCH_MODELS", str(_registry(tmp_path, fs.base_url)))
     monkeypatch.setenv("SCIBENCH_CANARY_KEY", CANARY)
     if how == "registry":
