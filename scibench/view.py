@@ -197,12 +197,17 @@ def _view_arxivbench(r, ctx):
                      p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
                      p.get("verdict_source"), fails])
     secs.append(_table(f"Listed papers ({len(ps)})", cols, rows))
+    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]   # protocol authors: their parse, lookup and judge
+    secs.append(_table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
+                       ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
+                       [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
+                         x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
     known = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity", "title_found_as",
              "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict", "verdict_failure", "verdict_source"}
     extra = [{k: v for k, v in p.items() if k not in known} for p in ps]
     if any(extra): secs.append(_json("Other paper fields", extra))
     used = {"prompt", "response", "subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid",
-            "format_pairs", "malformed_ids", "papers"}
+            "format_pairs", "malformed_ids", "papers", "authors_links"}
     return secs, used, r.get("response")
 
 def _grades(ctx):

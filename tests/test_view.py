@@ -99,7 +99,7 @@ def test_per_benchmark_views_show_what_a_reader_needs(results_copy):
     assert "Research context" in titles and "Judge (per criterion)" in titles
     pair = next(s for s in ab["x"] if s[1] == "pair")
     assert pair[2][1][0] == "Reference design (paper)" and pair[2][1][1].startswith("Research Objective:")
-    ax = secs("arxivbench")[0]
+    ax = next(v for v in secs("arxivbench") if any(s[0].startswith("Listed papers") for s in v["x"]))   # the first that listed any
     papers = next(s for s in ax["x"] if s[0].startswith("Listed papers"))
     assert {"in snapshot", "matched record", "judge: relevant", "judge: match"} <= set(papers[2]["c"])
     assert all(r[3] in ("found", "not found", "no link") or r[3].startswith("malformed") for r in papers[2]["r"])
@@ -268,3 +268,16 @@ def test_a_10000_example_report_opens_fast(tmp_path, capsys):
         print(f"\n10,000-example report: {mb:.1f} MiB, written in {t_write:.1f} s; headless Chromium: open + render "
               f"{t_open:.2f} s (scripts done at {a.get('data-render-ms')} ms after navigation start), with a text filter {t_filter:.2f} s")
     assert t_open < 30 and mb < 40
+
+
+def test_arxivbench_view_shows_the_authors_links(tmp_path):
+    "Protocol authors: each link of their parse with its raw id, lookup, their judge's answer and verdict, in its own table."
+    link = dict(title="Attention Is All You Need", url="https://arxiv.org/abs/1706.03762v2", id="1706.03762v2", skipped=False,
+                found=False, answer=None, verdict="no", failure=None, source="id not found as written: no, no judge call")
+    rec = dict(id="cs-000", failure=None, subject="CS", prompt="p", response="r", status="ok", papers=[], authors_links=[link])
+    d = make_run(tmp_path, bench="arxivbench", records=[rec], status="complete")
+    run = view.load_run(d)
+    v = view.example_view("arxivbench", run["records"][0], view._Ctx(run))
+    t = next(s for s in v["x"] if s[0].startswith("The authors' links (1"))
+    assert t[2]["r"][0][3] == "1706.03762v2" and t[2]["r"][0][6] == "no" and "not found as written" in t[2]["r"][0][7]
+    assert "Other fields" not in [s[0] for s in v["x"]]
