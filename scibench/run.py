@@ -350,7 +350,13 @@ def summary_text(meta: dict) -> str:
                  f" / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
                  f"{meta.get('seconds', 0):.1f} s")
     for role, m in meta.get("roles_models", {}).items(): lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
-    if meta.get("provenance"): lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in meta["provenance"].items()))
+    prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+    pr = prov.get("protocol")
+    if isinstance(pr, dict):   # its notes were printed before the run; here the name and how many departures
+        k = len(pr.get("notes") or [])
+        lines.append(f"protocol  {pr.get('name')} (prompts {pr.get('prompts', '–')}; {k} departure{'s' * (k != 1)} listed in report.html)")
+    rest = {k: v for k, v in prov.items() if k != "protocol"}
+    if rest: lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in rest.items()))
     lines.append(f"results   {rel(meta['dir']) if meta.get('dir') else ''}/")
     if meta.get("dir") and (Path(meta["dir"])/"report.html").exists():
         lines.append(f"report    {rel(Path(meta['dir'])/'report.html')}  (every example; open it in a browser)")
