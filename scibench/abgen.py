@@ -18,15 +18,17 @@ from .judge import judge_result, score_schema
 from .metrics import CORRS, corr_ci, instance_level_detail
 from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
 from .bench import Benchmark, Config, ConfigError, Paper, param, register
-from .data import download_abgen, download_abgen_released, download_abgen_prompts
+import json, os, urllib.error, urllib.request
+from .data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
 from .run import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS', 'PROTOCOLS',
            'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'GENERATION_CONSTANT',
            'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'IMPUTE',
-           'ALIASES', 'FEEDBACK_WORDS', 'FORM_COLUMNS', 'SKIP', 'RELEASED_TABLES', 'PAPER', 'ABGEN', 'ABGEN_EVAL',
-           'split_path', 'load_abgen', 'context_text', 'generation_prompt', 'reference_text', 'released_prompts_path',
+           'ALIASES', 'FEEDBACK_WORDS', 'FORM_COLUMNS', 'SKIP', 'RELEASED_TABLES', 'ABGEN_REPO', 'ABGEN_SPLITS',
+           'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS', 'PAPER', 'ABGEN', 'ABGEN_EVAL', 'split_path',
+           'load_abgen', 'context_text', 'generation_prompt', 'reference_text', 'released_prompts_path',
            'string_constants', 'released_prompts', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
            'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'released_generation_path',
            'released_generation_system', 'authors_context', 'authors_generation_user', 'authors_judge_user',
@@ -37,7 +39,8 @@ __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELE
            'AbGenEvalConfig', 'run_eval', 'requests_eval', 'plan_eval', 'canonical', 'paper_name', 'failure_cases',
            'cases_path', 'export_form', 'import_form', 'feedback_prompt', 'simulate_feedback', 'study1', 'study1_dir',
            'run_study1', 'add_split', 'released_human_path', 'human_rows', 'table2', 'table5', 'table9',
-           'released_tables', 'table4', 'figure_human_vs_judge', 'make_tables', 'cli']
+           'released_tables', 'table4', 'figure_human_vs_judge', 'make_tables', 'cli', 'download_abgen',
+           'download_abgen_released', 'download_abgen_prompts']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -1057,6 +1060,75 @@ def cli(argv: list[str]) -> int:
     except (FileNotFoundError, DataError, ValueError, ConfigError) as e:
         print(f"scibench abgen: error: {e}", file=sys.stderr); return 2
     return 0
+
+# %% ../nbs/10_abgen.ipynb #4f2cd8c6
+ABGEN_REPO = "yale-nlp/AbGen"
+ABGEN_SPLITS = ("validation", "test", "human_evaluation")
+ABGEN_GITHUB = "https://raw.githubusercontent.com/yale-nlp/AbGen/main/"
+
+def download_abgen(dest=None) -> list[Path]:
+    """All three AbGen splits from the HF hub (`yale-nlp/AbGen`) as `data/abgen/<split>.jsonl`; with a mirror, from the
+    dataset repository's copy there (its dataset card says which files make which split)."""
+    dest = Path(dest or data_dir()/"abgen")
+    try:
+        import datasets
+        ds = datasets.load_dataset(str(hf_snapshot(ABGEN_REPO)) if current_mirror() else ABGEN_REPO)
+    except Exception as e:
+        where = f"mirror {current_mirror()}" if current_mirror() else "the Hugging Face hub"
+        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where}: {type(e).__name__}: "
+                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)") from None
+    out = []
+    for split in ds:
+        p = dest/f"{split}.jsonl"; write_jsonl(p, list(ds[split])); out.append(p)
+    return out
+
+def download_abgen_released(dest=None, judges=None, base: str|None = None) -> list[Path]:
+    """AbGen's released human evaluation and per-judge outputs (GitHub `yale-nlp/AbGen`) into `data/abgen/released/`.
+    `base`: a mirror of the repository (else the active one); the judges' files are listed in a mirror folder, else by GitHub's API."""
+    dest = Path(dest or data_dir()/"abgen"/"released")
+    with mirror(base):
+        out = [fetch_url(ABGEN_GITHUB + "human_evaluation.json", dest/"human_evaluation.json")]
+        sub = "meta_evaluation_outputs/processed_outputs"
+        d = mirror_dir(current_mirror())
+        if judges is None and d is not None:
+            judges = sorted(p.name for p in (d/sub).glob("*.json"))
+            if not judges: raise OfflineError(f"mirror {current_mirror()}: no judge outputs {sub}/*.json")
+        if judges is None:
+            api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
+            try:
+                with urllib.request.urlopen(api, timeout=60) as r: judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
+            except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
+        for j in judges:
+            out.append(fetch_url(ABGEN_GITHUB + f"{sub}/{j}", dest/"processed_outputs"/j))
+    return out
+
+# %% ../nbs/10_abgen.ipynb #10be6d98
+ABGEN_PROMPTS = "utils/evaluation_prompt.py"
+ABGEN_INFERENCE_PROMPTS = "utils/inference_prompt.py"
+
+def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
+    """AbGen's judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) and generation prompt (`utils/inference_prompt.py`)
+    as `data/abgen/released/{evaluation,inference}_prompt.py`. `base`: a mirror of the repository (else the active one).
+    Checked by parsing their string constants (`released_prompts`, `released_generation_system`), never imported
+    or run; a missing or unexpected file keeps neither."""
+    dest = Path(dest or data_dir()/"abgen"/"released")
+    files = {ABGEN_PROMPTS: dest/"evaluation_prompt.py", ABGEN_INFERENCE_PROMPTS: dest/"inference_prompt.py"}
+    tmps = {src: p.with_name(p.name + ".new") for src, p in files.items()}
+    try:
+        with mirror(base):
+            shown = {src: mirror_url(current_mirror(), ABGEN_GITHUB + src) if current_mirror() else ABGEN_GITHUB + src for src in files}
+            for src in files: fetch_url(ABGEN_GITHUB + src, tmps[src])
+        try: released_prompts(tmps[ABGEN_PROMPTS])
+        except DataError as e: raise OfflineError(f"{shown[ABGEN_PROMPTS]} is not the expected prompt file ({e}); nothing kept") from None
+        try: ok = released_generation_system(tmps[ABGEN_INFERENCE_PROMPTS]).strip()
+        except DataError: ok = ""
+        if not ok:
+            raise OfflineError(f"{shown[ABGEN_INFERENCE_PROMPTS]} is not the expected prompt file (no string constant "
+                               "GENERATION_SYSTEM_PROMPT); nothing kept")
+        for src, p in files.items(): os.replace(tmps[src], p)
+    finally:
+        for t in tmps.values(): t.unlink(missing_ok=True)
+    return list(files.values())
 
 # %% ../nbs/10_abgen.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",

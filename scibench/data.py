@@ -6,15 +6,13 @@ the files it writes have the schemas the loaders check (tested on files the proj
 
 # %% ../nbs/07_data.ipynb #5c175216
 from __future__ import annotations
-import ast, contextlib, json, os, urllib.request, urllib.error
+import contextlib, os, urllib.request, urllib.error
 from pathlib import Path
 from urllib.parse import urlsplit
-from .core import data_dir, write_jsonl
 
 # %% auto #0
-__all__ = ['ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS', 'OfflineError', 'mirror',
-           'current_mirror', 'mirror_dir', 'source_path', 'mirror_url', 'fetch_url', 'hf_snapshot', 'download_abgen',
-           'download_abgen_released', 'download_abgen_prompts', 'all_downloaders', 'downloader_names', 'download']
+__all__ = ['OfflineError', 'mirror', 'current_mirror', 'mirror_dir', 'source_path', 'mirror_url', 'fetch_url', 'hf_snapshot',
+           'all_downloaders', 'downloader_names', 'download']
 
 # %% ../nbs/07_data.ipynb #b8b1b9ed
 class OfflineError(RuntimeError): "A download failed because the source is unreachable."
@@ -57,10 +55,6 @@ def mirror_url(base: str, url: str) -> str:
     return base.rstrip("/") + "/" + rel
 
 # %% ../nbs/07_data.ipynb #0a466830
-ABGEN_REPO = "yale-nlp/AbGen"
-ABGEN_SPLITS = ("validation", "test", "human_evaluation")
-ABGEN_GITHUB = "https://raw.githubusercontent.com/yale-nlp/AbGen/main/"
-
 def fetch_url(url: str, dest: Path, timeout: float = 60, headers: dict|None = None) -> Path:
     """Download `url` to `dest` (atomically), from the active mirror when there is one (`mirror`; `headers` then stay
     unsent); `OfflineError` naming the URL read when it cannot be read."""
@@ -88,80 +82,6 @@ def hf_snapshot(repo: str) -> Path:
         return d
     from huggingface_hub import snapshot_download
     return Path(snapshot_download(repo_id=repo, repo_type="dataset", **(dict(endpoint=base.rstrip("/")) if base else {})))
-
-# %% ../nbs/07_data.ipynb #308f86ea
-def download_abgen(dest=None) -> list[Path]:
-    """All three AbGen splits from the HF hub (`yale-nlp/AbGen`) as `data/abgen/<split>.jsonl`; with a mirror, from the
-    dataset repository's copy there (its dataset card says which files make which split)."""
-    dest = Path(dest or data_dir()/"abgen")
-    try:
-        import datasets
-        ds = datasets.load_dataset(str(hf_snapshot(ABGEN_REPO)) if current_mirror() else ABGEN_REPO)
-    except Exception as e:
-        where = f"mirror {current_mirror()}" if current_mirror() else "the Hugging Face hub"
-        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where}: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)") from None
-    out = []
-    for split in ds:
-        p = dest/f"{split}.jsonl"; write_jsonl(p, list(ds[split])); out.append(p)
-    return out
-
-def download_abgen_released(dest=None, judges=None, base: str|None = None) -> list[Path]:
-    """AbGen's released human evaluation and per-judge outputs (GitHub `yale-nlp/AbGen`) into `data/abgen/released/`.
-    `base`: a mirror of the repository (else the active one); the judges' files are listed in a mirror folder, else by GitHub's API."""
-    dest = Path(dest or data_dir()/"abgen"/"released")
-    with mirror(base):
-        out = [fetch_url(ABGEN_GITHUB + "human_evaluation.json", dest/"human_evaluation.json")]
-        sub = "meta_evaluation_outputs/processed_outputs"
-        d = mirror_dir(current_mirror())
-        if judges is None and d is not None:
-            judges = sorted(p.name for p in (d/sub).glob("*.json"))
-            if not judges: raise OfflineError(f"mirror {current_mirror()}: no judge outputs {sub}/*.json")
-        if judges is None:
-            api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
-            try:
-                with urllib.request.urlopen(api, timeout=60) as r: judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
-            except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
-        for j in judges:
-            out.append(fetch_url(ABGEN_GITHUB + f"{sub}/{j}", dest/"processed_outputs"/j))
-    return out
-
-# %% ../nbs/07_data.ipynb #2953d91f
-ABGEN_PROMPTS = "utils/evaluation_prompt.py"
-ABGEN_INFERENCE_PROMPTS = "utils/inference_prompt.py"
-
-def _string_constant(path, name: str) -> str|None:
-    "The module-level string constant `name` of Python file `path` (read with `ast`, never run), or None."
-    try: tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except SyntaxError: return None
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)): return node.value.value
-    return None
-
-def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
-    """AbGen's judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) and generation prompt (`utils/inference_prompt.py`)
-    as `data/abgen/released/{evaluation,inference}_prompt.py`. `base`: a mirror of the repository (else the active one).
-    Checked by parsing their string constants (`scibench.abgen.released_prompts`; `GENERATION_SYSTEM_PROMPT`), never imported
-    or run; a missing or unexpected file keeps neither."""
-    from scibench.abgen import released_prompts
-    from scibench.core import DataError
-    dest = Path(dest or data_dir()/"abgen"/"released")
-    files = {ABGEN_PROMPTS: dest/"evaluation_prompt.py", ABGEN_INFERENCE_PROMPTS: dest/"inference_prompt.py"}
-    tmps = {src: p.with_name(p.name + ".new") for src, p in files.items()}
-    try:
-        with mirror(base):
-            shown = {src: mirror_url(current_mirror(), ABGEN_GITHUB + src) if current_mirror() else ABGEN_GITHUB + src for src in files}
-            for src in files: fetch_url(ABGEN_GITHUB + src, tmps[src])
-        try: released_prompts(tmps[ABGEN_PROMPTS])
-        except DataError as e: raise OfflineError(f"{shown[ABGEN_PROMPTS]} is not the expected prompt file ({e}); nothing kept") from None
-        if not (_string_constant(tmps[ABGEN_INFERENCE_PROMPTS], "GENERATION_SYSTEM_PROMPT") or "").strip():
-            raise OfflineError(f"{shown[ABGEN_INFERENCE_PROMPTS]} is not the expected prompt file (no string constant "
-                               "GENERATION_SYSTEM_PROMPT); nothing kept")
-        for src, p in files.items(): os.replace(tmps[src], p)
-    finally:
-        for t in tmps.values(): t.unlink(missing_ok=True)
-    return list(files.values())
 
 # %% ../nbs/07_data.ipynb #a6920acc
 def all_downloaders() -> dict:

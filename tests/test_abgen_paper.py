@@ -60,7 +60,8 @@ def test_released_prompts_are_read_as_data_never_run(tmp_path):
 
 
 def test_download_prompts_writes_and_checks_the_file(tmp_path):
-    from scibench.data import download_abgen_prompts, OfflineError
+    from scibench.abgen import download_abgen_prompts
+    from scibench.data import OfflineError
     src = tmp_path / "mirror"; released_prompt_file(src / "utils" / "evaluation_prompt.py")
     (src / "utils" / "inference_prompt.py").write_text('GENERATION_SYSTEM_PROMPT="""Our stand-in."""\n')
     ps = download_abgen_prompts(tmp_path / "dest", base=f"file://{src}/")

@@ -16,7 +16,7 @@ def test_fetch_url_offline_is_a_clear_error(tmp_path):
 def test_download_abgen_offline_message(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(data.OfflineError, match="yale-nlp/AbGen"):
-        data.download_abgen(tmp_path)
+        abgen.download_abgen(tmp_path)
 
 
 def test_download_abgen_writes_loadable_splits(tmp_path, monkeypatch):
@@ -27,7 +27,7 @@ def test_download_abgen_writes_loadable_splits(tmp_path, monkeypatch):
     fake = datasets.DatasetDict({"validation": datasets.Dataset.from_list(rows[:5]), "test": datasets.Dataset.from_list(rows[5:]),
                                  "human_evaluation": datasets.Dataset.from_list(human)})
     monkeypatch.setattr(datasets, "load_dataset", lambda name, *a, **k: fake if name == "yale-nlp/AbGen" else None)
-    paths = data.download_abgen(tmp_path)
+    paths = abgen.download_abgen(tmp_path)
     assert sorted(p.name for p in paths) == ["human_evaluation.jsonl", "test.jsonl", "validation.jsonl"]
     assert len(abgen.load_abgen(path=tmp_path / "validation.jsonl")) == 5
     assert len(abgen.load_human_eval(tmp_path / "human_evaluation.jsonl")) == 32
@@ -43,7 +43,7 @@ def test_download_reports_failures(monkeypatch, capsys):
 def test_downloaders_come_from_the_registry():
     from scibench.bench import ConfigError
     d = data.all_downloaders()
-    assert data.download_abgen in d["abgen"] and data.download_abgen in d["abgen_eval"]
+    assert abgen.download_abgen in d["abgen"] and abgen.download_abgen in d["abgen_eval"]
     with pytest.raises(ConfigError, match="no downloaders for nope"):
         data.download(["nope"])
 
@@ -77,7 +77,7 @@ def test_abgen_prompts_from_a_mirror_folder(tmp_path, data_tmp, capsys):
     rel = data_tmp / "abgen" / "released"
     assert sorted(p.name for p in rel.iterdir()) == ["evaluation_prompt.py", "inference_prompt.py"]
     assert abgen.released_prompts(rel / "evaluation_prompt.py")["soundness"].startswith("\nJudge soundness of $module")
-    assert data._string_constant(rel / "inference_prompt.py", "GENERATION_SYSTEM_PROMPT") == "You design ablation studies."
+    assert abgen.released_generation_system(rel / "inference_prompt.py") == "You design ablation studies."
     assert "from mirror" in capsys.readouterr().out
 
 
@@ -89,7 +89,7 @@ def test_abgen_prompts_missing_or_bad_file_keeps_nothing(tmp_path, data_tmp, cap
     rel = data_tmp / "abgen" / "released"
     assert not rel.exists() or not list(rel.iterdir()), "nothing kept, no partial file"
     (m / "utils" / "inference_prompt.py").write_text("OTHER = 'x'\n")
-    with pytest.raises(data.OfflineError, match="GENERATION_SYSTEM_PROMPT"): data.download_abgen_prompts(base=str(m))
+    with pytest.raises(data.OfflineError, match="GENERATION_SYSTEM_PROMPT"): abgen.download_abgen_prompts(base=str(m))
     assert not rel.exists() or not list(rel.iterdir())
 
 
@@ -97,7 +97,7 @@ def test_abgen_released_from_a_mirror(tmp_path, data_tmp):
     m = tmp_path / "mirror"; (m / "meta_evaluation_outputs" / "processed_outputs").mkdir(parents=True)
     (m / "human_evaluation.json").write_text("[]\n")
     (m / "meta_evaluation_outputs" / "processed_outputs" / "gpt-4o.json").write_text("[]\n")
-    with data.mirror(m): paths = data.download_abgen_released()
+    with data.mirror(m): paths = abgen.download_abgen_released()
     assert sorted(p.name for p in paths) == ["gpt-4o.json", "human_evaluation.json"]
     assert (data_tmp / "abgen" / "released" / "processed_outputs" / "gpt-4o.json").exists()
 
@@ -110,7 +110,7 @@ def test_abgen_dataset_from_a_mirror_folder(tmp_path, data_tmp):
         (m / "data" / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rs))
     (m / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: validation\n    path: data/validation.jsonl\n"
                                  "  - split: test\n    path: data/test.jsonl\n---\n")
-    with data.mirror(m): paths = data.download_abgen()
+    with data.mirror(m): paths = abgen.download_abgen()
     assert sorted(p.name for p in paths) == ["test.jsonl", "validation.jsonl"]
     assert len(abgen.load_abgen(path=data_tmp / "abgen" / "validation.jsonl")) == 5
 
@@ -125,7 +125,7 @@ def test_every_other_downloader_reads_the_mirror(tmp_path, data_tmp, monkeypatch
             arxivbench.download_snapshot(tmp_path / "s", build=False)
         with pytest.raises(data.OfflineError, match=str(m / "project/paperbench/data/papers/rice/paper.md")):
             paperbench.download_paperbench(tmp_path / "p", ids=["rice"])
-        with pytest.raises(data.OfflineError, match=str(m / "human_evaluation.json")): data.download_abgen_released(tmp_path / "r")
+        with pytest.raises(data.OfflineError, match=str(m / "human_evaluation.json")): abgen.download_abgen_released(tmp_path / "r")
 
 
 def test_arxivbench_prompts_and_arxiv_api_from_a_mirror(tmp_path, data_tmp):
