@@ -20,7 +20,7 @@ from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, ref
 from .bench import Benchmark, Config, ConfigError, Paper, param, register
 import json, os, urllib.error, urllib.request
 from .data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
-from .run import complete_runs, run_label, settings, caption, rel
+from .runs import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS', 'PROTOCOLS',

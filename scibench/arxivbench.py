@@ -15,7 +15,7 @@ from .llm import Request, msgs, pipeline
 from .judge import judge_request, judge_result
 from .report import MIN_CI_N, Estimate, fmt, fmt_ci, save_table, save_figure, reference as _reference
 from .bench import Benchmark, Config, ConfigError, param, register, Paper as _BenchPaper
-from .run import complete_runs, run_label, settings, caption, rel
+from .runs import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
 __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'OLD_ARCHIVES', 'MIRROR_HOSTS', 'DESCRIPTIONS', 'PROMPT_FIELDS',

@@ -18,7 +18,7 @@ from .metrics import mean_ci, bootstrap_ci
 from .retrieval import embed, embed_cached, dedup, Index, tokenize
 from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
 from .bench import Benchmark, Config, ConfigError, Paper, param, register
-from .run import complete_runs, run_label, settings, caption, run_parent, rel
+from .runs import complete_runs, run_label, settings, caption, run_parent, rel
 
 # %% auto #0
 __all__ = ['LEVELS', 'TYPES', 'STAGES', 'S2ORC_TYPES', 'MANIFEST_FIELDS', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR',

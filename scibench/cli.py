@@ -127,7 +127,7 @@ def _run(argv) -> int:
             print(f"wrote {sum(c.values())} request(s) to {meta['requests']['path']}: " + (", ".join(f"{k} {v}" for k, v in c.items()) or "none"))
         return 0
     if meta["status"] == "interrupted":
-        from scibench.run import rel
+        from scibench.runs import rel
         print(f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ (rerun the same command to resume from the cache)",
               file=sys.stderr)
         return 130
@@ -175,11 +175,12 @@ def _main(argv) -> int:
         from scibench.bench import benchmarks, describe
         print("\n\n".join(describe(b) for b in benchmarks().values()))
     elif a.verb == "runs":
-        from scibench.run import list_runs
+        from scibench.runs import list_runs
         df = list_runs(a.bench)
         print(df.to_string(index=False) if len(df) else "no runs yet")
     elif a.verb == "tables":
-        from scibench.run import make_tables, rel
+        from scibench.run import make_tables
+        from scibench.runs import rel
         for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]): print(f"wrote {rel(p)}")
     elif a.verb == "cache":
         from scibench.llm import Cache
@@ -210,7 +211,7 @@ def _main(argv) -> int:
         from scibench.perf import main as bench_main
         bench_main(a.names or None)
     elif a.verb == "view":
-        from scibench.run import rel
+        from scibench.runs import rel
         from scibench.view import resolve_run, write_report
         p = write_report(resolve_run(a.run))
         print(p.resolve().as_uri() if a.open else rel(p))

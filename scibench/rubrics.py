@@ -21,8 +21,8 @@ from .metrics import correlation, mean_ci
 from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
 from .bench import Benchmark, Config, ConfigError, Paper, param, register
 from .retrieval import DEFAULT_EMBEDDER
-from .run import complete_runs, run_label, caption
-from .run import settings as run_settings
+from .runs import complete_runs, run_label, caption
+from .runs import settings as run_settings
 from .paperbench import (CATEGORIES, _categories, _read_tree, category_shares,
                                  agrade, download_judge_eval, download_paperbench, grade, grade_prompt, judge_eval, judge_eval_trees, repo_entries, context_budget,
                                  load_paperbench_rubric, rubric_leaves, to_checklist, checklist_view, PAPER_AUTO, paper_view,

@@ -7,21 +7,21 @@ plan and a cost estimate) → the benchmark's stages with live progress → an a
 
 # %% ../nbs/06_run.ipynb #11879d01
 from __future__ import annotations
-import hashlib, json, os, platform, sys, time, traceback
+import json, os, platform, sys, time, traceback
 from collections import Counter
 from pathlib import Path
-from .core import project_root, results_dir, read_json, iter_jsonl, write_json, git_commit, _atomic_write_text
+from .core import project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
 from .llm import LLM, Usage, ModelSpec, get_model, load_registry, ping, redact
 from .server import serving, port_open
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict
 from .report import Estimate
+from .runs import (TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label,
+                           has_run)
 
 # %% auto #0
-__all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'TABLE_STATUSES', 'role_models', 'resolve', 'RunContext', 'failure_counts',
-           'decide_status', 'model_dir', 'run_parent', 'new_run_id', 'rel', 'run_dirs', 'run_meta', 'select_runs',
-           'complete_runs', 'run_label', 'settings', 'caption', 'data_check', 'plan_rows', 'describe_roles',
-           'preflight', 'PreflightError', 'request_lines', 'write_requests', 'execute', 'summary_text',
-           'render_notebook', 'overview', 'list_runs', 'has_run', 'default_runs', 'make_tables', 'remove_stale']
+__all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'role_models', 'resolve', 'RunContext', 'failure_counts', 'decide_status', 'data_check',
+           'plan_rows', 'describe_roles', 'preflight', 'PreflightError', 'request_lines', 'write_requests', 'execute',
+           'summary_text', 'render_notebook', 'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {"base_url": "base URL of an OpenAI-compatible endpoint (makes NAME an ad-hoc model)",
@@ -104,80 +104,6 @@ def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0
     if failed == n: return "failed", f"every item failed ({failed} of {n})"
     if failed / n > max_failure_share: return "partial", f"{failed} of {n} items failed (above {max_failure_share:.0%})"
     return "complete", f"{failed} of {n} items failed"
-
-# %% ../nbs/06_run.ipynb #95710ef3
-def model_dir(name: str) -> str: return name.replace("/", "_")
-
-def run_parent(bench: str, split: str, model: str) -> Path:
-    "`results/<bench>/<split>/<model>/`: the runs of one (bench, split, model)."
-    return results_dir()/bench/split/model_dir(model)
-
-def new_run_id(cfg_dict: dict) -> str:
-    "UTC time to the millisecond (ids sort in start order) + a short hash of the config, the moment and the process."
-    ns = time.time_ns()
-    h = hashlib.sha256(json.dumps([cfg_dict, ns, os.getpid()], sort_keys=True, default=str).encode()).hexdigest()[:6]
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns / 1e9)) + f"{ns // 1_000_000 % 1000:03d}Z-{h}"
-
-def rel(p) -> str:
-    "A path relative to the project root when it is inside it (what outputs record), else as given."
-    p = Path(p).resolve()
-    try: return str(p.relative_to(project_root().resolve()))
-    except ValueError: return str(p)
-
-def run_dirs(bench: str|None = None) -> list[Path]:
-    "Every finished run folder (with a meta.json), oldest first within each (bench, split, model)."
-    base = results_dir()
-    pat = f"{bench}/*/*/*/meta.json" if bench else "*/*/*/*/meta.json"
-    return sorted(p.parent for p in base.glob(pat) if not p.parent.name.startswith("."))
-
-def run_meta(d) -> dict:
-    try: return read_json(Path(d)/"meta.json")
-    except (OSError, ValueError): return {}
-
-# %% ../nbs/06_run.ipynb #2e645866
-TABLE_STATUSES = ["complete"]
-
-def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
-    "(runs the tables use, [(run, why left out)]) for `bench`."
-    include = tuple(include or TABLE_STATUSES)
-    groups: dict = {}
-    for d in run_dirs(bench): groups.setdefault(d.parent, []).append(d)
-    chosen, left = [], []
-    for parent, ds in sorted(groups.items()):
-        pick = None
-        for d in sorted(ds, reverse=True):
-            m = run_meta(d); st = m.get("status", "unknown")
-            if pick is None and st in include: pick = d
-            elif st not in include: left.append((d, f"status {st}: {m.get('status_reason', '')}".rstrip(": ")))
-            else: left.append((d, f"superseded by {pick.name}"))
-        if pick: chosen.append(pick)
-    return chosen, left
-
-def complete_runs(bench: str) -> list[Path]:
-    "The runs of `bench` that tables and figures show (see `select_runs`)."
-    return select_runs(bench)[0]
-
-def run_label(d) -> str:
-    "`<split>/<model>/<run-id>`: a run as tables name it (its folder under results/<bench>/)."
-    d = Path(d); return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
-
-def settings(d, skip=("model", "split", "judge")) -> str:
-    "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` ('defaults' if none)."
-    m = run_meta(d)
-    try: b = get_benchmark(m["bench"]); defaults = {p.name: p.default for p in b.params()}
-    except (ConfigError, KeyError): return "?"
-    if "protocol" in defaults and "protocol" in m.get("config", {}):   # a default that depends on the protocol (0 → its cap) is a default
-        try: defaults.update(config_dict(b.make_config({"protocol": m["config"]["protocol"]})))
-        except (ConfigError, ValueError, OSError): pass
-    diff = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in m.get("config", {}).items()
-            if k not in skip and k in defaults and v != defaults[k]]
-    return ", ".join(diff) or "defaults"
-
-def caption(text: str, runs) -> str:
-    "A table caption; says when a run is on the synthetic sample split."
-    if any(Path(d).parent.parent.name == "sample" for d in runs):
-        text += ". Split `sample` is a tiny synthetic sample: its numbers show the pipeline runs, not research ability"
-    return text
 
 # %% ../nbs/06_run.ipynb #02d30be5
 def data_check(b: Benchmark, cfg) -> None:
@@ -390,40 +316,7 @@ def render_notebook(d) -> Path|None:
     except Exception as e:
         _echo(f"warning: run notebook not written ({type(e).__name__}: {str(e)[:200]})"); return None
 
-def overview(d) -> dict:
-    "What the run notebook shows: DataFrames of config, headline, failures, usage and the first records."
-    import pandas as pd
-    d = Path(d); m = run_meta(d)
-    import itertools
-    recs = list(itertools.islice(iter_jsonl(d/"records.jsonl"), 20)) if (d/"records.jsonl").exists() else []
-    usage = pd.DataFrame(m.get("usage", {})).T
-    return dict(config=pd.Series(m.get("config", {}), name="value").to_frame(),
-                headline=pd.DataFrame(m.get("headline", [])), failures=pd.Series(m.get("failures_by_reason", {}), name="count").to_frame(),
-                usage=usage, records=pd.DataFrame([{k: (json.dumps(v)[:200] if isinstance(v, (dict, list)) else v) for k, v in r.items()}
-                                                   for r in recs]))
-
-# %% ../nbs/06_run.ipynb #2bbf0a60
-def list_runs(bench: str|None = None):
-    "Every run (status, n, failures, tokens, cost, time, parameters that differ from the defaults) as a DataFrame."
-    import pandas as pd
-    rows = []
-    for d in run_dirs(bench):
-        m = run_meta(d); u = m.get("usage", {}).get("total", {})
-        rows.append(dict(bench=m.get("bench", d.parent.parent.parent.name), split=d.parent.parent.name, model=d.parent.name, run=d.name,
-                         status=m.get("status", "?"), n=m.get("n"), failures=m.get("failures"),
-                         tokens=(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)), cost_usd=round(u.get("cost_usd", 0.0), 4),
-                         seconds=m.get("seconds"), settings=settings(d)))
-    for t in sorted(results_dir().glob(f"{bench or '*'}/*/*/.tmp-*")):
-        rows.append(dict(bench=t.parent.parent.parent.name, split=t.parent.parent.name, model=t.parent.name, run=t.name[5:],
-                         status="killed (never finished)", n=None, failures=None, tokens=None, cost_usd=None, seconds=None, settings=""))
-    return pd.DataFrame(rows, columns=["bench", "split", "model", "run", "status", "n", "failures", "tokens", "cost_usd", "seconds", "settings"])
-
 # %% ../nbs/06_run.ipynb #fb2bc412
-def has_run(bench: str, split: str, model: str) -> bool:
-    "Is there a finished run of (bench, split, model)? (A partial or failed one counts: rerunning would repeat it.)"
-    return any(run_meta(d).get("status") in ("complete", "partial", "failed") for d in run_dirs(bench)
-               if d.parent == run_parent(bench, split, model))
-
 def default_runs() -> list[tuple[str, dict]]:
     "Every benchmark's default runs: (bench, params)."
     return [(n, dict(r)) for n, b in benchmarks().items() for r in b.default_runs]

@@ -663,7 +663,7 @@ def _run_link(d) -> str:
 def index_html() -> str:
     "`results/index.html`: every run (status, numbers, a relative link to its report), every table (rendered) and every figure."
     import pandas as pd
-    from scibench.run import run_dirs, run_meta, select_runs
+    from scibench.runs import run_dirs, run_meta, select_runs
     base = results_dir()
     rl = lambda p: Path(os.path.relpath(Path(p).resolve(), base.resolve())).as_posix()
     used = set()
@@ -709,7 +709,7 @@ def index_html() -> str:
 
 def write_index(reports: bool = True) -> list[Path]:
     "(Re)write every run's `report.html` (with `reports`), then `results/index.html`; returns [index path]."
-    from scibench.run import run_dirs
+    from scibench.runs import run_dirs
     if reports:
         for d in run_dirs(): write_report(d, warn=True)
     p = results_dir()/"index.html"

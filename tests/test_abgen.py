@@ -111,7 +111,7 @@ def test_kill_and_resume_no_repeated_calls(fake_env, tmp_path):
     assert sum(1 for k in before if fs.completions[k] > before[k]) <= 2
     meta = read_json(runs[0] / "meta.json")
     assert meta["usage"]["total"]["cached"] == n_cached and meta["status"] == "complete"
-    from scibench.run import list_runs
+    from scibench.runs import list_runs
     os.environ["SCIBENCH_RESULTS"] = str(results)
     try: st = list(list_runs("abgen")["status"])
     finally: del os.environ["SCIBENCH_RESULTS"]
@@ -154,7 +154,7 @@ def test_secret_never_written(fake_env, tmp_path):
 
 
 def test_bad_input_names_file_line_field_and_keeps_results(fake_env, run_bench, results, tmp_path, monkeypatch):
-    from scibench.run import run_dirs
+    from scibench.runs import run_dirs
     fs = fake_env()
     data = tmp_path / "data"; (data / "samples" / "abgen").mkdir(parents=True)
     good = (ROOT / "data/samples/abgen/sample.jsonl").read_text().splitlines()

@@ -21,7 +21,7 @@ def test_run_records_protocol_and_tables_show_it(fake_models, run_bench, results
     p = meta["provenance"]["protocol"]
     assert p["name"] == "paper" and p["quirks"] == [] and p["differences"]
     assert "note: protocol paper: model=fake-gen generates (the paper: GPT-4)" in capsys.readouterr().err
-    from scibench.run import run_label
+    from scibench.runs import run_label
     for t in (ab.table_main(), ab.table_stages(), ab.table_ablation(), ab.table_distribution(), ab.table_eval()):
         assert "protocol" in t.columns
         ours = t[t["run"] == run_label(d)]

@@ -388,7 +388,7 @@ BAD_RUN_INPUTS = [
 
 @pytest.mark.parametrize("case,corrupt,line,text", BAD_RUN_INPUTS, ids=[b[0] for b in BAD_RUN_INPUTS])
 def test_bad_input_run_writes_nothing(abgen_env, run_bench, results, case, corrupt, line, text):
-    from scibench.run import run_dirs
+    from scibench.runs import run_dirs
     fs, f = abgen_env
     run_bench("abgen", dict(model="fake", judge="fake", limit=2, max_tokens=16))
     before = {p: p.read_bytes() for p in results.rglob("*")  if p.is_file()}

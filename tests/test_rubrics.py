@@ -235,7 +235,7 @@ def test_run_on_fake_server(fake_registry, run_bench, results, tmp_path, monkeyp
     paths = rubrics.make_tables()
     t1 = (results/"tables"/"rubrics_table1.csv").read_text()
     assert "+Distilled Skill" in t1 and "Claude-Sonnet" in t1 and "scibench" in t1
-    from scibench.run import run_label
+    from scibench.runs import run_label
     assert run_label(out2) in t1 and run_label(out3) in t1 and run_label(out) not in t1     # out is superseded by out2
     assert "settings=direct" in t1 and "(n=2)" in t1             # non-default parameters; 2 papers: no CI
     t1md = (results/"tables"/"rubrics_table1.md").read_text()

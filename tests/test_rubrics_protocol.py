@@ -30,7 +30,7 @@ def test_run_records_protocol_and_tables_show_it(fake_registry, run_bench, resul
     p = meta["provenance"]["protocol"]
     assert p["name"] == "paper" and p["quirks"] == [] and p["differences"]
     assert "note: protocol paper: k=3" in capsys.readouterr().err
-    from scibench.run import run_label
+    from scibench.runs import run_label
     for t in (rubrics.table1(), rubrics.table_intrinsic((0.7,)), rubrics.table_stats()):
         ours = t[t["run"] == run_label(out)]
         assert len(ours) and set(ours["protocol"]) == {"paper"}

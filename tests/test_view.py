@@ -174,7 +174,7 @@ def test_score_filter_through_the_url(tmp_path):
 
 @needs_browser
 def test_index_lists_every_run_with_a_relative_link_and_renders(results_copy, tmp_path, monkeypatch):
-    from scibench.run import run_dirs
+    from scibench.runs import run_dirs
     [idx] = view.write_index()
     page = idx.read_text()
     assert page == view.index_html(), "deterministic"
