@@ -11,7 +11,7 @@ from typing import Callable
 
 # %% auto #0
 __all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'make_config', 'config_dict',
-           'Paper', 'Benchmark', 'register', 'benchmarks', 'get_benchmark', 'describe']
+           'Paper', 'Stage', 'filler', 'Benchmark', 'register', 'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
@@ -118,6 +118,18 @@ class Paper:
     def url(self) -> str: return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else "no arXiv id"
 
 @dataclass
+class Stage:
+    "One step of a benchmark's flow: its name (what its requests are tagged with), the role whose model answers, a line of doc."
+    name: str
+    role: str
+    doc: str = ""
+
+def filler(body: dict) -> str:
+    "A stub's free-text answer of about the request's `max_tokens` (4 characters a token): later prompts that quote it stay upper bounds."
+    n = max(1, int(body.get("max_tokens") or 1))
+    return ("lorem " * (2 * n))[: 4 * n].strip()
+
+@dataclass
 class Benchmark:
     "One benchmark, declared once (see the module docs)."
     name: str
@@ -127,11 +139,13 @@ class Benchmark:
     run: Callable                               # run(cfg, ctx) -> list[Estimate]
     validate: Callable|None = None              # validate(cfg): checks across parameters; raises ConfigError
     data: Callable|None = None                  # data(cfg) -> files the run needs (missing: `make data`)
-    plan: Callable|None = None                  # plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
-    requests: Callable|None = None              # requests(cfg) -> iterable of (role, Request) (or (role, model name, Request)): the first stage's calls
+    stages: list = field(default_factory=list)  # [Stage]: the flow's steps in order; the first one's requests are what `--requests` writes
+    stub_reply: Callable|None = None            # stub_reply(body) -> answer text of the counting stub (the plan) and the fake server
+    plan: Callable|None = None                  # (until every benchmark declares stages) plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
+    requests: Callable|None = None              # (likewise) requests(cfg) -> iterable of (role, Request)
     tables: Callable|None = None                # tables() -> written paths (reads results/, never calls a model)
     downloaders: list = field(default_factory=list)
-    perf: dict = field(default_factory=dict)    # name -> function() -> dict
+    perf: dict = field(default_factory=dict)    # (moving to scibench.perf_<bench>) name -> function() -> dict
     default_runs: list = field(default_factory=list)   # param dicts `make tables` runs when missing
 
     def params(self) -> list[Param]: return params_of(self.config)

@@ -172,6 +172,7 @@ class Request:
     sample: int = 0
     schema: dict|None = None     # JSON schema for structured output, where the endpoint supports it
     stop: list|None = None
+    stage: str = ""             # the benchmark's declared stage this request belongs to (the plan counts by it); not sent, not in the cache key
 
     def params(self, spec: ModelSpec) -> dict:
         "Sampling parameters as sent (and as hashed into the cache key)."

@@ -11,7 +11,7 @@ import json, os, platform, sys, time, traceback
 from collections import Counter
 from pathlib import Path
 from .core import project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
-from .llm import LLM, Usage, ModelSpec, get_model, load_registry, ping, redact
+from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact
 from .server import serving, port_open
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict
 from .report import Estimate
@@ -19,8 +19,9 @@ from .runs import (TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select
                            has_run)
 
 # %% auto #0
-__all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'role_models', 'resolve', 'RunContext', 'failure_counts', 'decide_status', 'data_check',
-           'plan_rows', 'describe_roles', 'preflight', 'PreflightError', 'request_lines', 'write_requests', 'execute',
+__all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'role_models', 'resolve', 'RunContext', 'failure_counts', 'decide_status',
+           'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'data_check', 'plan_rows',
+           'describe_roles', 'preflight', 'PreflightError', 'request_lines', 'write_requests', 'execute',
            'summary_text', 'render_notebook', 'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
@@ -62,7 +63,10 @@ def resolve(b: Benchmark, cfg, endpoints: dict|None = None) -> dict[str, ModelSp
 
 # %% ../nbs/06_run.ipynb #50fd242f
 class RunContext:
-    "The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options."
+    """The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options.
+    `planning`: True when the run is the plan (`derive_plan`): every model is a counting stub, and `run` skips the set-level
+    work that makes no calls (metrics, embeddings, figures)."""
+    planning = False
     def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True, batch: bool = False):
         self.bench, self.cfg, self.out, self.specs = bench, cfg, Path(out), specs
         self.refresh, self.progress = refresh, progress
@@ -76,9 +80,11 @@ class RunContext:
         name = (name or getattr(self.cfg, role)).split("+")[0]
         key = role if name == str(getattr(self.cfg, role, "")).split("+")[0] else f"{role}:{name}"
         if key not in self._llms:
-            spec = self.specs.get(name) or get_model(name)
-            self._llms[key] = LLM(spec, refresh=self.refresh, progress=self.progress, batch=True if self.batch and not spec.embedded else None)
+            self._llms[key] = self._new_llm(self.specs.get(name) or get_model(name))
         return self._llms[key]
+
+    def _new_llm(self, spec: ModelSpec) -> LLM:
+        return LLM(spec, refresh=self.refresh, progress=self.progress, batch=True if self.batch and not spec.embedded else None)
 
     def models(self) -> dict: return {k: l.spec.public() for k, l in self._llms.items()}
 
@@ -105,6 +111,70 @@ def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0
     if failed / n > max_failure_share: return "partial", f"{failed} of {n} items failed (above {max_failure_share:.0%})"
     return "complete", f"{failed} of {n} items failed"
 
+# %% ../nbs/06_run.ipynb #29f83a4a
+class _NoClient:
+    "The stub's stand-in for an HTTP client: nothing is sent."
+    async def close(self): pass
+
+def _prompt_chars(body: dict) -> int:
+    return sum(len(m["content"]) for m in body["messages"] if isinstance(m.get("content"), str))
+
+class CountingLLM(LLM):
+    """A run's `LLM` whose network is the benchmark's `stub_reply(body)`: the same request bodies, deduplication and
+    concurrency as a real run; usage counts each call, its prompt at characters / 4 and its completion at its cap."""
+    def __init__(self, spec: ModelSpec, reply=None, keep: str|None = None):
+        super().__init__(spec, cache=False, progress=False, batch=False)
+        self.reply, self.keep = reply, keep    # keep: the stage whose request bodies are kept (`--requests`)
+        self.stages: Counter = Counter()
+        self.kept: list = []
+
+    def _client(self): return _NoClient()
+
+    async def _one(self, client, sem, req: Request) -> dict:
+        body = self._body(req)
+        self.stages[req.stage or "?"] += 1
+        if self.keep is not None and req.stage == self.keep: self.kept.append(body)
+        text = self.reply(body) if self.reply else ""
+        usage = dict(prompt_tokens=_prompt_chars(body) // 4, completion_tokens=req.max_tokens)
+        return self._answer(text, "stop", usage, "response_format" in body, 0.0)
+
+class PlanContext(RunContext):
+    "A `RunContext` whose models are `CountingLLM`s answering with the benchmark's stub, in a folder that is thrown away."
+    planning = True
+
+    def __init__(self, b: Benchmark, cfg, out, specs: dict, keep: str|None = None):
+        super().__init__(b.name, cfg, out, specs, progress=False)
+        self.reply, self.keep, self.log = b.stub_reply, keep, ""
+
+    def _new_llm(self, spec: ModelSpec) -> LLM: return CountingLLM(spec, self.reply, self.keep)
+
+def stub_run(b: Benchmark, cfg, specs: dict|None = None, keep: str|None = None) -> PlanContext:
+    "Run `b` on `cfg` against counting stubs in a temporary folder; what the run prints is kept in `ctx.log`."
+    import contextlib, io, tempfile
+    specs = resolve(b, cfg) if specs is None else specs
+    buf = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix="scibench-plan-") as d, contextlib.redirect_stderr(buf):
+        ctx = PlanContext(b, cfg, Path(d)/"run", specs, keep)
+        b.run(cfg, ctx)
+    ctx.log = buf.getvalue()
+    return ctx
+
+def derive_plan(b: Benchmark, cfg, specs: dict|None = None, log: list|None = None) -> list[dict]:
+    """The calls a cold run of `b` on `cfg` makes, one row per role and model, with tokens and calls per stage: `b.run`
+    itself against its stub. `log`: a list the run's printed lines are added to."""
+    ctx = stub_run(b, cfg, specs)
+    if log is not None: log += [x for x in ctx.log.splitlines() if x.strip()]
+    order = [p.name for p in b.roles()]
+    rows = [dict(role=k.split(":")[0], model=l.spec.name, calls=l.usage.calls, prompt_tokens=l.usage.prompt_tokens,
+                 completion_tokens=l.usage.completion_tokens, stages=dict(l.stages)) for k, l in ctx._llms.items()]
+    return sorted(rows, key=lambda r: (order.index(r["role"]) if r["role"] in order else len(order), r["model"]))
+
+def derive_requests(b: Benchmark, cfg, specs: dict|None = None) -> list[dict]:
+    "The first stage's requests in the order sent: role, model name, served id, endpoint and the body the client would POST."
+    ctx = stub_run(b, cfg, specs, keep=b.stages[0].name)
+    return [dict(role=k.split(":")[0], model=l.spec.name, served_model=l.spec.model, endpoint=l.spec.public()["base_url"], body=body)
+            for k, l in ctx._llms.items() for body in l.kept]
+
 # %% ../nbs/06_run.ipynb #02d30be5
 def data_check(b: Benchmark, cfg) -> None:
     "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
@@ -112,15 +182,17 @@ def data_check(b: Benchmark, cfg) -> None:
     missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()]
     if missing: raise ConfigError(f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` (or `scibench data {b.name}`)")
 
-def plan_rows(b: Benchmark, cfg, specs: dict) -> list[dict]:
-    "Calls, estimated tokens and cost per role (registry prices)."
+def plan_rows(b: Benchmark, cfg, specs: dict, log: list|None = None) -> list[dict]:
+    "Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan`; `log`: what the stub run printed."
+    planned = b.plan(cfg) if b.plan and not b.stages else derive_plan(b, cfg, specs, log)
     rows = []
-    for r in (b.plan(cfg) if b.plan else []):
-        name = str(getattr(cfg, r["role"], r.get("name", ""))).split("+")[0] if "name" not in r else r["name"]
+    for r in planned:
+        name = r.get("model") or r.get("name") or str(getattr(cfg, r["role"], "")).split("+")[0]
         s = specs.get(name)
         cost = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) / 1e6 * (s.batch_price if s.batch else 1.0) if s else 0.0
         row = dict(role=r["role"], model=name, calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
                    completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", ""))
+        if r.get("stages"): row["stages"] = r["stages"]
         if s is not None and s.embedded:   # one request at a time on this machine's CPU: time is its cost
             from scibench.server import embedded_seconds, embedded_speed
             row["est_minutes"] = round(embedded_seconds(row["prompt_tokens"], row["completion_tokens"]) / 60, 1)
@@ -154,8 +226,9 @@ class PreflightError(RuntimeError):
 def request_lines(b: Benchmark, cfg, specs: dict):
     """The first stage's requests of a run, one dict each: role, model name, served id, endpoint and the exact chat-completion
     body the client would POST (`LLM._body`: messages, max_tokens, temperature, seed, stop, response_format; never the key)."""
+    if b.stages: yield from derive_requests(b, cfg, specs); return
     if b.requests is None:
-        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.requests): --requests is not available for it")
+        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it")
     llms: dict = {}
     for x in b.requests(cfg):
         role, name, req = x if len(x) == 3 else (x[0], None, x[1])
@@ -194,8 +267,8 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
     if requests and not dry_run: raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
     if requests and Path(requests).exists(): raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
     b = get_benchmark(bench)
-    if requests and b.requests is None:
-        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.requests): --requests is not available for it")
+    if requests and not (b.stages or b.requests):
+        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it")
     cfg = b.make_config(params)
     specs = resolve(b, cfg, endpoints)
     if batch:   # recorded in meta.json's models (batch: true) and priced so in the plan
@@ -208,8 +281,10 @@ def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *
     cd = config_dict(cfg)
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
     for line in describe_roles(specs, roles): _echo(line)
-    rows = plan_rows(b, cfg, specs)   # reads the data: bad input stops here (DataError), before any folder or call
+    log: list = []
+    rows = plan_rows(b, cfg, specs, log)   # the run against its stub: bad input stops here (DataError), before any folder or call
     if dry_run:
+        for line in log: _echo(line)
         meta = dict(bench=b.name, status="dry-run", config=cd, plan=rows, models={n: s.public() for n, s in specs.items()})
         if requests: meta["requests"] = dict(path=str(requests), counts=write_requests(b, cfg, specs, requests))
         return meta
