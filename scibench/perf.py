@@ -5,16 +5,16 @@ against a baseline measured in the same run, so it means the same on any machine
 
 # %% ../nbs/95_perf.ipynb #44f542f9
 from __future__ import annotations
-import hashlib, json, math, os, random, statistics, subprocess, sys, tempfile, time
+import json, math, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 from .llm import LLM, Cache, ModelSpec, Request, msgs, get_model
 from .server import embedded_speed_path, serving, smollm2_path
-from .core import bench_full, peak_rss_mb
+from .core import peak_rss_mb
 
 # %% auto #0
-__all__ = ['P5_PROMPTS', 'P6_SIZES', 'P6_GEN', 'W1_LATENCY', 'W1_CONCURRENCY', 'PERF', 'fake_server_process', 'p1_throughput',
-           'p2_cache', 'p5_embedded', 'p6_embedded_context', 'w1_abgen_data', 'w1_reply', 'chain_floor', 'whole_run',
-           'w1_abgen', 'all_perf', 'main']
+__all__ = ['P5_PROMPTS', 'P6_SIZES', 'P6_GEN', 'W1_LATENCY', 'W1_CONCURRENCY', 'PERF', 'PERF_MODULES', 'fake_server_process',
+           'p1_throughput', 'p2_cache', 'p5_embedded', 'p6_embedded_context', 'chain_floor', 'whole_run', 'all_perf',
+           'main']
 
 # %% ../nbs/95_perf.ipynb #571a8051
 def fake_server_process(latency: float = 0.1, **kw):
@@ -128,33 +128,7 @@ W1_LATENCY = ("lognormal", 0.2, 1.0)   # median 200 ms, sigma 1.0: mean 0.33 s, 
 W1_CONCURRENCY = 128
 _W1_VOCAB = ("model data training ablation module results baseline accuracy method dataset evaluation layer loss "
              "attention encoder retrieval signal noise sample metric variant control experiment improve compare "
-             "performance robust transfer task benchmark representation objective").split()
-
-def _w1_text(rng, words: int) -> str:
-    return " ".join(rng.choice(_W1_VOCAB) for _ in range(words)) + "."
-
-def w1_abgen_data(n: int, folder, split: str = "test", seed: int = 0) -> Path:
-    "A synthetic AbGen split of `n` examples in the real schema at the paper's mean sizes; returns the split's file."
-    rng = random.Random(seed)
-    p = Path(folder)/"abgen"/f"{split}.jsonl"; p.parent.mkdir(parents=True, exist_ok=True)
-    with open(p, "w") as f:
-        for i in range(n):   # context ≈ 300 + 700 + 450 + 400 words = 1,850; reference ablation ≈ 145 words
-            e = dict(example_id=f"w1-{i:05d}", arxiv_id=f"w1.{i:05d}", title=f"Synthetic paper {i}",
-                     research_background=_w1_text(rng, 300), method=_w1_text(rng, 700),
-                     main_experiment=dict(experiment_setup=_w1_text(rng, 450), results=_w1_text(rng, 400)),
-                     ablation_study=dict(module_name=f"module {i % 97}", research_objective=_w1_text(rng, 25),
-                                         experiment_setup=_w1_text(rng, 120), results=_w1_text(rng, 60)))
-            f.write(json.dumps(e) + "\n")
-    return p
-
-def w1_reply(body: dict) -> str:
-    "The fake server's answer for W1: a judge (system turn present) gives a ~100-word rationale and a score; else a ~250-word design."
-    h = int(hashlib.sha1(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()[:8], 16)
-    words = lambda k: " ".join(_W1_VOCAB[(h + 7*j) % len(_W1_VOCAB)] for j in range(k))
-    if any(m["role"] == "system" for m in body["messages"]):
-        return f"{words(100)}. Therefore, the score is: {1 + h % 5}"
-    return f"Research Objective: {words(20)}.\nExperiment Process: {words(230)}."
-
+             "performance robust transfer task benchmark representation objective").split()   # W1's and P6's words
 def _whole_child(bench: str, params: dict, url: str, concurrency: int) -> dict:
     """In a fresh process: one run of `bench` against `url` (every role named `fake`); wall, peak RSS and CPU seconds of this
     process. The wall starts after importing the benchmarks (`import_s`, the same at any size, reported apart)."""
@@ -234,24 +208,18 @@ def whole_run(name: str, bench: str, params: dict, write_data, n: int, small: in
                 rerun_cached=warm["usage"]["total"]["cached"], rerun_calls=warm["usage"]["total"]["calls"],
                 rerun_to_cold=round(warm["wall_s"] / cold["wall_s"], 4), target_rerun="<= 0.05")
 
-def w1_abgen(n: int|None = None, concurrency: int = W1_CONCURRENCY, latency_dist=W1_LATENCY, small: int|None = None,
-             env: dict|None = None) -> dict:
-    """W1: a whole AbGen run of `n` synthetic examples (default 250; 1,000 with `SCIBENCH_BENCH_FULL=1`) against the fake
-    server, a rerun from the cache, and a cold run at `small` (default n/4) for flatness (see `whole_run`)."""
-    n = n or (1000 if bench_full() else 250)
-    return whole_run("W1 AbGen whole run", "abgen", dict(model="fake", judge="fake", split="test", prompts="scibench", protocol="scibench"),
-                     w1_abgen_data, n, small or max(1, n // 4), "scibench.perf:w1_reply",
-                     stages=lambda u: dict(generate=u["model"]["calls"], judge=u["judge"]["calls"]),
-                     concurrency=concurrency, latency_dist=latency_dist, env=env)
-
 # %% ../nbs/95_perf.ipynb #b2b621f3
-PERF = {"P1": p1_throughput, "P2": p2_cache, "P5": p5_embedded, "P6": p6_embedded_context, "W1": w1_abgen}
+PERF = {"P1": p1_throughput, "P2": p2_cache, "P5": p5_embedded, "P6": p6_embedded_context}
+PERF_MODULES = ("scibench.perf_abgen", "scibench.perf_rubrics", "scibench.perf_autobench", "scibench.perf_arxivbench")
 
 def all_perf() -> dict:
-    "P1, P2, P5 plus every benchmark's perf entries (from the registry)."
-    from scibench.bench import benchmarks
+    "P1, P2, P5, P6 plus every benchmark's whole-run and scale figures (the `PERF` of each `perf_<bench>` module)."
+    import importlib, importlib.util
     out = dict(PERF)
-    for b in benchmarks().values(): out.update(b.perf)
+    for m in PERF_MODULES:
+        if importlib.util.find_spec(m) is not None: out.update(importlib.import_module(m).PERF)
+    from scibench.bench import benchmarks
+    for b in benchmarks().values(): out.update(b.perf)   # (until every benchmark's figures live in its perf module)
     return dict(sorted(out.items()))
 
 def main(names=None):

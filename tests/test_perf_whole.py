@@ -3,7 +3,7 @@ rerun is served from the cache. Timings are printed by `make bench`, never asser
 import hashlib, json, math, statistics
 import pytest
 from scibench.fakeserver import FakeServer
-from scibench.perf import PERF, w1_abgen, w1_abgen_data, w1_reply
+from scibench.perf_abgen import PERF, w1_abgen, w1_abgen_data, w1_reply
 from scibench.abgen import load_abgen
 from scibench.judge import parse_score
 
