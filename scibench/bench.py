@@ -143,6 +143,7 @@ class Benchmark:
     stub_reply: Callable|None = None            # stub_reply(body) -> answer text of the counting stub (the plan) and the fake server
     plan: Callable|None = None                  # (until every benchmark declares stages) plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
     requests: Callable|None = None              # (likewise) requests(cfg) -> iterable of (role, Request)
+    record: object = None                       # a `scibench.records.Record`: how its records read (report.html, compare)
     tables: Callable|None = None                # tables() -> written paths (reads results/, never calls a model)
     downloaders: list = field(default_factory=list)
     perf: dict = field(default_factory=dict)    # (moving to scibench.perf_<bench>) name -> function() -> dict
@@ -156,7 +157,7 @@ class Benchmark:
     def roles(self) -> list[Param]: return [p for p in self.params() if p.role]
 
 # %% ../nbs/06_bench.ipynb #84886ea8
-MODULES = ("scibench.abgen", "scibench.rubrics", "scibench.autobench", "scibench.arxivbench")
+MODULES = ("scibench.abgen", "scibench.abgen_eval", "scibench.rubrics", "scibench.autobench", "scibench.arxivbench")
 REGISTRY: dict[str, Benchmark] = {}
 
 def register(b: Benchmark) -> Benchmark:

@@ -8,27 +8,138 @@ from __future__ import annotations
 import base64, html, json, math, os, re
 from pathlib import Path
 from .core import results_dir, figures_dir, tables_dir, read_json, _atomic_write_text, write_with
-from .bench import ConfigError
+from .bench import ConfigError, get_benchmark
+from .records import Ctx, Raw, Record, json_block, show, text
 
 # %% auto #0
-__all__ = ['EXAMPLE_SCORES', 'EXAMPLE_GROUPS', 'EXAMPLE_VIEWS', 'PAPER_NUMBERS', 'example_scores', 'example_group', 'load_run',
-           'resolve_run', 'example_view', 'paper_number', 'report_html', 'write_report', 'index_html', 'write_index',
-           'compare_runs', 'compare_text', 'compare_html']
+__all__ = ['ABGEN_RECORD', 'ABGEN_EVAL_RECORD', 'abgen_context', 'abgen_sections', 'abgen_scores', 'abgen_paper',
+           'judge_prompts_block', 'eval_sections', 'eval_scores', 'eval_paper', 'fmt_transcript', 'judge_eval_block',
+           'stages_block', 'record_of', 'example_scores', 'example_group', 'load_run', 'resolve_run', 'example_view',
+           'paper_number', 'report_html', 'write_report', 'index_html', 'write_index', 'compare_runs', 'compare_text',
+           'compare_html']
 
-# %% ../nbs/09_view.ipynb #56bc20d7
-def _num(v):
-    "A finite float, or None (bools become 0/1)."
-    if isinstance(v, bool): return float(v)
-    if isinstance(v, (int, float)) and not (isinstance(v, float) and (math.isnan(v) or math.isinf(v))): return float(v)
-    return None
+# %% ../nbs/09_view.ipynb #12779894
+# the benchmarks' record declarations, until each lives in its benchmark module (issue 19)
+from .core import read_jsonl
+from .records import details_table, details_texts, heading_table, kv, num, pair, ref_range, table
+from .report import reference
+_RUBRIC_SETTINGS = {"direct": "Direct Prompting", "icl": "+In-Context Examples", "agentic": "+Agentic Scaffold", "skill": "+Distilled Skill"}
 
-def _scores_abgen(r):
-    return {k: _num(v) for k, v in (r.get("scores") or {}).items()}
+def _abgen_examples(ctx):
+    from scibench.abgen import load_abgen
+    return {e["example_id"]: e for e in load_abgen(ctx.cfg.get("split", "sample"))}
 
-def _scores_abgen_eval(r):
-    return {k: _num(v.get("score")) for k, v in r.items() if isinstance(v, dict) and "score" in v}
+def abgen_context(ctx, eid, secs):
+    "Adds the example's research context to `secs`; returns the paper's reference design (None: the example is not found)."
+    from scibench.abgen import context_text, reference_text
+    e = (ctx.once("abgen", lambda: _abgen_examples(ctx)) or {}).get(eid)
+    if e is None: return None
+    secs.append(text("Research context", context_text(e)))
+    return reference_text(e)
 
-def _scores_arxivbench(r):
+def abgen_sections(r, ctx):
+    "An AbGen record: the context, the generated design beside the paper's, the judge per criterion."
+    secs = []
+    ref = abgen_context(ctx, r.get("example_id", r.get("id")), secs)
+    secs.append(kv("Generation", {"module": r.get("module_name"), "system": r.get("system"), "judge": r.get("judge"),
+                                  "finish_reason": r.get("finish_reason"), "generation failure": r.get("generation_failure")}))
+    if ref is not None: secs.append(pair("Design", ("Generated design", r.get("design")), ("Reference design (paper)", ref)))
+    else: secs.append(text("Generated design", r.get("design")))
+    sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
+    crits = list(dict.fromkeys([*sc, *fa, *ra]))
+    secs.append(table("Judge (per criterion)", ["criterion", "score", "rationale", "failure"],
+                      [[c, sc.get(c), ra.get(c), fa.get(c)] for c in crits]))
+    if r.get("judge_raw"): secs.append(kv("Raw judge responses", r["judge_raw"]))
+    used = {"example_id", "module_name", "system", "judge", "finish_reason", "generation_failure", "design", "scores",
+            "failures", "rationales", "judge_raw"}
+    return secs, used, r.get("design")
+
+def abgen_scores(r): return {k: num(v) for k, v in (r.get("scores") or {}).items()}
+
+def abgen_paper(name):
+    "Table 2's LLM-judge range for a criterion."
+    if name in ("importance", "faithfulness", "soundness", "overall"):
+        return ref_range("abgen_table2", f"llm_{name}", lambda d: ~d.system.isin(["Reference (orig)", "Human Expert"]),
+                         "Table 2, LLM judge")
+
+def judge_prompts_block(run, ctx) -> list:
+    "The judge prompts the run used (its prompt set, per criterion), collapsed."
+    from scibench.abgen import prompt_set, resolve_prompts
+    name = ctx.cfg.get("prompts", "scibench")
+    shared = ctx.cfg.get("judge_layout") == "shared-prefix"
+    where = "after the user turn's text" if shared else "system turn"
+    proto = ctx.cfg.get("protocol", "scibench")
+    ctxt = ("the authors' research context (with the literal text example['method'] for the method section)"
+            if proto == "authors" else "research context")
+    turn = (f"layout shared-prefix: one fixed system turn; user turn: {ctxt}, the design, the module, the paper's "
+            "reference design, then the criterion below" if shared else
+            f"protocol {proto}; user turn: {ctxt}, the design, the module, the paper's reference design")
+    texts = [([c, Raw(f" ({where}; $module = the example's module)")], t) for c, t in prompt_set(name).items()]
+    return [details_texts([Raw("Judge prompts: set <b>"), resolve_prompts(name), Raw(f"</b> ({turn}; shown per example)")], texts)]
+
+ABGEN_RECORD = Record(sections=abgen_sections, scores=abgen_scores, paper=abgen_paper, extras=judge_prompts_block)
+
+def eval_sections(r, ctx):
+    "An AbGen-Eval record: the judged design beside the paper's, human and judge scores per criterion."
+    secs = []
+    ref = abgen_context(ctx, str(r.get("id", "")).partition("@")[0], secs)
+    if ref is not None: secs.append(pair("Design", ("Judged design", r.get("response")), ("Reference design (paper)", ref)))
+    else: secs.append(text("Judged design", r.get("response")))
+    hu = r.get("human") or {}
+    crits = [k for k, v in r.items() if isinstance(v, dict) and "score" in v]
+    secs.append(table("Human vs judge", ["criterion", "human", "judge score", "explanation", "failure"],
+                      [[c, hu.get(c), r[c].get("score"), r[c].get("explanation"), r[c].get("failure")] for c in crits]))
+    return secs, {"human", "response", *crits}, r.get("response")
+
+def eval_scores(r): return {k: num(v.get("score")) for k, v in r.items() if isinstance(v, dict) and "score" in v}
+
+def eval_paper(name):
+    "Table 5's / Table 9's range over the paper's judges."
+    c, _, lv = name.partition(" ")
+    t = {"instance pearson": ("abgen_table5_instance_pearson", "Table 5"),
+         "system kendall": ("abgen_table9_system_kendall", "Table 9")}.get(lv)
+    return ref_range(t[0], c, None, f"{t[1]}, judges") if t else None
+
+ABGEN_EVAL_RECORD = Record(sections=eval_sections, scores=eval_scores, group=lambda r: str(r.get("id", "")).partition("@")[2] or None,
+                           paper=eval_paper, extras=judge_prompts_block)
+
+def _found(p):
+    if p.get("malformed"): return f"malformed ({p['malformed']})"
+    if p.get("arxiv_id") is None and not p.get("url"): return "no link"
+    return "found" if p.get("in_snapshot") else "not found"
+
+_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity", "title_found_as",
+                "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict", "verdict_failure",
+                "verdict_source"}
+
+def _arxivbench_sections(r, ctx):
+    "An ArxivBench record: prompt, response, each listed paper as verified and judged, and the authors' own parse."
+    secs = [text("Prompt", r.get("prompt")), text("Response", r.get("response")),
+            kv("Answer", {k: r.get(k) for k in ("subject", "status", "n_listed", "finish_reason", "request_failure",
+                                                "authors_valid", "format_pairs", "malformed_ids")})]
+    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
+    cols = ["#", "title", "link / id", "in snapshot", "matched record", "title sim.", "taxonomy", "judge: relevant",
+            "judge: match", "verdict", "verdict source", "failures"]
+    rows = []
+    for i, p in enumerate(ps, 1):
+        fails = "; ".join(f"{k}: {p[k]}" for k in ("relevance_failure", "match_failure", "verdict_failure") if p.get(k))
+        rows.append([i, p.get("title"), p.get("arxiv_id") or p.get("url"), _found(p), p.get("record_title"),
+                     p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
+                     p.get("verdict_source"), fails])
+    secs.append(table(f"Listed papers ({len(ps)})", cols, rows))
+    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]   # protocol authors: their parse, lookup and judge
+    secs.append(table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
+                      ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
+                      [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
+                        x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
+    extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
+    if any(extra): secs.append(json_block("Other paper fields", extra))
+    used = {"prompt", "response", "subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid",
+            "format_pairs", "malformed_ids", "papers", "authors_links"}
+    return secs, used, r.get("response")
+
+def _arxivbench_scores(r):
+    "Per-response rates: accuracy, strict accuracy (of 3), fabricated and invalid (%)."
     ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
     yes = sum(p.get("verdict") == "yes" for p in ps)
     bad = r.get("request_failure") or r.get("failure")
@@ -37,46 +148,202 @@ def _scores_arxivbench(r):
             "fabricated (%)": None if bad or not ps else 100.0 * sum(not p.get("in_snapshot") for p in ps) / len(ps),
             "invalid (%)": None if bad else 100.0 * (r.get("status") != "ok")}
 
-_RUBRIC_NUMS = ("f1", "precision", "recall", "spearman", "pearson", "score")
+def _arxivbench_paper(name):
+    "Table 1's range of the models' mean accuracy over subjects."
+    if name.startswith("accuracy"):
+        import pandas as pd
+        df = reference("arxivbench_table1_subjects", na_values=["-"]).set_index("model")
+        v = df.apply(pd.to_numeric, errors="coerce").mean(axis=1).dropna()
+        return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
 
-def _scores_rubrics(r):
-    out = {k: _num(r.get(k)) for k in _RUBRIC_NUMS if k in r}
+_ARXIVBENCH_RECORD = Record(sections=_arxivbench_sections, scores=_arxivbench_scores, group=lambda r: r.get("subject"), paper=_arxivbench_paper)
+
+def _grades(ctx):
+    p = ctx.dir/"grades.jsonl"
+    out: dict = {}
+    for g in (read_jsonl(p, allow_empty=True) if p.exists() else []):
+        out.setdefault((g.get("setting"), g.get("paper")), []).append(g)
+    return out
+
+def fmt_transcript(t) -> str:
+    "An agent transcript as plain text: each step's thought, action and observation."
+    steps = t.get("transcript") if isinstance(t, dict) else t
+    if not isinstance(steps, list): return json.dumps(t, ensure_ascii=False, indent=1)
+    out = []
+    for s in steps:
+        if not isinstance(s, dict): out.append(show(s)); continue
+        a = s.get("action")
+        out.append(f"── step {s.get('step', '?')}" + (f" · {s['finish_reason']}" if s.get("finish_reason") else ""))
+        if isinstance(a, dict):
+            out.append("thought: " + show(a.get("thought")))
+            out.append("action:  " + json.dumps({k: v for k, v in a.items() if k != "thought"}, ensure_ascii=False))
+        else: out.append("raw: " + show(s.get("raw")))
+        if s.get("observation") is not None: out.append("observation:\n" + show(s["observation"]))
+        rest = {k: v for k, v in s.items() if k not in ("step", "raw", "action", "observation", "finish_reason")}
+        if rest: out.append("other: " + json.dumps(rest, ensure_ascii=False))
+    if isinstance(t, dict):
+        info = {k: v for k, v in t.items() if k not in ("transcript", "items", "dropped")}
+        out.insert(0, "run: " + json.dumps(info, ensure_ascii=False))
+    return "\n".join(out)
+
+def _verdict_tables(r, ctx, items) -> list:
+    out = []
+    grades = (ctx.once("grades", lambda: _grades(ctx)) or {}).get((r.get("setting"), r.get("paper")), [])
+    for g in sorted(grades, key=lambda g: str(g.get("repo"))):
+        its = g.get("items") or items
+        rows = []
+        for k, v in enumerate(g.get("verdicts") or []):
+            v = v if isinstance(v, dict) else {"verdict": v}
+            crit = its[k].get("criterion") if k < len(its) and isinstance(its[k], dict) else ""
+            rows.append([k + 1, crit, v.get("verdict"), v.get("rationale"), ", ".join(map(str, v.get("files") or [])), v.get("failure")])
+        out.append(table(f"Verdicts · repository {g.get('repo')} (score {show(g.get('score'))})",
+                         ["#", "criterion", "verdict", "rationale", "files the judge saw", "failure"], rows))
+    return out
+
+def _rubrics_sections(r, ctx):
+    "A Rubrics record: the rubric's items, its statistics and scores, the judge's verdicts per repository, the agent's transcript."
+    secs = [kv("Rubric", {k: r.get(k) for k in ("setting", "paper", "category", "model", "judge", "how", "steps", "truncated")})]
+    items = [i for i in (r.get("items") or []) if isinstance(i, dict)]
+    icols = list(dict.fromkeys(["criterion", "importance", "category", *[k for i in items for k in i]]))
+    secs.append(table(f"Rubric items ({len(items)})", icols, [[i.get(c) for c in icols] for i in items]))
+    if r.get("dropped"): secs.append(json_block("Dropped items", r["dropped"]))
+    if r.get("stats"): secs.append(kv("Rubric statistics", r["stats"]))
+    rs = r.get("repo_scores") or {}
+    if rs:
+        cols = list(dict.fromkeys(k for s in rs.values() if isinstance(s, dict) for k in s))
+        secs.append(table("Scores per repository", ["repository", *cols],
+                          [[k, *[(s or {}).get(c) for c in cols]] for k, s in sorted(rs.items())]))
+    secs += _verdict_tables(r, ctx, items)
+    if r.get("transcript"):
+        tr = r["transcript"]
+        t = ctx.once(("t", tr), lambda: ctx.run_file(tr)) if isinstance(tr, str) else tr
+        secs.append(text(f"Agent transcript ({tr if isinstance(tr, str) else 'inline'})",
+                         fmt_transcript(t) if t is not None else "transcript file not found in the run folder"))
+    used = {"setting", "paper", "category", "model", "judge", "how", "steps", "truncated", "items", "dropped", "stats",
+            "repo_scores", "transcript"}
+    return secs, used, items[0].get("criterion") if items else ""
+
+_RECORD_NUMS = ("f1", "precision", "recall", "spearman", "pearson", "score")
+
+def _rubrics_scores(r):
+    "Per-rubric numbers: F1, precision, recall, correlations, each repository's score, the item count."
+    out = {k: num(r.get(k)) for k in _RECORD_NUMS if k in r}
     for repo, s in sorted((r.get("repo_scores") or {}).items()):
-        if isinstance(s, dict): out[f"{repo} score"] = _num(s.get("score"))
-    if isinstance(r.get("stats"), dict) and "count" in r["stats"]: out["items"] = _num(r["stats"]["count"])
+        if isinstance(s, dict): out[f"{repo} score"] = num(s.get("score"))
+    if isinstance(r.get("stats"), dict) and "count" in r["stats"]: out["items"] = num(r["stats"]["count"])
     return out
 
-def _scores_autobench(r):
-    out = {"kept": _num(r.get("kept")) if "kept" in r else None, "pass_rate": _num(r.get("pass_rate"))}
+def _rubrics_paper(name):
+    "Table 2's F1 / Table 1's Spearman range for a setting's headline."
+    s, _, m = name.partition(" ")
+    lab = _RUBRIC_SETTINGS.get(s)
+    if not lab: return None
+    if m.startswith("F1"): return ref_range("rubrics_table2_intrinsic_tau0.70", "f1", lambda d: d.setting == lab, "Table 2")
+    if m == "Spearman": return ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
+
+def judge_eval_block(run, ctx) -> list:
+    "JudgeEval's leaf verdicts beside the human grades, collapsed."
+    if not (ctx.dir/"judge_eval.jsonl").exists(): return []
+    je = read_jsonl(ctx.dir/"judge_eval.jsonl", allow_empty=True)
+    cols = list(dict.fromkeys(k for r in je for k in r))
+    agree = [r for r in je if r.get("human") is not None and r.get("predicted") is not None]
+    acc = sum(r["human"] == r["predicted"] for r in agree)
+    return [details_table(f"JudgeEval: {len(je)} leaf verdicts, judge agrees with the human grade on {acc} of {len(agree)}",
+                          cols, [[r.get(c) for c in cols] for r in je])]
+
+_RUBRICS_RECORD = Record(sections=_rubrics_sections, scores=_rubrics_scores, group=lambda r: r.get("setting"), paper=_rubrics_paper,
+                extras=judge_eval_block)
+
+_LETTERS = "ABCDEFGHIJ"
+_Q_FIELDS = ("qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty", "pass_rate", "kept", "dropped_at",
+             "flags", "finish_reason", "generation_failure")
+
+def _filter_rows(ch: dict) -> list:
+    return [[st, c.get("passed"), c.get("verified"), c.get("reason"),
+             {k: v for k, v in c.items() if k not in ("passed", "verified", "reason")} or None]
+            for st, c in ch.items() if isinstance(c, dict)]
+
+def _autobench_sections(r, ctx):
+    "An AutoBench question: its knowledge point, options and key, evidence, retrieved context, filter stages and solvers."
+    secs = [kv("Question", {k: r.get(k) for k in _Q_FIELDS}),
+            text("Knowledge point", r.get("knowledge_point")), text("Question", r.get("question"))]
+    opts = r.get("options") or []
+    if opts:
+        secs.append(table("Options", ["", "option", "key"],
+                          [[_LETTERS[i] if i < 10 else i, o, "✓" if _LETTERS[i:i+1] == str(r.get("answer")) else ""]
+                           for i, o in enumerate(opts)]))
+    secs.append(kv("Answer", {"answer": r.get("answer"), "answer text": r.get("answer_text"), "explanation": r.get("explanation"),
+                              "evidence": r.get("evidence"), "evidence from": r.get("evidence_from"),
+                              "invalid evidence ids": r.get("evidence_invalid")}))
+    if r.get("evidence_text"): secs.append(text("Evidence paragraphs", r["evidence_text"]))
+    if r.get("context"):
+        secs.append(table("Retrieved context", ["paper", "paragraph", "source"],
+                          [[c.get("paper_id"), c.get("id"), c.get("source")] for c in r["context"] if isinstance(c, dict)]))
+    if r.get("checks"):
+        secs.append(table("Filter stages", ["stage", "passed", "verified", "reason", "details"], _filter_rows(r["checks"])))
+    cal = r.get("calibration") or {}
+    if cal:
+        secs.append(table("Solvers (difficulty)", ["solver", "response", "correct", "failure"],
+                          [[m, c.get("response"), c.get("correct"), c.get("failure")] for m, c in sorted(cal.items()) if isinstance(c, dict)]))
+    used = {*_Q_FIELDS, "knowledge_point", "question", "options", "answer", "answer_text", "explanation", "evidence",
+            "evidence_from", "evidence_invalid", "evidence_text", "context", "checks", "calibration"}
+    return secs, used, r.get("question")
+
+def _autobench_scores(r):
+    "Per-question numbers: kept, pass rate, each filter stage passed, each solver correct."
+    out = {"kept": num(r.get("kept")) if "kept" in r else None, "pass_rate": num(r.get("pass_rate"))}
     for st, c in (r.get("checks") or {}).items():
-        if isinstance(c, dict) and "passed" in c: out[f"{st} passed"] = _num(c["passed"])
+        if isinstance(c, dict) and "passed" in c: out[f"{st} passed"] = num(c["passed"])
     for m, c in sorted((r.get("calibration") or {}).items()):
-        if isinstance(c, dict) and "correct" in c: out[f"{m} correct"] = _num(c["correct"])
+        if isinstance(c, dict) and "correct" in c: out[f"{m} correct"] = num(c["correct"])
     return out
 
-def _scores_default(r):
-    s = r.get("scores")
-    if isinstance(s, dict): return {k: _num(v) for k, v in s.items() if not isinstance(v, (dict, list, str))}
-    return {k: _num(v) for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+def _autobench_paper(name):
+    "Table 1's survival (post-filtering / generated) and discrimination, combined over areas."
+    if name.startswith("survival"):
+        r = reference("autobench_main").set_index("area").loc["Combined"]
+        return f"{r.post_filtering / r.generated:.2f} (Table 1, post-filtering / generated)"
+    if name.startswith("discrimination"):
+        return ref_range("autobench_main", "llm_discrimination", lambda d: d.area == "Combined", "Table 1")
 
-EXAMPLE_SCORES = {"abgen": _scores_abgen, "abgen_eval": _scores_abgen_eval, "arxivbench": _scores_arxivbench,
-                  "rubrics": _scores_rubrics, "autobench": _scores_autobench}
+def stages_block(run, ctx) -> list:
+    "The filter stages' counts (scores.json `stages`)."
+    st = run["scores"].get("stages")
+    if not isinstance(st, list): return []
+    st = [s for s in st if isinstance(s, dict)]
+    cols = list(dict.fromkeys(k for s in st for k in s))
+    return [heading_table("Filter stages", cols, [[s.get(c) for c in cols] for s in st], num=range(1, len(cols)))]
 
-def example_scores(bench: str, rec: dict) -> dict:
-    "Per-example numbers of a record ({metric: value or None}); a benchmark not in `EXAMPLE_SCORES` uses `scores` or numeric fields."
-    try: return dict(EXAMPLE_SCORES.get(bench, _scores_default)(rec))
+_AUTOBENCH_RECORD = Record(sections=_autobench_sections, scores=_autobench_scores, group=lambda r: r.get("field"), paper=_autobench_paper,
+                extras=stages_block)
+
+_UNMOVED = {"abgen": ABGEN_RECORD, "abgen_eval": ABGEN_EVAL_RECORD, "arxivbench": _ARXIVBENCH_RECORD, "rubrics": _RUBRICS_RECORD,
+            "autobench": _AUTOBENCH_RECORD}
+
+# %% ../nbs/09_view.ipynb #56bc20d7
+def record_of(bench: str) -> Record:
+    "How `bench`'s records read: the `Record` its declaration gives (through the registry), else the generic one."
+    try: rec = get_benchmark(bench).record
+    except ConfigError: rec = None
+    return rec or _UNMOVED.get(bench) or Record()
+
+def _scores_of(R: Record, rec: dict) -> dict:
+    try: return dict(R.scores(rec))
     except Exception: return {}
 
-EXAMPLE_GROUPS = {"arxivbench": lambda r: r.get("subject"), "rubrics": lambda r: r.get("setting"),
-                  "autobench": lambda r: r.get("field"),
-                  "abgen_eval": lambda r: str(r.get("id", "")).partition("@")[2] or None}
+def _group_of(R: Record, rec: dict) -> str|None:
+    try:
+        g = R.group(rec) if R.group else None
+        return None if g is None else str(g)
+    except Exception: return None
+
+def example_scores(bench: str, rec: dict) -> dict:
+    "Per-example numbers of a record ({metric: value or None}), as its benchmark's `Record.scores` gives them."
+    return _scores_of(record_of(bench), rec)
 
 def example_group(bench: str, rec: dict) -> str|None:
     "The subject / setting / field an example belongs to (for filters and per-group comparison), or None."
-    try:
-        g = EXAMPLE_GROUPS.get(bench, lambda r: None)(rec)
-        return None if g is None else str(g)
-    except Exception: return None
+    return _group_of(record_of(bench), rec)
 
 # %% ../nbs/09_view.ipynb #6a2d08a4
 def _records(d):
@@ -114,276 +381,31 @@ def resolve_run(spec) -> Path:
     raise FileNotFoundError(f"no run '{spec}': give a run folder or bench/split/model[/run-id] (see `scibench runs`)")
 
 # %% ../nbs/09_view.ipynb #31a5a47c
-def _s(v) -> str:
-    "Any value as display text (None → '', containers → compact JSON)."
-    if v is None: return ""
-    if isinstance(v, str): return v
-    if isinstance(v, float): return f"{v:.4g}"
-    if isinstance(v, (dict, list)): return json.dumps(v, ensure_ascii=False)
-    return str(v)
-
-def _text(title, v): return [title, "text", _s(v)]
-def _kv(title, d): return [title, "kv", [[str(k), _s(v)] for k, v in (d.items() if isinstance(d, dict) else d) if v not in (None, "", [], {})]]
-def _table(title, cols, rows): return [title, "table", {"c": list(cols), "r": [[_s(x) for x in row] for row in rows]}]
-def _json(title, v): return [title, "json", json.dumps(v, ensure_ascii=False, indent=1, sort_keys=False)]
-def _pair(title, a, b): return [title, "pair", [[a[0], _s(a[1])], [b[0], _s(b[1])]]]
-
-class _Ctx:
-    "What renderers read beside a record: the run folder, its config, lazily loaded side files."
-    def __init__(self, run: dict):
-        self.run, self.dir, self.meta = run, Path(run["dir"]), run["meta"]
-        self.cfg = self.meta.get("config") or {}
-        self._cache: dict = {}
-    def once(self, key, f):
-        if key not in self._cache:
-            try: self._cache[key] = f()
-            except Exception: self._cache[key] = None
-        return self._cache[key]
-
-def _abgen_examples(ctx):
-    from scibench.abgen import load_abgen
-    return {e["example_id"]: e for e in load_abgen(ctx.cfg.get("split", "sample"))}
-
-def _abgen_context(ctx, eid, secs):
-    from scibench.abgen import context_text, reference_text
-    e = (ctx.once("abgen", lambda: _abgen_examples(ctx)) or {}).get(eid)
-    if e is None: return None
-    secs.append(_text("Research context", context_text(e)))
-    return reference_text(e)
-
-def _view_abgen(r, ctx):
-    secs = []
-    ref = _abgen_context(ctx, r.get("example_id", r.get("id")), secs)
-    secs.append(_kv("Generation", {"module": r.get("module_name"), "system": r.get("system"), "judge": r.get("judge"),
-                                   "finish_reason": r.get("finish_reason"), "generation failure": r.get("generation_failure")}))
-    if ref is not None: secs.append(_pair("Design", ("Generated design", r.get("design")), ("Reference design (paper)", ref)))
-    else: secs.append(_text("Generated design", r.get("design")))
-    sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
-    crits = list(dict.fromkeys([*sc, *fa, *ra]))
-    secs.append(_table("Judge (per criterion)", ["criterion", "score", "rationale", "failure"],
-                       [[c, sc.get(c), ra.get(c), fa.get(c)] for c in crits]))
-    if r.get("judge_raw"): secs.append(_kv("Raw judge responses", r["judge_raw"]))
-    used = {"example_id", "module_name", "system", "judge", "finish_reason", "generation_failure", "design", "scores",
-            "failures", "rationales", "judge_raw"}
-    return secs, used, r.get("design")
-
-def _view_abgen_eval(r, ctx):
-    secs = []
-    ref = _abgen_context(ctx, str(r.get("id", "")).partition("@")[0], secs)
-    if ref is not None: secs.append(_pair("Design", ("Judged design", r.get("response")), ("Reference design (paper)", ref)))
-    else: secs.append(_text("Judged design", r.get("response")))
-    hu = r.get("human") or {}
-    crits = [k for k, v in r.items() if isinstance(v, dict) and "score" in v]
-    secs.append(_table("Human vs judge", ["criterion", "human", "judge score", "explanation", "failure"],
-                       [[c, hu.get(c), r[c].get("score"), r[c].get("explanation"), r[c].get("failure")] for c in crits]))
-    return secs, {"human", "response", *crits}, r.get("response")
-
-def _found(p):
-    if p.get("malformed"): return f"malformed ({p['malformed']})"
-    if p.get("arxiv_id") is None and not p.get("url"): return "no link"
-    return "found" if p.get("in_snapshot") else "not found"
-
-def _view_arxivbench(r, ctx):
-    secs = [_text("Prompt", r.get("prompt")), _text("Response", r.get("response")),
-            _kv("Answer", {k: r.get(k) for k in ("subject", "status", "n_listed", "finish_reason", "request_failure",
-                                                 "authors_valid", "format_pairs", "malformed_ids")})]
-    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
-    cols = ["#", "title", "link / id", "in snapshot", "matched record", "title sim.", "taxonomy", "judge: relevant",
-            "judge: match", "verdict", "verdict source", "failures"]
-    rows = []
-    for i, p in enumerate(ps, 1):
-        fails = "; ".join(f"{k}: {p[k]}" for k in ("relevance_failure", "match_failure", "verdict_failure") if p.get(k))
-        rows.append([i, p.get("title"), p.get("arxiv_id") or p.get("url"), _found(p), p.get("record_title"),
-                     p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
-                     p.get("verdict_source"), fails])
-    secs.append(_table(f"Listed papers ({len(ps)})", cols, rows))
-    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]   # protocol authors: their parse, lookup and judge
-    secs.append(_table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
-                       ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
-                       [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
-                         x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
-    known = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity", "title_found_as",
-             "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict", "verdict_failure", "verdict_source"}
-    extra = [{k: v for k, v in p.items() if k not in known} for p in ps]
-    if any(extra): secs.append(_json("Other paper fields", extra))
-    used = {"prompt", "response", "subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid",
-            "format_pairs", "malformed_ids", "papers", "authors_links"}
-    return secs, used, r.get("response")
-
-def _grades(ctx):
-    from scibench.core import read_jsonl
-    p = ctx.dir/"grades.jsonl"
-    out: dict = {}
-    for g in (read_jsonl(p, allow_empty=True) if p.exists() else []):
-        out.setdefault((g.get("setting"), g.get("paper")), []).append(g)
-    return out
-
-def _transcript(ctx, rel_path):
-    p = (ctx.dir/str(rel_path)).resolve()
-    if ctx.dir.resolve() not in p.parents or not p.exists(): return None
-    return read_json(p)
-
-def _fmt_transcript(t) -> str:
-    steps = t.get("transcript") if isinstance(t, dict) else t
-    if not isinstance(steps, list): return json.dumps(t, ensure_ascii=False, indent=1)
-    out = []
-    for s in steps:
-        if not isinstance(s, dict): out.append(_s(s)); continue
-        a = s.get("action")
-        out.append(f"── step {s.get('step', '?')}" + (f" · {s['finish_reason']}" if s.get("finish_reason") else ""))
-        if isinstance(a, dict):
-            out.append("thought: " + _s(a.get("thought")))
-            out.append("action:  " + json.dumps({k: v for k, v in a.items() if k != "thought"}, ensure_ascii=False))
-        else: out.append("raw: " + _s(s.get("raw")))
-        if s.get("observation") is not None: out.append("observation:\n" + _s(s["observation"]))
-        rest = {k: v for k, v in s.items() if k not in ("step", "raw", "action", "observation", "finish_reason")}
-        if rest: out.append("other: " + json.dumps(rest, ensure_ascii=False))
-    if isinstance(t, dict):
-        info = {k: v for k, v in t.items() if k not in ("transcript", "items", "dropped")}
-        out.insert(0, "run: " + json.dumps(info, ensure_ascii=False))
-    return "\n".join(out)
-
-def _view_rubrics(r, ctx):
-    secs = [_kv("Rubric", {k: r.get(k) for k in ("setting", "paper", "category", "model", "judge", "how", "steps", "truncated")})]
-    items = [i for i in (r.get("items") or []) if isinstance(i, dict)]
-    icols = list(dict.fromkeys(["criterion", "importance", "category", *[k for i in items for k in i]]))
-    secs.append(_table(f"Rubric items ({len(items)})", icols, [[i.get(c) for c in icols] for i in items]))
-    if r.get("dropped"): secs.append(_json("Dropped items", r["dropped"]))
-    if r.get("stats"): secs.append(_kv("Rubric statistics", r["stats"]))
-    rs = r.get("repo_scores") or {}
-    if rs:
-        cols = list(dict.fromkeys(k for s in rs.values() if isinstance(s, dict) for k in s))
-        secs.append(_table("Scores per repository", ["repository", *cols], [[k, *[(s or {}).get(c) for c in cols]] for k, s in sorted(rs.items())]))
-    grades = (ctx.once("grades", lambda: _grades(ctx)) or {}).get((r.get("setting"), r.get("paper")), [])
-    for g in sorted(grades, key=lambda g: str(g.get("repo"))):
-        its = g.get("items") or items
-        rows = []
-        for k, v in enumerate(g.get("verdicts") or []):
-            v = v if isinstance(v, dict) else {"verdict": v}
-            crit = its[k].get("criterion") if k < len(its) and isinstance(its[k], dict) else ""
-            rows.append([k + 1, crit, v.get("verdict"), v.get("rationale"), ", ".join(map(str, v.get("files") or [])), v.get("failure")])
-        secs.append(_table(f"Verdicts · repository {g.get('repo')} (score {_s(g.get('score'))})",
-                           ["#", "criterion", "verdict", "rationale", "files the judge saw", "failure"], rows))
-    if r.get("transcript"):
-        t = ctx.once(("t", r["transcript"]), lambda: _transcript(ctx, r["transcript"])) if isinstance(r["transcript"], str) else r["transcript"]
-        secs.append(_text(f"Agent transcript ({r['transcript'] if isinstance(r['transcript'], str) else 'inline'})",
-                          _fmt_transcript(t) if t is not None else "transcript file not found in the run folder"))
-    used = {"setting", "paper", "category", "model", "judge", "how", "steps", "truncated", "items", "dropped", "stats",
-            "repo_scores", "transcript"}
-    first = items[0].get("criterion") if items else ""
-    return secs, used, first
-
-_LETTERS = "ABCDEFGHIJ"
-
-def _view_autobench(r, ctx):
-    secs = [_kv("Question", {k: r.get(k) for k in ("qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty",
-                                                    "pass_rate", "kept", "dropped_at", "flags", "finish_reason", "generation_failure")}),
-            _text("Knowledge point", r.get("knowledge_point")), _text("Question", r.get("question"))]
-    opts = r.get("options") or []
-    if opts:
-        secs.append(_table("Options", ["", "option", "key"], [[_LETTERS[i] if i < 10 else i, o, "✓" if _LETTERS[i:i+1] == str(r.get("answer")) else ""]
-                                                             for i, o in enumerate(opts)]))
-    secs.append(_kv("Answer", {"answer": r.get("answer"), "answer text": r.get("answer_text"), "explanation": r.get("explanation"),
-                               "evidence": r.get("evidence"), "evidence from": r.get("evidence_from"), "invalid evidence ids": r.get("evidence_invalid")}))
-    if r.get("evidence_text"): secs.append(_text("Evidence paragraphs", r["evidence_text"]))
-    if r.get("context"):
-        secs.append(_table("Retrieved context", ["paper", "paragraph", "source"],
-                           [[c.get("paper_id"), c.get("id"), c.get("source")] for c in r["context"] if isinstance(c, dict)]))
-    ch = r.get("checks") or {}
-    if ch:
-        secs.append(_table("Filter stages", ["stage", "passed", "verified", "reason", "details"],
-                           [[st, c.get("passed"), c.get("verified"), c.get("reason"),
-                             {k: v for k, v in c.items() if k not in ("passed", "verified", "reason")} or None]
-                            for st, c in ch.items() if isinstance(c, dict)]))
-    cal = r.get("calibration") or {}
-    if cal:
-        secs.append(_table("Solvers (difficulty)", ["solver", "response", "correct", "failure"],
-                           [[m, c.get("response"), c.get("correct"), c.get("failure")] for m, c in sorted(cal.items()) if isinstance(c, dict)]))
-    used = {"qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty", "pass_rate", "kept", "dropped_at",
-            "flags", "finish_reason", "generation_failure", "knowledge_point", "question", "options", "answer", "answer_text",
-            "explanation", "evidence", "evidence_from", "evidence_invalid", "evidence_text", "context", "checks", "calibration"}
-    return secs, used, r.get("question")
-
-def _view_default(r, ctx):
-    secs, used, first = [], set(), None
-    scal = {k: v for k, v in r.items() if not isinstance(v, (dict, list)) and not (isinstance(v, str) and len(v) > 80)}
-    secs.append(_kv("Fields", scal)); used |= set(scal)
-    for k, v in r.items():
-        if isinstance(v, str) and len(v) > 80:
-            secs.append(_text(k, v)); used.add(k); first = first or v
-    return secs, used, first
-
-EXAMPLE_VIEWS = {"abgen": _view_abgen, "abgen_eval": _view_abgen_eval, "arxivbench": _view_arxivbench,
-                 "rubrics": _view_rubrics, "autobench": _view_autobench}
+def _view_of(R: Record, rec: dict, ctx) -> dict:
+    try: secs, used, first = R.sections(rec, ctx)
+    except Exception as e:
+        secs, used, first = [text("rendering error", f"{type(e).__name__}: {e}")], set(), None
+    rest = {k: v for k, v in rec.items() if k not in used and k not in ("id", "failure")}
+    if rest: secs.append(json_block("Other fields", rest))
+    if rec.get("failure"): secs.insert(0, text("Failure", rec["failure"]))
+    prev = re.sub(r"\s+", " ", show(first)).strip()
+    sc = {k: (None if v is None else round(v, 4)) for k, v in _scores_of(R, rec).items()}
+    return {"i": show(rec.get("id")), "f": show(rec.get("failure")), "s": sc, "g": _group_of(R, rec) or "",
+            "p": prev[:160], "x": [s for s in secs if _nonempty(s)]}
 
 def example_view(bench: str, rec: dict, ctx) -> dict:
     "One example as the page shows it: id, failure, scores, group, a one-line preview and its sections (unknown fields as JSON)."
-    try: secs, used, first = EXAMPLE_VIEWS.get(bench, _view_default)(rec, ctx)
-    except Exception as e:
-        secs, used, first = [_text("rendering error", f"{type(e).__name__}: {e}")], set(), None
-    rest = {k: v for k, v in rec.items() if k not in used and k not in ("id", "failure")}
-    if rest: secs.append(_json("Other fields", rest))
-    if rec.get("failure"): secs.insert(0, _text("Failure", rec["failure"]))
-    prev = re.sub(r"\s+", " ", _s(first)).strip()
-    sc = {k: (None if v is None else round(v, 4)) for k, v in example_scores(bench, rec).items()}
-    return {"i": _s(rec.get("id")), "f": _s(rec.get("failure")), "s": sc, "g": example_group(bench, rec) or "",
-            "p": prev[:160], "x": [s for s in secs if _nonempty(s)]}
+    return _view_of(record_of(bench), rec, ctx)
 
 def _nonempty(s) -> bool:
     v = s[2]
     return bool(v.get("r")) if isinstance(v, dict) else v not in ("", [], None)
 
 # %% ../nbs/09_view.ipynb #71ebb4bd
-def _ref_range(table: str, col: str, keep=None, label: str = "") -> str|None:
-    import pandas as pd
-    from scibench.report import reference
-    df = reference(table)
-    if keep is not None: df = df[keep(df)]
-    v = pd.to_numeric(df[col], errors="coerce").dropna()
-    if not len(v): return None
-    where = label or table
-    return f"{v.iloc[0]:.2f} ({where})" if len(v) == 1 else f"{v.min():.2f} to {v.max():.2f} over {len(v)} systems ({where})"
-
-_RUBRIC_SETTINGS = {"direct": "Direct Prompting", "icl": "+In-Context Examples", "agentic": "+Agentic Scaffold", "skill": "+Distilled Skill"}
-
-def _paper_abgen(name):
-    if name in ("importance", "faithfulness", "soundness", "overall"):
-        return _ref_range("abgen_table2", f"llm_{name}", lambda d: ~d.system.isin(["Reference (orig)", "Human Expert"]), "Table 2, LLM judge")
-
-def _paper_abgen_eval(name):
-    c, _, lv = name.partition(" ")
-    t = {"instance pearson": ("abgen_table5_instance_pearson", "Table 5"), "system kendall": ("abgen_table9_system_kendall", "Table 9")}.get(lv)
-    return _ref_range(t[0], c, None, f"{t[1]}, judges") if t else None
-
-def _paper_arxivbench(name):
-    if name.startswith("accuracy"):
-        import pandas as pd
-        from scibench.report import reference
-        df = reference("arxivbench_table1_subjects", na_values=["-"]).set_index("model")
-        v = df.apply(pd.to_numeric, errors="coerce").mean(axis=1).dropna()
-        return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
-
-def _paper_rubrics(name):
-    s, _, m = name.partition(" ")
-    lab = _RUBRIC_SETTINGS.get(s)
-    if not lab: return None
-    if m.startswith("F1"): return _ref_range("rubrics_table2_intrinsic_tau0.70", "f1", lambda d: d.setting == lab, "Table 2")
-    if m == "Spearman": return _ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
-
-def _paper_autobench(name):
-    if name.startswith("survival"):
-        from scibench.report import reference
-        r = reference("autobench_main").set_index("area").loc["Combined"]
-        return f"{r.post_filtering / r.generated:.2f} (Table 1, post-filtering / generated)"
-    if name.startswith("discrimination"):
-        return _ref_range("autobench_main", "llm_discrimination", lambda d: d.area == "Combined", "Table 1")
-
-PAPER_NUMBERS = {"abgen": _paper_abgen, "abgen_eval": _paper_abgen_eval, "arxivbench": _paper_arxivbench,
-                 "rubrics": _paper_rubrics, "autobench": _paper_autobench}
-
 def paper_number(bench: str, name: str) -> str:
     "The paper's published number(s) beside headline `name` (from `data/reference/`), or '' when it has no direct counterpart."
-    try: return PAPER_NUMBERS.get(bench, lambda n: None)(name) or ""
+    R = record_of(bench)
+    try: return (R.paper(name) if R.paper else None) or ""
     except Exception: return ""
 
 # %% ../nbs/09_view.ipynb #68d4ec9a
@@ -472,7 +494,7 @@ q.addEventListener('input',f);var h=decodeURIComponent(location.hash.slice(1));i
 document.body.setAttribute('data-ready','1');})();
 """
 
-def _e(x) -> str: return html.escape(_s(x), quote=True)
+def _e(x) -> str: return html.escape(show(x), quote=True)
 
 def _script_json(obj) -> str:
     "JSON for a `<script type=application/json>` block: `<`, `>`, `&` escaped so no text can close the element."
@@ -514,39 +536,23 @@ def _protocol_html(p, name=None) -> str:
     return (f"<h3>Protocol: {_e(p.get('name', name))}</h3>"
             + "".join(f"<p><b>{t}</b></p><ul>{''.join(f'<li>{_e(x)}</li>' for x in xs)}</ul>" for t, xs in parts if isinstance(xs, list) and xs))
 
-def _bench_extras(run, ctx) -> str:
-    "Per-benchmark run-level sections: AbGen's judge prompts, Rubrics' JudgeEval verdicts, AutoBench's stage table."
-    b, out = run["bench"], []
-    if b in ("abgen", "abgen_eval"):
-        try:
-            from scibench.abgen import prompt_set, resolve_prompts
-            name = ctx.cfg.get("prompts", "scibench")
-            ps = prompt_set(name)
-            shared = ctx.cfg.get("judge_layout") == "shared-prefix"
-            where = "after the user turn's text" if shared else "system turn"
-            body = "".join(f"<h4>{_e(c)} ({where}; $module = the example's module)</h4><pre>{_e(t)}</pre>" for c, t in ps.items())
-            proto = ctx.cfg.get("protocol", "scibench")
-            ctxt = ("the authors' research context (with the literal text example['method'] for the method section)" if proto == "authors"
-                    else "research context")
-            turn = (f"layout shared-prefix: one fixed system turn; user turn: {ctxt}, the design, the module, the paper's "
-                    "reference design, then the criterion below" if shared else
-                    f"protocol {proto}; user turn: {ctxt}, the design, the module, the paper's reference design")
-            out.append(f"<details><summary>Judge prompts: set <b>{_e(resolve_prompts(name))}</b> ({turn}; shown per example)</summary>"
-                       f"{body}</details>")
-        except Exception: pass
-    if b == "rubrics" and (ctx.dir/"judge_eval.jsonl").exists():
-        from scibench.core import read_jsonl
-        je = read_jsonl(ctx.dir/"judge_eval.jsonl", allow_empty=True)
-        cols = list(dict.fromkeys(k for r in je for k in r))
-        agree = [r for r in je if r.get("human") is not None and r.get("predicted") is not None]
-        acc = sum(r["human"] == r["predicted"] for r in agree)
-        out.append(f"<details><summary>JudgeEval: {len(je)} leaf verdicts, judge agrees with the human grade on {acc} of {len(agree)}</summary>"
-                   + _tbl(cols, [[r.get(c) for c in cols] for r in je]) + "</details>")
-    if b == "autobench" and isinstance(run["scores"].get("stages"), list):
-        st = [s for s in run["scores"]["stages"] if isinstance(s, dict)]
-        cols = list(dict.fromkeys(k for s in st for k in s))
-        out.append("<h3>Filter stages</h3>" + _tbl(cols, [[s.get(c) for c in cols] for s in st], num=range(1, len(cols))))
-    return "\n".join(out)
+def _segments(parts) -> str:
+    "Heading parts: `Raw` ones as declared, the others escaped."
+    return "".join(p if isinstance(p, Raw) else _e(p) for p in ([parts] if isinstance(parts, str) else parts))
+
+def _block_html(b: dict) -> str:
+    "One run-level block (`scibench.records`: heading_table, details_table, details_texts) as HTML."
+    if b["kind"] == "heading_table": return f"<h3>{_segments(Raw(b['heading']))}</h3>" + _tbl(b["cols"], b["rows"], num=b["num"])
+    if b["kind"] == "details_table":
+        return f"<details><summary>{_segments(Raw(b['summary']))}</summary>" + _tbl(b["cols"], b["rows"]) + "</details>"
+    body = "".join(f"<h4>{_segments(t)}</h4><pre>{_e(x)}</pre>" for t, x in b["texts"])
+    return f"<details><summary>{_segments(b['summary'])}</summary>{body}</details>"
+
+def _extras(R: Record, run, ctx) -> str:
+    "The benchmark's run-level blocks (`Record.extras`); one that cannot be made is left out."
+    try: blocks = R.extras(run, ctx) if R.extras else []
+    except Exception: blocks = []
+    return "\n".join(_block_html(b) for b in blocks)
 
 _META_SHOWN = {"bench", "run_id", "status", "status_reason", "config", "paper", "roles", "roles_models", "models", "usage", "n",
                "failures", "failures_by_reason", "headline", "seconds", "git_commit", "started", "python", "host", "provenance",
@@ -558,13 +564,13 @@ def _write_report(d, f):
     """Write the HTML report of run folder `d` to the binary file `f`, streaming the records (read twice: first their counts,
     metrics and groups, then each example's view, written as it is made): memory stays flat in the number of examples."""
     run = load_run(d, records=False); m, bench = run["meta"], run["bench"]
-    ctx = _Ctx(run)
+    ctx, R = Ctx(run), record_of(bench)
     n_rec = n_failed = 0
     metrics, groups = {}, set()
     for r in _records(d):
         n_rec += 1; n_failed += bool(r.get("failure"))
-        metrics.update(dict.fromkeys(example_scores(bench, r)))
-        g = example_group(bench, r)
+        metrics.update(dict.fromkeys(_scores_of(R, r)))
+        g = _group_of(R, r)
         if g: groups.add(g)
     cfg = m.get("config") or {}
     u = (m.get("usage") or {}).get("total", {})
@@ -590,7 +596,7 @@ def _write_report(d, f):
     facts.update({f"data: {k}": v for k, v in prov.items() if k != "protocol"})
     facts = {k: v for k, v in facts.items() if v not in (None, "", " / ")}
     defs = _defaults(bench)
-    prm = [[k, _s(v), "" if k not in defs or defs[k] == v else _s(defs[k])] for k, v in cfg.items()]
+    prm = [[k, show(v), "" if k not in defs or defs[k] == v else show(defs[k])] for k, v in cfg.items()]
     h.append("<div class=grid><div><h3>Run</h3>" + _kv_html(facts) + "</div><div>"
              + ("<h3>Models (every role)</h3>" + _tbl(["role", "name", "served model", "endpoint"], role_rows) if role_rows else "") + "<h3>Parameters</h3>"
              + _tbl(["parameter", "value", "default (if different)"], prm) + "</div></div>")
@@ -607,7 +613,7 @@ def _write_report(d, f):
                    "for its own models and data: compare scales, not this run's model.</p>")
     figs = sorted(p for p in Path(d).rglob("*") if p.suffix in (".png", ".svg") and p.is_file())
     if figs: h.append("<h2>Figures</h2>" + "".join(_img(p) for p in figs))
-    extra = _bench_extras(run, ctx)
+    extra = _extras(R, run, ctx)
     if extra: h.append("<h2>Run details</h2>" + extra)
     more = {k: v for k, v in m.items() if k not in _META_SHOWN}
     sections = [("usage per role", _tbl(["role", *list(dict.fromkeys(k for x in (m.get("usage") or {}).values() if isinstance(x, dict) for k in x))],
@@ -637,7 +643,7 @@ def _write_report(d, f):
     before, after = _page(f"{bench} · {run['split']} · {run['model']} · {m.get('run_id', '')}", "\n".join(h), _JS).rsplit(_ROWS, 1)
     f.write(before.encode("utf-8"))
     for i, r in enumerate(_records(d)):
-        f.write(((',' if i else '') + _script_json(example_view(bench, r, ctx))).encode("utf-8"))
+        f.write(((',' if i else '') + _script_json(_view_of(R, r, ctx))).encode("utf-8"))
     f.write(after.encode("utf-8"))
 
 def report_html(d) -> str:
@@ -672,7 +678,7 @@ def index_html() -> str:
     rows = []
     for d in run_dirs():
         m = run_meta(d); u = (m.get("usage") or {}).get("total", {}); st = m.get("status", "?")
-        hl = "; ".join(f"{x.get('name')} {_s(round(x['value'], 3)) if isinstance(x.get('value'), (int, float)) else '–'}" for x in (m.get("headline") or [])[:3])
+        hl = "; ".join(f"{x.get('name')} {show(round(x['value'], 3)) if isinstance(x.get('value'), (int, float)) else '–'}" for x in (m.get("headline") or [])[:3])
         link = f"<a href=\"{_e(rl(d/'report.html'))}\">{_e(d.name)}</a>" if (d/"report.html").exists() else _e(d.name)
         rows.append("<tr>" + "".join(f"<td>{x}</td>" for x in [_e(m.get("bench", d.parent.parent.parent.name)), _e(d.parent.parent.name), _e(d.parent.name), link,
                     f"<span class=\"b b-{_e(st)}\">{_e(st)}</span>", _e(m.get("n")), _e(m.get("failures")),

@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 from scibench.core import read_jsonl, write_json
 from scibench import view
+from scibench.records import Ctx
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = sorted(p.parent for p in (ROOT / "results").glob("*/*/*/*/meta.json") if not p.parent.name.startswith("."))
@@ -92,7 +93,7 @@ def test_per_benchmark_views_show_what_a_reader_needs(results_copy):
     by = {d.parent.parent.parent.name: results_copy / d.relative_to(ROOT / "results") for d in COMMITTED}
     if not {"abgen", "arxivbench", "rubrics", "autobench"} <= set(by): pytest.skip("committed sample runs missing")
     def secs(bench):
-        run = view.load_run(by[bench]); ctx = view._Ctx(run)
+        run = view.load_run(by[bench]); ctx = Ctx(run)
         return [view.example_view(bench, r, ctx) for r in run["records"]]
     ab = secs("abgen")[0]
     titles = [s[0] for s in ab["x"]]
@@ -113,7 +114,7 @@ def test_per_benchmark_views_show_what_a_reader_needs(results_copy):
 def test_unknown_fields_are_shown_and_missing_ones_skipped(tmp_path):
     d = make_run(tmp_path, "autobench", records=[{"id": "q1", "failure": None, "question": "Q?", "brand_new": {"x": 1}}])
     run = view.load_run(d)
-    v = view.example_view("autobench", run["records"][0], view._Ctx(run))
+    v = view.example_view("autobench", run["records"][0], Ctx(run))
     other = next(s for s in v["x"] if s[0] == "Other fields")
     assert json.loads(other[2]) == {"brand_new": {"x": 1}}
     assert "Filter stages" not in [s[0] for s in v["x"]]
@@ -277,7 +278,7 @@ def test_arxivbench_view_shows_the_authors_links(tmp_path):
     rec = dict(id="cs-000", failure=None, subject="CS", prompt="p", response="r", status="ok", papers=[], authors_links=[link])
     d = make_run(tmp_path, bench="arxivbench", records=[rec], status="complete")
     run = view.load_run(d)
-    v = view.example_view("arxivbench", run["records"][0], view._Ctx(run))
+    v = view.example_view("arxivbench", run["records"][0], Ctx(run))
     t = next(s for s in v["x"] if s[0].startswith("The authors' links (1"))
     assert t[2]["r"][0][3] == "1706.03762v2" and t[2]["r"][0][6] == "no" and "not found as written" in t[2]["r"][0][7]
     assert "Other fields" not in [s[0] for s in v["x"]]
