@@ -11,15 +11,16 @@ from typing import Callable
 
 # %% auto #0
 __all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'make_config', 'config_dict',
-           'Paper', 'Stage', 'filler', 'Benchmark', 'register', 'benchmarks', 'get_benchmark', 'describe']
+           'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'register', 'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
     "A bad run configuration; the CLI prints it on one line and exits 2 before anything runs."
 
-def param(default, doc: str, choices=None, role: bool = False):
-    "A run parameter: default, one-line doc, optional choices (every element, for lists), `role`: names model(s)."
-    meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role)
+def param(default, doc: str, choices=None, role: bool = False, positional: bool = False):
+    """A run (or command) parameter: default, one-line doc, optional choices (every element, for lists), `role`: names
+    model(s); `positional`: a command's required argument (`scibench rubrics check RUBRIC`)."""
+    meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role, positional=positional)
     if isinstance(default, list): return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
 
@@ -39,6 +40,7 @@ class Param:
     doc: str
     choices: tuple|None
     role: bool
+    positional: bool = False
 
     @property
     def type_name(self) -> str:
@@ -51,7 +53,8 @@ def params_of(cls) -> list[Param]:
     for f in dataclasses.fields(cls):
         t = hints[f.name]; t = list if typing.get_origin(t) is list else t
         d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        out.append(Param(f.name, t, d, f.metadata.get("doc", ""), f.metadata.get("choices"), f.metadata.get("role", False)))
+        out.append(Param(f.name, t, d, f.metadata.get("doc", ""), f.metadata.get("choices"), f.metadata.get("role", False),
+                         f.metadata.get("positional", False)))
     return out
 
 # %% ../nbs/06_bench.ipynb #b63a4687
@@ -130,6 +133,14 @@ def filler(body: dict) -> str:
     return ("lorem " * (2 * n))[: 4 * n].strip()
 
 @dataclass
+class Command:
+    "A benchmark's subcommand (`scibench <bench> <name> ...`): `fn(params)` → exit status; `params`: a dataclass of `param`s."
+    name: str
+    fn: Callable
+    params: type
+    doc: str = ""
+
+@dataclass
 class Benchmark:
     "One benchmark, declared once (see the module docs)."
     name: str
@@ -146,6 +157,7 @@ class Benchmark:
     record: object = None                       # a `scibench.records.Record`: how its records read (report.html, compare)
     tables: Callable|None = None                # tables() -> written paths (reads results/, never calls a model)
     downloaders: list = field(default_factory=list)
+    commands: list = field(default_factory=list)   # [Command]: `scibench <bench> ...` (parsed by the one CLI builder, `coerce`d)
     perf: dict = field(default_factory=dict)    # (moving to scibench.perf_<bench>) name -> function() -> dict
     default_runs: list = field(default_factory=list)   # param dicts `make tables` runs when missing
 

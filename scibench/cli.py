@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, os, signal, sys
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'run_parser', 'parse_run', 'plan_text', 'main']
+__all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'run_parser', 'parse_run', 'command_parser', 'run_command', 'plan_text', 'main']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +71,38 @@ def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
             except ValueError: raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects seconds, got {v!r}") from None
         for name in names: endpoints.setdefault(name, {})[f] = v   # a list role: every model in the list
     return params, endpoints, a
+
+# %% ../nbs/90_cli.ipynb #67555126
+def command_parser(verb: str, commands: list) -> argparse.ArgumentParser:
+    """`scibench <verb> <command> ...` from the benchmark's `Command`s: one argument per field of each command's params
+    dataclass (positional ones in order; the rest `--name VALUE`, a bool with default False as a flag, a list as
+    several values or a comma-separated one); values are checked by the same `coerce` as run parameters."""
+    from scibench.bench import params_of
+    p = _Parser(prog=f"scibench {verb}", description=f"{verb} commands; run the benchmark with `scibench run {verb}`.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    for c in commands:
+        s = sub.add_parser(c.name, help=c.doc, description=c.doc)
+        for q in params_of(c.params):
+            ch = f"; one of {', '.join(map(str, q.choices))}" if q.choices else ""
+            if q.positional:
+                s.add_argument(q.name, nargs="+" if q.type is list else None, help=f"{q.doc}{ch}".replace("%", "%%")); continue
+            d = ",".join(q.default) if isinstance(q.default, list) else q.default
+            kw = (dict(action="store_true") if q.type is bool and q.default is False else
+                  dict(nargs="+", metavar="VALUE") if q.type is list else dict(metavar=q.type_name.upper()))
+            s.add_argument(f"--{q.name.replace('_', '-')}", dest=q.name, default=None, **kw,
+                           help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"))
+    return p
+
+def run_command(verb: str, commands: list, argv: list) -> int:
+    "Parse `argv` for one of `commands`, build its params with `make_config` and call it; a bad value exits 2 with one line."
+    from scibench.bench import ConfigError, make_config
+    from scibench.core import DataError
+    a = command_parser(verb, commands).parse_args(argv)
+    c = next(x for x in commands if x.name == a.cmd)
+    given = {k: v for k, v in vars(a).items() if k != "cmd" and v is not None and v is not False}
+    try: return c.fn(make_config(c.params, given, f"{verb} {c.name}")) or 0
+    except (FileNotFoundError, DataError, ValueError, ConfigError) as e:
+        print(f"scibench {verb}: error: {e}", file=sys.stderr); return 2
 
 # %% ../nbs/90_cli.ipynb #89c24872
 def _parser():
@@ -167,6 +199,9 @@ def main(argv=None):
 
 def _main(argv) -> int:
     if argv and argv[0] in BENCH_VERBS:   # passed through whole, `--help` included
+        from scibench.bench import get_benchmark
+        cmds = get_benchmark(argv[0]).commands
+        if cmds: return run_command(argv[0], cmds, argv[1:])
         import importlib
         return importlib.import_module(f"scibench.{argv[0]}").cli(argv[1:]) or 0
     if argv and argv[0] == "run": return _run(argv[1:])
