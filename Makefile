@@ -75,8 +75,9 @@ test: install           ## notebook tests + fast pytest
 	$(BIN)/nbdev-test --skip-folder-re '^(runs|reports)$$' --n-workers 2
 	$(BIN)/pytest -m "not slow" -q
 
-lint: install           ## ruff (unused imports, undefined names, ...)
+lint: install           ## ruff (unused imports, undefined names, ...), then lines <= 120 and complexity <= 12 (tools/lint.py)
 	$(BIN)/ruff check
+	$(BIN)/python tools/lint.py
 
 test-slow: install      ## end-to-end tests with the real embedded model (CI runs them too)
 	$(BIN)/pytest -m slow -q

@@ -17,28 +17,34 @@ __all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'pa
 class ConfigError(ValueError):
     "A bad run configuration; the CLI prints it on one line and exits 2 before anything runs."
 
+
 def param(default, doc: str, choices=None, role: bool = False, positional: bool = False):
     """A run (or command) parameter: default, one-line doc, optional choices (every element, for lists), `role`: names
     model(s); `positional`: a command's required argument (`scibench rubrics check RUBRIC`)."""
     meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role, positional=positional)
-    if isinstance(default, list): return field(default_factory=lambda: list(default), metadata=meta)
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
+
 
 @dataclass
 class Config:
     "Parameters every benchmark run has (subclasses add their own)."
+
     model: str = param("local", "model under test: a models.toml name, or any name with --base-url", role=True)
     split: str = param("sample", "data split; `sample` is the small synthetic sample shipped with the repo")
     limit: int = param(0, "use only the first N items (0 = all)")
 
+
 @dataclass
 class Param:
     "One parameter as the CLI and `scibench benchmarks` show it."
+
     name: str
     type: type
     default: object
     doc: str
-    choices: tuple|None
+    choices: tuple | None
     role: bool
     positional: bool = False
 
@@ -46,52 +52,80 @@ class Param:
     def type_name(self) -> str:
         return "list" if self.type is list else self.type.__name__
 
+
 def params_of(cls) -> list[Param]:
     "The parameters of config class `cls`, in declaration order."
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
-        t = hints[f.name]; t = list if typing.get_origin(t) is list else t
+        t = hints[f.name]
+        t = list if typing.get_origin(t) is list else t
         d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        out.append(Param(f.name, t, d, f.metadata.get("doc", ""), f.metadata.get("choices"), f.metadata.get("role", False),
-                         f.metadata.get("positional", False)))
+        out.append(
+            Param(
+                f.name,
+                t,
+                d,
+                f.metadata.get("doc", ""),
+                f.metadata.get("choices"),
+                f.metadata.get("role", False),
+                f.metadata.get("positional", False),
+            )
+        )
     return out
 
 # %% ../nbs/06_bench.ipynb #b63a4687
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
+
 def coerce(p: Param, value):
     "`value` as `p`'s type; lists accept a comma-separated string; a bad value raises `ConfigError`."
     bad = lambda why="": ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {value!r}{why}")
     if p.type is bool:
-        if isinstance(value, bool): v = value
-        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE: v = value.strip().lower() in _TRUE
-        else: raise bad(" (true/false)")
-    elif p.type is int:
-        if isinstance(value, bool): raise bad()
-        if isinstance(value, int): v = value
-        elif isinstance(value, float) and value.is_integer(): v = int(value)
+        if isinstance(value, bool):
+            v = value
+        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            v = value.strip().lower() in _TRUE
         else:
-            try: v = int(str(value).strip())
-            except ValueError: raise bad() from None
+            raise bad(" (true/false)")
+    elif p.type is int:
+        if isinstance(value, bool):
+            raise bad()
+        if isinstance(value, int):
+            v = value
+        elif isinstance(value, float) and value.is_integer():
+            v = int(value)
+        else:
+            try:
+                v = int(str(value).strip())
+            except ValueError:
+                raise bad() from None
     elif p.type is float:
-        if isinstance(value, bool): raise bad()
-        try: v = float(value)
-        except (TypeError, ValueError): raise bad() from None
+        if isinstance(value, bool):
+            raise bad()
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise bad() from None
     elif p.type is list:
-        if isinstance(value, str): v = [x.strip() for x in value.split(",") if x.strip()]
-        elif isinstance(value, (list, tuple)): v = [str(x).strip() for x in value]
-        else: raise bad(" (a comma-separated list)")
+        if isinstance(value, str):
+            v = [x.strip() for x in value.split(",") if x.strip()]
+        elif isinstance(value, (list, tuple)):
+            v = [str(x).strip() for x in value]
+        else:
+            raise bad(" (a comma-separated list)")
     else:
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool): raise bad()
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise bad()
         v = str(value)
     if p.choices:
-        for x in (v if isinstance(v, list) else [v]):
+        for x in v if isinstance(v, list) else [v]:
             if x not in p.choices and not (x == "" and p.default == ""):
                 raise ConfigError(f"parameter '{p.name}': {x!r} is not one of {', '.join(map(str, p.choices))}")
     return v
 
-def make_config(cls, params: dict|None = None, bench: str = "?"):
+
+def make_config(cls, params: dict | None = None, bench: str = "?"):
     "A validated config of class `cls` from `params` (strings or typed values); unknown names raise `ConfigError`."
     ps = {p.name: p for p in params_of(cls)}
     kw = {}
@@ -99,11 +133,16 @@ def make_config(cls, params: dict|None = None, bench: str = "?"):
         k2 = k.replace("-", "_")
         if k2 not in ps:
             near = difflib.get_close_matches(k2, ps, n=1)
-            raise ConfigError(f"unknown parameter '{k}' for {bench}" + (f" (did you mean '{near[0]}'?)" if near else "")
-                              + f"; parameters: {', '.join(ps)}")
+            raise ConfigError(
+                f"unknown parameter '{k}' for {bench}"
+                + (f" (did you mean '{near[0]}'?)" if near else "")
+                + f"; parameters: {', '.join(ps)}"
+            )
         kw[k2] = coerce(ps[k2], v)
-    if kw.get("limit", 0) < 0: raise ConfigError(f"parameter 'limit' must be >= 0, got {kw['limit']}")
+    if kw.get("limit", 0) < 0:
+        raise ConfigError(f"parameter 'limit' must be >= 0, got {kw['limit']}")
     return cls(**kw)
+
 
 def config_dict(cfg) -> dict:
     "A config as a plain JSON-able dict (what `meta.json` records)."
@@ -113,80 +152,112 @@ def config_dict(cfg) -> dict:
 @dataclass
 class Paper:
     "The paper a benchmark implements."
+
     title: str
     authors: str
-    arxiv: str = ""   # arXiv id, when the paper has one (none is invented)
+    arxiv: str = ""  # arXiv id, when the paper has one (none is invented)
 
     @property
-    def url(self) -> str: return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else "no arXiv id"
+    def url(self) -> str:
+        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else "no arXiv id"
+
 
 @dataclass
 class Stage:
-    "One step of a benchmark's flow: its name (what its requests are tagged with), the role whose model answers, a line of doc."
+    """One step of a benchmark's flow: its name (what its requests are tagged with), the role whose model answers, a
+    line of doc."""
+
     name: str
     role: str
     doc: str = ""
 
+
 def filler(body: dict) -> str:
-    "A stub's free-text answer of about the request's `max_tokens` (4 characters a token): later prompts that quote it stay upper bounds."
+    """A stub's free-text answer of about the request's `max_tokens` (4 characters a token): later prompts that quote it
+    stay upper bounds."""
     n = max(1, int(body.get("max_tokens") or 1))
     return ("lorem " * (2 * n))[: 4 * n].strip()
 
+
 @dataclass
 class Command:
-    "A benchmark's subcommand (`scibench <bench> <name> ...`): `fn(params)` → exit status; `params`: a dataclass of `param`s."
+    """A benchmark's subcommand (`scibench <bench> <name> ...`): `fn(params)` → exit status; `params`: a dataclass of
+    `param`s."""
+
     name: str
     fn: Callable
     params: type
     doc: str = ""
 
+
 @dataclass
 class Benchmark:
     "One benchmark, declared once (see the module docs)."
-    name: str
-    doc: str                                    # one line
-    paper: Paper
-    config: type                                # a `Config` subclass
-    run: Callable                               # run(cfg, ctx) -> list[Estimate]
-    validate: Callable|None = None              # validate(cfg): checks across parameters; raises ConfigError
-    data: Callable|None = None                  # data(cfg) -> files the run needs (missing: `make data`)
-    stages: list = field(default_factory=list)  # [Stage]: the flow's steps in order; the first one's requests are what `--requests` writes
-    stub_reply: Callable|None = None            # stub_reply(body) -> answer text of the counting stub (the plan) and the fake server
-    plan: Callable|None = None                  # (until every benchmark declares stages) plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
-    requests: Callable|None = None              # (likewise) requests(cfg) -> iterable of (role, Request)
-    record: object = None                       # a `scibench.records.Record`: how its records read (report.html, compare)
-    tables: Callable|None = None                # tables() -> written paths (reads results/, never calls a model)
-    downloaders: list = field(default_factory=list)
-    commands: list = field(default_factory=list)   # [Command]: `scibench <bench> ...` (parsed by the one CLI builder, `coerce`d)
-    perf: dict = field(default_factory=dict)    # (moving to scibench.perf_<bench>) name -> function() -> dict
-    default_runs: list = field(default_factory=list)   # param dicts `make tables` runs when missing
 
-    def params(self) -> list[Param]: return params_of(self.config)
-    def make_config(self, params: dict|None = None):
+    name: str
+    doc: str  # one line
+    paper: Paper
+    config: type  # a `Config` subclass
+    run: Callable  # run(cfg, ctx) -> list[Estimate]
+    validate: Callable | None = None  # validate(cfg): checks across parameters; raises ConfigError
+    data: Callable | None = None  # data(cfg) -> files the run needs (missing: `make data`)
+    stages: list = field(
+        default_factory=list
+    )  # [Stage]: the flow's steps in order; the first one's requests are what `--requests` writes
+    stub_reply: Callable | None = (
+        None  # stub_reply(body) -> answer text of the counting stub (the plan) and the fake server
+    )
+    plan: Callable | None = (
+        # (until every benchmark declares stages) plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
+        None
+    )
+    requests: Callable | None = None  # (likewise) requests(cfg) -> iterable of (role, Request)
+    record: object = None  # a `scibench.records.Record`: how its records read (report.html, compare)
+    tables: Callable | None = None  # tables() -> written paths (reads results/, never calls a model)
+    downloaders: list = field(default_factory=list)
+    commands: list = field(
+        default_factory=list
+    )  # [Command]: `scibench <bench> ...` (parsed by the one CLI builder, `coerce`d)
+    perf: dict = field(default_factory=dict)  # (moving to scibench.perf_<bench>) name -> function() -> dict
+    default_runs: list = field(default_factory=list)  # param dicts `make tables` runs when missing
+
+    def params(self) -> list[Param]:
+        return params_of(self.config)
+
+    def make_config(self, params: dict | None = None):
         cfg = make_config(self.config, params, self.name)
-        if self.validate: self.validate(cfg)
+        if self.validate:
+            self.validate(cfg)
         return cfg
-    def roles(self) -> list[Param]: return [p for p in self.params() if p.role]
+
+    def roles(self) -> list[Param]:
+        return [p for p in self.params() if p.role]
 
 # %% ../nbs/06_bench.ipynb #84886ea8
 MODULES = ("scibench.abgen", "scibench.abgen_eval", "scibench.rubrics", "scibench.autobench", "scibench.arxivbench")
 REGISTRY: dict[str, Benchmark] = {}
+
 
 def register(b: Benchmark) -> Benchmark:
     "Add `b` to the registry (re-registering a name replaces it, so notebooks can be re-run)."
     REGISTRY[b.name] = b
     return b
 
+
 def benchmarks() -> dict[str, Benchmark]:
     "Every registered benchmark, by name (imports the benchmark modules)."
-    for m in MODULES: importlib.import_module(m)
+    for m in MODULES:
+        importlib.import_module(m)
     return dict(sorted(REGISTRY.items()))
+
 
 def get_benchmark(name: str) -> Benchmark:
     "The benchmark `name`, or a `ConfigError` listing the known ones."
     bs = benchmarks()
-    if name not in bs: raise ConfigError(f"unknown benchmark '{name}'; benchmarks: {', '.join(bs)}")
+    if name not in bs:
+        raise ConfigError(f"unknown benchmark '{name}'; benchmarks: {', '.join(bs)}")
     return bs[name]
+
 
 def describe(b: Benchmark) -> str:
     "A benchmark and its parameters (default, doc), as `scibench benchmarks` prints them."
@@ -194,5 +265,7 @@ def describe(b: Benchmark) -> str:
     for p in b.params():
         d = ",".join(p.default) if isinstance(p.default, list) else p.default
         ch = f" {{{', '.join(p.choices)}}}" if p.choices else ""
-        lines.append(f"  {p.name:20s} {p.type_name:5s} = {json.dumps(d) if isinstance(d, str) else d!s:12s} {p.doc}{ch}")
+        lines.append(
+            f"  {p.name:20s} {p.type_name:5s} = {json.dumps(d) if isinstance(d, str) else d!s:12s} {p.doc}{ch}"
+        )
     return "\n".join(lines)

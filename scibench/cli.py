@@ -12,64 +12,123 @@ __all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'run_parser', 'parse_run', 'command_p
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
     "argparse with one-line errors (exit 2) and no abbreviated options (a typo never matches a real option)."
-    def __init__(self, *a, **kw): super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
-    def error(self, message):
-        print(f"{self.prog}: error: {message}", file=sys.stderr); sys.exit(2)
 
-ENDPOINT_OPTS = {"base_url": "base-url", "model": "served-model", "api_key_env": "api-key-env",
-                 "max_concurrency": "concurrency", "timeout": "timeout", "structured": "structured"}
+    def __init__(self, *a, **kw):
+        super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+ENDPOINT_OPTS = {
+    "base_url": "base-url",
+    "model": "served-model",
+    "api_key_env": "api-key-env",
+    "max_concurrency": "concurrency",
+    "timeout": "timeout",
+    "structured": "structured",
+}
+
 
 def run_parser(b) -> argparse.ArgumentParser:
     "`scibench run <bench>`: one option per run parameter (with its doc and default) and endpoint options per role."
     from scibench.run import ENDPOINT_FIELDS
-    p = _Parser(prog=f"scibench run {b.name}", description=f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})",
-                epilog="exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted")
+
+    p = _Parser(
+        prog=f"scibench run {b.name}",
+        description=f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})",
+        epilog="exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, "
+        "130 interrupted",
+    )
     g = p.add_argument_group("run parameters (also as -p NAME VALUE)")
     for q in b.params():
         d = ",".join(q.default) if isinstance(q.default, list) else q.default
         ch = f"; one of {', '.join(q.choices)}" if q.choices else ""
-        g.add_argument(f"--{q.name.replace('_', '-')}", dest=f"param:{q.name}", default=None, metavar=q.type_name.upper(),
-                       help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"))
-    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="any run parameter by name")
+        g.add_argument(
+            f"--{q.name.replace('_', '-')}",
+            dest=f"param:{q.name}",
+            default=None,
+            metavar=q.type_name.upper(),
+            help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"),
+        )
+    p.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="any run parameter by name",
+    )
     for q in b.roles():
         e = p.add_argument_group(f"endpoint of the {q.name} (ad-hoc, or overriding its models.toml entry)")
         pre = "" if q.name == "model" else q.name.replace("_", "-") + "-"
         for f, opt in ENDPOINT_OPTS.items():
             e.add_argument(f"--{pre}{opt}", dest=f"ep:{q.name}:{f}", default=None, help=ENDPOINT_FIELDS[f])
     o = p.add_argument_group("run options")
-    o.add_argument("--dry-run", action="store_true", help="validate, resolve models and print the plan (calls, tokens, cost); call nothing")
-    o.add_argument("--requests", default=None, metavar="FILE", help="with --dry-run: write every first-stage request (role, model, served id, "
-                   "the exact chat-completion body) to FILE as JSON lines; no model is called, no server started; FILE must not exist")
+    o.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate, resolve models and print the plan (calls, tokens, cost); call nothing",
+    )
+    o.add_argument(
+        "--requests",
+        default=None,
+        metavar="FILE",
+        help="with --dry-run: write every first-stage request (role, model, served id, "
+        "the exact chat-completion body) to FILE as JSON lines; no model is called, no server started; "
+        "FILE must not exist",
+    )
     o.add_argument("--refresh", action="store_true", help="ask every request again, ignoring cached answers")
-    o.add_argument("--batch", action="store_true", help="send requests through the providers' Batch API: half price, answers within "
-                   "24 h; a killed run resumes its batches when rerun (not the embedded model)")
-    o.add_argument("--max-failure-share", type=float, default=0.1, help="above this share of failed items the run is partial (default 0.1)")
+    o.add_argument(
+        "--batch",
+        action="store_true",
+        help="send requests through the providers' Batch API: half price, answers within "
+        "24 h; a killed run resumes its batches when rerun (not the embedded model)",
+    )
+    o.add_argument(
+        "--max-failure-share",
+        type=float,
+        default=0.1,
+        help="above this share of failed items the run is partial (default 0.1)",
+    )
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
     return p
+
 
 def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
     "(params, endpoints by model name, options) from `scibench run <bench> ...` arguments."
     from scibench.bench import ConfigError
     from scibench.run import role_models
+
     a = run_parser(b).parse_args(argv)
     params = {k.split(":", 1)[1]: v for k, v in vars(a).items() if k.startswith("param:") and v is not None}
     for k, v in a.param:
-        if k.replace("-", "_") in params: raise ConfigError(f"parameter '{k}' given twice")
+        if k.replace("-", "_") in params:
+            raise ConfigError(f"parameter '{k}' given twice")
         params[k] = v
     cfg = b.make_config(params)
     endpoints: dict = {}
     for k, v in vars(a).items():
-        if not k.startswith("ep:") or v is None: continue
+        if not k.startswith("ep:") or v is None:
+            continue
         _, role, f = k.split(":")
         names = role_models(b, cfg).get(role, [])
-        if not names: raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
+        if not names:
+            raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
         if f in ("max_concurrency",):
-            try: v = int(v)
-            except ValueError: raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects an integer, got {v!r}") from None
+            try:
+                v = int(v)
+            except ValueError:
+                raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects an integer, got {v!r}") from None
         if f == "timeout":
-            try: v = float(v)
-            except ValueError: raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects seconds, got {v!r}") from None
-        for name in names: endpoints.setdefault(name, {})[f] = v   # a list role: every model in the list
+            try:
+                v = float(v)
+            except ValueError:
+                raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects seconds, got {v!r}") from None
+        for name in names:
+            endpoints.setdefault(name, {})[f] = v  # a list role: every model in the list
     return params, endpoints, a
 
 # %% ../nbs/90_cli.ipynb #67555126
@@ -78,6 +137,7 @@ def command_parser(verb: str, commands: list) -> argparse.ArgumentParser:
     dataclass (positional ones in order; the rest `--name VALUE`, a bool with default False as a flag, a list as
     several values or a comma-separated one); values are checked by the same `coerce` as run parameters."""
     from scibench.bench import params_of
+
     p = _Parser(prog=f"scibench {verb}", description=f"{verb} commands; run the benchmark with `scibench run {verb}`.")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for c in commands:
@@ -85,52 +145,87 @@ def command_parser(verb: str, commands: list) -> argparse.ArgumentParser:
         for q in params_of(c.params):
             ch = f"; one of {', '.join(map(str, q.choices))}" if q.choices else ""
             if q.positional:
-                s.add_argument(q.name, nargs="+" if q.type is list else None, help=f"{q.doc}{ch}".replace("%", "%%")); continue
+                s.add_argument(q.name, nargs="+" if q.type is list else None, help=f"{q.doc}{ch}".replace("%", "%%"))
+                continue
             d = ",".join(q.default) if isinstance(q.default, list) else q.default
-            kw = (dict(action="store_true") if q.type is bool and q.default is False else
-                  dict(nargs="+", metavar="VALUE") if q.type is list else dict(metavar=q.type_name.upper()))
-            s.add_argument(f"--{q.name.replace('_', '-')}", dest=q.name, default=None, **kw,
-                           help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"))
+            kw = (
+                dict(action="store_true")
+                if q.type is bool and q.default is False
+                else dict(nargs="+", metavar="VALUE")
+                if q.type is list
+                else dict(metavar=q.type_name.upper())
+            )
+            s.add_argument(
+                f"--{q.name.replace('_', '-')}",
+                dest=q.name,
+                default=None,
+                **kw,
+                help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"),
+            )
     return p
 
+
 def run_command(verb: str, commands: list, argv: list) -> int:
-    "Parse `argv` for one of `commands`, build its params with `make_config` and call it; a bad value exits 2 with one line."
+    """Parse `argv` for one of `commands`, build its params with `make_config` and call it; a bad value exits 2 with one
+    line."""
     from scibench.bench import ConfigError, make_config
     from scibench.core import DataError
+
     a = command_parser(verb, commands).parse_args(argv)
     c = next(x for x in commands if x.name == a.cmd)
     given = {k: v for k, v in vars(a).items() if k != "cmd" and v is not None and v is not False}
-    try: return c.fn(make_config(c.params, given, f"{verb} {c.name}")) or 0
+    try:
+        return c.fn(make_config(c.params, given, f"{verb} {c.name}")) or 0
     except (FileNotFoundError, DataError, ValueError, ConfigError) as e:
-        print(f"scibench {verb}: error: {e}", file=sys.stderr); return 2
+        print(f"scibench {verb}: error: {e}", file=sys.stderr)
+        return 2
 
 # %% ../nbs/90_cli.ipynb #89c24872
 def _parser():
     p = _Parser(prog="scibench", description="LLMs as research assistants: AbGen, Rubrics, AutoBench, ArxivBench")
     sub = p.add_subparsers(dest="verb", required=True)
-    sub.add_parser("run", help="run a benchmark: scibench run BENCH [options]; scibench run BENCH --help lists them", add_help=False)
+    sub.add_parser(
+        "run",
+        help="run a benchmark: scibench run BENCH [options]; scibench run BENCH --help lists them",
+        add_help=False,
+    )
     sub.add_parser("benchmarks", help="list every benchmark and its parameters (default, doc)")
     r = sub.add_parser("runs", help="list runs: status, n, failures, tokens, cost, time, non-default parameters")
     r.add_argument("bench", nargs="?", default=None)
     t = sub.add_parser("tables", help="run missing default runs, then write every table and figure")
-    t.add_argument("--include", default="complete", help="statuses of runs the tables show, comma-separated (default: complete)")
+    t.add_argument(
+        "--include", default="complete", help="statuses of runs the tables show, comma-separated (default: complete)"
+    )
     t.add_argument("--no-run", action="store_true", help="do not run missing default runs")
-    c = sub.add_parser("cache", help="the response cache: its size, or `clear` it"); c.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
-    s = sub.add_parser("serve", help="start the embedded model server"); s.add_argument("--model", default="local")
-    s = sub.add_parser("stop", help="stop the embedded model server"); s.add_argument("--model", default="local")
+    c = sub.add_parser("cache", help="the response cache: its size, or `clear` it")
+    c.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
+    s = sub.add_parser("serve", help="start the embedded model server")
+    s.add_argument("--model", default="local")
+    s = sub.add_parser("stop", help="stop the embedded model server")
+    s.add_argument("--model", default="local")
     d = sub.add_parser("data", help="download the real datasets (from a mirror with --base)")
-    d.add_argument("names", nargs="*", help="benchmarks (all their downloaders) or downloaders by name (see --list); default: all")
-    d.add_argument("--base", default=None, metavar="URL_OR_DIR", help="read every file from this mirror instead of its source: a URL prefix "
-                   "or a local folder holding the same files by the same relative paths (a GitHub file by its path in the repository, "
-                   "a Hugging Face dataset as a copy of its repository, any other URL by its path on its host)")
+    d.add_argument(
+        "names", nargs="*", help="benchmarks (all their downloaders) or downloaders by name (see --list); default: all"
+    )
+    d.add_argument(
+        "--base",
+        default=None,
+        metavar="URL_OR_DIR",
+        help="read every file from this mirror instead of its source: a URL prefix "
+        "or a local folder holding the same files by the same relative paths "
+        "(a GitHub file by its path in the repository, "
+        "a Hugging Face dataset as a copy of its repository, any other URL by its path on its host)",
+    )
     d.add_argument("--list", action="store_true", help="list the benchmarks' downloaders and exit")
-    b = sub.add_parser("bench", help="print performance figures"); b.add_argument("names", nargs="*")
+    b = sub.add_parser("bench", help="print performance figures")
+    b.add_argument("names", nargs="*")
     sub.add_parser("models", help="list the model registry")
     v = sub.add_parser("view", help="write (refresh) a run's report.html and print its path")
     v.add_argument("run", help="a run folder, or bench/split/model[/run-id] (see `scibench runs`)")
     v.add_argument("--open", action="store_true", help="print a file:// URL to open in a browser")
     k = sub.add_parser("compare", help="paired comparison of two runs of the same benchmark and split")
-    k.add_argument("run_a"); k.add_argument("run_b")
+    k.add_argument("run_a")
+    k.add_argument("run_b")
     k.add_argument("--html", default=None, metavar="PATH", help="also write the comparison as an HTML page")
     k.add_argument("--top", type=int, default=10, help="how many of the largest disagreements to list (default 10)")
     for bench in BENCH_VERBS:
@@ -138,48 +233,79 @@ def _parser():
         x.add_argument("args", nargs=argparse.REMAINDER)
     return p
 
+
 # benchmarks with verbs of their own: `scibench <bench> ...` calls `scibench.<bench>.cli(args)`
 BENCH_VERBS = ("abgen", "arxivbench", "rubrics", "autobench")
+
 
 def _run(argv) -> int:
     from scibench.bench import benchmarks, get_benchmark
     from scibench.run import execute, summary_text
+
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: scibench run BENCH [options]   (scibench run BENCH --help for its parameters)\n\nbenchmarks:")
-        for n, b in benchmarks().items(): print(f"  {n:12s} {b.doc}")
+        for n, b in benchmarks().items():
+            print(f"  {n:12s} {b.doc}")
         return 0 if argv else 2
     b = get_benchmark(argv[0])
     params, endpoints, a = parse_run(b, argv[1:])
-    meta = execute(b.name, params, endpoints, dry_run=a.dry_run, refresh=a.refresh, max_failure_share=a.max_failure_share, batch=a.batch,
-                   notebook=not a.no_notebook, requests=a.requests)
+    meta = execute(
+        b.name,
+        params,
+        endpoints,
+        dry_run=a.dry_run,
+        refresh=a.refresh,
+        max_failure_share=a.max_failure_share,
+        batch=a.batch,
+        notebook=not a.no_notebook,
+        requests=a.requests,
+    )
     if a.dry_run:
         print(plan_text(meta))
         if "requests" in meta:
             c = meta["requests"]["counts"]
-            print(f"wrote {sum(c.values())} request(s) to {meta['requests']['path']}: " + (", ".join(f"{k} {v}" for k, v in c.items()) or "none"))
+            print(
+                f"wrote {sum(c.values())} request(s) to {meta['requests']['path']}: "
+                + (", ".join(f"{k} {v}" for k, v in c.items()) or "none")
+            )
         return 0
     if meta["status"] == "interrupted":
         from scibench.runs import rel
-        print(f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ (rerun the same command to resume from the cache)",
-              file=sys.stderr)
+
+        print(
+            f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ "
+            "(rerun the same command to resume from the cache)",
+            file=sys.stderr,
+        )
         return 130
     print(summary_text(meta))
     return 0 if meta["status"] == "complete" else 1
 
+
 def plan_text(meta: dict) -> str:
     "The `--dry-run` plan as a small table."
     rows = meta.get("plan") or []
-    if not rows: return "no plan available for this benchmark"
+    if not rows:
+        return "no plan available for this benchmark"
     out = [f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}"]
-    for r in rows: out.append(f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} {r['completion_tokens']:11,d} "
-                              f"{r['cost_usd']:9.4f}" + (f"  {r['note']}" if r.get("note") else ""))
-    out.append(f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
-               f"{sum(r['completion_tokens'] for r in rows):11,d} {sum(r['cost_usd'] for r in rows):9.4f}")
+    for r in rows:
+        out.append(
+            f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} {r['completion_tokens']:11,d} "
+            f"{r['cost_usd']:9.4f}" + (f"  {r['note']}" if r.get("note") else "")
+        )
+    out.append(
+        f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
+        f"{sum(r['completion_tokens'] for r in rows):11,d} {sum(r['cost_usd'] for r in rows):9.4f}"
+    )
     mins = [r["est_minutes"] for r in rows if r.get("est_minutes") is not None]
-    if mins: out.append(f"embedded model: at most ~{sum(mins):.1f} min here (one request at a time; see the notes)")
+    if mins:
+        out.append(f"embedded model: at most ~{sum(mins):.1f} min here (one request at a time; see the notes)")
     return "plan (estimates: prompt tokens ≈ characters / 4, completions at their max_tokens caps):\n" + "\n".join(out)
 
-def _interrupt(signum, frame): raise KeyboardInterrupt
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -187,81 +313,124 @@ def main(argv=None):
     from scibench.core import DataError
     from scibench.run import PreflightError
     from scibench.server import ServerError
-    signal.signal(signal.SIGTERM, _interrupt)   # SIGTERM ends a run like Ctrl-C: marked interrupted, servers stopped
-    try: sys.exit(_main(argv))
-    except (ConfigError, DataError) as e: print(f"scibench: error: {e}", file=sys.stderr); sys.exit(2)
-    except FileNotFoundError as e: print(f"scibench: error: {e}", file=sys.stderr); sys.exit(2)
-    except PreflightError as e: print(f"scibench: preflight failed: {e}", file=sys.stderr); sys.exit(3)
-    except ServerError as e: print(f"scibench: embedded server: {e}", file=sys.stderr); sys.exit(3)
-    except KeyboardInterrupt: print("scibench: interrupted", file=sys.stderr); sys.exit(130)
-    except BrokenPipeError:   # `scibench ... | head`: the reader left; not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); sys.exit(0)
+
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a run like Ctrl-C: marked interrupted, servers stopped
+    try:
+        sys.exit(_main(argv))
+    except (ConfigError, DataError) as e:
+        print(f"scibench: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except FileNotFoundError as e:
+        print(f"scibench: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except PreflightError as e:
+        print(f"scibench: preflight failed: {e}", file=sys.stderr)
+        sys.exit(3)
+    except ServerError as e:
+        print(f"scibench: embedded server: {e}", file=sys.stderr)
+        sys.exit(3)
+    except KeyboardInterrupt:
+        print("scibench: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except BrokenPipeError:  # `scibench ... | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+
 
 def _main(argv) -> int:
-    if argv and argv[0] in BENCH_VERBS:   # passed through whole, `--help` included
+    if argv and argv[0] in BENCH_VERBS:  # passed through whole, `--help` included
         from scibench.bench import get_benchmark
+
         cmds = get_benchmark(argv[0]).commands
-        if cmds: return run_command(argv[0], cmds, argv[1:])
+        if cmds:
+            return run_command(argv[0], cmds, argv[1:])
         import importlib
+
         return importlib.import_module(f"scibench.{argv[0]}").cli(argv[1:]) or 0
-    if argv and argv[0] == "run": return _run(argv[1:])
+    if argv and argv[0] == "run":
+        return _run(argv[1:])
     a = _parser().parse_args(argv)
     if a.verb == "benchmarks":
         from scibench.bench import benchmarks, describe
+
         print("\n\n".join(describe(b) for b in benchmarks().values()))
     elif a.verb == "runs":
         from scibench.runs import list_runs
+
         df = list_runs(a.bench)
         print(df.to_string(index=False) if len(df) else "no runs yet")
     elif a.verb == "tables":
         from scibench.run import make_tables
         from scibench.runs import rel
-        for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]): print(f"wrote {rel(p)}")
+
+        for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]):
+            print(f"wrote {rel(p)}")
     elif a.verb == "cache":
         from scibench.llm import Cache
+
         c = Cache()
-        if a.action == "clear": print(f"cleared {c.clear()} cached answers from {c.path}")
+        if a.action == "clear":
+            print(f"cleared {c.clear()} cached answers from {c.path}")
         else:
             n = len(c.batches())
-            print(f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB"
-                  + (f"; {n} Batch API batch(es) submitted and not yet collected (rerun their run to collect them)" if n else ""))
+            print(
+                f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB"
+                + (
+                    f"; {n} Batch API batch(es) submitted and not yet collected (rerun their run to collect them)"
+                    if n
+                    else ""
+                )
+            )
     elif a.verb == "serve":
         from scibench.llm import get_model
         from scibench.server import start_server
+
         print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
     elif a.verb == "stop":
         from scibench.server import stop_server
+
         print(stop_server(a.model)["message"])
     elif a.verb == "data":
         from scibench.data import download, all_downloaders
+
         if a.list:
             allf = all_downloaders()
             for bench, fns in allf.items():
                 for fn in fns:
                     short = fn.__name__.removeprefix("download_")
-                    print(f"{bench:12s} {short if short not in allf else fn.__name__:24s} {(fn.__doc__ or '').strip().splitlines()[0][:100]}")
+                    print(
+                        f"{bench:12s} {short if short not in allf else fn.__name__:24s} "
+                        f"{(fn.__doc__ or '').strip().splitlines()[0][:100]}"
+                    )
             return 0
         return 1 if download(a.names or None, base=a.base) else 0
     elif a.verb == "bench":
         from scibench.perf import main as bench_main
+
         bench_main(a.names or None)
     elif a.verb == "view":
         from scibench.runs import rel
         from scibench.view import resolve_run, write_report
+
         p = write_report(resolve_run(a.run))
         print(p.resolve().as_uri() if a.open else rel(p))
     elif a.verb == "compare":
         from pathlib import Path
         from scibench.core import _atomic_write_text
         from scibench.view import compare_runs, compare_text, compare_html
+
         c = compare_runs(a.run_a, a.run_b, top=a.top)
         print(compare_text(c))
         if a.html:
-            _atomic_write_text(Path(a.html), compare_html(c)); print(f"wrote {a.html}")
+            _atomic_write_text(Path(a.html), compare_html(c))
+            print(f"wrote {a.html}")
     elif a.verb == "models":
         from scibench.llm import load_registry
-        for n, s in load_registry().items(): print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
+
+        for n, s in load_registry().items():
+            print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
     return 0
 
 # %% ../nbs/90_cli.ipynb #0c114490
-if __name__ == "__main__": main()
+if __name__ == "__main__":
+    main()

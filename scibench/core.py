@@ -15,242 +15,384 @@ __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
-    "The repository root: `$SCIBENCH_ROOT`, else the nearest parent of the cwd holding `models.toml`, else the package's parent."
-    if os.environ.get("SCIBENCH_ROOT"): return Path(os.environ["SCIBENCH_ROOT"]).resolve()
+    """The repository root: `$SCIBENCH_ROOT`, else the nearest parent of the cwd holding `models.toml`, else the
+    package's parent."""
+    if os.environ.get("SCIBENCH_ROOT"):
+        return Path(os.environ["SCIBENCH_ROOT"]).resolve()
     for d in [Path.cwd(), *Path.cwd().parents]:
-        if (d/"models.toml").exists() and (d/"pyproject.toml").exists(): return d
+        if (d / "models.toml").exists() and (d / "pyproject.toml").exists():
+            return d
     return Path(__file__).resolve().parent.parent
 
-def results_dir() -> Path: return Path(os.environ.get("SCIBENCH_RESULTS", project_root()/"results"))
-def tables_dir() -> Path: return results_dir()/"tables"
-def figures_dir() -> Path: return Path(os.environ.get("SCIBENCH_FIGURES", project_root()/"figures"))
-def data_dir() -> Path: return Path(os.environ.get("SCIBENCH_DATA", project_root()/"data"))
-def cache_dir() -> Path: return Path(os.environ.get("SCIBENCH_CACHE", project_root()/".cache"))
+
+def results_dir() -> Path:
+    return Path(os.environ.get("SCIBENCH_RESULTS", project_root() / "results"))
+
+
+def tables_dir() -> Path:
+    return results_dir() / "tables"
+
+
+def figures_dir() -> Path:
+    return Path(os.environ.get("SCIBENCH_FIGURES", project_root() / "figures"))
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("SCIBENCH_DATA", project_root() / "data"))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SCIBENCH_CACHE", project_root() / ".cache"))
 
 # %% ../nbs/00_core.ipynb #96d26c66
 class DataError(ValueError):
     "Bad input data; the message names the file, the line (and column) and the field."
+
     def __init__(self, path, line, field, msg, col=None):
         self.path, self.line, self.field, self.col = str(path), line, field, col
         where = str(path) + (f":{line}" if line is not None else "")
         super().__init__(f"{where}: field '{field}': {msg}" if field else f"{where}: {msg}")
 
+
 def _short(v, n: int = 60) -> str:
-    s = repr(v); return s if len(s) <= n else s[:n] + "…"
+    s = repr(v)
+    return s if len(s) <= n else s[:n] + "…"
+
 
 def _tname(t) -> str:
     ts = t if isinstance(t, tuple) else (t,)
-    names = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number", bool: "true/false", type(None): "null"}
-    if int in ts and float in ts: ts = tuple(x for x in ts if x is not int)
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true/false",
+        type(None): "null",
+    }
+    if int in ts and float in ts:
+        ts = tuple(x for x in ts if x is not int)
     return " or ".join(names.get(x, x.__name__) for x in ts)
+
 
 def _is(v, t) -> bool:
     "isinstance, except that true/false is not a number unless `bool` is asked for."
     ts = t if isinstance(t, tuple) else (t,)
-    if isinstance(v, bool) and bool not in ts: return False
+    if isinstance(v, bool) and bool not in ts:
+        return False
     return isinstance(v, ts)
+
 
 def get_field(rec: dict, dotted: str):
     "Value of a dotted field (`a.b.c`) of a nested dict; raises `KeyError(dotted)` when absent."
     cur = rec
     for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur: raise KeyError(dotted)
+        if not isinstance(cur, dict) or part not in cur:
+            raise KeyError(dotted)
         cur = cur[part]
     return cur
 
+
 def check_fields(rec, required, path, line, types=None):
-    "Raise `DataError` for the first required (dotted) field missing from `rec`, or a field of `types` ({field: type(s)}) of another type."
-    if not isinstance(rec, dict): raise DataError(path, line, None, f"expected a JSON object, got {type(rec).__name__} {_short(rec)}")
+    """Raise `DataError` for the first required (dotted) field missing from `rec`, or a field of `types` ({field:
+    type(s)}) of another type."""
+    if not isinstance(rec, dict):
+        raise DataError(path, line, None, f"expected a JSON object, got {type(rec).__name__} {_short(rec)}")
     for f in required:
         cur, parts = rec, f.split(".")
         for k, part in enumerate(parts):
             if not isinstance(cur, dict):
-                raise DataError(path, line, ".".join(parts[:k]), f"expected an object (with '{part}'), got {type(cur).__name__} {_short(cur)}")
-            if part not in cur: raise DataError(path, line, f, "missing")
+                raise DataError(
+                    path,
+                    line,
+                    ".".join(parts[:k]),
+                    f"expected an object (with '{part}'), got {type(cur).__name__} {_short(cur)}",
+                )
+            if part not in cur:
+                raise DataError(path, line, f, "missing")
             cur = cur[part]
     for f, t in (types or {}).items():
-        try: v = get_field(rec, f)
-        except KeyError: continue
-        if not _is(v, t): raise DataError(path, line, f, f"expected {_tname(t)}, got {type(v).__name__} {_short(v)}")
+        try:
+            v = get_field(rec, f)
+        except KeyError:
+            continue
+        if not _is(v, t):
+            raise DataError(path, line, f, f"expected {_tname(t)}, got {type(v).__name__} {_short(v)}")
+
 
 def check_unique(numbered, field, path):
     "Raise `DataError` at the second record (of `[(line, rec)]`) whose dotted `field` repeats an earlier one."
     seen = {}
     for line, rec in numbered:
-        try: v = get_field(rec, field)
-        except KeyError: continue
+        try:
+            v = get_field(rec, field)
+        except KeyError:
+            continue
         k = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
-        if k in seen: raise DataError(path, line, field, f"duplicate {_short(v)} (first at line {seen[k]})")
+        if k in seen:
+            raise DataError(path, line, field, f"duplicate {_short(v)} (first at line {seen[k]})")
         seen[k] = line
 
+
 def _not_utf8(path, line, raw: bytes, e: UnicodeDecodeError) -> DataError:
-    col = len(raw[:e.start].decode("utf-8", "replace")) + 1
-    return DataError(path, line, None, f"not UTF-8: byte 0x{raw[e.start]:02x} at column {col} (save the file as UTF-8)", col=col)
+    col = len(raw[: e.start].decode("utf-8", "replace")) + 1
+    return DataError(
+        path, line, None, f"not UTF-8: byte 0x{raw[e.start]:02x} at column {col} (save the file as UTF-8)", col=col
+    )
+
 
 def decode_line(raw: bytes, path, line: int) -> str:
     "One line of bytes as text; a byte that is not UTF-8 raises `DataError` with the line and column."
-    try: s = raw.decode("utf-8")
-    except UnicodeDecodeError as e: raise _not_utf8(path, line, raw, e) from None
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _not_utf8(path, line, raw, e) from None
     return s[1:] if line == 1 and s.startswith("\ufeff") else s
+
 
 def read_text(path) -> str:
     "A UTF-8 text file (a leading BOM dropped); bytes that are not UTF-8 raise `DataError` naming the line and column."
     b = Path(path).read_bytes()
-    try: s = b.decode("utf-8")
+    try:
+        s = b.decode("utf-8")
     except UnicodeDecodeError as e:
-        start = b.rfind(b"\n", 0, e.start) + 1; end = b.find(b"\n", e.start)
-        line = b.count(b"\n", 0, e.start) + 1; raw = b[start:end if end >= 0 else len(b)]
-        raise _not_utf8(path, line, raw, UnicodeDecodeError("utf-8", raw, e.start - start, e.end - start, e.reason)) from None
+        start = b.rfind(b"\n", 0, e.start) + 1
+        end = b.find(b"\n", e.start)
+        line = b.count(b"\n", 0, e.start) + 1
+        raw = b[start : end if end >= 0 else len(b)]
+        raise _not_utf8(
+            path, line, raw, UnicodeDecodeError("utf-8", raw, e.start - start, e.end - start, e.reason)
+        ) from None
     return s.removeprefix("\ufeff")
 
 # %% ../nbs/00_core.ipynb #a8c6c724
 _NO_RECORDS = "no records (the file is empty or holds only blank lines)"
 
+
 def _finish(out, path, required, types, unique, allow_empty):
-    for line, rec in out: check_fields(rec, required, path, line, types)
-    for f in ([unique] if isinstance(unique, str) else unique or ()): check_unique(out, f, path)
-    if not out and not allow_empty: raise DataError(path, None, None, _NO_RECORDS)
+    for line, rec in out:
+        check_fields(rec, required, path, line, types)
+    for f in [unique] if isinstance(unique, str) else unique or ():
+        check_unique(out, f, path)
+    if not out and not allow_empty:
+        raise DataError(path, None, None, _NO_RECORDS)
     return out
 
+
 def read_jsonl(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
-    """Read a JSON-lines file; blank lines are skipped. `DataError` (file, line, field) for bytes that are not UTF-8, bad JSON
-    (with the column in the line), a missing `required` field, a field of another type than `types` says, a repeated `unique`
-    field, or no records at all (unless `allow_empty`). `numbered=True` returns `[(line, record)]`."""
+    """Read a JSON-lines file; blank lines are skipped. `DataError` (file, line, field) for bytes that are not UTF-8,
+    bad JSON (with the column in the line), a missing `required` field, a field of another type than `types` says, a
+    repeated `unique` field, or no records at all (unless `allow_empty`). `numbered=True` returns `[(line, record)]`."""
     out = list(iter_jsonl(path, numbered=True))
     _finish(out, path, required, types, unique, allow_empty)
     return out if numbered else [r for _, r in out]
 
+
 def iter_jsonl(path, numbered: bool = False):
-    "The records of a JSON-lines file one at a time (flat memory), with `read_jsonl`'s errors for bad bytes and bad JSON."
+    """The records of a JSON-lines file one at a time (flat memory), with `read_jsonl`'s errors for bad bytes and bad
+    JSON."""
     with open(path, "rb") as f:
         for i, raw in enumerate(f, 1):
             line = decode_line(raw, path, i)
-            if not line.strip(): continue
-            try: rec = json.loads(line)
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise DataError(path, i, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
             yield (i, rec) if numbered else rec
 
+
 def _pos(text: str, pos: int, cache: list) -> tuple[int, int]:
     "(line, column) of `pos`, counting forward from the last position asked for (`cache` = [pos, line])."
-    if pos < cache[0]: cache[:] = [0, 1]
-    cache[1] += text.count("\n", cache[0], pos); cache[0] = pos
+    if pos < cache[0]:
+        cache[:] = [0, 1]
+    cache[1] += text.count("\n", cache[0], pos)
+    cache[0] = pos
     return cache[1], pos - text.rfind("\n", 0, pos)
 
+
 def read_json_records(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
-    "Read a JSON array of objects (or JSON lines, by content) with the checks of `read_jsonl`; a record's line is where it starts."
+    """Read a JSON array of objects (or JSON lines, by content) with the checks of `read_jsonl`; a record's line is
+    where it starts."""
     text = read_text(path)
-    if not text.lstrip().startswith("["): return read_jsonl(path, required, types, unique, allow_empty, numbered)
+    if not text.lstrip().startswith("["):
+        return read_jsonl(path, required, types, unique, allow_empty, numbered)
     dec, out, n, cache = json.JSONDecoder(), [], len(text), [0, 1]
+
     def ws(i):
-        while i < n and text[i] in " \t\r\n": i += 1
+        while i < n and text[i] in " \t\r\n":
+            i += 1
         return i
+
     def bad(i, msg):
-        line, col = _pos(text, i, cache); return DataError(path, line, None, f"invalid JSON: {msg} at column {col}", col=col)
+        line, col = _pos(text, i, cache)
+        return DataError(path, line, None, f"invalid JSON: {msg} at column {col}", col=col)
+
     i = ws(ws(0) + 1)
-    if i < n and text[i] == "]": i += 1
+    if i < n and text[i] == "]":
+        i += 1
     else:
         while True:
-            if i >= n: raise bad(i, "unterminated array")
-            try: rec, j = dec.raw_decode(text, i)
-            except json.JSONDecodeError as e: raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
-            out.append((_pos(text, i, cache)[0], rec)); i = ws(j)
-            if i < n and text[i] == ",": i = ws(i + 1); continue
-            if i < n and text[i] == "]": i += 1; break
+            if i >= n:
+                raise bad(i, "unterminated array")
+            try:
+                rec, j = dec.raw_decode(text, i)
+            except json.JSONDecodeError as e:
+                raise DataError(
+                    path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno
+                ) from None
+            out.append((_pos(text, i, cache)[0], rec))
+            i = ws(j)
+            if i < n and text[i] == ",":
+                i = ws(i + 1)
+                continue
+            if i < n and text[i] == "]":
+                i += 1
+                break
             raise bad(i, "unterminated array" if i >= n else "expected ',' or ']' after a record")
-    if ws(i) < n: raise bad(ws(i), "extra data after the array")
+    if ws(i) < n:
+        raise bad(ws(i), "extra data after the array")
     _finish(out, path, required, types, unique, allow_empty)
     return out if numbered else [r for _, r in out]
+
 
 def read_json(path):
     "One JSON value; non-UTF-8 bytes, an empty file or bad JSON raise `DataError` with the line and column."
     text = read_text(path)
-    if not text.strip(): raise DataError(path, None, None, "empty file: expected a JSON value")
-    try: return json.loads(text)
-    except json.JSONDecodeError as e: raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
-    except RecursionError: raise DataError(path, None, None, "JSON nested too deeply") from None
+    if not text.strip():
+        raise DataError(path, None, None, "empty file: expected a JSON value")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+    except RecursionError:
+        raise DataError(path, None, None, "JSON nested too deeply") from None
+
 
 def read_json_lines(path):
-    """`(value, line_of)`: one JSON value and a function giving the line where any object (dict) in it starts (None for others);
-    for trees whose nodes are checked after parsing (rubrics). Errors as `read_json`."""
+    """`(value, line_of)`: one JSON value and a function giving the line where any object (dict) in it starts (None for
+    others); for trees whose nodes are checked after parsing (rubrics). Errors as `read_json`."""
     from json.decoder import JSONObject
     from json.scanner import py_make_scanner
+
     text = read_text(path)
-    if not text.strip(): raise DataError(path, None, None, "empty file: expected a JSON value")
+    if not text.strip():
+        raise DataError(path, None, None, "empty file: expected a JSON value")
     starts, cache = {}, [0, 1]
+
     def parse_object(s_end, *a, **kw):
-        obj, end = JSONObject(s_end, *a, **kw); starts[id(obj)] = s_end[1] - 1; return obj, end
-    dec = json.JSONDecoder(); dec.parse_object = parse_object; dec.scan_once = py_make_scanner(dec)
-    try: obj = dec.decode(text)
-    except json.JSONDecodeError as e: raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
-    except RecursionError: raise DataError(path, None, None, "JSON nested too deeply") from None
-    order = sorted(starts.values()); lines = {}
-    for p in order: lines[p] = _pos(text, p, cache)[0]
+        obj, end = JSONObject(s_end, *a, **kw)
+        starts[id(obj)] = s_end[1] - 1
+        return obj, end
+
+    dec = json.JSONDecoder()
+    dec.parse_object = parse_object
+    dec.scan_once = py_make_scanner(dec)
+    try:
+        obj = dec.decode(text)
+    except json.JSONDecodeError as e:
+        raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+    except RecursionError:
+        raise DataError(path, None, None, "JSON nested too deeply") from None
+    order = sorted(starts.values())
+    lines = {}
+    for p in order:
+        lines[p] = _pos(text, p, cache)[0]
     return obj, (lambda o: lines.get(starts.get(id(o))))
 
 # %% ../nbs/00_core.ipynb #62415977
 def write_with(path, write, mode: int = 0o644) -> Path:
     "Write `path` atomically by calling `write(f)` on a binary file (for writers that want a file: figures); mode 0644."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            write(f); f.flush(); os.fsync(f.fileno()); os.fchmod(f.fileno(), mode)
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+            os.fchmod(f.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
-def _atomic_write(path, data: str|bytes, mode: int = 0o644) -> Path:
+
+def _atomic_write(path, data: str | bytes, mode: int = 0o644) -> Path:
     return write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data), mode)
 
-def _atomic_write_text(path, text): return _atomic_write(path, text)
+
+def _atomic_write_text(path, text):
+    return _atomic_write(path, text)
+
 
 def write_text(path, text: str) -> Path:
     "Write UTF-8 `text` atomically (temporary file + rename), mode 0644."
     return _atomic_write(path, text)
 
+
 def write_bytes(path, data: bytes) -> Path:
     "Write `data` atomically (temporary file + rename), mode 0644."
     return _atomic_write(path, data)
 
+
 def _jsonable(x):
     "NaN and infinities become None (JSON null): our JSON is strict JSON."
-    if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))): return None
-    if isinstance(x, dict): return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)): return [_jsonable(v) for v in x]
-    if type(x).__module__ == "numpy": return _jsonable(x.item()) if hasattr(x, "item") and getattr(x, "ndim", 0) == 0 else _jsonable(x.tolist())
+    if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if type(x).__module__ == "numpy":
+        return _jsonable(x.item()) if hasattr(x, "item") and getattr(x, "ndim", 0) == 0 else _jsonable(x.tolist())
     return x
+
 
 def write_json(path, obj):
     "Write `obj` as indented strict JSON (NaN → null), atomically."
     _atomic_write(path, json.dumps(_jsonable(obj), indent=1, ensure_ascii=False, default=str, allow_nan=False) + "\n")
 
+
 def jsonl_line(record) -> str:
     "One record as a strict JSON line (NaN → null), newline included: for writers that stream records (`write_with`)."
     return json.dumps(_jsonable(record), ensure_ascii=False, default=str, allow_nan=False) + "\n"
+
 
 def write_jsonl(path, records):
     "Write records as strict JSON lines (NaN → null), atomically."
     _atomic_write(path, "".join(jsonl_line(r) for r in records))
 
 # %% ../nbs/00_core.ipynb #eda9f901
-def git_commit() -> str|None:
+def git_commit() -> str | None:
     "The current git commit of the project, or None."
-    try: return subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, timeout=10).stdout.strip() or None
-    except Exception: return None
+    try:
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
+    except Exception:
+        return None
 
 # %% ../nbs/00_core.ipynb #82ee1344
 def bench_full() -> bool:
     "`make bench FULL=1` (`SCIBENCH_BENCH_FULL=1`, or true/yes/on): the largest sizes."
     return os.environ.get("SCIBENCH_BENCH_FULL", "").strip().lower() not in ("", "0", "false", "no", "off")
 
+
 def peak_rss_mb() -> float:
     "This process's peak RSS in MB (Linux: `VmHWM`; elsewhere `ru_maxrss`)."
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"): return int(line.split()[1]) / 1024
-    except OSError: pass
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     import resource, sys
+
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)

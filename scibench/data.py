@@ -15,110 +15,162 @@ __all__ = ['OfflineError', 'mirror', 'current_mirror', 'mirror_dir', 'source_pat
            'all_downloaders', 'downloader_names', 'download']
 
 # %% ../nbs/07_data.ipynb #b8b1b9ed
-class OfflineError(RuntimeError): "A download failed because the source is unreachable."
+class OfflineError(RuntimeError):
+    "A download failed because the source is unreachable."
 
-_MIRRORS: list = []   # the mirrors `mirror` made active, innermost last
+
+_MIRRORS: list = []  # the mirrors `mirror` made active, innermost last
+
 
 @contextlib.contextmanager
-def mirror(base: str|Path|None):
-    "Downloads inside read from mirror `base` (a URL prefix or a local folder) instead of their sources; `None`: no change."
-    if base is None: yield; return
+def mirror(base: str | Path | None):
+    """Downloads inside read from mirror `base` (a URL prefix or a local folder) instead of their sources; `None`: no
+    change."""
+    if base is None:
+        yield
+        return
     base = str(base)
-    if "://" not in base and not Path(base).expanduser().is_dir(): raise OfflineError(f"mirror {base}: no such folder (nor a URL)")
+    if "://" not in base and not Path(base).expanduser().is_dir():
+        raise OfflineError(f"mirror {base}: no such folder (nor a URL)")
     _MIRRORS.append(base)
-    try: yield
-    finally: _MIRRORS.pop()
+    try:
+        yield
+    finally:
+        _MIRRORS.pop()
 
-def current_mirror() -> str|None:
+
+def current_mirror() -> str | None:
     "The active mirror (`mirror`), or None."
     return _MIRRORS[-1] if _MIRRORS else None
 
-def mirror_dir(base: str|None) -> Path|None:
+
+def mirror_dir(base: str | None) -> Path | None:
     "The local folder of mirror `base` (a folder or a file:// URL), or None for a remote mirror or none."
-    if not base: return None
-    if base.startswith("file://"): return Path(urllib.request.url2pathname(urlsplit(base).path))
+    if not base:
+        return None
+    if base.startswith("file://"):
+        return Path(urllib.request.url2pathname(urlsplit(base).path))
     return None if "://" in base else Path(base).expanduser().resolve()
 
+
 def source_path(url: str) -> str:
-    """`url`'s path relative to its source: a GitHub file's path in its repository (raw.githubusercontent.com/<owner>/<repo>/<ref>/...,
-    media.githubusercontent.com/media/<owner>/<repo>/<ref>/...), any other URL's path on its host (with its query)."""
-    u = urlsplit(url); parts = u.path.lstrip("/").split("/")
-    if u.netloc == "raw.githubusercontent.com": parts = parts[3:]
-    elif u.netloc == "media.githubusercontent.com" and parts[:1] == ["media"]: parts = parts[4:]
+    """`url`'s path relative to its source: a GitHub file's path in its repository
+    (raw.githubusercontent.com/<owner>/<repo>/<ref>/..., media.githubusercontent.com/media/<owner>/<repo>/<ref>/...),
+    any other URL's path on its host (with its query)."""
+    u = urlsplit(url)
+    parts = u.path.lstrip("/").split("/")
+    if u.netloc == "raw.githubusercontent.com":
+        parts = parts[3:]
+    elif u.netloc == "media.githubusercontent.com" and parts[:1] == ["media"]:
+        parts = parts[4:]
     return "/".join(parts) + (f"?{u.query}" if u.query else "")
 
+
 def mirror_url(base: str, url: str) -> str:
-    "Where mirror `base` holds the file of source `url`: a folder → a file:// URL (no query string), a URL prefix → joined."
+    """Where mirror `base` holds the file of source `url`: a folder → a file:// URL (no query string), a URL prefix →
+    joined."""
     rel = source_path(url)
     d = mirror_dir(base)
-    if d is not None: return (d/rel.split("?", 1)[0]).as_uri()
+    if d is not None:
+        return (d / rel.split("?", 1)[0]).as_uri()
     return base.rstrip("/") + "/" + rel
 
 # %% ../nbs/07_data.ipynb #0a466830
-def fetch_url(url: str, dest: Path, timeout: float = 60, headers: dict|None = None) -> Path:
+def fetch_url(url: str, dest: Path, timeout: float = 60, headers: dict | None = None) -> Path:
     """Download `url` to `dest` (atomically), from the active mirror when there is one (`mirror`; `headers` then stay
     unsent); `OfflineError` naming the URL read when it cannot be read."""
-    dest = Path(dest); dest.parent.mkdir(parents=True, exist_ok=True)
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
     base = current_mirror()
-    if base: url, headers = mirror_url(base, url), None
+    if base:
+        url, headers = mirror_url(base, url), None
     tmp = dest.with_suffix(dest.suffix + ".part")
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=timeout) as r, open(tmp, "wb") as f:
-            while chunk := r.read(1 << 20): f.write(chunk)
+        with (
+            urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=timeout) as r,
+            open(tmp, "wb") as f,
+        ):
+            while chunk := r.read(1 << 20):
+                f.write(chunk)
     except (urllib.error.URLError, OSError) as e:
         tmp.unlink(missing_ok=True)
         why = getattr(e, "reason", e)
-        raise OfflineError(f"cannot download {url}: {why}" + (f" (not in mirror {base})" if base else
-                           " (offline? the file is needed only for real-data runs)")) from None
+        raise OfflineError(
+            f"cannot download {url}: {why}"
+            + (f" (not in mirror {base})" if base else " (offline? the file is needed only for real-data runs)")
+        ) from None
     os.replace(tmp, dest)
     return dest
 
+
 def hf_snapshot(repo: str) -> Path:
-    """A Hugging Face dataset repository as a local folder: the active mirror's folder as it is, a snapshot from a mirror
-    URL (another hub endpoint), else from the hub; raises whatever the hub client raises."""
-    base = current_mirror(); d = mirror_dir(base)
+    """A Hugging Face dataset repository as a local folder: the active mirror's folder as it is, a snapshot from a
+    mirror URL (another hub endpoint), else from the hub; raises whatever the hub client raises."""
+    base = current_mirror()
+    d = mirror_dir(base)
     if d is not None:
-        if not d.is_dir(): raise OfflineError(f"mirror {base}: no such folder")
+        if not d.is_dir():
+            raise OfflineError(f"mirror {base}: no such folder")
         return d
     from huggingface_hub import snapshot_download
-    return Path(snapshot_download(repo_id=repo, repo_type="dataset", **(dict(endpoint=base.rstrip("/")) if base else {})))
+
+    return Path(
+        snapshot_download(repo_id=repo, repo_type="dataset", **(dict(endpoint=base.rstrip("/")) if base else {}))
+    )
 
 # %% ../nbs/07_data.ipynb #a6920acc
 def all_downloaders() -> dict:
     "Every benchmark's downloaders, from the registry (name → list of functions)."
     from scibench.bench import benchmarks
+
     return {name: list(b.downloaders) for name, b in benchmarks().items() if b.downloaders}
 
-def downloader_names(allf: dict|None = None) -> dict:
-    "Each downloader by its names (`download_abgen_prompts`, and `abgen_prompts` where that is no benchmark's name) → (bench, function)."
+
+def downloader_names(allf: dict | None = None) -> dict:
+    """Each downloader by its names (`download_abgen_prompts`, and `abgen_prompts` where that is no benchmark's name) →
+    (bench, function)."""
     allf = all_downloaders() if allf is None else allf
     out = {}
     for bench, fns in allf.items():
         for fn in fns:
             out.setdefault(fn.__name__, (bench, fn))
             short = fn.__name__.removeprefix("download_")
-            if short not in allf: out.setdefault(short, (bench, fn))
+            if short not in allf:
+                out.setdefault(short, (bench, fn))
     return out
 
-def download(names=None, base: str|None = None) -> int:
-    """Run the downloaders of `names` (benchmarks: all their downloaders; or downloaders by name; default all), each function once,
-    from mirror `base` when given (a URL prefix or a local folder: see `mirror`); report each; return the number that failed."""
+
+def download(names=None, base: str | None = None) -> int:
+    """Run the downloaders of `names` (benchmarks: all their downloaders; or downloaders by name; default all), each
+    function once, from mirror `base` when given (a URL prefix or a local folder: see `mirror`); report each; return
+    the number that failed."""
     failed, done = 0, set()
-    allf = all_downloaders(); byname = downloader_names(allf)
+    allf = all_downloaders()
+    byname = downloader_names(allf)
     unknown = [n for n in names or [] if n not in allf and n not in byname]
     from scibench.bench import ConfigError
-    if unknown: raise ConfigError(f"no downloaders for {', '.join(unknown)}; benchmarks with data to download: {', '.join(allf)}; "
-                                  f"downloaders: {', '.join(sorted(n for n in byname if not n.startswith('download_')))}")
+
+    if unknown:
+        raise ConfigError(
+            f"no downloaders for {', '.join(unknown)}; benchmarks with data to download: {', '.join(allf)}; "
+            f"downloaders: {', '.join(sorted(n for n in byname if not n.startswith('download_')))}"
+        )
     todo = [(name, fn) for name, fns in allf.items() for fn in fns if not names or name in names]
     todo += [byname[n] for n in names or [] if n not in allf]
     if base is not None and "://" not in str(base) and not Path(base).expanduser().is_dir():
         raise ConfigError(f"--base {base}: no such folder (nor a URL)")
     with mirror(base):
         for name, fn in todo:
-            if fn in done: continue
+            if fn in done:
+                continue
             done.add(fn)
             try:
-                paths = fn(); print(f"[data] {name}: {fn.__name__}: wrote {len(paths)} file(s)" + (f" (from mirror {base})" if base else ""))
+                paths = fn()
+                print(
+                    f"[data] {name}: {fn.__name__}: wrote {len(paths)} file(s)"
+                    + (f" (from mirror {base})" if base else "")
+                )
             except OfflineError as e:
-                failed += 1; print(f"[data] {name}: {fn.__name__}: FAILED: {e}")
+                failed += 1
+                print(f"[data] {name}: {fn.__name__}: FAILED: {e}")
     return failed

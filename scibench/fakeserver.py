@@ -29,119 +29,200 @@ class FakeServer:
     Batch API: `batch_delay`: seconds from a batch's creation to its completion; `batch_expire`, `batch_error`,
     `batch_missing`: substrings of a prompt whose line expires unanswered, gets HTTP 500, or is left out;
     `batch_reject`: a substring of a prompt that makes its whole batch fail validation."""
+
     BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
-    def __init__(self, latency=0.0, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
-                 permanent=None, reply=None, hang=30.0, unauthorized=None, prefix_cache: bool = False,
-                 batch_delay: float = 0.2, batch_expire=None, batch_error=None, batch_missing=None, batch_reject=None,
-                 latency_dist=None, slow=None):
+
+    def __init__(
+        self,
+        latency=0.0,
+        fault_rate=0.0,
+        faults=("429", "500", "timeout", "reset"),
+        max_faults=2,
+        permanent=None,
+        reply=None,
+        hang=30.0,
+        unauthorized=None,
+        prefix_cache: bool = False,
+        batch_delay: float = 0.2,
+        batch_expire=None,
+        batch_error=None,
+        batch_missing=None,
+        batch_reject=None,
+        latency_dist=None,
+        slow=None,
+    ):
         bad = set(faults) - set(self.FAULTS)
-        if bad: raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
+        if bad:
+            raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
         self.latency, self.fault_rate, self.faults, self.max_faults = latency, fault_rate, tuple(faults), max_faults
         if latency_dist is not None:
             kind, *args = latency_dist
             if kind != "lognormal" or len(args) != 2 or args[0] <= 0 or args[1] < 0:
                 raise ValueError(f"latency_dist must be ('lognormal', median_s > 0, sigma >= 0), got {latency_dist!r}")
         self.latency_dist = tuple(latency_dist) if latency_dist is not None else None
-        self.slow = dict(slow or {})   # substring of a prompt → extra seconds before answering it
+        self.slow = dict(slow or {})  # substring of a prompt → extra seconds before answering it
         self.permanent, self.reply, self.hang, self.unauthorized = permanent, reply, hang, unauthorized
-        self.attempts = collections.Counter(); self.completions = collections.Counter()
-        self.injected = collections.Counter()   # faults injected, by kind
+        self.attempts = collections.Counter()
+        self.completions = collections.Counter()
+        self.injected = collections.Counter()  # faults injected, by kind
         self.headers_seen: list = []
-        self.inflight = 0; self.peak_inflight = 0   # chat requests being handled at once
-        self.port = None; self._loop = None; self._ready = threading.Event()
-        self.prefix_cache, self._blocks = prefix_cache, set()   # hashes of prompt prefixes seen, per block of words
-        self.batch_delay, self.batch_expire, self.batch_error, self.batch_missing = batch_delay, batch_expire, batch_error, batch_missing
+        self.inflight = 0
+        self.peak_inflight = 0  # chat requests being handled at once
+        self.port = None
+        self._loop = None
+        self._ready = threading.Event()
+        self.prefix_cache, self._blocks = prefix_cache, set()  # hashes of prompt prefixes seen, per block of words
+        self.batch_delay, self.batch_expire, self.batch_error, self.batch_missing = (
+            batch_delay,
+            batch_expire,
+            batch_error,
+            batch_missing,
+        )
         self.batch_reject = batch_reject
-        self.files: dict = {}; self.batches: dict = {}; self._batch_input: dict = {}   # id → bytes; id → batch object; id → lines
-        self.batches_created = 0; self.batch_polls = 0; self.batch_lines = collections.Counter()
+        self.files: dict = {}
+        self.batches: dict = {}
+        self._batch_input: dict = {}  # id → bytes; id → batch object; id → lines
+        self.batches_created = 0
+        self.batch_polls = 0
+        self.batch_lines = collections.Counter()
 
     # -- fault plan ------------------------------------------------------
     def _plan(self, key: str) -> list:
         h = int(key[:16], 16)
-        if (h % 10_000) / 10_000 >= self.fault_rate: return []
+        if (h % 10_000) / 10_000 >= self.fault_rate:
+            return []
         n = 1 + (h >> 20) % self.max_faults
-        return [self.faults[(h >> (24 + 4*i)) % len(self.faults)] for i in range(n)]
+        return [self.faults[(h >> (24 + 4 * i)) % len(self.faults)] for i in range(n)]
 
     def delay(self, key: str) -> float:
-        "Seconds before answering the request with hash `key` (hex): `latency`, or a draw from `latency_dist` fixed by the hash."
-        if self.latency_dist is None: return self.latency
+        """Seconds before answering the request with hash `key` (hex): `latency`, or a draw from `latency_dist` fixed by
+        the hash."""
+        if self.latency_dist is None:
+            return self.latency
         _, median, sigma = self.latency_dist
-        u = (int(key[16:32], 16) + 0.5) / 16**16   # bits the fault plan does not use
+        u = (int(key[16:32], 16) + 0.5) / 16**16  # bits the fault plan does not use
         return median * math.exp(sigma * statistics.NormalDist().inv_cdf(u))
 
     def _answer(self, body: dict) -> str:
-        if self.reply: return self.reply(body)
+        if self.reply:
+            return self.reply(body)
         last = body["messages"][-1]["content"]
         return f"Rationale: fine. Therefore, the score is: {1 + len(last) % 5}"
 
     @property
-    def calls(self) -> int: return sum(self.attempts.values())
+    def calls(self) -> int:
+        return sum(self.attempts.values())
+
     def stats(self) -> dict:
-        "Counts a client in another process can read (`GET /v1/stats`): attempts, completions, peak chat requests in flight."
+        """Counts a client in another process can read (`GET /v1/stats`): attempts, completions, peak chat requests in
+        flight."""
         return dict(calls=self.calls, completions=sum(self.completions.values()), peak_inflight=self.peak_inflight)
+
     @property
-    def base_url(self) -> str: return f"http://127.0.0.1:{self.port}/v1"
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
 
     # -- HTTP --------------------------------------------------------------
     async def _handle(self, reader, writer):
         try:
             while True:
                 line = await reader.readline()
-                if not line: break
+                if not line:
+                    break
                 method, path, _ = line.decode().split(" ", 2)
                 headers = {}
                 while True:
                     h = await reader.readline()
-                    if h in (b"\r\n", b"\n", b""): break
-                    k, v = h.decode().split(":", 1); headers[k.strip().lower()] = v.strip()
+                    if h in (b"\r\n", b"\n", b""):
+                        break
+                    k, v = h.decode().split(":", 1)
+                    headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 self.headers_seen.append(headers)
-                if method == "GET" and path.split("?")[0].endswith("/stats"):   # for a client in another process
-                    await self._send(writer, 200, self.stats()); continue
+                if method == "GET" and path.split("?")[0].endswith("/stats"):  # for a client in another process
+                    await self._send(writer, 200, self.stats())
+                    continue
                 if method == "GET" and path.split("?")[0].endswith("/models"):
-                    await self._send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}); continue
+                    await self._send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                    continue
                 if method != "POST" or not path.split("?")[0].endswith("/chat/completions"):
-                    await self._batch_api(method, path, body, headers, writer); continue
+                    await self._batch_api(method, path, body, headers, writer)
+                    continue
                 req = json.loads(body)
-                self.inflight += 1; self.peak_inflight = max(self.peak_inflight, self.inflight)
-                try: done = await self._chat(req, writer, headers)
-                finally: self.inflight -= 1
-                if done: break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError): pass
+                self.inflight += 1
+                self.peak_inflight = max(self.peak_inflight, self.inflight)
+                try:
+                    done = await self._chat(req, writer, headers)
+                finally:
+                    self.inflight -= 1
+                if done:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
         finally:
-            try: writer.close()
-            except Exception: pass
+            try:
+                writer.close()
+            except Exception:
+                pass
 
     async def _chat(self, req, writer, headers=None) -> bool:
         "Answer one chat request (or inject its fault); True when the connection must end."
-        key = hashlib.sha256(json.dumps(req["messages"], sort_keys=True).encode() + str(req.get("seed")).encode()).hexdigest()
-        n = self.attempts[key]; self.attempts[key] += 1
+        key = hashlib.sha256(
+            json.dumps(req["messages"], sort_keys=True).encode() + str(req.get("seed")).encode()
+        ).hexdigest()
+        n = self.attempts[key]
+        self.attempts[key] += 1
         delay = self.delay(key)
         if self.slow:
             text = "\n".join(m["content"] for m in req["messages"] if isinstance(m.get("content"), str))
             delay += sum(v for k, v in self.slow.items() if k in text)
-        if delay: await asyncio.sleep(delay)
+        if delay:
+            await asyncio.sleep(delay)
         if self.permanent and self.permanent in json.dumps(req["messages"]):
-            await self._send(writer, 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}}); return False
+            await self._send(writer, 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}})
+            return False
         if self.unauthorized is not None and self.unauthorized in json.dumps(req["messages"]):
             auth = (headers or {}).get("authorization", "")
-            await self._send(writer, 401, {"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error"}}); return False
+            await self._send(
+                writer,
+                401,
+                {"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error"}},
+            )
+            return False
         plan = self._plan(key)
         fault = plan[n] if n < len(plan) else None
-        if fault: self.injected[fault] += 1
-        if fault == "429": await self._send(writer, 429, {"error": {"message": "rate limited"}}, {"retry-after-ms": "20"}); return False
-        if fault == "500": await self._send(writer, 500, {"error": {"message": "server error"}}, {"retry-after-ms": "20"}); return False
-        if fault == "timeout": await asyncio.sleep(self.hang); return True
-        if fault == "reset": writer.transport.abort(); return True
+        if fault:
+            self.injected[fault] += 1
+        if fault == "429":
+            await self._send(writer, 429, {"error": {"message": "rate limited"}}, {"retry-after-ms": "20"})
+            return False
+        if fault == "500":
+            await self._send(writer, 500, {"error": {"message": "server error"}}, {"retry-after-ms": "20"})
+            return False
+        if fault == "timeout":
+            await asyncio.sleep(self.hang)
+            return True
+        if fault == "reset":
+            writer.transport.abort()
+            return True
         if fault == "html":
-            page = b"<!DOCTYPE html><html><head><title>503 Service Unavailable</title></head><body><h1>Maintenance</h1></body></html>"
-            await self._send_raw(writer, 200, page, {}, "text/html; charset=utf-8"); return False
-        if fault == "array": await self._send_raw(writer, 200, b"[]", {}); return False
-        if fault == "nochoices": await self._send(writer, 200, {"id": "x"}); return False
-        if fault == "badjson":   # a whole completion cut off halfway (with a matching content-length)
+            page = (
+                b"<!DOCTYPE html><html><head><title>503 Service Unavailable</title></head>"
+                b"<body><h1>Maintenance</h1></body></html>"
+            )
+            await self._send_raw(writer, 200, page, {}, "text/html; charset=utf-8")
+            return False
+        if fault == "array":
+            await self._send_raw(writer, 200, b"[]", {})
+            return False
+        if fault == "nochoices":
+            await self._send(writer, 200, {"id": "x"})
+            return False
+        if fault == "badjson":  # a whole completion cut off halfway (with a matching content-length)
             data = json.dumps(self._completion(req, "an answer that never arrives whole")).encode()
-            await self._send_raw(writer, 200, data[:len(data) // 2], {}); return False
+            await self._send_raw(writer, 200, data[: len(data) // 2], {})
+            return False
         text = self._answer(req)
         self.completions[key] += 1
         await self._send(writer, 200, self._completion(req, text))
@@ -151,8 +232,10 @@ class FakeServer:
     async def _batch_api(self, method, path, body, headers, writer):
         "Files and batches: upload, create, read, cancel, download."
         parts = path.split("?")[0].strip("/").split("/")
-        parts = parts[parts.index("v1") + 1:] if "v1" in parts else parts
-        nf = lambda what: self._send(writer, 404, {"error": {"message": f"No such {what}: {parts[-1]}", "type": "invalid_request_error"}})
+        parts = parts[parts.index("v1") + 1 :] if "v1" in parts else parts
+        nf = lambda what: self._send(
+            writer, 404, {"error": {"message": f"No such {what}: {parts[-1]}", "type": "invalid_request_error"}}
+        )
         if method == "POST" and parts == ["files"]:
             form = self._multipart(headers.get("content-type", ""), body)
             fid = "file-" + os.urandom(8).hex()
@@ -160,20 +243,26 @@ class FakeServer:
             return await self._send(writer, 200, self._file_obj(fid, form.get("purpose", b"batch").decode()))
         if method == "POST" and parts == ["batches"]:
             req = json.loads(body)
-            if req.get("input_file_id") not in self.files: return await nf("file")
+            if req.get("input_file_id") not in self.files:
+                return await nf("file")
             return await self._send(writer, 200, self._create_batch(req))
         if parts[:1] == ["batches"] and len(parts) >= 2:
             b = self.batches.get(parts[1])
-            if b is None: return await nf("batch")
+            if b is None:
+                return await nf("batch")
             if method == "GET" and len(parts) == 2:
-                self.batch_polls += 1; self._advance(parts[1])
+                self.batch_polls += 1
+                self._advance(parts[1])
                 return await self._send(writer, 200, b)
             if method == "POST" and parts[2:] == ["cancel"]:
-                if b["status"] in ("validating", "in_progress"): b.update(status="cancelled", cancelled_at=int(time.time()))
+                if b["status"] in ("validating", "in_progress"):
+                    b.update(status="cancelled", cancelled_at=int(time.time()))
                 return await self._send(writer, 200, b)
         if method == "GET" and parts[:1] == ["files"] and len(parts) >= 2:
-            if parts[1] not in self.files: return await nf("file")
-            if parts[2:] == ["content"]: return await self._send_raw(writer, 200, self.files[parts[1]], {}, "application/octet-stream")
+            if parts[1] not in self.files:
+                return await nf("file")
+            if parts[2:] == ["content"]:
+                return await self._send_raw(writer, 200, self.files[parts[1]], {}, "application/octet-stream")
             return await self._send(writer, 200, self._file_obj(parts[1], "batch"))
         await self._send(writer, 404, {"error": {"message": f"unknown route {method} {path}"}})
 
@@ -183,66 +272,129 @@ class FakeServer:
         m = re.search(r'boundary="?([^";]+)"?', ctype)
         out = {}
         for part in body.split(b"--" + m.group(1).encode()) if m else []:
-            if b"\r\n\r\n" not in part: continue
+            if b"\r\n\r\n" not in part:
+                continue
             head, data = part.split(b"\r\n\r\n", 1)
             name = re.search(rb'name="([^"]*)"', head)
-            if name: out[name.group(1).decode()] = data[:-2] if data.endswith(b"\r\n") else data
+            if name:
+                out[name.group(1).decode()] = data[:-2] if data.endswith(b"\r\n") else data
         return out
 
     def _file_obj(self, fid, purpose) -> dict:
-        return {"id": fid, "object": "file", "bytes": len(self.files[fid]), "created_at": int(time.time()),
-                "filename": f"{fid}.jsonl", "purpose": purpose, "status": "processed"}
+        return {
+            "id": fid,
+            "object": "file",
+            "bytes": len(self.files[fid]),
+            "created_at": int(time.time()),
+            "filename": f"{fid}.jsonl",
+            "purpose": purpose,
+            "status": "processed",
+        }
 
     def _create_batch(self, req) -> dict:
         bid, now = "batch_" + os.urandom(8).hex(), time.time()
         lines, errors, seen = [], [], set()
         for n, ln in enumerate(self.files[req["input_file_id"]].splitlines(), 1):
-            if not ln.strip(): continue
-            try: d = json.loads(ln); cid = d["custom_id"]; d["body"]["messages"]
-            except (ValueError, KeyError, TypeError): errors.append({"code": "invalid_json_line", "message": "not a request line", "line": n}); continue
-            if cid in seen: errors.append({"code": "duplicate_custom_id", "message": f"custom_id {cid} appears twice", "line": n})
-            seen.add(cid); lines.append(d)
+            if not ln.strip():
+                continue
+            try:
+                d = json.loads(ln)
+                cid = d["custom_id"]
+                d["body"]["messages"]
+            except (ValueError, KeyError, TypeError):
+                errors.append({"code": "invalid_json_line", "message": "not a request line", "line": n})
+                continue
+            if cid in seen:
+                errors.append({"code": "duplicate_custom_id", "message": f"custom_id {cid} appears twice", "line": n})
+            seen.add(cid)
+            lines.append(d)
             if self.batch_reject is not None and self.batch_reject in json.dumps(d["body"]["messages"]):
-                errors.append({"code": "token_limit_exceeded", "message": "Enqueued token limit reached for fake.", "line": None})
-        b = {"id": bid, "object": "batch", "endpoint": req.get("endpoint"), "input_file_id": req["input_file_id"],
-             "completion_window": req.get("completion_window", "24h"), "status": "validating", "created_at": int(now),
-             "expires_at": int(now) + 86400, "output_file_id": None, "error_file_id": None, "errors": None,
-             "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "metadata": req.get("metadata")}
+                errors.append(
+                    {"code": "token_limit_exceeded", "message": "Enqueued token limit reached for fake.", "line": None}
+                )
+        b = {
+            "id": bid,
+            "object": "batch",
+            "endpoint": req.get("endpoint"),
+            "input_file_id": req["input_file_id"],
+            "completion_window": req.get("completion_window", "24h"),
+            "status": "validating",
+            "created_at": int(now),
+            "expires_at": int(now) + 86400,
+            "output_file_id": None,
+            "error_file_id": None,
+            "errors": None,
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "metadata": req.get("metadata"),
+        }
         if errors or req.get("endpoint") != "/v1/chat/completions":
-            errors = errors or [{"code": "invalid_endpoint", "message": f"endpoint {req.get('endpoint')} is not served", "line": None}]
+            errors = errors or [
+                {"code": "invalid_endpoint", "message": f"endpoint {req.get('endpoint')} is not served", "line": None}
+            ]
             b.update(status="failed", failed_at=int(now), errors={"object": "list", "data": errors})
-        self.batches[bid] = b; self._batch_input[bid] = (now, lines); self.batches_created += 1
+        self.batches[bid] = b
+        self._batch_input[bid] = (now, lines)
+        self.batches_created += 1
         return b
 
     def _advance(self, bid):
         "Move a batch along its lifecycle by the time passed; on completion write its output and error files."
-        b = self.batches[bid]; t0, lines = self._batch_input[bid]
-        if b["status"] not in ("validating", "in_progress"): return
+        b = self.batches[bid]
+        t0, lines = self._batch_input[bid]
+        if b["status"] not in ("validating", "in_progress"):
+            return
         age = time.time() - t0
-        if age < 0.3 * self.batch_delay: return
+        if age < 0.3 * self.batch_delay:
+            return
         if age < self.batch_delay:
-            b.update(status="in_progress", in_progress_at=b.get("in_progress_at") or int(time.time())); return
+            b.update(status="in_progress", in_progress_at=b.get("in_progress_at") or int(time.time()))
+            return
         has = lambda sub, d: sub is not None and sub in json.dumps(d["body"]["messages"])
         out, err, expired = [], [], False
         for d in lines:
             cid, body, rid = d["custom_id"], d["body"], "batch_req_" + os.urandom(6).hex()
-            if has(self.batch_missing, d): continue
+            if has(self.batch_missing, d):
+                continue
             if has(self.batch_expire, d):
                 expired = True
-                err.append({"id": rid, "custom_id": cid, "response": None, "error": {"code": "batch_expired",
-                            "message": "This request could not be executed before the completion window expired."}}); continue
+                err.append(
+                    {
+                        "id": rid,
+                        "custom_id": cid,
+                        "response": None,
+                        "error": {
+                            "code": "batch_expired",
+                            "message": "This request could not be executed before the completion window expired.",
+                        },
+                    }
+                )
+                continue
             self.batch_lines[cid] += 1
-            if has(self.permanent, d): code, obj = 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}}
-            elif has(self.batch_error, d): code, obj = 500, {"error": {"message": "server error", "type": "server_error"}}
-            else: code, obj = 200, self._completion(body, self._answer(body))
-            (out if code == 200 else err).append({"id": rid, "custom_id": cid, "response": {"status_code": code, "request_id": rid, "body": obj}, "error": None})
+            if has(self.permanent, d):
+                code, obj = 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}}
+            elif has(self.batch_error, d):
+                code, obj = 500, {"error": {"message": "server error", "type": "server_error"}}
+            else:
+                code, obj = 200, self._completion(body, self._answer(body))
+            (out if code == 200 else err).append(
+                {
+                    "id": rid,
+                    "custom_id": cid,
+                    "response": {"status_code": code, "request_id": rid, "body": obj},
+                    "error": None,
+                }
+            )
         for kind, rows in (("output_file_id", out), ("error_file_id", err)):
             if rows:
                 fid = "file-" + os.urandom(8).hex()
-                self.files[fid] = "".join(json.dumps(r) + "\n" for r in rows).encode(); b[kind] = fid
+                self.files[fid] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                b[kind] = fid
         now = int(time.time())
-        b.update(status="expired" if expired else "completed", **({"expired_at": now} if expired else {"completed_at": now}),
-                 request_counts={"total": len(lines), "completed": len(out), "failed": len(err)})
+        b.update(
+            status="expired" if expired else "completed",
+            **({"expired_at": now} if expired else {"completed_at": now}),
+            request_counts={"total": len(lines), "completed": len(out), "failed": len(err)},
+        )
 
     def _completion(self, req, text) -> dict:
         words = [w for m in req["messages"] for w in str(m.get("content", "")).split()]
@@ -251,13 +403,22 @@ class FakeServer:
         if self.prefix_cache:
             h, cached, hit = hashlib.sha1(), 0, True
             for i in range(0, pt - pt % self.BLOCK, self.BLOCK):
-                h.update(" ".join(words[i:i + self.BLOCK]).encode()); d = h.hexdigest()
-                if hit and d in self._blocks: cached += self.BLOCK
-                else: hit = False; self._blocks.add(d)
+                h.update(" ".join(words[i : i + self.BLOCK]).encode())
+                d = h.hexdigest()
+                if hit and d in self._blocks:
+                    cached += self.BLOCK
+                else:
+                    hit = False
+                    self._blocks.add(d)
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
-        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": req.get("model", "fake"),
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                "usage": usage}
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": req.get("model", "fake"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": usage,
+        }
 
     async def _send(self, writer, status, obj, extra=None):
         await self._send_raw(writer, status, json.dumps(obj).encode(), extra or {})
@@ -265,36 +426,56 @@ class FakeServer:
     async def _send_raw(self, writer, status, data: bytes, extra: dict, ctype="application/json"):
         head = f"HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {len(data)}\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in extra.items()) + "\r\n"
-        writer.write(head.encode() + data); await writer.drain()
+        writer.write(head.encode() + data)
+        await writer.drain()
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> "FakeServer":
         def run():
             self._loop = asyncio.new_event_loop()
             srv = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024))
-            self.port = srv.sockets[0].getsockname()[1]; self._srv = srv
-            self._ready.set(); self._loop.run_forever()
-        self._thread = threading.Thread(target=run, daemon=True); self._thread.start(); self._ready.wait(10)
+            self.port = srv.sockets[0].getsockname()[1]
+            self._srv = srv
+            self._ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
         return self
 
     def stop(self):
-        if not self._loop: return
+        if not self._loop:
+            return
+
         async def shutdown():
             self._srv.close()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks: t.cancel()
+            for t in tasks:
+                t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        try: asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
-        except Exception: pass
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
+        except Exception:
+            pass
         self._loop.call_soon_threadsafe(self._loop.stop)
-    def __enter__(self): return self.start()
-    def __exit__(self, *a): self.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *a):
+        self.stop()
+
 
 def serve_forever(port_file=None, **kw):
     """Run a FakeServer in this process until killed (for tests that kill clients); writes its port to `port_file`.
     `reply` may be a `"module:function"` name (a function cannot cross into a child process)."""
     if isinstance(kw.get("reply"), str):
-        mod, fn = kw["reply"].split(":"); kw["reply"] = getattr(importlib.import_module(mod), fn)
+        mod, fn = kw["reply"].split(":")
+        kw["reply"] = getattr(importlib.import_module(mod), fn)
     s = FakeServer(**kw).start()
-    if port_file: open(port_file, "w").write(str(s.port))
-    while True: time.sleep(3600)
+    if port_file:
+        open(port_file, "w").write(str(s.port))
+    while True:
+        time.sleep(3600)

@@ -14,68 +14,128 @@ __all__ = ['score_schema', 'choice_schema', 'parse_score', 'parse_choice', 'judg
 # %% ../nbs/04_judge.ipynb #9a1f9e3e
 def score_schema(lo: int = 1, hi: int = 5, max_rationale: int = 600) -> dict:
     "JSON schema: a short rationale, then an integer score in [lo, hi]."
-    return {"type": "object", "properties": {
-                "rationale": {"type": "string", "maxLength": max_rationale},
-                "score": {"type": "integer", "enum": list(range(lo, hi + 1))}},
-            "required": ["rationale", "score"]}
+    return {
+        "type": "object",
+        "properties": {
+            "rationale": {"type": "string", "maxLength": max_rationale},
+            "score": {"type": "integer", "enum": list(range(lo, hi + 1))},
+        },
+        "required": ["rationale", "score"],
+    }
+
 
 def choice_schema(choices, max_rationale: int = 600, answer_first: bool = False) -> dict:
-    "JSON schema: a short rationale, then one of `choices` (or the answer first: cheaper for small models and tight token caps)."
-    props = {"rationale": {"type": "string", "maxLength": max_rationale}, "answer": {"type": "string", "enum": list(choices)}}
+    """JSON schema: a short rationale, then one of `choices` (or the answer first: cheaper for small models and tight
+    token caps)."""
+    props = {
+        "rationale": {"type": "string", "maxLength": max_rationale},
+        "answer": {"type": "string", "enum": list(choices)},
+    }
     order = ["answer", "rationale"] if answer_first else ["rationale", "answer"]
     return {"type": "object", "properties": {k: props[k] for k in order}, "required": order}
 
-_SCORE_RES = [r"score\s+is\s*[:=]?\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)",
-              r"(?:score|rating)\s*[:=]\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)"]
 
-def parse_score(text: str|None, lo: int = 1, hi: int = 5):
+_SCORE_RES = [
+    r"score\s+is\s*[:=]?\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)",
+    r"(?:score|rating)\s*[:=]\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)",
+]
+
+
+def parse_score(text: str | None, lo: int = 1, hi: int = 5):
     "Score from a JSON answer, else from 'Therefore, the score is: N' (last match) → (score, rationale, failure)."
-    if text is None: return None, None, "no response"
+    if text is None:
+        return None, None, "no response"
     obj, _ = parse_json(text)
     if obj is not None and "score" in obj:
-        try: s = float(obj["score"])
-        except (TypeError, ValueError): return None, obj.get("rationale"), f"non-numeric score {obj['score']!r}"
+        try:
+            s = float(obj["score"])
+        except (TypeError, ValueError):
+            return None, obj.get("rationale"), f"non-numeric score {obj['score']!r}"
         rat = obj.get("rationale") or obj.get("explanation")
     else:
         s = None
         for pat in _SCORE_RES:
             ms = re.findall(pat, text, flags=re.I)
-            if ms: s = float(ms[-1]); break
-        if s is None: return None, None, "no score found in response"
+            if ms:
+                s = float(ms[-1])
+                break
+        if s is None:
+            return None, None, "no score found in response"
         rat = text
-    if not lo <= s <= hi: return None, rat, f"score {s:g} outside {lo}-{hi}"
+    if not lo <= s <= hi:
+        return None, rat, f"score {s:g} outside {lo}-{hi}"
     return (int(s) if s == int(s) else s), rat, None
 
-def parse_choice(text: str|None, choices):
-    "One of `choices` from a JSON answer ('answer' key) or the text's first matching word → (choice, rationale, failure)."
-    if text is None: return None, None, "no response"
+
+def parse_choice(text: str | None, choices):
+    """One of `choices` from a JSON answer ('answer' key) or the text's first matching word → (choice, rationale,
+    failure)."""
+    if text is None:
+        return None, None, "no response"
     low = [c.lower() for c in choices]
     obj, _ = parse_json(text)
     if obj is not None and "answer" in obj:
         a = str(obj["answer"]).strip().lower()
-        return (choices[low.index(a)], obj.get("rationale"), None) if a in low else (None, obj.get("rationale"), f"answer {a!r} not in {list(choices)}")
-    m = re.search(r"(?:answer|verdict|decision)\s*(?:is)?\s*[:=]?\s*\**\s*\[*\s*(" + "|".join(map(re.escape, low)) + r")\b", text, re.I)
-    if not m: m = re.search(r"\b(" + "|".join(map(re.escape, low)) + r")\b", text, re.I)
-    if not m: return None, text, "no choice found in response"
+        return (
+            (choices[low.index(a)], obj.get("rationale"), None)
+            if a in low
+            else (None, obj.get("rationale"), f"answer {a!r} not in {list(choices)}")
+        )
+    m = re.search(
+        r"(?:answer|verdict|decision)\s*(?:is)?\s*[:=]?\s*\**\s*\[*\s*(" + "|".join(map(re.escape, low)) + r")\b",
+        text,
+        re.I,
+    )
+    if not m:
+        m = re.search(r"\b(" + "|".join(map(re.escape, low)) + r")\b", text, re.I)
+    if not m:
+        return None, text, "no choice found in response"
     return choices[low.index(m.group(1).lower())], text, None
 
 # %% ../nbs/04_judge.ipynb #7fd7add4
-def judge_request(prompt: str, choices=None, lo: int = 1, hi: int = 5, max_tokens: int = 512, temperature: float = 0.0,
-                  system: str|None = None, max_rationale: int = 600, answer_first: bool = False) -> Request:
-    "One judge call (what `judge_many` sends for `prompt`; for pipelines: `judge_result(await llm.acall(judge_request(...)))`)."
+def judge_request(
+    prompt: str,
+    choices=None,
+    lo: int = 1,
+    hi: int = 5,
+    max_tokens: int = 512,
+    temperature: float = 0.0,
+    system: str | None = None,
+    max_rationale: int = 600,
+    answer_first: bool = False,
+) -> Request:
+    """One judge call (what `judge_many` sends for `prompt`; for pipelines: `judge_result(await
+    llm.acall(judge_request(...)))`)."""
     schema = choice_schema(choices, max_rationale, answer_first) if choices else score_schema(lo, hi, max_rationale)
     return Request(msgs(prompt, system), max_tokens=max_tokens, temperature=temperature, schema=schema)
 
+
 def judge_result(r: dict, choices=None, lo: int = 1, hi: int = 5) -> dict:
-    "A judge answer → {value, rationale, failure, raw}: the score in [lo, hi] or one of `choices`, or the failure's reason."
-    if not r["ok"]: return dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)
+    """A judge answer → {value, rationale, failure, raw}: the score in [lo, hi] or one of `choices`, or the failure's
+    reason."""
+    if not r["ok"]:
+        return dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)
     v, rat, fail = parse_choice(r["text"], choices) if choices else parse_score(r["text"], lo, hi)
-    if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
+    if fail and r.get("finish_reason") == "length":
+        fail += " (answer cut at max_tokens)"
     return dict(value=v, rationale=rat, failure=fail, raw=r["text"])
 
-def judge_many(llm: LLM, prompts: list[str], choices=None, lo: int = 1, hi: int = 5, max_tokens: int = 512,
-               temperature: float = 0.0, system: str|None = None, desc: str|None = None, max_rationale: int = 600,
-               answer_first: bool = False) -> list[dict]:
+
+def judge_many(
+    llm: LLM,
+    prompts: list[str],
+    choices=None,
+    lo: int = 1,
+    hi: int = 5,
+    max_tokens: int = 512,
+    temperature: float = 0.0,
+    system: str | None = None,
+    desc: str | None = None,
+    max_rationale: int = 600,
+    answer_first: bool = False,
+) -> list[dict]:
     "Judge each prompt: a 1–5 style score, or one of `choices`; failures are records with a reason."
-    reqs = [judge_request(p, choices, lo, hi, max_tokens, temperature, system, max_rationale, answer_first) for p in prompts]
+    reqs = [
+        judge_request(p, choices, lo, hi, max_tokens, temperature, system, max_rationale, answer_first) for p in prompts
+    ]
     return [judge_result(r, choices, lo, hi) for r in llm.map(reqs, desc=desc or f"judge {llm.spec.name}")]

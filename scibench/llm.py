@@ -21,62 +21,81 @@ __all__ = ['STRUCTURED', 'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_ENDPOIN
 @dataclass
 class ModelSpec:
     "One registry entry: where a model is served and what it costs."
+
     name: str
     base_url: str
     model: str
-    api_key_env: str|None = None   # name of the environment variable holding the key (never the key)
-    price_in: float = 0.0          # USD per 1M prompt tokens
-    price_out: float = 0.0         # USD per 1M completion tokens
-    price_cached: float|None = None   # USD per 1M prompt tokens served from the provider's prefix cache (None = price_in)
+    api_key_env: str | None = None  # name of the environment variable holding the key (never the key)
+    price_in: float = 0.0  # USD per 1M prompt tokens
+    price_out: float = 0.0  # USD per 1M completion tokens
+    price_cached: float | None = (
+        None  # USD per 1M prompt tokens served from the provider's prefix cache (None = price_in)
+    )
     max_concurrency: int = 32
-    timeout: float = 120.0         # seconds per request, including time queued at the server
+    timeout: float = 120.0  # seconds per request, including time queued at the server
     max_retries: int = 6
-    structured: str = "none"       # "json_schema" | "llama" | "none"
-    embedded: bool = False         # served by `scibench serve` on loopback
-    context: int|None = None       # context window in tokens, if known
-    max_response_chars: int = 200_000   # longer answers are cut (and flagged `truncated`) before they are stored
-    batch: bool = False            # send requests through the OpenAI-compatible Batch API (`--batch` turns it on for a run)
-    batch_price: float = 0.5       # share of the live prices a Batch API call costs (OpenAI: half)
+    structured: str = "none"  # "json_schema" | "llama" | "none"
+    embedded: bool = False  # served by `scibench serve` on loopback
+    context: int | None = None  # context window in tokens, if known
+    max_response_chars: int = 200_000  # longer answers are cut (and flagged `truncated`) before they are stored
+    batch: bool = False  # send requests through the OpenAI-compatible Batch API (`--batch` turns it on for a run)
+    batch_price: float = 0.5  # share of the live prices a Batch API call costs (OpenAI: half)
 
     def api_key(self) -> str:
         "The key from the environment (read at call time, never stored)."
-        if not self.api_key_env: return "no-key"
-        _KEY_VARS.add(self.api_key_env)   # its value is redacted from everything written
+        if not self.api_key_env:
+            return "no-key"
+        _KEY_VARS.add(self.api_key_env)  # its value is redacted from everything written
         key = os.environ.get(self.api_key_env)
-        if not key: raise RuntimeError(f"model '{self.name}' needs the environment variable {self.api_key_env} (not set)")
+        if not key:
+            raise RuntimeError(f"model '{self.name}' needs the environment variable {self.api_key_env} (not set)")
         return key
 
     def public(self) -> dict:
         "Fields safe to record in run metadata: the key variable's *name*, never its value; no credentials in the URL."
         return {**asdict(self), "base_url": public_url(self.base_url)}
 
+
 STRUCTURED = ("json_schema", "llama", "none")
-_KEY_VARS: set = set()   # names of the environment variables that hold API keys (registry entries and keys in use)
+_KEY_VARS: set = set()  # names of the environment variables that hold API keys (registry entries and keys in use)
+
 
 def public_url(url: str) -> str:
     "`url` without user:password and without query parameters (which can hold keys)."
     from urllib.parse import urlsplit, urlunsplit
+
     u = urlsplit(url)
     host = u.hostname or ""
-    if u.port: host += f":{u.port}"
+    if u.port:
+        host += f":{u.port}"
     return urlunsplit((u.scheme, host, u.path, "", ""))
+
 
 def _is_url(v) -> bool:
     from urllib.parse import urlsplit
-    try: return isinstance(v, str) and urlsplit(v).scheme in ("http", "https") and bool(urlsplit(v).hostname)
-    except ValueError: return False
+
+    try:
+        return isinstance(v, str) and urlsplit(v).scheme in ("http", "https") and bool(urlsplit(v).hostname)
+    except ValueError:
+        return False
+
 
 _num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
 _int = lambda v: isinstance(v, int) and not isinstance(v, bool)
-_FIELD_CHECKS = {   # field → (test, what it must be)
+_FIELD_CHECKS = {  # field → (test, what it must be)
     "name": (lambda v: isinstance(v, str) and v != "", "a non-empty string"),
     "base_url": (_is_url, "an http(s) URL"),
     "model": (lambda v: isinstance(v, str) and v != "", "a non-empty string (the served model id)"),
-    "api_key_env": (lambda v: v is None or (isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v) is not None),
-                    "the name of an environment variable (not the key itself)"),
+    "api_key_env": (
+        lambda v: v is None or (isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v) is not None),
+        "the name of an environment variable (not the key itself)",
+    ),
     "price_in": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
     "price_out": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
-    "price_cached": (lambda v: v is None or (_num(v) and v >= 0), "a number >= 0 (USD per million cached prompt tokens)"),
+    "price_cached": (
+        lambda v: v is None or (_num(v) and v >= 0),
+        "a number >= 0 (USD per million cached prompt tokens)",
+    ),
     "max_concurrency": (lambda v: _int(v) and v >= 1, "an integer >= 1"),
     "timeout": (lambda v: _num(v) and v > 0, "a number of seconds > 0"),
     "max_retries": (lambda v: _int(v) and v >= 0, "an integer >= 0"),
@@ -88,77 +107,127 @@ _FIELD_CHECKS = {   # field → (test, what it must be)
     "batch_price": (lambda v: _num(v) and 0 <= v <= 1, "a number in [0, 1] (share of the live prices)"),
 }
 
+
 def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
-    "Raise `ValueError` naming the file, the model and the field of the first unusable value (wrong type, bad URL, unknown mode)."
+    """Raise `ValueError` naming the file, the model and the field of the first unusable value (wrong type, bad URL,
+    unknown mode)."""
     at = f"{where}: " if where else ""
     for f, (ok, what) in _FIELD_CHECKS.items():
         v = getattr(spec, f)
-        try: good = bool(ok(v))
-        except Exception: good = False   # e.g. an unhashable value for `structured`
-        if not good:   # the value is shown redacted; a mistyped api_key_env may be the key itself: never shown
-            got = f"a string of {len(v)} characters" if f == "api_key_env" and isinstance(v, str) else f"{redact(repr(v))} ({type(v).__name__})"
+        try:
+            good = bool(ok(v))
+        except Exception:
+            good = False  # e.g. an unhashable value for `structured`
+        if not good:  # the value is shown redacted; a mistyped api_key_env may be the key itself: never shown
+            got = (
+                f"a string of {len(v)} characters"
+                if f == "api_key_env" and isinstance(v, str)
+                else f"{redact(repr(v))} ({type(v).__name__})"
+            )
             raise ValueError(f"{at}model '{spec.name}': field '{f}' must be {what}, got {got}")
     return spec
 
+
 def load_registry(path=None) -> dict[str, ModelSpec]:
     "Read `models.toml` into `{name: ModelSpec}`; every error names the file (and the line, the model and the field)."
-    path = Path(path or os.environ.get("SCIBENCH_MODELS") or project_root()/"models.toml")
+    path = Path(path or os.environ.get("SCIBENCH_MODELS") or project_root() / "models.toml")
     raw = path.read_bytes()
-    try: text = raw.decode("utf-8")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
+        line = raw[: e.start].count(b"\n") + 1
         raise ValueError(f"{path}:{line}: not UTF-8 text (byte {e.start})") from None
-    try: data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e: raise ValueError(f"{path}: invalid TOML: {e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: invalid TOML: {e}") from None
     models = data.get("models", {})
-    if not isinstance(models, dict): raise ValueError(f"{path}: 'models' must be a table of [models.NAME] entries")
+    if not isinstance(models, dict):
+        raise ValueError(f"{path}: 'models' must be a table of [models.NAME] entries")
     fields = set(ModelSpec.__dataclass_fields__) - {"name"}
     out = {}
     for name, d in models.items():
-        if not isinstance(d, dict): raise ValueError(f"{path}: model '{name}' must be a table ([models.{name}]), got {d!r}")
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}: model '{name}' must be a table ([models.{name}]), got {d!r}")
         bad = set(d) - fields
-        if bad: raise ValueError(f"{path}: model '{name}': unknown field(s) {sorted(bad)}")
+        if bad:
+            raise ValueError(f"{path}: model '{name}': unknown field(s) {sorted(bad)}")
         for f in ("base_url", "model"):
-            if f not in d: raise ValueError(f"{path}: model '{name}': field '{f}' is missing")
-        if isinstance(d.get("api_key_env"), str): _KEY_VARS.add(d["api_key_env"])
+            if f not in d:
+                raise ValueError(f"{path}: model '{name}': field '{f}' is missing")
+        if isinstance(d.get("api_key_env"), str):
+            _KEY_VARS.add(d["api_key_env"])
         out[name] = check_spec(ModelSpec(name=name, **d), str(path))
     return out
 
-def get_model(name: str, base_url: str|None = None, model: str|None = None, api_key_env: str|None = None,
-              registry=None, **overrides) -> ModelSpec:
+
+def get_model(
+    name: str,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    registry=None,
+    **overrides,
+) -> ModelSpec:
     "A registry model by name; `base_url` (and `model`) override it or define an ad-hoc model."
     reg = load_registry(registry) if not isinstance(registry, dict) else registry
-    if api_key_env: _KEY_VARS.add(str(api_key_env))
+    if api_key_env:
+        _KEY_VARS.add(str(api_key_env))
     if name in reg:
         spec = reg[name]
-        kw = {k: v for k, v in dict(base_url=base_url, model=model, api_key_env=api_key_env, **overrides).items() if v is not None}
-        if kw and spec.embedded and ("base_url" in kw or "model" in kw): kw["embedded"] = False   # another server now
+        kw = {
+            k: v
+            for k, v in dict(base_url=base_url, model=model, api_key_env=api_key_env, **overrides).items()
+            if v is not None
+        }
+        if kw and spec.embedded and ("base_url" in kw or "model" in kw):
+            kw["embedded"] = False  # another server now
         return check_spec(ModelSpec(**{**asdict(spec), **kw})) if kw else spec
-    if not base_url: raise KeyError(f"model '{name}' is not in the registry ({', '.join(reg)}); give --base-url (BASE_URL=) to use an ad-hoc endpoint")
-    return check_spec(ModelSpec(name=name, base_url=base_url, model=model or name, api_key_env=api_key_env,
-                                **{k: v for k, v in overrides.items() if v is not None}))
+    if not base_url:
+        raise KeyError(
+            f"model '{name}' is not in the registry ({', '.join(reg)}); "
+            "give --base-url (BASE_URL=) to use an ad-hoc endpoint"
+        )
+    return check_spec(
+        ModelSpec(
+            name=name,
+            base_url=base_url,
+            model=model or name,
+            api_key_env=api_key_env,
+            **{k: v for k, v in overrides.items() if v is not None},
+        )
+    )
 
 # %% ../nbs/01_llm.ipynb #30ae05f7
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@'\"<>]+@")
-_SECRET_PARAM = re.compile(r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|secret|client[_-]?secret|password|passwd|pwd|sig|signature)=)[^&#\s'\"<>]+")
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|secret|client[_-]?secret|password|passwd|pwd|sig|signature)=)[^&#\s'\"<>]+"
+)
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}")
 _REG_SEEN: dict = {}
+
 
 def _registry_key_vars() -> set:
     "The key variables of the registry in effect (read once per file version) and those in use."
     try:
-        p = Path(os.environ.get("SCIBENCH_MODELS") or project_root()/"models.toml")
+        p = Path(os.environ.get("SCIBENCH_MODELS") or project_root() / "models.toml")
         k = (str(p), p.stat().st_mtime_ns)
-        if k not in _REG_SEEN: _REG_SEEN[k] = True; load_registry(p)   # adds its key variables to _KEY_VARS
-    except Exception: pass
-    return _KEY_VARS.copy()   # a copy: another thread may be adding to it
+        if k not in _REG_SEEN:
+            _REG_SEEN[k] = True
+            load_registry(p)  # adds its key variables to _KEY_VARS
+    except Exception:
+        pass
+    return _KEY_VARS.copy()  # a copy: another thread may be adding to it
+
 
 def redact(text):
     "`text` with API-key values, URL credentials, key-like query values and bearer tokens replaced by `[redacted ...]`."
-    if not isinstance(text, str) or not text: return text
+    if not isinstance(text, str) or not text:
+        return text
     secrets = {os.environ.get(v): v for v in sorted(_registry_key_vars())}
     for val, var in sorted(((s, v) for s, v in secrets.items() if s and len(s) >= 4), key=lambda x: -len(x[0])):
-        for form in {val, json.dumps(val)[1:-1]}: text = text.replace(form, f"[redacted ${var}]")
+        for form in {val, json.dumps(val)[1:-1]}:
+            text = text.replace(form, f"[redacted ${var}]")
     text = _URL_USERINFO.sub(r"\1[redacted]@", text)
     text = _SECRET_PARAM.sub(r"\1[redacted]", text)
     return _BEARER.sub(r"\1\2[redacted]", text)
@@ -170,75 +239,106 @@ class Request:
     max_tokens: int = 512
     temperature: float = 0.0
     sample: int = 0
-    schema: dict|None = None     # JSON schema for structured output, where the endpoint supports it
-    stop: list|None = None
-    stage: str = ""             # the benchmark's declared stage this request belongs to (the plan counts by it); not sent, not in the cache key
+    schema: dict | None = None  # JSON schema for structured output, where the endpoint supports it
+    stop: list | None = None
+    # the benchmark's declared stage this request belongs to (the plan counts by it); not sent, not in the cache key
+    stage: str = ""
 
     def params(self, spec: ModelSpec) -> dict:
         "Sampling parameters as sent (and as hashed into the cache key)."
         p = dict(max_tokens=self.max_tokens, temperature=self.temperature, seed=self.sample)
-        if self.stop: p["stop"] = self.stop
-        if self.schema is not None and spec.structured != "none": p["structured"] = [spec.structured, self.schema]
+        if self.stop:
+            p["stop"] = self.stop
+        if self.schema is not None and spec.structured != "none":
+            p["structured"] = [spec.structured, self.schema]
         return p
+
 
 def cache_key(spec: ModelSpec, req: Request) -> str:
     "sha256 of (endpoint base URL, served model id, messages, sampling parameters, sample index)."
-    blob = json.dumps(dict(endpoint=spec.base_url.rstrip("/"), model=spec.model, messages=req.messages, params=req.params(spec), sample=req.sample),
-                      sort_keys=True, ensure_ascii=False)
+    blob = json.dumps(
+        dict(
+            endpoint=spec.base_url.rstrip("/"),
+            model=spec.model,
+            messages=req.messages,
+            params=req.params(spec),
+            sample=req.sample,
+        ),
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
-def msgs(user: str, system: str|None = None) -> list:
+
+def msgs(user: str, system: str | None = None) -> list:
     "Chat messages for one user turn."
     return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
 
 # %% ../nbs/01_llm.ipynb #77e6383a
 class Cache:
     "On-disk response cache (SQLite, WAL), safe under crashes and concurrent writers."
+
     def __init__(self, path=None):
-        self.path = Path(path or cache_dir()/"llm-cache.sqlite")
+        self.path = Path(path or cache_dir() / "llm-cache.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self.con = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self.con.execute("PRAGMA journal_mode=WAL"); self.con.execute("PRAGMA synchronous=NORMAL")
+        self.con.execute("PRAGMA journal_mode=WAL")
+        self.con.execute("PRAGMA synchronous=NORMAL")
         self.con.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)")
-        self.con.execute("CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, scope TEXT NOT NULL, batch_id TEXT NOT NULL, "
-                         "input_file_id TEXT, status TEXT NOT NULL, n INTEGER, keys TEXT NOT NULL, created REAL, updated REAL)")
+        self.con.execute(
+            "CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, scope TEXT NOT NULL, batch_id TEXT NOT NULL, "
+            "input_file_id TEXT, status TEXT NOT NULL, n INTEGER, keys TEXT NOT NULL, created REAL, updated REAL)"
+        )
 
     def get_many(self, keys) -> dict:
         out, keys = {}, list(keys)
         with self._lock:
             for i in range(0, len(keys), 500):
-                chunk = keys[i:i+500]
-                q = f"SELECT key, value FROM cache WHERE key IN ({','.join('?'*len(chunk))})"
+                chunk = keys[i : i + 500]
+                q = f"SELECT key, value FROM cache WHERE key IN ({','.join('?' * len(chunk))})"
                 out.update((k, json.loads(v)) for k, v in self.con.execute(q, chunk))
         return out
 
-    def get(self, key): return self.get_many([key]).get(key)
+    def get(self, key):
+        return self.get_many([key]).get(key)
 
     def put(self, key, value: dict):
         with self._lock:
             self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
 
-    def count(self) -> int: return self.con.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
+    def count(self) -> int:
+        return self.con.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
 
     # -- submitted Batch API batches (so that a killed run resumes polling instead of resubmitting) --
     def batch_record(self, key: str, scope: str, batch_id: str, input_file_id: str, status: str, keys: list):
         "Record a submitted batch: its id, input file, status and the cache keys of its requests."
         with self._lock:
-            self.con.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             (key, scope, batch_id, input_file_id, status, len(keys), json.dumps(keys), time.time(), time.time()))
+            self.con.execute(
+                "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, scope, batch_id, input_file_id, status, len(keys), json.dumps(keys), time.time(), time.time()),
+            )
 
     def batch_status(self, batch_id: str, status: str):
-        with self._lock: self.con.execute("UPDATE batches SET status=?, updated=? WHERE batch_id=?", (status, time.time(), batch_id))
+        with self._lock:
+            self.con.execute("UPDATE batches SET status=?, updated=? WHERE batch_id=?", (status, time.time(), batch_id))
 
-    def batches(self, scope: str|None = None, pending: bool = True) -> list[dict]:
-        "Recorded batches (of endpoint+model `scope`), oldest first; `pending`: only those whose results were not yet collected."
+    def batches(self, scope: str | None = None, pending: bool = True) -> list[dict]:
+        """Recorded batches (of endpoint+model `scope`), oldest first; `pending`: only those whose results were not yet
+        collected."""
         q = "SELECT key, scope, batch_id, input_file_id, status, keys FROM batches WHERE 1=1"
         args = []
-        if scope is not None: q += " AND scope=?"; args.append(scope)
-        if pending: q += " AND status NOT IN ('collected', 'lost')"
-        with self._lock: rows = self.con.execute(q + " ORDER BY created", args).fetchall()
-        return [dict(key=k, scope=sc, batch_id=b, input_file_id=f, status=st, keys=json.loads(ks)) for k, sc, b, f, st, ks in rows]
+        if scope is not None:
+            q += " AND scope=?"
+            args.append(scope)
+        if pending:
+            q += " AND status NOT IN ('collected', 'lost')"
+        with self._lock:
+            rows = self.con.execute(q + " ORDER BY created", args).fetchall()
+        return [
+            dict(key=k, scope=sc, batch_id=b, input_file_id=f, status=st, keys=json.loads(ks))
+            for k, sc, b, f, st, ks in rows
+        ]
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
@@ -246,13 +346,16 @@ class Cache:
     def clear(self) -> int:
         "Delete every entry; returns how many there were."
         with self._lock:
-            n = self.count(); self.con.execute("DELETE FROM cache"); self.con.execute("VACUUM")
+            n = self.count()
+            self.con.execute("DELETE FROM cache")
+            self.con.execute("VACUUM")
         return n
 
 # %% ../nbs/01_llm.ipynb #25ed808d
 @dataclass
 class Usage:
     "Counts for one run: calls made, answers from cache, failures, tokens and cost (fresh calls only)."
+
     requests: int = 0
     calls: int = 0
     cached: int = 0
@@ -261,207 +364,350 @@ class Usage:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     cached_completion_tokens: int = 0
-    prefix_cached_tokens: int = 0   # prompt tokens the provider read from its prefix cache (fresh calls; billed at price_cached)
+    prefix_cached_tokens: int = (
+        0  # prompt tokens the provider read from its prefix cache (fresh calls; billed at price_cached)
+    )
     cost_usd: float = 0.0
-    truncated: int = 0          # answers cut at the model's max_response_chars
-    batch_calls: int = 0        # fresh calls answered through the Batch API (billed at batch_price x the live prices)
+    truncated: int = 0  # answers cut at the model's max_response_chars
+    batch_calls: int = 0  # fresh calls answered through the Batch API (billed at batch_price x the live prices)
 
     def add(self, res: dict, spec: ModelSpec):
         self.requests += 1
         u = res.get("usage") or {}
         pt, ct = u.get("prompt_tokens") or 0, u.get("completion_tokens") or 0
         if res.get("cached"):
-            self.cached += 1; self.cached_prompt_tokens += pt; self.cached_completion_tokens += ct
+            self.cached += 1
+            self.cached_prompt_tokens += pt
+            self.cached_completion_tokens += ct
         else:
             pc = min(u.get("prefix_cached_tokens") or 0, pt)
-            self.calls += 1; self.prompt_tokens += pt; self.completion_tokens += ct; self.prefix_cached_tokens += pc
+            self.calls += 1
+            self.prompt_tokens += pt
+            self.completion_tokens += ct
+            self.prefix_cached_tokens += pc
             p_cached = spec.price_in if spec.price_cached is None else spec.price_cached
-            cost = ((pt - pc)*spec.price_in + pc*p_cached + ct*spec.price_out) / 1e6
-            if res.get("batch"): self.batch_calls += 1; cost *= spec.batch_price
+            cost = ((pt - pc) * spec.price_in + pc * p_cached + ct * spec.price_out) / 1e6
+            if res.get("batch"):
+                self.batch_calls += 1
+                cost *= spec.batch_price
             self.cost_usd += cost
-        if not res.get("ok"): self.failures += 1
-        if res.get("truncated"): self.truncated += 1
+        if not res.get("ok"):
+            self.failures += 1
+        if res.get("truncated"):
+            self.truncated += 1
 
     def merge(self, other: "Usage"):
-        for k in self.__dataclass_fields__: setattr(self, k, getattr(self, k) + getattr(other, k))
+        for k in self.__dataclass_fields__:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
 # %% ../nbs/01_llm.ipynb #011ce814
 def _cap_lengths(schema, cap: int = 1000):
-    "Drop `maxLength`/`maxItems` bounds above `cap`: llama.cpp expands them into one grammar rule per step and a large bound crashes its server."
+    """Drop `maxLength`/`maxItems` bounds above `cap`: llama.cpp expands them into one grammar rule per step and a large
+    bound crashes its server."""
     if isinstance(schema, dict):
-        return {k: _cap_lengths(v, cap) for k, v in schema.items()
-                if not (k in ("maxLength", "maxItems") and isinstance(v, int) and v > cap)}
-    if isinstance(schema, list): return [_cap_lengths(v, cap) for v in schema]
+        return {
+            k: _cap_lengths(v, cap)
+            for k, v in schema.items()
+            if not (k in ("maxLength", "maxItems") and isinstance(v, int) and v > cap)
+        }
+    if isinstance(schema, list):
+        return [_cap_lengths(v, cap) for v in schema]
     return schema
 
-def _response_format(spec: ModelSpec, schema: dict|None):
-    if schema is None or spec.structured == "none": return None
-    if spec.structured == "llama": return {"type": "json_object", "schema": _cap_lengths(schema)}
-    if spec.structured == "json_schema": return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+
+def _response_format(spec: ModelSpec, schema: dict | None):
+    if schema is None or spec.structured == "none":
+        return None
+    if spec.structured == "llama":
+        return {"type": "json_object", "schema": _cap_lengths(schema)}
+    if spec.structured == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
     raise ValueError(f"model '{spec.name}': unknown structured mode {spec.structured!r}")
 
-_BAD_BODY = "x-scibench-not-a-completion"   # marks the 502 that stands for a bad 2xx body
-BATCH_MAX_REQUESTS = 50_000        # the OpenAI Batch API's limits per input file: requests
-BATCH_MAX_BYTES = 200_000_000      # and bytes (200 MB)
+
+_BAD_BODY = "x-scibench-not-a-completion"  # marks the 502 that stands for a bad 2xx body
+BATCH_MAX_REQUESTS = 50_000  # the OpenAI Batch API's limits per input file: requests
+BATCH_MAX_BYTES = 200_000_000  # and bytes (200 MB)
 BATCH_ENDPOINT = "/v1/chat/completions"
 
-def _not_a_completion(r) -> str|None:
+
+def _not_a_completion(r) -> str | None:
     "Why the body of a 2xx answer to a chat request is not a chat completion (None when it is one)."
     body, ct = r.content, r.headers.get("content-type", "?").split(";")[0].strip()
-    try: data = json.loads(body)
+    try:
+        data = json.loads(body)
     except ValueError as e:
         head = body.lstrip()[:1]
-        kind = ("an empty body" if not body.strip() else "an HTML page" if "html" in ct or head == b"<"
-                else f"truncated or invalid JSON ({e})")
+        kind = (
+            "an empty body"
+            if not body.strip()
+            else "an HTML page"
+            if "html" in ct or head == b"<"
+            else f"truncated or invalid JSON ({e})"
+        )
     else:
         ch = data.get("choices") if isinstance(data, dict) else None
-        if isinstance(ch, list) and all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in ch[:1]): return None
+        if isinstance(ch, list) and all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in ch[:1]):
+            return None
         if isinstance(data, dict):
-            kind = (f"a JSON object without 'choices' (keys: {', '.join(map(str, list(data)[:8])) or 'none'})" if "choices" not in data
-                    else "a JSON object whose 'choices' is not a list of messages")
-        else: kind = "a JSON " + {list: "array", str: "string", type(None): "null", bool: "boolean"}.get(type(data), "number")
-    start = redact(body[:4096].decode("utf-8", "replace"))[:200]   # redacted before it is cut: no half key survives
-    return f"HTTP {r.status_code} body is {kind}, not a chat completion (content-type {ct}, {len(body)} bytes): {start!r}"
+            kind = (
+                f"a JSON object without 'choices' (keys: {', '.join(map(str, list(data)[:8])) or 'none'})"
+                if "choices" not in data
+                else "a JSON object whose 'choices' is not a list of messages"
+            )
+        else:
+            kind = "a JSON " + {list: "array", str: "string", type(None): "null", bool: "boolean"}.get(
+                type(data), "number"
+            )
+    start = redact(body[:4096].decode("utf-8", "replace"))[:200]  # redacted before it is cut: no half key survives
+    return (
+        f"HTTP {r.status_code} body is {kind}, not a chat completion (content-type {ct}, {len(body)} bytes): {start!r}"
+    )
+
 
 _CLIENT_CLS = []
+
+
 def _client_class():
     "`openai.AsyncOpenAI` whose 2xx answers to chat requests are checked inside its own retry loop."
-    if _CLIENT_CLS: return _CLIENT_CLS[0]
+    if _CLIENT_CLS:
+        return _CLIENT_CLS[0]
     import itertools, openai, uuid
+
     token, counter = uuid.uuid4().hex[:12], itertools.count()
+
     class _Client(openai.AsyncOpenAI):
-        def _idempotency_key(self) -> str:   # unique per request without `uuid4()`, whose os.urandom costs ≈0.3 ms per call here
+        def _idempotency_key(
+            self,
+        ) -> str:  # unique per request without `uuid4()`, whose os.urandom costs ≈0.3 ms per call here
             return f"stainless-python-retry-{token}-{next(counter)}"
 
         async def _send_request(self, request, *, stream, **kw):
             r = await super()._send_request(request, stream=stream, **kw)
-            if stream or not 200 <= r.status_code < 300 or not request.url.path.endswith("/chat/completions"): return r
+            if stream or not 200 <= r.status_code < 300 or not request.url.path.endswith("/chat/completions"):
+                return r
             why = _not_a_completion(r)
-            if why is None: return r
+            if why is None:
+                return r
             # a 502 the client retries (x-should-retry) with its backoff, within max_retries; its body is the reason
-            return type(r)(502, headers={"content-type": "application/json", "x-should-retry": "true", _BAD_BODY: "1"},
-                           content=json.dumps({"error": {"message": why}}).encode(), request=request)
+            return type(r)(
+                502,
+                headers={"content-type": "application/json", "x-should-retry": "true", _BAD_BODY: "1"},
+                content=json.dumps({"error": {"message": why}}).encode(),
+                request=request,
+            )
+
     _CLIENT_CLS.append(_Client)
     return _Client
 
+
 def _error_reason(e: Exception) -> str:
-    "Why a request failed, for its failure record: redacted (no key, no URL credentials), at most ~300 characters of body."
+    """Why a request failed, for its failure record: redacted (no key, no URL credentials), at most ~300 characters of
+    body."""
     import openai
+
     if isinstance(e, openai.APIStatusError):
         if e.response is not None and e.response.headers.get(_BAD_BODY):
             why = e.body.get("message") if isinstance(e.body, dict) else e.body
             return redact(f"bad response (after retries): {why}")
         msg = ""
-        try: msg = redact(json.dumps(e.body))[:300] if e.body is not None else ""
-        except Exception: pass
+        try:
+            msg = redact(json.dumps(e.body))[:300] if e.body is not None else ""
+        except Exception:
+            pass
         return redact(f"http {e.status_code}: {type(e).__name__} {msg}".strip())
-    if isinstance(e, openai.APITimeoutError): return "timeout (after retries)"
-    if isinstance(e, openai.APIConnectionError): return redact(f"connection error (after retries): {e.__cause__ or e}")[:400]
+    if isinstance(e, openai.APITimeoutError):
+        return "timeout (after retries)"
+    if isinstance(e, openai.APIConnectionError):
+        return redact(f"connection error (after retries): {e.__cause__ or e}")[:400]
     return f"{type(e).__name__}: {redact(str(e))[:300]}"
 
+
 def _completion_parts(d: dict) -> tuple:
-    "(text, finish_reason, usage) of a chat completion (its JSON, as a dict); text is None when the answer has no message content."
+    """(text, finish_reason, usage) of a chat completion (its JSON, as a dict); text is None when the answer has no
+    message content."""
     chs = d.get("choices")
     ch = chs[0] if isinstance(chs, list) and chs and isinstance(chs[0], dict) else {}
     msg = ch.get("message")
     text = msg.get("content") if isinstance(msg, dict) else None
-    if isinstance(text, list): text = "".join((p.get("text") or "") if isinstance(p, dict) else str(p) for p in text)   # content parts
-    elif text is not None and not isinstance(text, str): raise TypeError(f"message content is a {type(text).__name__}")
+    if isinstance(text, list):
+        text = "".join((p.get("text") or "") if isinstance(p, dict) else str(p) for p in text)  # content parts
+    elif text is not None and not isinstance(text, str):
+        raise TypeError(f"message content is a {type(text).__name__}")
     u = d.get("usage")
+
     def tok(k, o=u):
         v = o.get(k) if isinstance(o, dict) else None
         return v if isinstance(v, int) and not isinstance(v, bool) else 0
-    usage = dict(prompt_tokens=tok("prompt_tokens"), completion_tokens=tok("completion_tokens")) if isinstance(u, dict) else None
-    if usage is not None:   # the provider's prefix cache (OpenAI, vLLM: usage.prompt_tokens_details.cached_tokens)
+
+    usage = (
+        dict(prompt_tokens=tok("prompt_tokens"), completion_tokens=tok("completion_tokens"))
+        if isinstance(u, dict)
+        else None
+    )
+    if usage is not None:  # the provider's prefix cache (OpenAI, vLLM: usage.prompt_tokens_details.cached_tokens)
         pc = tok("cached_tokens", u.get("prompt_tokens_details"))
-        if pc: usage["prefix_cached_tokens"] = pc
+        if pc:
+            usage["prefix_cached_tokens"] = pc
     return text, ch.get("finish_reason"), usage
+
 
 def run_sync(coro):
     "Run a coroutine to completion, also from inside a running event loop (Jupyter)."
-    try: asyncio.get_running_loop()
-    except RuntimeError: return asyncio.run(coro)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
     box = {}
+
     def target():
-        try: box["v"] = asyncio.run(coro)
-        except BaseException as e: box["e"] = e
-    t = threading.Thread(target=target); t.start(); t.join()
-    if "e" in box: raise box["e"]
+        try:
+            box["v"] = asyncio.run(coro)
+        except BaseException as e:
+            box["e"] = e
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if "e" in box:
+        raise box["e"]
     return box["v"]
+
 
 class LLM:
     "Async OpenAI-compatible client with cache, bounded concurrency, retries and failure records."
-    def __init__(self, spec: ModelSpec|str, cache: Cache|None|bool = None, max_concurrency: int|None = None,
-                 progress: bool = True, refresh: bool = False, batch: bool|None = None, batch_poll: float|None = None,
-                 batch_max_requests: int = BATCH_MAX_REQUESTS, batch_max_bytes: int = BATCH_MAX_BYTES):
+
+    def __init__(
+        self,
+        spec: ModelSpec | str,
+        cache: Cache | None | bool = None,
+        max_concurrency: int | None = None,
+        progress: bool = True,
+        refresh: bool = False,
+        batch: bool | None = None,
+        batch_poll: float | None = None,
+        batch_max_requests: int = BATCH_MAX_REQUESTS,
+        batch_max_bytes: int = BATCH_MAX_BYTES,
+    ):
         self.spec = get_model(spec) if isinstance(spec, str) else spec
-        # batch: through the Batch API (default: the registry's `batch`); batch_poll: first seconds between status checks
-        if batch is not None and bool(batch) != self.spec.batch: self.spec = replace(self.spec, batch=bool(batch))   # as recorded in meta.json
+        # batch: through the Batch API (default: the registry's `batch`); batch_poll: first seconds between status
+        # checks
+        if batch is not None and bool(batch) != self.spec.batch:
+            self.spec = replace(self.spec, batch=bool(batch))  # as recorded in meta.json
         self.batch = self.spec.batch
         self.batch_poll = float(batch_poll or os.environ.get("SCIBENCH_BATCH_POLL") or 15.0)
         self.batch_max_requests, self.batch_max_bytes = batch_max_requests, batch_max_bytes
         self.cache = Cache() if cache is None else (None if cache is False else cache)
-        caps = [self.spec.max_concurrency, max_concurrency, os.environ.get("MAX_CONCURRENCY")]   # the endpoint's limit, lowered by either
+        caps = [
+            self.spec.max_concurrency,
+            max_concurrency,
+            os.environ.get("MAX_CONCURRENCY"),
+        ]  # the endpoint's limit, lowered by either
         self.concurrency = max(1, min(int(c) for c in caps if c))
-        self.progress, self.refresh = progress, refresh   # refresh: ask again, ignoring cached answers (and cache the new ones)
+        self.progress, self.refresh = (
+            progress,
+            refresh,
+        )  # refresh: ask again, ignoring cached answers (and cache the new ones)
         self.usage = Usage()
-        if self.spec.api_key_env: _KEY_VARS.add(self.spec.api_key_env)
-        self._lives: dict = {}   # event loop id → its open `_Live` (see `live`, `acall`)
+        if self.spec.api_key_env:
+            _KEY_VARS.add(self.spec.api_key_env)
+        self._lives: dict = {}  # event loop id → its open `_Live` (see `live`, `acall`)
 
     def _client(self):
-        # the client's aiohttp transport (`openai[aiohttp]`): P1 measured 0.84-0.87 of the bound against 0.56-0.68 with its
-        # default httpx stack (≈1.3 vs ≈2.2 ms of CPU per request); one client for all requests, bounded by our semaphore
-        # a URL with user:password keeps the httpx stack, which sends them as Basic auth (aiohttp refuses them beside the key)
+        # the client's aiohttp transport (`openai[aiohttp]`): P1 measured 0.84-0.87 of the bound against 0.56-0.68 with
+        # its
+        # default httpx stack (≈1.3 vs ≈2.2 ms of CPU per request); one client for all requests, bounded by our
+        # semaphore
+        # a URL with user:password keeps the httpx stack, which sends them as Basic auth (aiohttp refuses them beside
+        # the key)
         import httpx, openai
         from urllib.parse import urlsplit
+
         aio = {} if urlsplit(self.spec.base_url).username else dict(http_client=openai.DefaultAioHttpClient())
-        return _client_class()(base_url=self.spec.base_url, api_key=self.spec.api_key(), max_retries=self.spec.max_retries,
-                               timeout=httpx.Timeout(self.spec.timeout, connect=min(10.0, self.spec.timeout)), **aio)
+        return _client_class()(
+            base_url=self.spec.base_url,
+            api_key=self.spec.api_key(),
+            max_retries=self.spec.max_retries,
+            timeout=httpx.Timeout(self.spec.timeout, connect=min(10.0, self.spec.timeout)),
+            **aio,
+        )
 
     def _body(self, req: Request) -> dict:
         "The chat-completion request body (the same for a live call and a Batch API line)."
-        kw = dict(model=self.spec.model, messages=req.messages, max_tokens=req.max_tokens,
-                  temperature=req.temperature, seed=req.sample)
-        if req.stop: kw["stop"] = req.stop
+        kw = dict(
+            model=self.spec.model,
+            messages=req.messages,
+            max_tokens=req.max_tokens,
+            temperature=req.temperature,
+            seed=req.sample,
+        )
+        if req.stop:
+            kw["stop"] = req.stop
         rf = _response_format(self.spec, req.schema)
-        if rf: kw["response_format"] = rf
+        if rf:
+            kw["response_format"] = rf
         return kw
 
     def _answer(self, text, finish, usage, structured: bool, seconds: float) -> dict:
         "The result of a chat completion whose message is `text` (None: no content); cut at `max_response_chars`."
-        res = dict(ok=text is not None, text=text, error=None if text is not None else "empty response",
-                   finish_reason=finish, usage=usage, cached=False, structured=structured, seconds=seconds)
+        res = dict(
+            ok=text is not None,
+            text=text,
+            error=None if text is not None else "empty response",
+            finish_reason=finish,
+            usage=usage,
+            cached=False,
+            structured=structured,
+            seconds=seconds,
+        )
         cap = self.spec.max_response_chars
-        if text is not None and len(text) > cap:   # never store a runaway answer whole
+        if text is not None and len(text) > cap:  # never store a runaway answer whole
             res.update(text=text[:cap], truncated=True, response_chars=len(text))
         return res
 
     async def _one(self, client, sem, req: Request) -> dict:
-        import httpx2   # the openai client's HTTP package
+        import httpx2  # the openai client's HTTP package
+
         kw = self._body(req)
         body = json.dumps(kw, ensure_ascii=False).encode()
         async with sem:
             t0 = time.perf_counter()
             # the client's generic POST: its retries, timeouts and errors, without the per-call parameter transform of
-            # `chat.completions.create` (≈1 ms of CPU per request); the body as JSON bytes and the answer as the raw response
+            # `chat.completions.create` (≈1 ms of CPU per request); the body as JSON bytes and the answer as the raw
+            # response
             # (already checked to be a chat completion inside the retry loop), read as a dict: no pydantic models
-            try: r = await client.post("/chat/completions", cast_to=httpx2.Response, content=body)
+            try:
+                r = await client.post("/chat/completions", cast_to=httpx2.Response, content=body)
             except Exception as e:
-                return dict(ok=False, text=None, error=_error_reason(e), usage=None, cached=False, seconds=time.perf_counter() - t0)
-        try: text, finish, usage = _completion_parts(json.loads(r.content))
-        except Exception as e:   # a shape the body check let through
-            return dict(ok=False, text=None, error=redact(f"bad response: {type(e).__name__}: {str(e)[:200]}"), usage=None,
-                        cached=False, seconds=time.perf_counter() - t0)
+                return dict(
+                    ok=False,
+                    text=None,
+                    error=_error_reason(e),
+                    usage=None,
+                    cached=False,
+                    seconds=time.perf_counter() - t0,
+                )
+        try:
+            text, finish, usage = _completion_parts(json.loads(r.content))
+        except Exception as e:  # a shape the body check let through
+            return dict(
+                ok=False,
+                text=None,
+                error=redact(f"bad response: {type(e).__name__}: {str(e)[:200]}"),
+                usage=None,
+                cached=False,
+                seconds=time.perf_counter() - t0,
+            )
         return self._answer(text, finish, usage, "response_format" in kw, time.perf_counter() - t0)
 
-    async def amap(self, reqs: list[Request], desc: str|None = None) -> list[dict]:
-        """Answer `reqs` in order through `live`/`acall` (defined below): cached answers without a call, identical requests sent
-        once, the rest concurrently within the limit (or, when `batch`, as one Batch API submission)."""
+    async def amap(self, reqs: list[Request], desc: str | None = None) -> list[dict]:
+        """Answer `reqs` in order through `live`/`acall` (defined below): cached answers without a call, identical
+        requests sent once, the rest concurrently within the limit (or, when `batch`, as one Batch API submission)."""
         async with self.live(desc, quiet=len(reqs) < 2):
             return list(await asyncio.gather(*(self.acall(r) for r in reqs)))
 
-    def live(self, desc: str|None = None, sem=None, quiet: bool = False):
+    def live(self, desc: str | None = None, sem=None, quiet: bool = False):
         "Open this LLM for `acall` in the running event loop (`_live`, below)."
         return _live(self, desc, sem, quiet)
 
@@ -469,310 +715,470 @@ class LLM:
         "One request inside `live()` (`_acall`, below)."
         return await _acall(self, req)
 
-    def map(self, reqs: list[Request], desc: str|None = None) -> list[dict]:
+    def map(self, reqs: list[Request], desc: str | None = None) -> list[dict]:
         "Synchronous `amap`."
         return run_sync(self.amap(list(reqs), desc))
 
-    def chat(self, prompt: str|list, **kw) -> dict:
+    def chat(self, prompt: str | list, **kw) -> dict:
         "One request (a user prompt or a message list)."
         return self.map([Request(messages=prompt if isinstance(prompt, list) else msgs(prompt), **kw)])[0]
 
 # %% ../nbs/01_llm.ipynb #2ecb665f
-BATCH_GATHER_S = 0.3   # batch mode: a queue unchanged this long (every item waiting) is submitted
+BATCH_GATHER_S = 0.3  # batch mode: a queue unchanged this long (every item waiting) is submitted
+
 
 def _fail(fut, e: BaseException):
     "End `fut` with `e` (cancelled for a cancellation), marked as seen: no 'exception never retrieved' warning."
-    if isinstance(e, asyncio.CancelledError): fut.cancel()
-    else: fut.set_exception(e); fut.exception()
+    if isinstance(e, asyncio.CancelledError):
+        fut.cancel()
+    else:
+        fut.set_exception(e)
+        fut.exception()
+
 
 class _Live:
     "One LLM opened in the running event loop: its client, concurrency limit, requests in flight and progress bar."
-    def __init__(self, llm: "LLM", desc: str|None, sem=None, quiet: bool = False):
+
+    def __init__(self, llm: "LLM", desc: str | None, sem=None, quiet: bool = False):
         from tqdm.auto import tqdm
-        self.llm, self.client, self.sem = llm, None, sem or asyncio.Semaphore(llm.concurrency)   # the client: at the first uncached call
-        self.inflight: dict = {}   # cache key → future of the first identical request still in flight
-        self.queue: dict = {}      # batch mode: cache key → Request waiting to be submitted
+
+        self.llm, self.client, self.sem = (
+            llm,
+            None,
+            sem or asyncio.Semaphore(llm.concurrency),
+        )  # the client: at the first uncached call
+        self.inflight: dict = {}  # cache key → future of the first identical request still in flight
+        self.queue: dict = {}  # batch mode: cache key → Request waiting to be submitted
         self.gathering, self.tasks, self.fails, self.hits = False, set(), 0, 0
         self.desc = desc or llm.spec.name
-        self.bar = tqdm(total=0, desc=self.desc, disable=not llm.progress or quiet, mininterval=1, file=sys.stderr, unit="call",
-                        dynamic_ncols=True)
+        self.bar = tqdm(
+            total=0,
+            desc=self.desc,
+            disable=not llm.progress or quiet,
+            mininterval=1,
+            file=sys.stderr,
+            unit="call",
+            dynamic_ncols=True,
+        )
 
     def kick(self):
         "Batch mode: make sure a submitter is waiting for the queue to settle."
         if not self.gathering:
             self.gathering = True
-            t = asyncio.ensure_future(self.submit()); self.tasks.add(t); t.add_done_callback(self.tasks.discard)
+            t = asyncio.ensure_future(self.submit())
+            self.tasks.add(t)
+            t.add_done_callback(self.tasks.discard)
 
     async def submit(self):
         n = -1
-        while n != len(self.queue): n = len(self.queue); await asyncio.sleep(BATCH_GATHER_S)
+        while n != len(self.queue):
+            n = len(self.queue)
+            await asyncio.sleep(BATCH_GATHER_S)
         self.gathering = False
         todo, self.queue = self.queue, {}
-        try: got = await _batch_answers(self.llm, todo, self.desc)
+        try:
+            got = await _batch_answers(self.llm, todo, self.desc)
         except BaseException as e:
-            for k in todo: _fail(self.inflight.pop(k), e)
+            for k in todo:
+                _fail(self.inflight.pop(k), e)
             raise
-        for k, res in got.items(): self.inflight.pop(k).set_result(res)
+        for k, res in got.items():
+            self.inflight.pop(k).set_result(res)
 
     def note(self, res: dict, fresh: bool):
-        if fresh: self.bar.update()
-        if not res["ok"]: self.fails += 1
+        if fresh:
+            self.bar.update()
+        if not res["ok"]:
+            self.fails += 1
         if not res["ok"] or not fresh:
-            self.bar.set_postfix_str(", ".join(x for x in (self.fails and f"{self.fails} failed", self.hits and f"{self.hits} cached") if x),
-                                     refresh=False)
+            self.bar.set_postfix_str(
+                ", ".join(x for x in (self.fails and f"{self.fails} failed", self.hits and f"{self.hits} cached") if x),
+                refresh=False,
+            )
+
 
 async def _acall(self: "LLM", req: Request) -> dict:
     "One request inside `LLM.live()` (and so inside `pipeline`): cache, in-flight deduplication, the shared limit."
     lv = self._lives.get(id(asyncio.get_running_loop()))
-    if lv is None: raise RuntimeError(f"LLM '{self.spec.name}': acall outside `async with llm.live()` (or `pipeline`)")
+    if lv is None:
+        raise RuntimeError(f"LLM '{self.spec.name}': acall outside `async with llm.live()` (or `pipeline`)")
     key = cache_key(self.spec, req)
-    if key in lv.inflight: res = {**(await asyncio.shield(lv.inflight[key])), "cached": True}
+    if key in lv.inflight:
+        res = {**(await asyncio.shield(lv.inflight[key])), "cached": True}
     else:
         hit = self.cache.get(key) if self.cache is not None and not self.refresh else None
-        if hit is not None: res = {**hit, "cached": True}
+        if hit is not None:
+            res = {**hit, "cached": True}
         else:
             fut = asyncio.get_running_loop().create_future()
-            lv.inflight[key] = fut; lv.bar.total += 1
+            lv.inflight[key] = fut
+            lv.bar.total += 1
             if self.batch:
-                lv.queue[key] = req; lv.kick(); res = await asyncio.shield(fut)
+                lv.queue[key] = req
+                lv.kick()
+                res = await asyncio.shield(fut)
             else:
-                if lv.client is None: lv.client = self._client()
-                try: res = await self._one(lv.client, lv.sem, req)
-                except BaseException as e: lv.inflight.pop(key, None); _fail(fut, e); raise
-                if res["ok"] and self.cache is not None: self.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
-                lv.inflight.pop(key, None); fut.set_result(res)
+                if lv.client is None:
+                    lv.client = self._client()
+                try:
+                    res = await self._one(lv.client, lv.sem, req)
+                except BaseException as e:
+                    lv.inflight.pop(key, None)
+                    _fail(fut, e)
+                    raise
+                if res["ok"] and self.cache is not None:
+                    self.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
+                lv.inflight.pop(key, None)
+                fut.set_result(res)
             lv.note(res, True)
             self.usage.add(res, self.spec)
             return res
-    lv.hits += 1; lv.note(res, False)
+    lv.hits += 1
+    lv.note(res, False)
     self.usage.add(res, self.spec)
     return res
 
+
 @contextlib.asynccontextmanager
-async def _live(self: "LLM", desc: str|None = None, sem: asyncio.Semaphore|None = None, quiet: bool = False):
-    "Open this LLM for `acall` in the running event loop (re-entrant: an inner `live` reuses the open one); `sem`: a shared limit; `quiet`: no progress bar."
+async def _live(self: "LLM", desc: str | None = None, sem: asyncio.Semaphore | None = None, quiet: bool = False):
+    """Open this LLM for `acall` in the running event loop (re-entrant: an inner `live` reuses the open one); `sem`: a
+    shared limit; `quiet`: no progress bar."""
     lid = id(asyncio.get_running_loop())
-    if lid in self._lives: yield self._lives[lid]; return
+    if lid in self._lives:
+        yield self._lives[lid]
+        return
     lv = self._lives[lid] = _Live(self, desc, sem, quiet)
-    try: yield lv
+    try:
+        yield lv
     finally:
-        for t in list(lv.tasks): t.cancel()
-        lv.bar.close(); self._lives.pop(lid, None)
-        if lv.client is not None: await lv.client.close()
+        for t in list(lv.tasks):
+            t.cancel()
+        lv.bar.close()
+        self._lives.pop(lid, None)
+        if lv.client is not None:
+            await lv.client.close()
 
 # %% ../nbs/01_llm.ipynb #17e1f26c
 _BATCH_DONE = ("completed", "failed", "expired", "cancelled")
-_BATCH_MISSING = {"expired": "batch expired: no answer within the completion window",
-                  "cancelled": "batch cancelled before this request was answered"}
+_BATCH_MISSING = {
+    "expired": "batch expired: no answer within the completion window",
+    "cancelled": "batch cancelled before this request was answered",
+}
 
-def _batch_scope(spec: ModelSpec) -> str: return f"{spec.base_url.rstrip('/')}|{spec.model}"
+
+def _batch_scope(spec: ModelSpec) -> str:
+    return f"{spec.base_url.rstrip('/')}|{spec.model}"
+
 
 def _batch_key(scope: str, keys) -> str:
     "A batch's identity: the endpoint, the served model and the set of its requests' cache keys."
     return hashlib.sha256((scope + "\n" + "\n".join(sorted(keys))).encode()).hexdigest()
 
+
 def batch_lines(llm: "LLM", todo: dict):
-    "Yield the Batch API input files for `todo` ({cache key: Request}): lists of (key, JSONL line) within the request and byte limits."
+    """Yield the Batch API input files for `todo` ({cache key: Request}): lists of (key, JSONL line) within the request
+    and byte limits."""
     cur, size = [], 0
     for k, req in todo.items():
-        line = (json.dumps({"custom_id": k, "method": "POST", "url": BATCH_ENDPOINT, "body": llm._body(req)}, ensure_ascii=False) + "\n").encode()
+        line = (
+            json.dumps(
+                {"custom_id": k, "method": "POST", "url": BATCH_ENDPOINT, "body": llm._body(req)}, ensure_ascii=False
+            )
+            + "\n"
+        ).encode()
         if cur and (len(cur) >= llm.batch_max_requests or size + len(line) > llm.batch_max_bytes):
-            yield cur; cur, size = [], 0
-        cur.append((k, line)); size += len(line)
-    if cur: yield cur
+            yield cur
+            cur, size = [], 0
+        cur.append((k, line))
+        size += len(line)
+    if cur:
+        yield cur
+
 
 def _batch_fail(why: str, seconds: float = 0.0) -> dict:
     return dict(ok=False, text=None, error=redact(why), usage=None, cached=False, batch=True, seconds=seconds)
 
+
 def _batch_result(llm: "LLM", d: dict, structured: bool, seconds: float) -> dict:
     "The result of one line of a batch's output or error file (the same checks and parsing as a live answer)."
     import httpx
+
     err, resp = d.get("error"), d.get("response")
     if err:
         e = err if isinstance(err, dict) else {"message": str(err)}
-        if e.get("code") == "batch_expired": return _batch_fail(_BATCH_MISSING["expired"], seconds)   # OpenAI writes these lines
+        if e.get("code") == "batch_expired":
+            return _batch_fail(_BATCH_MISSING["expired"], seconds)  # OpenAI writes these lines
         return _batch_fail(f"batch: {e.get('code') or 'error'}: {redact(str(e.get('message') or ''))[:300]}", seconds)
-    if not isinstance(resp, dict): return _batch_fail("batch: result line without a response or an error", seconds)
+    if not isinstance(resp, dict):
+        return _batch_fail("batch: result line without a response or an error", seconds)
     code, body = resp.get("status_code"), resp.get("body")
     raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
     if not (isinstance(code, int) and 200 <= code < 300):
         return _batch_fail(f"batch: http {code}: {redact(raw.decode('utf-8', 'replace'))[:300]}", seconds)
     why = _not_a_completion(httpx.Response(code, content=raw, headers={"content-type": "application/json"}))
-    if why: return _batch_fail(f"batch: bad response: {why}", seconds)
-    try: text, finish, usage = _completion_parts(json.loads(raw))
-    except Exception as e: return _batch_fail(f"batch: bad response: {type(e).__name__}: {str(e)[:200]}", seconds)
+    if why:
+        return _batch_fail(f"batch: bad response: {why}", seconds)
+    try:
+        text, finish, usage = _completion_parts(json.loads(raw))
+    except Exception as e:
+        return _batch_fail(f"batch: bad response: {type(e).__name__}: {str(e)[:200]}", seconds)
     return {**llm._answer(text, finish, usage, structured, seconds), "batch": True}
 
-async def _batch_submit(llm: "LLM", client, chunk: list, got: dict, note) -> dict|None:
-    "Upload one input file and create its batch; record it before anything waits on it. None (and failures in `got`) if refused."
+
+async def _batch_submit(llm: "LLM", client, chunk: list, got: dict, note) -> dict | None:
+    """Upload one input file and create its batch; record it before anything waits on it. None (and failures in `got`)
+    if refused."""
     scope, keys = _batch_scope(llm.spec), [k for k, _ in chunk]
     try:
-        f = await client.files.create(file=("scibench-batch.jsonl", b"".join(line for _, line in chunk), "application/jsonl"),
-                                      purpose="batch", timeout=max(llm.spec.timeout, 600.0))
+        f = await client.files.create(
+            file=("scibench-batch.jsonl", b"".join(line for _, line in chunk), "application/jsonl"),
+            purpose="batch",
+            timeout=max(llm.spec.timeout, 600.0),
+        )
         b = await client.batches.create(input_file_id=f.id, endpoint=BATCH_ENDPOINT, completion_window="24h")
     except Exception as e:
         why = f"batch submission failed: {_error_reason(e)}"
-        for k in keys: got.setdefault(k, _batch_fail(why))
-        note(f"{llm.spec.name}: {why}"); return None
+        for k in keys:
+            got.setdefault(k, _batch_fail(why))
+        note(f"{llm.spec.name}: {why}")
+        return None
     row = dict(key=_batch_key(scope, keys), scope=scope, batch_id=b.id, input_file_id=f.id, status=b.status, keys=keys)
-    if llm.cache is not None: llm.cache.batch_record(**row)
+    if llm.cache is not None:
+        llm.cache.batch_record(**row)
     note(f"{llm.spec.name}: batch {b.id} submitted ({len(keys)} requests)")
     return row
+
 
 async def _batch_collect(llm: "LLM", client, row: dict, todo: dict, got: dict, note, bar):
     "Poll the batch of `row` until it ends, then read its output and error files into `got` (and the cache)."
     import openai
+
     bid, cache, t0 = row["batch_id"], llm.cache, time.time()
     mine = [k for k in row["keys"] if k in todo]
     delay, errors, status = llm.batch_poll, 0, None
     while True:
-        try: b = await client.batches.retrieve(bid); errors = 0
-        except openai.NotFoundError:   # the endpoint no longer knows it (another server at this URL): submit again
-            if cache is not None: cache.batch_status(bid, "lost")
+        try:
+            b = await client.batches.retrieve(bid)
+            errors = 0
+        except openai.NotFoundError:  # the endpoint no longer knows it (another server at this URL): submit again
+            if cache is not None:
+                cache.batch_status(bid, "lost")
             note(f"{llm.spec.name}: batch {bid} is unknown to the endpoint; submitting its requests again")
             for chunk in batch_lines(llm, {k: todo[k] for k in mine if k not in got}):
                 new = await _batch_submit(llm, client, chunk, got, note)
-                if new: await _batch_collect(llm, client, new, todo, got, note, bar)
+                if new:
+                    await _batch_collect(llm, client, new, todo, got, note, bar)
             return
         except Exception as e:
             errors += 1
-            if errors >= 10:   # the record stays pending: a rerun resumes this batch
+            if errors >= 10:  # the record stays pending: a rerun resumes this batch
                 why = f"batch: cannot read the batch's status ({_error_reason(e)}); rerun to resume it"
-                for k in mine: got.setdefault(k, _batch_fail(why, time.time() - t0))
+                for k in mine:
+                    got.setdefault(k, _batch_fail(why, time.time() - t0))
                 return
         else:
             if b.status != status:
                 status = b.status
-                if cache is not None: cache.batch_status(bid, status)
+                if cache is not None:
+                    cache.batch_status(bid, status)
                 rc = b.request_counts
-                note(f"{llm.spec.name}: batch {bid} {status}" + (f" ({rc.completed} done, {rc.failed} failed of {rc.total})" if rc else ""))
-            if status in _BATCH_DONE: break
-        await asyncio.sleep(delay); delay = min(delay * 1.5, llm.batch_poll * 20)
+                note(
+                    f"{llm.spec.name}: batch {bid} {status}"
+                    + (f" ({rc.completed} done, {rc.failed} failed of {rc.total})" if rc else "")
+                )
+            if status in _BATCH_DONE:
+                break
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, llm.batch_poll * 20)
     secs, structured = time.time() - t0, llm.spec.structured != "none"
     for fid in (b.output_file_id, b.error_file_id):
-        if not fid: continue
+        if not fid:
+            continue
         try:
-            async with client.files.with_streaming_response.content(fid) as r:   # streamed: flat memory for a 200 MB file
+            async with client.files.with_streaming_response.content(
+                fid
+            ) as r:  # streamed: flat memory for a 200 MB file
                 async for ln in r.iter_lines():
-                    if not ln.strip(): continue
-                    try: d = json.loads(ln); k = d["custom_id"]
-                    except (ValueError, KeyError, TypeError): continue   # not a result line; its request is reported missing below
+                    if not ln.strip():
+                        continue
+                    try:
+                        d = json.loads(ln)
+                        k = d["custom_id"]
+                    except (ValueError, KeyError, TypeError):
+                        continue  # not a result line; its request is reported missing below
                     res = _batch_result(llm, d, structured and k in todo and todo[k].schema is not None, secs)
-                    if res["ok"] and cache is not None: cache.put(k, {x: v for x, v in res.items() if x != "cached"})
-                    if k in todo: got.setdefault(k, res)
-        except Exception as e:   # the record stays pending: a rerun downloads again
+                    if res["ok"] and cache is not None:
+                        cache.put(k, {x: v for x, v in res.items() if x != "cached"})
+                    if k in todo:
+                        got.setdefault(k, res)
+        except Exception as e:  # the record stays pending: a rerun downloads again
             why = f"batch: cannot download its results ({_error_reason(e)}); rerun to resume it"
-            for k in mine: got.setdefault(k, _batch_fail(why, secs))
-            note(f"{llm.spec.name}: batch {bid}: {why}"); return
+            for k in mine:
+                got.setdefault(k, _batch_fail(why, secs))
+            note(f"{llm.spec.name}: batch {bid}: {why}")
+            return
     errs = "; ".join(f"{e.code}: {e.message}" for e in ((b.errors.data or []) if b.errors else [])[:3])
-    why = _BATCH_MISSING.get(status) or (f"batch failed: {errs or 'no reason given'}" if status == "failed"
-                                         else f"batch {status}: no result line for this request")
-    for k in mine: got.setdefault(k, _batch_fail(why, secs))
-    if cache is not None: cache.batch_status(bid, "collected")
+    why = _BATCH_MISSING.get(status) or (
+        f"batch failed: {errs or 'no reason given'}"
+        if status == "failed"
+        else f"batch {status}: no result line for this request"
+    )
+    for k in mine:
+        got.setdefault(k, _batch_fail(why, secs))
+    if cache is not None:
+        cache.batch_status(bid, "collected")
     bar.update(len(mine))
 
-async def _batch_answers(llm: "LLM", todo: dict, desc: str|None = None) -> dict:
-    "Answer `todo` ({cache key: Request}) through the Batch API: resume recorded batches that hold any of them, submit the rest."
+
+async def _batch_answers(llm: "LLM", todo: dict, desc: str | None = None) -> dict:
+    """Answer `todo` ({cache key: Request}) through the Batch API: resume recorded batches that hold any of them, submit
+    the rest."""
     from tqdm.auto import tqdm
-    bar = tqdm(total=len(todo), desc=f"{desc or llm.spec.name} (batch)", disable=not llm.progress, mininterval=1,
-               file=sys.stderr, unit="req", dynamic_ncols=True)
+
+    bar = tqdm(
+        total=len(todo),
+        desc=f"{desc or llm.spec.name} (batch)",
+        disable=not llm.progress,
+        mininterval=1,
+        file=sys.stderr,
+        unit="req",
+        dynamic_ncols=True,
+    )
+
     def note(msg):
-        if llm.progress: bar.write(msg, file=sys.stderr)
+        if llm.progress:
+            bar.write(msg, file=sys.stderr)
+
     got: dict = {}
     left, resumed = dict(todo), []
-    for row in (llm.cache.batches(_batch_scope(llm.spec)) if llm.cache is not None else []):
+    for row in llm.cache.batches(_batch_scope(llm.spec)) if llm.cache is not None else []:
         if any(k in left for k in row["keys"]):
-            resumed.append(row); note(f"{llm.spec.name}: resuming batch {row['batch_id']} ({row['status']}, {len(row['keys'])} requests)")
-            for k in row["keys"]: left.pop(k, None)
+            resumed.append(row)
+            note(f"{llm.spec.name}: resuming batch {row['batch_id']} ({row['status']}, {len(row['keys'])} requests)")
+            for k in row["keys"]:
+                left.pop(k, None)
     async with llm._client() as client:
         tasks = [asyncio.ensure_future(_batch_collect(llm, client, row, todo, got, note, bar)) for row in resumed]
         try:
-            for chunk in batch_lines(llm, left):   # one input file in memory at a time
+            for chunk in batch_lines(llm, left):  # one input file in memory at a time
                 row = await _batch_submit(llm, client, chunk, got, note)
-                if row: tasks.append(asyncio.ensure_future(_batch_collect(llm, client, row, todo, got, note, bar)))
+                if row:
+                    tasks.append(asyncio.ensure_future(_batch_collect(llm, client, row, todo, got, note, bar)))
             await asyncio.gather(*tasks)
         finally:
-            for t in tasks: t.cancel()
+            for t in tasks:
+                t.cancel()
     bar.close()
     return {k: got.get(k) or _batch_fail("batch: no result for this request") for k in todo}
 
 # %% ../nbs/01_llm.ipynb #883f9f54
-def pipeline_window(llms) -> int|None:
-    "The default number of items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in batch mode."
+def pipeline_window(llms) -> int | None:
+    """The default number of items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in
+    batch mode."""
     llms = [x for x in llms if x is not None]
-    if any(x.batch for x in llms): return None   # a window would cut a stage into many batches
+    if any(x.batch for x in llms):
+        return None  # a window would cut a stage into many batches
     return max(256, 4 * max((x.concurrency for x in llms), default=1))
 
-async def apipeline(items, fn, llms, window: int|None = None, on_result=None) -> list|None:
+
+async def apipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
     "`pipeline` inside a running event loop."
     descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
     llms = [x for x in dict.fromkeys(llms.values() if isinstance(llms, dict) else llms) if x is not None]
-    if any(x.batch for x in llms): window = None   # a window would cut a stage into many batches
-    elif window is None: window = pipeline_window(llms)
+    if any(x.batch for x in llms):
+        window = None  # a window would cut a stage into many batches
+    elif window is None:
+        window = pipeline_window(llms)
     out, done, nxt = ([] if on_result is None else None), {}, [0]
+
     def deliver(i, res):
         done[i] = res
-        while nxt[0] in done:   # in input order, as soon as every earlier item is done
+        while nxt[0] in done:  # in input order, as soon as every earlier item is done
             r = done.pop(nxt[0])
-            if on_result is None: out.append(r)
-            else: on_result(nxt[0], r)
+            if on_result is None:
+                out.append(r)
+            else:
+                on_result(nxt[0], r)
             nxt[0] += 1
-    sems: dict = {}   # one limit per endpoint and served model: a model and its judge on one server share it
+
+    sems: dict = {}  # one limit per endpoint and served model: a model and its judge on one server share it
     for x in llms:
         k = _batch_scope(x.spec)
         sems[k] = min(sems.get(k, x.concurrency), x.concurrency)
     sems = {k: asyncio.Semaphore(c) for k, c in sems.items()}
     async with contextlib.AsyncExitStack() as stack:
-        for x in llms: await stack.enter_async_context(x.live(descs.get(id(x)), sems[_batch_scope(x.spec)]))
+        for x in llms:
+            await stack.enter_async_context(x.live(descs.get(id(x)), sems[_batch_scope(x.spec)]))
         running: set = set()
-        async def one(i, item): deliver(i, await fn(item))
+
+        async def one(i, item):
+            deliver(i, await fn(item))
+
         try:
-            for i, item in enumerate(items):   # `items` may be a generator: read as the window allows
+            for i, item in enumerate(items):  # `items` may be a generator: read as the window allows
                 if window and len(running) >= window:
                     fin, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                    for t in fin: t.result()   # raise an item's exception now
+                    for t in fin:
+                        t.result()  # raise an item's exception now
                 running.add(asyncio.ensure_future(one(i, item)))
-            if running: await asyncio.gather(*running)
+            if running:
+                await asyncio.gather(*running)
         finally:
-            for t in running: t.cancel()
+            for t in running:
+                t.cancel()
     return out
 
-def pipeline(items, fn, llms, window: int|None = None, on_result=None) -> list|None:
-    """Run `await fn(item)` for every item with every LLM of `llms` open (`live`): a call that needs an earlier answer is sent
-    as soon as that answer arrives. Returns the results in order, or hands each to `on_result(i, result)` in order (then None).
-    `llms`: a list, or {progress label: LLM}."""
+
+def pipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
+    """Run `await fn(item)` for every item with every LLM of `llms` open (`live`): a call that needs an earlier answer
+    is sent as soon as that answer arrives. Returns the results in order, or hands each to `on_result(i, result)` in
+    order (then None). `llms`: a list, or {progress label: LLM}."""
     return run_sync(apipeline(items, fn, llms, window, on_result))
 
 # %% ../nbs/01_llm.ipynb #8c802a87
-def parse_json(text: str|None):
+def parse_json(text: str | None):
     "First JSON object in `text` → (dict, None), or (None, reason)."
-    if text is None: return None, "no response"
+    if text is None:
+        return None, "no response"
     s = text.strip()
     s = re.sub(r"^```(?:json)?\s*|\s*```$", "", s)
-    dec = json.JSONDecoder(strict=False)   # tolerate raw newlines inside strings (small models write them)
+    dec = json.JSONDecoder(strict=False)  # tolerate raw newlines inside strings (small models write them)
     try:
         v = dec.decode(s)
         return (v, None) if isinstance(v, dict) else (None, "JSON is not an object")
-    except json.JSONDecodeError: pass
+    except json.JSONDecodeError:
+        pass
     for m in re.finditer(r"\{", text):
         try:
             v, _ = dec.raw_decode(text, m.start())
-            if isinstance(v, dict): return v, None
-        except json.JSONDecodeError: continue
+            if isinstance(v, dict):
+                return v, None
+        except json.JSONDecodeError:
+            continue
     return None, "no JSON object in response"
 
 # %% ../nbs/01_llm.ipynb #2934ea4b
-def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str|None, list]:
+def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     "Preflight: does the endpoint answer? → (None, served model ids) or (reason, []). Sends the key; never records it."
     import httpx
+
     try:
         key = spec.api_key()
-        r = httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout, headers={"Authorization": f"Bearer {key}"})
-    except RuntimeError as e: return str(e), []
-    except httpx.TimeoutException: return f"no answer within {timeout:.0f}s from {public_url(spec.base_url)}", []
-    except Exception as e: return f"cannot reach {public_url(spec.base_url)}: {type(e).__name__}: {str(e)[:200]}", []
-    if r.status_code in (401, 403): return f"{public_url(spec.base_url)} refused the key in ${spec.api_key_env} (HTTP {r.status_code})", []
-    if r.status_code >= 500: return f"{public_url(spec.base_url)} answers HTTP {r.status_code}", []
-    try: ids = [m.get("id") for m in r.json().get("data", []) if isinstance(m, dict)]
-    except Exception: ids = []
+        r = httpx.get(
+            spec.base_url.rstrip("/") + "/models", timeout=timeout, headers={"Authorization": f"Bearer {key}"}
+        )
+    except RuntimeError as e:
+        return str(e), []
+    except httpx.TimeoutException:
+        return f"no answer within {timeout:.0f}s from {public_url(spec.base_url)}", []
+    except Exception as e:
+        return f"cannot reach {public_url(spec.base_url)}: {type(e).__name__}: {str(e)[:200]}", []
+    if r.status_code in (401, 403):
+        return f"{public_url(spec.base_url)} refused the key in ${spec.api_key_env} (HTTP {r.status_code})", []
+    if r.status_code >= 500:
+        return f"{public_url(spec.base_url)} answers HTTP {r.status_code}", []
+    try:
+        ids = [m.get("id") for m in r.json().get("data", []) if isinstance(m, dict)]
+    except Exception:
+        ids = []
     return None, ids

@@ -15,20 +15,26 @@ __all__ = ['CORRS', 'LEVELS', 'correlation', 'system_level', 'instance_level_det
 # %% ../nbs/03_metrics.ipynb #91ae4c2d
 CORRS = ("pearson", "spearman", "kendall")
 
+
 def correlation(x, y, corr: str = "pearson") -> float:
     "Pearson / Spearman / Kendall (tau-b) correlation; NaN when either side is constant or too short."
     x, y = np.asarray(x, float), np.asarray(y, float)
-    if corr not in CORRS: raise ValueError(f"corr must be one of {CORRS}, not {corr!r}")
-    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0: return float("nan")
+    if corr not in CORRS:
+        raise ValueError(f"corr must be one of {CORRS}, not {corr!r}")
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
     f = dict(pearson=stats.pearsonr, spearman=stats.spearmanr, kendall=stats.kendalltau)[corr]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(f(x, y)[0])
 
+
 def _hm(H, M):
     H, M = np.asarray(H, float), np.asarray(M, float)
-    if H.shape != M.shape or H.ndim != 2: raise ValueError(f"H and M must have the same (n, m) shape, got {H.shape} and {M.shape}")
+    if H.shape != M.shape or H.ndim != 2:
+        raise ValueError(f"H and M must have the same (n, m) shape, got {H.shape} and {M.shape}")
     return H, M
+
 
 def system_level(H, M, corr: str = "pearson") -> float:
     "Eq. 2: correlation of the m per-system (column) means."
@@ -37,16 +43,20 @@ def system_level(H, M, corr: str = "pearson") -> float:
         warnings.simplefilter("ignore", RuntimeWarning)
         return correlation(np.nanmean(H, 0), np.nanmean(M, 0), corr)
 
+
 def instance_level_detail(H, M, corr: str = "pearson") -> tuple[float, int, int]:
     "Eq. 3 with its counts: (mean correlation over usable rows, rows used, rows skipped)."
     H, M = _hm(H, M)
     rs = [correlation(h, m, corr) if not (np.isnan(h).any() or np.isnan(m).any()) else np.nan for h, m in zip(H, M)]
-    rs = np.array(rs, float); ok = ~np.isnan(rs)
+    rs = np.array(rs, float)
+    ok = ~np.isnan(rs)
     return (float(rs[ok].mean()) if ok.any() else float("nan")), int(ok.sum()), int((~ok).sum())
+
 
 def instance_level(H, M, corr: str = "pearson") -> float:
     "Eq. 3: mean over examples of the correlation across systems (constant rows skipped)."
     return instance_level_detail(H, M, corr)[0]
+
 
 def pooled(H, M, corr: str = "pearson") -> float:
     "One correlation over all n·m (human, metric) pairs — what AbGen's released code reports as instance level."
@@ -59,28 +69,35 @@ def bootstrap_ci(stat, *arrays, n_resamples: int = 1000, seed: int = 0, alpha: f
     "Percentile bootstrap CI of `stat(*arrays)`, resampling rows (axis 0) jointly; NaN resamples are dropped."
     arrays = [np.asarray(a) for a in arrays]
     n = len(arrays[0])
-    if n < 2: return (float("nan"), float("nan"))
+    if n < 2:
+        return (float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
     vals = []
     for _ in range(n_resamples):
         idx = rng.integers(0, n, n)
         v = stat(*(a[idx] for a in arrays))
-        if v is not None and not np.isnan(v): vals.append(v)
-    if len(vals) < n_resamples / 2: return (float("nan"), float("nan"))
-    return float(np.quantile(vals, alpha/2)), float(np.quantile(vals, 1 - alpha/2))
+        if v is not None and not np.isnan(v):
+            vals.append(v)
+    if len(vals) < n_resamples / 2:
+        return (float("nan"), float("nan"))
+    return float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
+
 
 def mean_ci(values, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
     "(mean, lo, hi, n) of the non-missing `values`, with a percentile bootstrap 95% CI."
     v = np.asarray([x for x in values if x is not None], float)
     v = v[~np.isnan(v)]
-    if len(v) == 0: return (float("nan"),)*3 + (0,)
-    if len(v) == 1 or np.ptp(v) == 0: return float(v.mean()), float(v.mean()), float(v.mean()), len(v)
+    if len(v) == 0:
+        return (float("nan"),) * 3 + (0,)
+    if len(v) == 1 or np.ptp(v) == 0:
+        return float(v.mean()), float(v.mean()), float(v.mean()), len(v)
     rng = np.random.default_rng(seed)
     means = v[rng.integers(0, len(v), (n_resamples, len(v)))].mean(1)
-    return float(v.mean()), float(np.quantile(means, .025)), float(np.quantile(means, .975)), len(v)
+    return float(v.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)), len(v)
 
 # %% ../nbs/03_metrics.ipynb #803f4317
 LEVELS = dict(system=system_level, instance=instance_level, pooled=pooled)
+
 
 def corr_ci(H, M, level: str = "system", corr: str = "pearson", n_resamples: int = 1000, seed: int = 0) -> dict:
     "A meta-evaluation correlation with a bootstrap CI over examples and the instance-level skip count."
@@ -89,5 +106,6 @@ def corr_ci(H, M, level: str = "system", corr: str = "pearson", n_resamples: int
     value = f(H, M, corr)
     lo, hi = bootstrap_ci(lambda h, m: f(h, m, corr), H, M, n_resamples=n_resamples, seed=seed)
     out = dict(level=level, corr=corr, value=value, lo=lo, hi=hi, n=len(H))
-    if level == "instance": out["skipped"] = instance_level_detail(H, M, corr)[2]
+    if level == "instance":
+        out["skipped"] = instance_level_detail(H, M, corr)[2]
     return out

@@ -20,13 +20,15 @@ __all__ = ['P5_PROMPTS', 'P6_SIZES', 'P6_GEN', 'W1_LATENCY', 'W1_CONCURRENCY', '
 def fake_server_process(latency: float = 0.1, **kw):
     """A FakeServer in a child process (so it does not share the client's GIL); returns (process, base_url).
     `kw`: more `FakeServer` options as literals (`latency_dist=(...)`, `reply="module:function"`)."""
-    pf = Path(tempfile.mkdtemp())/"port"
+    pf = Path(tempfile.mkdtemp()) / "port"
     code = f"from scibench.fakeserver import serve_forever; serve_forever({str(pf)!r}, latency={latency!r}, **{kw!r})"
     p = subprocess.Popen([sys.executable, "-c", code])
     for _ in range(400):
-        if pf.exists() and pf.read_text(): break
+        if pf.exists() and pf.read_text():
+            break
         time.sleep(0.05)
     return p, f"http://127.0.0.1:{pf.read_text()}/v1"
+
 
 def p1_throughput(n: int = 2000, concurrency: int = 64, latency: float = 0.1) -> dict:
     proc, url = fake_server_process(latency)
@@ -36,76 +38,135 @@ def p1_throughput(n: int = 2000, concurrency: int = 64, latency: float = 0.1) ->
         llm.map([Request(msgs(f"warm {i}")) for i in range(concurrency)])
         c0, t0 = time.process_time(), time.perf_counter()
         res = llm.map([Request(msgs(f"p1 request {i}")) for i in range(n)])
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0   # the server runs in its own process: this is the client's CPU
-    finally: proc.kill()
+        wall, cpu = (
+            time.perf_counter() - t0,
+            time.process_time() - c0,
+        )  # the server runs in its own process: this is the client's CPU
+    finally:
+        proc.kill()
     ideal = n / concurrency * latency
-    return dict(name="P1 client throughput", requests=n, concurrency=concurrency, failures=sum(not r["ok"] for r in res),
-                wall_s=round(wall, 3), ideal_s=round(ideal, 3), ratio_to_ideal=round(ideal / wall, 3), target=">= 0.85",
-                cpu_ms_per_request=round(1000 * cpu / n, 3))
+    return dict(
+        name="P1 client throughput",
+        requests=n,
+        concurrency=concurrency,
+        failures=sum(not r["ok"] for r in res),
+        wall_s=round(wall, 3),
+        ideal_s=round(ideal, 3),
+        ratio_to_ideal=round(ideal / wall, 3),
+        target=">= 0.85",
+        cpu_ms_per_request=round(1000 * cpu / n, 3),
+    )
+
 
 def p2_cache(n: int = 10_000) -> dict:
     from scibench.fakeserver import FakeServer
+
     with FakeServer() as fs, tempfile.TemporaryDirectory() as d:
         spec = ModelSpec("fake", fs.base_url, "fake", max_concurrency=64)
         reqs = [Request(msgs(f"p2 request {i}")) for i in range(n)]
-        LLM(spec, cache=Cache(Path(d)/"c.sqlite"), progress=False).map(reqs)
+        LLM(spec, cache=Cache(Path(d) / "c.sqlite"), progress=False).map(reqs)
         calls = fs.calls
-        llm = LLM(spec, cache=Cache(Path(d)/"c.sqlite"), progress=False)
-        t0 = time.perf_counter(); res = llm.map(reqs); wall = time.perf_counter() - t0
+        llm = LLM(spec, cache=Cache(Path(d) / "c.sqlite"), progress=False)
+        t0 = time.perf_counter()
+        res = llm.map(reqs)
+        wall = time.perf_counter() - t0
         assert fs.calls == calls and all(r["cached"] for r in res)
-    return dict(name="P2 cache replay", requests=n, wall_s=round(wall, 3), requests_per_s=round(n / wall), target=">= 5000/s")
+    return dict(
+        name="P2 cache replay", requests=n, wall_s=round(wall, 3), requests_per_s=round(n / wall), target=">= 5000/s"
+    )
 
-P5_PROMPTS = ["Explain what an ablation study is.", "List three ways to evaluate a summarization model.",
-              "Describe how to test whether a data filter improves a model."]
+
+P5_PROMPTS = [
+    "Explain what an ablation study is.",
+    "List three ways to evaluate a summarization model.",
+    "Describe how to test whether a data filter improves a model.",
+]
+
 
 def p5_embedded(max_tokens: int = 128) -> dict:
     from llama_cpp import Llama
+
     spec = get_model("local")
     raw = Llama(str(smollm2_path()), n_ctx=2048, n_threads=os.cpu_count() or 2, verbose=False)
-    t0 = time.perf_counter(); toks = 0
+    t0 = time.perf_counter()
+    toks = 0
     for p in P5_PROMPTS:
         r = raw.create_chat_completion(messages=msgs(p), max_tokens=max_tokens, temperature=0, seed=0)
         toks += r["usage"]["completion_tokens"]
-    raw_tps = toks / (time.perf_counter() - t0); del raw
+    raw_tps = toks / (time.perf_counter() - t0)
+    del raw
     with serving("local"):
         llm = LLM(spec, cache=False, max_concurrency=1, progress=False)
-        t0 = time.perf_counter(); res = llm.map([Request(msgs(p), max_tokens=max_tokens, temperature=0) for p in P5_PROMPTS])
+        t0 = time.perf_counter()
+        res = llm.map([Request(msgs(p), max_tokens=max_tokens, temperature=0) for p in P5_PROMPTS])
         srv_tps = sum(r["usage"]["completion_tokens"] for r in res if r["ok"]) / (time.perf_counter() - t0)
-    return dict(name="P5 embedded server", raw_tokens_per_s=round(raw_tps, 1), server_tokens_per_s=round(srv_tps, 1),
-                ratio=round(srv_tps / raw_tps, 3), failures=sum(not r["ok"] for r in res), target=">= 0.8")
+    return dict(
+        name="P5 embedded server",
+        raw_tokens_per_s=round(raw_tps, 1),
+        server_tokens_per_s=round(srv_tps, 1),
+        ratio=round(srv_tps / raw_tps, 3),
+        failures=sum(not r["ok"] for r in res),
+        target=">= 0.8",
+    )
 
 # %% ../nbs/95_perf.ipynb #f1f6ee6c
 P6_SIZES = (1000, 4000, 7000)
 P6_GEN = 32
+
+
 def _p6_prompt(n_words: int, tag: str) -> list:
     words = [_W1_VOCAB[(7 * j + len(tag)) % len(_W1_VOCAB)] for j in range(n_words)]
     return msgs(f"[{tag}] Summarise this repository file.\n" + " ".join(words))
 
+
 def _p6_measure(call, count, sizes) -> dict:
-    "For each size: (prompt tokens, prompt tokens/s from a 1-token answer, generation tokens/s of the same prompt again)."
+    """For each size: (prompt tokens, prompt tokens/s from a 1-token answer, generation tokens/s of the same prompt
+    again)."""
     out = {}
     for n in sizes:
-        m = _p6_prompt(int(n * 0.97), f"p6-{n}")   # ~1 token per word of this vocabulary
-        t0 = time.perf_counter(); pt = call(m, 1); pp = time.perf_counter() - t0
-        t0 = time.perf_counter(); _, gt = count(m, P6_GEN); g = time.perf_counter() - t0
-        out[n] = dict(prompt_tokens=pt, prompt_tokens_per_s=round(pt / pp, 1), tokens_per_s=round(gt / g, 1) if gt else None)
+        m = _p6_prompt(int(n * 0.97), f"p6-{n}")  # ~1 token per word of this vocabulary
+        t0 = time.perf_counter()
+        pt = call(m, 1)
+        pp = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _, gt = count(m, P6_GEN)
+        g = time.perf_counter() - t0
+        out[n] = dict(
+            prompt_tokens=pt, prompt_tokens_per_s=round(pt / pp, 1), tokens_per_s=round(gt / g, 1) if gt else None
+        )
     return out
 
+
 def p6_embedded_context(sizes=P6_SIZES) -> dict:
-    "Prompt processing and generation of the embedded server against llama.cpp in process, at 1K / 4K / 7K-token prompts."
+    """Prompt processing and generation of the embedded server against llama.cpp in process, at 1K / 4K / 7K-token
+    prompts."""
     from llama_cpp import Llama
+
     spec = get_model("local")
-    raw = Llama(str(smollm2_path()), n_ctx=spec.context or 8192, n_threads=os.cpu_count() or 2, n_batch=512, flash_attn=True, verbose=False)
+    raw = Llama(
+        str(smollm2_path()),
+        n_ctx=spec.context or 8192,
+        n_threads=os.cpu_count() or 2,
+        n_batch=512,
+        flash_attn=True,
+        verbose=False,
+    )
+
     def rcount(m, k):
         u = raw.create_chat_completion(messages=m, max_tokens=k, temperature=0, seed=0)["usage"]
         return u["prompt_tokens"], u["completion_tokens"]
-    r = _p6_measure(lambda m, k: rcount(m, k)[0], rcount, sizes); raw.close()
+
+    r = _p6_measure(lambda m, k: rcount(m, k)[0], rcount, sizes)
+    raw.close()
     with serving("local"):
         llm = LLM(spec, cache=False, max_concurrency=1, progress=False)
+
         def scount(m, k):
             x = llm.map([Request(m, max_tokens=k, temperature=0)])[0]
-            if not x["ok"]: raise RuntimeError(f"P6: the embedded server failed: {x['error']}")
+            if not x["ok"]:
+                raise RuntimeError(f"P6: the embedded server failed: {x['error']}")
             return x["usage"]["prompt_tokens"], x["usage"]["completion_tokens"]
+
         s = _p6_measure(lambda m, k: scount(m, k)[0], scount, sizes)
     big = max(sizes)
     res = dict(name="P6 embedded server at real prompt sizes", load_1m=round(os.getloadavg()[0], 2))
@@ -113,80 +174,139 @@ def p6_embedded_context(sizes=P6_SIZES) -> dict:
         res[f"{n // 1000}K_prompt_tokens_per_s"] = f"{s[n]['prompt_tokens_per_s']} vs raw {r[n]['prompt_tokens_per_s']}"
         res[f"{n // 1000}K_tokens_per_s"] = f"{s[n]['tokens_per_s']} vs raw {r[n]['tokens_per_s']}"
     res["pp_ratio_7K"] = round(s[big]["prompt_tokens_per_s"] / r[big]["prompt_tokens_per_s"], 3)
-    gen = min((x["tokens_per_s"] for x in s.values() if x["tokens_per_s"]), default=None)   # None: the model ended at once
+    gen = min(
+        (x["tokens_per_s"] for x in s.values() if x["tokens_per_s"]), default=None
+    )  # None: the model ended at once
     leaf = 6400 / s[big]["prompt_tokens_per_s"] + 40 / (gen or 1)
     res.update(grading_leaf_6400_tokens_s=round(leaf, 1), target="pp ratio >= 0.8; a 6,400-token leaf in < 60 s")
     embedded_speed_path().parent.mkdir(parents=True, exist_ok=True)
-    embedded_speed_path().write_text(json.dumps(dict(server_prompt_tokens_per_s=s[big]["prompt_tokens_per_s"],
-                                                     server_tokens_per_s=min((x["tokens_per_s"] for x in s.values() if x["tokens_per_s"]), default=None),
-                                                     sizes=s, raw=r,
-                                                     measured=time.strftime("%Y-%m-%d"))))
+    embedded_speed_path().write_text(
+        json.dumps(
+            dict(
+                server_prompt_tokens_per_s=s[big]["prompt_tokens_per_s"],
+                server_tokens_per_s=min((x["tokens_per_s"] for x in s.values() if x["tokens_per_s"]), default=None),
+                sizes=s,
+                raw=r,
+                measured=time.strftime("%Y-%m-%d"),
+            )
+        )
+    )
     return res
 
 # %% ../nbs/95_perf.ipynb #1d715c8f
-W1_LATENCY = ("lognormal", 0.2, 1.0)   # median 200 ms, sigma 1.0: mean 0.33 s, p99 2.05 s
+W1_LATENCY = ("lognormal", 0.2, 1.0)  # median 200 ms, sigma 1.0: mean 0.33 s, p99 2.05 s
 W1_CONCURRENCY = 128
-_W1_VOCAB = ("model data training ablation module results baseline accuracy method dataset evaluation layer loss "
-             "attention encoder retrieval signal noise sample metric variant control experiment improve compare "
-             "performance robust transfer task benchmark representation objective").split()   # W1's and P6's words
+_W1_VOCAB = (
+    "model data training ablation module results baseline accuracy method dataset evaluation layer loss "
+    "attention encoder retrieval signal noise sample metric variant control experiment improve compare "
+    "performance robust transfer task benchmark representation objective"
+).split()  # W1's and P6's words
+
+
 def _whole_child(bench: str, params: dict, url: str, concurrency: int) -> dict:
-    """In a fresh process: one run of `bench` against `url` (every role named `fake`); wall, peak RSS and CPU seconds of this
-    process. The wall starts after importing the benchmarks (`import_s`, the same at any size, reported apart)."""
+    """In a fresh process: one run of `bench` against `url` (every role named `fake`); wall, peak RSS and CPU seconds of
+    this process. The wall starts after importing the benchmarks (`import_s`, the same at any size, reported apart)."""
     import resource
+
     t0 = time.perf_counter()
     from scibench.run import execute
     from scibench.bench import get_benchmark
+
     get_benchmark(bench)
     t1 = time.perf_counter()
     ep = {"fake": dict(base_url=url, max_concurrency=concurrency, timeout=120)}
     meta = execute(bench, params, ep, notebook=False, progress=False)
     wall = time.perf_counter() - t1
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    return dict(wall_s=wall, import_s=t1 - t0, peak_rss_mb=peak_rss_mb(), cpu_s=ru.ru_utime + ru.ru_stime, status=meta["status"], n=meta["n"],
-                failures=meta["failures"], usage={k: v for k, v in meta["usage"].items()})
+    return dict(
+        wall_s=wall,
+        import_s=t1 - t0,
+        peak_rss_mb=peak_rss_mb(),
+        cpu_s=ru.ru_utime + ru.ru_stime,
+        status=meta["status"],
+        n=meta["n"],
+        failures=meta["failures"],
+        usage={k: v for k, v in meta["usage"].items()},
+    )
 
-def _whole_run(bench: str, params: dict, url: str, data: Path, cache: Path, results: Path, concurrency: int,
-               env: dict|None = None) -> dict:
-    env = dict(os.environ, **(env or {}), SCIBENCH_DATA=str(data), SCIBENCH_CACHE=str(cache), SCIBENCH_RESULTS=str(results))
-    code = (f"import json; from scibench.perf import _whole_child; "
-            f"print('WRESULT ' + json.dumps(_whole_child({bench!r}, {params!r}, {url!r}, {concurrency!r})))")
+
+def _whole_run(
+    bench: str,
+    params: dict,
+    url: str,
+    data: Path,
+    cache: Path,
+    results: Path,
+    concurrency: int,
+    env: dict | None = None,
+) -> dict:
+    env = dict(
+        os.environ, **(env or {}), SCIBENCH_DATA=str(data), SCIBENCH_CACHE=str(cache), SCIBENCH_RESULTS=str(results)
+    )
+    code = (
+        f"import json; from scibench.perf import _whole_child; "
+        f"print('WRESULT ' + json.dumps(_whole_child({bench!r}, {params!r}, {url!r}, {concurrency!r})))"
+    )
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     line = next((l for l in p.stdout.splitlines() if l.startswith("WRESULT ")), None)
-    if p.returncode or line is None: raise RuntimeError(f"{bench} run failed (rc {p.returncode}):\n{p.stderr[-3000:]}")
-    return json.loads(line[len("WRESULT "):])
+    if p.returncode or line is None:
+        raise RuntimeError(f"{bench} run failed (rc {p.returncode}):\n{p.stderr[-3000:]}")
+    return json.loads(line[len("WRESULT ") :])
+
 
 def _server_stats(url: str) -> dict:
     import urllib.request
-    with urllib.request.urlopen(url + "/stats", timeout=10) as r: return json.loads(r.read())
+
+    with urllib.request.urlopen(url + "/stats", timeout=10) as r:
+        return json.loads(r.read())
+
 
 def chain_floor(items: int, stages: dict, median: float, sigma: float, reps: int = 200, seed: int = 0) -> float:
-    """The slowest item's chain of dependent calls with unlimited concurrency (mean over `reps` draws): per item, the sum over
-    the stages of the slowest of its calls in that stage (calls / items of them, at least 1). No run, however streamed, ends
-    sooner; with few items it is above `bound`."""
+    """The slowest item's chain of dependent calls with unlimited concurrency (mean over `reps` draws): per item, the
+    sum over the stages of the slowest of its calls in that stage (calls / items of them, at least 1). No run,
+    however streamed, ends sooner; with few items it is above `bound`."""
     import numpy as np
+
     rng = np.random.default_rng(seed)
     fan = [max(1, round(c / max(1, items))) for c in stages.values() if c]
     tot = np.zeros((reps, items))
-    for f in fan: tot += median * np.exp(sigma * rng.standard_normal((reps, items, f))).max(axis=2)
+    for f in fan:
+        tot += median * np.exp(sigma * rng.standard_normal((reps, items, f))).max(axis=2)
     return float(tot.max(axis=1).mean())
 
-def whole_run(name: str, bench: str, params: dict, write_data, n: int, small: int, reply: str, stages=None,
-              concurrency: int = W1_CONCURRENCY, latency_dist=W1_LATENCY, env: dict|None = None) -> dict:
-    """A whole run of `bench` (`params`, every role named `fake`) on synthetic data (`write_data(n, folder)` writes `n` items
-    into a data folder) against the fake server in another process (`reply`: "module:function" giving its answers, lognormal
-    latency, `concurrency` as the endpoint's `max_concurrency`): a cold run at `n`, a rerun from its cache and a cold run at
-    `small` for flatness, each in a fresh process. `stages(usage)` → {stage: calls} of the run's dependent stages
-    (default: fresh calls per role); the bound is their sum x the mean latency / `concurrency`."""
+
+def whole_run(
+    name: str,
+    bench: str,
+    params: dict,
+    write_data,
+    n: int,
+    small: int,
+    reply: str,
+    stages=None,
+    concurrency: int = W1_CONCURRENCY,
+    latency_dist=W1_LATENCY,
+    env: dict | None = None,
+) -> dict:
+    """A whole run of `bench` (`params`, every role named `fake`) on synthetic data (`write_data(n, folder)` writes `n`
+    items into a data folder) against the fake server in another process (`reply`: "module:function" giving its
+    answers, lognormal latency, `concurrency` as the endpoint's `max_concurrency`): a cold run at `n`, a rerun from
+    its cache and a cold run at `small` for flatness, each in a fresh process. `stages(usage)` → {stage: calls} of
+    the run's dependent stages (default: fresh calls per role); the bound is their sum x the mean latency /
+    `concurrency`."""
     proc, url = fake_server_process(0.0, latency_dist=tuple(latency_dist), reply=reply)
     try:
         with tempfile.TemporaryDirectory(prefix=f"scibench-{bench}-") as d:
             d = Path(d)
-            write_data(n, d/"data"); write_data(small, d/"data-small")
-            cold = _whole_run(bench, params, url, d/"data", d/"cache", d/"results", concurrency, env)
+            write_data(n, d / "data")
+            write_data(small, d / "data-small")
+            cold = _whole_run(bench, params, url, d / "data", d / "cache", d / "results", concurrency, env)
             peak = _server_stats(url)["peak_inflight"]
-            warm = _whole_run(bench, params, url, d/"data", d/"cache", d/"results", concurrency, env)
-            low = _whole_run(bench, params, url, d/"data-small", d/"cache-small", d/"results", concurrency, env)
-    finally: proc.kill(); proc.wait()
+            warm = _whole_run(bench, params, url, d / "data", d / "cache", d / "results", concurrency, env)
+            low = _whole_run(bench, params, url, d / "data-small", d / "cache-small", d / "results", concurrency, env)
+    finally:
+        proc.kill()
+        proc.wait()
     _, median, sigma = latency_dist
     mean = median * math.exp(sigma**2 / 2)
     u = cold["usage"]
@@ -194,39 +314,66 @@ def whole_run(name: str, bench: str, params: dict, write_data, n: int, small: in
     bound = sum(st.values()) * mean / concurrency
     tail = sum(median * math.exp(sigma * statistics.NormalDist().inv_cdf(c / (c + 1))) for c in st.values() if c)
     chain = chain_floor(n, st, median, sigma)
-    return dict(name=name, items=n, status=cold["status"], failures=cold["failures"], **{f"calls_{k}": v for k, v in st.items()},
-                prompt_tokens=u["total"]["prompt_tokens"], completion_tokens=u["total"]["completion_tokens"],
-                latency=f"lognormal median {median}s sigma {sigma} (mean {mean:.3f}s)", concurrency=concurrency,
-                wall_s=round(cold["wall_s"], 2), bound_s=round(bound, 2), wall_to_bound=round(cold["wall_s"] / bound, 3),
-                target_wall="<= 1.3", stage_tails_s=round(tail, 2), chain_s=round(chain, 2),
-                wall_to_floor=round(cold["wall_s"] / max(bound, chain), 3), peak_inflight=peak,
-                wall_to_bound_at_peak=round(cold["wall_s"] / (bound * concurrency / max(1, peak)), 3),
-                peak_rss_mb=round(cold["peak_rss_mb"]), peak_rss_mb_small=round(low["peak_rss_mb"]), small_items=small,
-                rss_ratio=round(cold["peak_rss_mb"] / low["peak_rss_mb"], 3), target_rss="<= 2048 MB, flat",
-                cpu_s=round(cold["cpu_s"], 2), cpu_ms_per_request=round(1000 * cold["cpu_s"] / max(1, u["total"]["calls"]), 3),
-                import_s=round(cold["import_s"], 2), rerun_wall_s=round(warm["wall_s"], 3),
-                rerun_cached=warm["usage"]["total"]["cached"], rerun_calls=warm["usage"]["total"]["calls"],
-                rerun_to_cold=round(warm["wall_s"] / cold["wall_s"], 4), target_rerun="<= 0.05")
+    return dict(
+        name=name,
+        items=n,
+        status=cold["status"],
+        failures=cold["failures"],
+        **{f"calls_{k}": v for k, v in st.items()},
+        prompt_tokens=u["total"]["prompt_tokens"],
+        completion_tokens=u["total"]["completion_tokens"],
+        latency=f"lognormal median {median}s sigma {sigma} (mean {mean:.3f}s)",
+        concurrency=concurrency,
+        wall_s=round(cold["wall_s"], 2),
+        bound_s=round(bound, 2),
+        wall_to_bound=round(cold["wall_s"] / bound, 3),
+        target_wall="<= 1.3",
+        stage_tails_s=round(tail, 2),
+        chain_s=round(chain, 2),
+        wall_to_floor=round(cold["wall_s"] / max(bound, chain), 3),
+        peak_inflight=peak,
+        wall_to_bound_at_peak=round(cold["wall_s"] / (bound * concurrency / max(1, peak)), 3),
+        peak_rss_mb=round(cold["peak_rss_mb"]),
+        peak_rss_mb_small=round(low["peak_rss_mb"]),
+        small_items=small,
+        rss_ratio=round(cold["peak_rss_mb"] / low["peak_rss_mb"], 3),
+        target_rss="<= 2048 MB, flat",
+        cpu_s=round(cold["cpu_s"], 2),
+        cpu_ms_per_request=round(1000 * cold["cpu_s"] / max(1, u["total"]["calls"]), 3),
+        import_s=round(cold["import_s"], 2),
+        rerun_wall_s=round(warm["wall_s"], 3),
+        rerun_cached=warm["usage"]["total"]["cached"],
+        rerun_calls=warm["usage"]["total"]["calls"],
+        rerun_to_cold=round(warm["wall_s"] / cold["wall_s"], 4),
+        target_rerun="<= 0.05",
+    )
 
 # %% ../nbs/95_perf.ipynb #b2b621f3
 PERF = {"P1": p1_throughput, "P2": p2_cache, "P5": p5_embedded, "P6": p6_embedded_context}
 PERF_MODULES = ("scibench.perf_abgen", "scibench.perf_rubrics", "scibench.perf_autobench", "scibench.perf_arxivbench")
 
+
 def all_perf() -> dict:
     "P1, P2, P5, P6 plus every benchmark's whole-run and scale figures (the `PERF` of each `perf_<bench>` module)."
     import importlib, importlib.util
+
     out = dict(PERF)
     for m in PERF_MODULES:
-        if importlib.util.find_spec(m) is not None: out.update(importlib.import_module(m).PERF)
+        if importlib.util.find_spec(m) is not None:
+            out.update(importlib.import_module(m).PERF)
     from scibench.bench import benchmarks
-    for b in benchmarks().values(): out.update(b.perf)   # (until every benchmark's figures live in its perf module)
+
+    for b in benchmarks().values():
+        out.update(b.perf)  # (until every benchmark's figures live in its perf module)
     return dict(sorted(out.items()))
+
 
 def main(names=None):
     "Run the named figures (default all) and print each as it finishes."
     for k, fn in all_perf().items():
-        if names and k not in names: continue
+        if names and k not in names:
+            continue
         print(f"[bench] {k} ...", flush=True)
         r = fn()
-        r.setdefault("load_1m", round(os.getloadavg()[0], 2))   # a figure read on a busy machine says so
+        r.setdefault("load_1m", round(os.getloadavg()[0], 2))  # a figure read on a busy machine says so
         print("[bench] " + "  ".join(f"{a}={b}" for a, b in r.items()), flush=True)

@@ -17,34 +17,55 @@ __all__ = ['num', 'show', 'text', 'kv', 'table', 'json_block', 'pair', 'Ctx', 'R
            'details_texts', 'default_sections', 'default_scores', 'Record', 'ref_range']
 
 # %% ../nbs/05a_records.ipynb #997a8565
-def num(v) -> float|None:
+def num(v) -> float | None:
     "A finite float, or None (bools become 0/1)."
-    if isinstance(v, bool): return float(v)
-    if isinstance(v, (int, float)) and not (isinstance(v, float) and (math.isnan(v) or math.isinf(v))): return float(v)
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)) and not (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
+        return float(v)
     return None
+
 
 def show(v) -> str:
     "Any value as display text (None → '', containers → compact JSON)."
-    if v is None: return ""
-    if isinstance(v, str): return v
-    if isinstance(v, float): return f"{v:.4g}"
-    if isinstance(v, (dict, list)): return json.dumps(v, ensure_ascii=False)
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False)
     return str(v)
 
-def text(title, v) -> list: return [title, "text", show(v)]
+
+def text(title, v) -> list:
+    return [title, "text", show(v)]
+
 
 def kv(title, d) -> list:
-    return [title, "kv", [[str(k), show(v)] for k, v in (d.items() if isinstance(d, dict) else d) if v not in (None, "", [], {})]]
+    return [
+        title,
+        "kv",
+        [[str(k), show(v)] for k, v in (d.items() if isinstance(d, dict) else d) if v not in (None, "", [], {})],
+    ]
 
-def table(title, cols, rows) -> list: return [title, "table", {"c": list(cols), "r": [[show(x) for x in row] for row in rows]}]
 
-def json_block(title, v) -> list: return [title, "json", json.dumps(v, ensure_ascii=False, indent=1, sort_keys=False)]
+def table(title, cols, rows) -> list:
+    return [title, "table", {"c": list(cols), "r": [[show(x) for x in row] for row in rows]}]
 
-def pair(title, a, b) -> list: return [title, "pair", [[a[0], show(a[1])], [b[0], show(b[1])]]]
+
+def json_block(title, v) -> list:
+    return [title, "json", json.dumps(v, ensure_ascii=False, indent=1, sort_keys=False)]
+
+
+def pair(title, a, b) -> list:
+    return [title, "pair", [[a[0], show(a[1])], [b[0], show(b[1])]]]
 
 # %% ../nbs/05a_records.ipynb #a5b43356
 class Ctx:
     "What renderers read beside a record: the run folder, its meta and config, lazily loaded side files."
+
     def __init__(self, run: dict):
         self.run, self.dir, self.meta = run, Path(run["dir"]), run["meta"]
         self.cfg = self.meta.get("config") or {}
@@ -53,66 +74,88 @@ class Ctx:
     def once(self, key, f):
         "`f()` the first time `key` is asked for (None if it raises), then the same value."
         if key not in self._cache:
-            try: self._cache[key] = f()
-            except Exception: self._cache[key] = None
+            try:
+                self._cache[key] = f()
+            except Exception:
+                self._cache[key] = None
         return self._cache[key]
 
     def run_file(self, rel_path):
         "The JSON file `rel_path` inside the run folder (None outside it or missing)."
         from scibench.core import read_json
-        p = (self.dir/str(rel_path)).resolve()
-        if self.dir.resolve() not in p.parents or not p.exists(): return None
+
+        p = (self.dir / str(rel_path)).resolve()
+        if self.dir.resolve() not in p.parents or not p.exists():
+            return None
         return read_json(p)
 
 # %% ../nbs/05a_records.ipynb #8231f4f5
 class Raw(str):
     "Declared heading text shown as written (never data read from a run)."
 
+
 def heading_table(heading, cols, rows, num=()) -> dict:
     "A run-level block: a heading, then a table (`num`: numeric column indexes)."
     return dict(kind="heading_table", heading=heading, cols=list(cols), rows=rows, num=tuple(num))
+
 
 def details_table(summary, cols, rows) -> dict:
     "A collapsed run-level table."
     return dict(kind="details_table", summary=summary, cols=list(cols), rows=rows)
 
+
 def details_texts(summary: list, texts: list) -> dict:
     "A collapsed run-level list of texts: `texts` = [(title parts, text)]."
     return dict(kind="details_texts", summary=summary, texts=texts)
 
-def default_sections(r: dict, ctx) -> tuple[list, set, str|None]:
+
+def default_sections(r: dict, ctx) -> tuple[list, set, str | None]:
     "Any record: its short fields as key-values, each long string as a text."
     secs, used, first = [], set(), None
     scal = {k: v for k, v in r.items() if not isinstance(v, (dict, list)) and not (isinstance(v, str) and len(v) > 80)}
-    secs.append(kv("Fields", scal)); used |= set(scal)
+    secs.append(kv("Fields", scal))
+    used |= set(scal)
     for k, v in r.items():
         if isinstance(v, str) and len(v) > 80:
-            secs.append(text(k, v)); used.add(k); first = first or v
+            secs.append(text(k, v))
+            used.add(k)
+            first = first or v
     return secs, used, first
+
 
 def default_scores(r: dict) -> dict:
     "A record's `scores` dict, else its numeric fields."
     s = r.get("scores")
-    if isinstance(s, dict): return {k: num(v) for k, v in s.items() if not isinstance(v, (dict, list, str))}
+    if isinstance(s, dict):
+        return {k: num(v) for k, v in s.items() if not isinstance(v, (dict, list, str))}
     return {k: num(v) for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
 
 @dataclass
 class Record:
     "How a benchmark's records read (see above); every part but `sections` is optional."
-    sections: Callable = default_sections    # (rec, ctx) -> (sections, used fields, preview)
-    scores: Callable = default_scores         # rec -> {metric: number or None}
-    group: Callable|None = None               # rec -> subject / setting / field, or None
-    paper: Callable|None = None               # headline name -> the paper's number(s) as text, or None
-    extras: Callable|None = None              # (run, ctx) -> [run-level block]
+
+    sections: Callable = default_sections  # (rec, ctx) -> (sections, used fields, preview)
+    scores: Callable = default_scores  # rec -> {metric: number or None}
+    group: Callable | None = None  # rec -> subject / setting / field, or None
+    paper: Callable | None = None  # headline name -> the paper's number(s) as text, or None
+    extras: Callable | None = None  # (run, ctx) -> [run-level block]
 
 # %% ../nbs/05a_records.ipynb #713a8cda
-def ref_range(table: str, col: str, keep=None, label: str = "") -> str|None:
+def ref_range(table: str, col: str, keep=None, label: str = "") -> str | None:
     "The paper's value(s) of `col` in reference table `table` (`keep(df)`: the rows that count), as text."
     import pandas as pd
     from scibench.report import reference
+
     df = reference(table)
-    if keep is not None: df = df[keep(df)]
+    if keep is not None:
+        df = df[keep(df)]
     v = pd.to_numeric(df[col], errors="coerce").dropna()
-    if not len(v): return None
+    if not len(v):
+        return None
     where = label or table
-    return f"{v.iloc[0]:.2f} ({where})" if len(v) == 1 else f"{v.min():.2f} to {v.max():.2f} over {len(v)} systems ({where})"
+    return (
+        f"{v.iloc[0]:.2f} ({where})"
+        if len(v) == 1
+        else f"{v.min():.2f} to {v.max():.2f} over {len(v)} systems ({where})"
+    )

