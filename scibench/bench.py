@@ -78,46 +78,66 @@ def params_of(cls) -> list[Param]:
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
+class _Bad(Exception):
+    "A value that is not of the parameter's type (`why`: a hint)."
+
+    def __init__(self, why: str = ""):
+        self.why = why
+
+
+def _as_bool(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise _Bad(" (true/false)")
+
+
+def _as_int(value) -> int:
+    if isinstance(value, bool):
+        raise _Bad()
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise _Bad() from None
+
+
+def _as_float(value) -> float:
+    if isinstance(value, bool):
+        raise _Bad()
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise _Bad() from None
+
+
+def _as_list(value) -> list:
+    if isinstance(value, str):
+        return [x.strip() for x in value.split(",") if x.strip()]
+    if isinstance(value, (list, tuple)):
+        return [str(x).strip() for x in value]
+    raise _Bad(" (a comma-separated list)")
+
+
+def _as_str(value) -> str:
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise _Bad()
+    return str(value)
+
+
+_AS = {bool: _as_bool, int: _as_int, float: _as_float, list: _as_list}
+
+
 def coerce(p: Param, value):
     "`value` as `p`'s type; lists accept a comma-separated string; a bad value raises `ConfigError`."
-    bad = lambda why="": ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {value!r}{why}")
-    if p.type is bool:
-        if isinstance(value, bool):
-            v = value
-        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            v = value.strip().lower() in _TRUE
-        else:
-            raise bad(" (true/false)")
-    elif p.type is int:
-        if isinstance(value, bool):
-            raise bad()
-        if isinstance(value, int):
-            v = value
-        elif isinstance(value, float) and value.is_integer():
-            v = int(value)
-        else:
-            try:
-                v = int(str(value).strip())
-            except ValueError:
-                raise bad() from None
-    elif p.type is float:
-        if isinstance(value, bool):
-            raise bad()
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise bad() from None
-    elif p.type is list:
-        if isinstance(value, str):
-            v = [x.strip() for x in value.split(",") if x.strip()]
-        elif isinstance(value, (list, tuple)):
-            v = [str(x).strip() for x in value]
-        else:
-            raise bad(" (a comma-separated list)")
-    else:
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise bad()
-        v = str(value)
+    try:
+        v = _AS.get(p.type, _as_str)(value)
+    except _Bad as e:
+        raise ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {value!r}{e.why}") from None
     if p.choices:
         for x in v if isinstance(v, list) else [v]:
             if x not in p.choices and not (x == "" and p.default == ""):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse, os, signal, sys
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'run_parser', 'parse_run', 'command_parser', 'run_command', 'plan_text', 'main']
+__all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'VERBS', 'run_parser', 'parse_run', 'command_parser', 'run_command', 'plan_text',
+           'main']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -337,99 +338,134 @@ def main(argv=None):
         sys.exit(0)
 
 
+def _benchmarks(a):
+    from scibench.bench import benchmarks, describe
+
+    print("\n\n".join(describe(b) for b in benchmarks().values()))
+
+
+def _runs(a):
+    from scibench.runs import list_runs
+
+    df = list_runs(a.bench)
+    print(df.to_string(index=False) if len(df) else "no runs yet")
+
+
+def _tables(a):
+    from scibench.run import make_tables
+    from scibench.runs import rel
+
+    for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]):
+        print(f"wrote {rel(p)}")
+
+
+def _cache(a):
+    from scibench.llm import Cache
+
+    c = Cache()
+    if a.action == "clear":
+        print(f"cleared {c.clear()} cached answers from {c.path}")
+        return
+    n = len(c.batches())
+    more = f"; {n} Batch API batch(es) submitted and not yet collected (rerun their run to collect them)" if n else ""
+    print(f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB" + more)
+
+
+def _serve(a):
+    from scibench.llm import get_model
+    from scibench.server import start_server
+
+    print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
+
+
+def _stop(a):
+    from scibench.server import stop_server
+
+    print(stop_server(a.model)["message"])
+
+
+def _data(a):
+    from scibench.data import download, all_downloaders
+
+    if not a.list:
+        return 1 if download(a.names or None, base=a.base) else 0
+    allf = all_downloaders()
+    for bench, fns in allf.items():
+        for fn in fns:
+            short = fn.__name__.removeprefix("download_")
+            print(
+                f"{bench:12s} {short if short not in allf else fn.__name__:24s} "
+                f"{(fn.__doc__ or '').strip().splitlines()[0][:100]}"
+            )
+
+
+def _bench(a):
+    from scibench.perf import main as bench_main
+
+    bench_main(a.names or None)
+
+
+def _view(a):
+    from scibench.runs import rel
+    from scibench.view import resolve_run, write_report
+
+    p = write_report(resolve_run(a.run))
+    print(p.resolve().as_uri() if a.open else rel(p))
+
+
+def _compare(a):
+    from pathlib import Path
+    from scibench.core import _atomic_write_text
+    from scibench.view import compare_runs, compare_text, compare_html
+
+    c = compare_runs(a.run_a, a.run_b, top=a.top)
+    print(compare_text(c))
+    if a.html:
+        _atomic_write_text(Path(a.html), compare_html(c))
+        print(f"wrote {a.html}")
+
+
+def _models(a):
+    from scibench.llm import load_registry
+
+    for n, s in load_registry().items():
+        print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
+
+
+VERBS = {
+    "benchmarks": _benchmarks,
+    "runs": _runs,
+    "tables": _tables,
+    "cache": _cache,
+    "serve": _serve,
+    "stop": _stop,
+    "data": _data,
+    "bench": _bench,
+    "view": _view,
+    "compare": _compare,
+    "models": _models,
+}
+
+
+def _bench_verb(argv) -> int:
+    "`scibench <bench> ...`: the benchmark's declared commands (or, until it declares them, its module's `cli`)."
+    from scibench.bench import get_benchmark
+
+    cmds = get_benchmark(argv[0]).commands
+    if cmds:
+        return run_command(argv[0], cmds, argv[1:])
+    import importlib
+
+    return importlib.import_module(f"scibench.{argv[0]}").cli(argv[1:]) or 0
+
+
 def _main(argv) -> int:
     if argv and argv[0] in BENCH_VERBS:  # passed through whole, `--help` included
-        from scibench.bench import get_benchmark
-
-        cmds = get_benchmark(argv[0]).commands
-        if cmds:
-            return run_command(argv[0], cmds, argv[1:])
-        import importlib
-
-        return importlib.import_module(f"scibench.{argv[0]}").cli(argv[1:]) or 0
+        return _bench_verb(argv)
     if argv and argv[0] == "run":
         return _run(argv[1:])
     a = _parser().parse_args(argv)
-    if a.verb == "benchmarks":
-        from scibench.bench import benchmarks, describe
-
-        print("\n\n".join(describe(b) for b in benchmarks().values()))
-    elif a.verb == "runs":
-        from scibench.runs import list_runs
-
-        df = list_runs(a.bench)
-        print(df.to_string(index=False) if len(df) else "no runs yet")
-    elif a.verb == "tables":
-        from scibench.run import make_tables
-        from scibench.runs import rel
-
-        for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]):
-            print(f"wrote {rel(p)}")
-    elif a.verb == "cache":
-        from scibench.llm import Cache
-
-        c = Cache()
-        if a.action == "clear":
-            print(f"cleared {c.clear()} cached answers from {c.path}")
-        else:
-            n = len(c.batches())
-            print(
-                f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB"
-                + (
-                    f"; {n} Batch API batch(es) submitted and not yet collected (rerun their run to collect them)"
-                    if n
-                    else ""
-                )
-            )
-    elif a.verb == "serve":
-        from scibench.llm import get_model
-        from scibench.server import start_server
-
-        print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
-    elif a.verb == "stop":
-        from scibench.server import stop_server
-
-        print(stop_server(a.model)["message"])
-    elif a.verb == "data":
-        from scibench.data import download, all_downloaders
-
-        if a.list:
-            allf = all_downloaders()
-            for bench, fns in allf.items():
-                for fn in fns:
-                    short = fn.__name__.removeprefix("download_")
-                    print(
-                        f"{bench:12s} {short if short not in allf else fn.__name__:24s} "
-                        f"{(fn.__doc__ or '').strip().splitlines()[0][:100]}"
-                    )
-            return 0
-        return 1 if download(a.names or None, base=a.base) else 0
-    elif a.verb == "bench":
-        from scibench.perf import main as bench_main
-
-        bench_main(a.names or None)
-    elif a.verb == "view":
-        from scibench.runs import rel
-        from scibench.view import resolve_run, write_report
-
-        p = write_report(resolve_run(a.run))
-        print(p.resolve().as_uri() if a.open else rel(p))
-    elif a.verb == "compare":
-        from pathlib import Path
-        from scibench.core import _atomic_write_text
-        from scibench.view import compare_runs, compare_text, compare_html
-
-        c = compare_runs(a.run_a, a.run_b, top=a.top)
-        print(compare_text(c))
-        if a.html:
-            _atomic_write_text(Path(a.html), compare_html(c))
-            print(f"wrote {a.html}")
-    elif a.verb == "models":
-        from scibench.llm import load_registry
-
-        for n, s in load_registry().items():
-            print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
-    return 0
+    return VERBS[a.verb](a) or 0
 
 # %% ../nbs/90_cli.ipynb #0c114490
 if __name__ == "__main__":

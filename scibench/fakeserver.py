@@ -166,22 +166,11 @@ class FakeServer:
             except Exception:
                 pass
 
-    async def _chat(self, req, writer, headers=None) -> bool:
-        "Answer one chat request (or inject its fault); True when the connection must end."
-        key = hashlib.sha256(
-            json.dumps(req["messages"], sort_keys=True).encode() + str(req.get("seed")).encode()
-        ).hexdigest()
-        n = self.attempts[key]
-        self.attempts[key] += 1
-        delay = self.delay(key)
-        if self.slow:
-            text = "\n".join(m["content"] for m in req["messages"] if isinstance(m.get("content"), str))
-            delay += sum(v for k, v in self.slow.items() if k in text)
-        if delay:
-            await asyncio.sleep(delay)
+    async def _refuse(self, req, writer, headers) -> bool:
+        "The permanent (400) and unauthorized (401) answers, for requests that name their marker; True when sent."
         if self.permanent and self.permanent in json.dumps(req["messages"]):
             await self._send(writer, 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}})
-            return False
+            return True
         if self.unauthorized is not None and self.unauthorized in json.dumps(req["messages"]):
             auth = (headers or {}).get("authorization", "")
             await self._send(
@@ -189,11 +178,11 @@ class FakeServer:
                 401,
                 {"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error"}},
             )
-            return False
-        plan = self._plan(key)
-        fault = plan[n] if n < len(plan) else None
-        if fault:
-            self.injected[fault] += 1
+            return True
+        return False
+
+    async def _fault(self, fault: str, req, writer) -> bool:
+        "Inject `fault` as the answer to `req`; True when the connection must end."
         if fault == "429":
             await self._send(writer, 429, {"error": {"message": "rate limited"}}, {"retry-after-ms": "20"})
             return False
@@ -223,6 +212,28 @@ class FakeServer:
             data = json.dumps(self._completion(req, "an answer that never arrives whole")).encode()
             await self._send_raw(writer, 200, data[: len(data) // 2], {})
             return False
+        raise ValueError(f"unknown fault {fault!r}")
+
+    async def _chat(self, req, writer, headers=None) -> bool:
+        "Answer one chat request (or inject its fault); True when the connection must end."
+        key = hashlib.sha256(
+            json.dumps(req["messages"], sort_keys=True).encode() + str(req.get("seed")).encode()
+        ).hexdigest()
+        n = self.attempts[key]
+        self.attempts[key] += 1
+        delay = self.delay(key)
+        if self.slow:
+            text = "\n".join(m["content"] for m in req["messages"] if isinstance(m.get("content"), str))
+            delay += sum(v for k, v in self.slow.items() if k in text)
+        if delay:
+            await asyncio.sleep(delay)
+        if await self._refuse(req, writer, headers):
+            return False
+        plan = self._plan(key)
+        fault = plan[n] if n < len(plan) else None
+        if fault:
+            self.injected[fault] += 1
+            return await self._fault(fault, req, writer)
         text = self._answer(req)
         self.completions[key] += 1
         await self._send(writer, 200, self._completion(req, text))

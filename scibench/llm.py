@@ -8,7 +8,7 @@ output with a text fallback, failure records, token and cost accounting, and the
 # %% ../nbs/01_llm.ipynb #a15ea2f8
 from __future__ import annotations
 import asyncio, contextlib, hashlib, json, os, re, sqlite3, sys, threading, time, tomllib
-from dataclasses import dataclass, asdict, replace
+from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 from .core import project_root, cache_dir
 
@@ -242,7 +242,7 @@ class Request:
     schema: dict | None = None  # JSON schema for structured output, where the endpoint supports it
     stop: list | None = None
     # the benchmark's declared stage this request belongs to (the plan counts by it); not sent, not in the cache key
-    stage: str = ""
+    stage: str = field(default="", compare=False)
 
     def params(self, spec: ModelSpec) -> dict:
         "Sampling parameters as sent (and as hashed into the cache key)."
@@ -949,11 +949,20 @@ async def _batch_submit(llm: "LLM", client, chunk: list, got: dict, note) -> dic
     return row
 
 
-async def _batch_collect(llm: "LLM", client, row: dict, todo: dict, got: dict, note, bar):
-    "Poll the batch of `row` until it ends, then read its output and error files into `got` (and the cache)."
+async def _batch_resubmit(llm: "LLM", client, left: dict, todo: dict, got: dict, note, bar):
+    "Submit the requests `left` again (their batch was lost) and collect the new batches."
+    for chunk in batch_lines(llm, left):
+        new = await _batch_submit(llm, client, chunk, got, note)
+        if new:
+            await _batch_collect(llm, client, new, todo, got, note, bar)
+
+
+async def _batch_wait(llm: "LLM", client, row: dict, todo: dict, got: dict, note, bar, t0: float):
+    """Poll the batch of `row` until it ends → (batch, status); None when it ended otherwise: unknown to the endpoint
+    (its requests are submitted again) or unreadable ten times (its requests fail; the record stays pending)."""
     import openai
 
-    bid, cache, t0 = row["batch_id"], llm.cache, time.time()
+    bid, cache = row["batch_id"], llm.cache
     mine = [k for k in row["keys"] if k in todo]
     delay, errors, status = llm.batch_poll, 0, None
     while True:
@@ -964,40 +973,38 @@ async def _batch_collect(llm: "LLM", client, row: dict, todo: dict, got: dict, n
             if cache is not None:
                 cache.batch_status(bid, "lost")
             note(f"{llm.spec.name}: batch {bid} is unknown to the endpoint; submitting its requests again")
-            for chunk in batch_lines(llm, {k: todo[k] for k in mine if k not in got}):
-                new = await _batch_submit(llm, client, chunk, got, note)
-                if new:
-                    await _batch_collect(llm, client, new, todo, got, note, bar)
-            return
+            await _batch_resubmit(llm, client, {k: todo[k] for k in mine if k not in got}, todo, got, note, bar)
+            return None
         except Exception as e:
             errors += 1
             if errors >= 10:  # the record stays pending: a rerun resumes this batch
                 why = f"batch: cannot read the batch's status ({_error_reason(e)}); rerun to resume it"
                 for k in mine:
                     got.setdefault(k, _batch_fail(why, time.time() - t0))
-                return
+                return None
         else:
             if b.status != status:
                 status = b.status
                 if cache is not None:
                     cache.batch_status(bid, status)
                 rc = b.request_counts
-                note(
-                    f"{llm.spec.name}: batch {bid} {status}"
-                    + (f" ({rc.completed} done, {rc.failed} failed of {rc.total})" if rc else "")
-                )
+                counts = f" ({rc.completed} done, {rc.failed} failed of {rc.total})" if rc else ""
+                note(f"{llm.spec.name}: batch {bid} {status}{counts}")
             if status in _BATCH_DONE:
-                break
+                return b, status
         await asyncio.sleep(delay)
         delay = min(delay * 1.5, llm.batch_poll * 20)
-    secs, structured = time.time() - t0, llm.spec.structured != "none"
+
+
+async def _batch_download(llm: "LLM", client, b, todo: dict, got: dict, mine: list, secs: float, note) -> bool:
+    "Read the ended batch's output and error files into `got` (and the cache); False when a download failed (recorded)."
+    structured = llm.spec.structured != "none"
     for fid in (b.output_file_id, b.error_file_id):
         if not fid:
             continue
         try:
-            async with client.files.with_streaming_response.content(
-                fid
-            ) as r:  # streamed: flat memory for a 200 MB file
+            # streamed: flat memory for a 200 MB file
+            async with client.files.with_streaming_response.content(fid) as r:
                 async for ln in r.iter_lines():
                     if not ln.strip():
                         continue
@@ -1007,16 +1014,30 @@ async def _batch_collect(llm: "LLM", client, row: dict, todo: dict, got: dict, n
                     except (ValueError, KeyError, TypeError):
                         continue  # not a result line; its request is reported missing below
                     res = _batch_result(llm, d, structured and k in todo and todo[k].schema is not None, secs)
-                    if res["ok"] and cache is not None:
-                        cache.put(k, {x: v for x, v in res.items() if x != "cached"})
+                    if res["ok"] and llm.cache is not None:
+                        llm.cache.put(k, {x: v for x, v in res.items() if x != "cached"})
                     if k in todo:
                         got.setdefault(k, res)
         except Exception as e:  # the record stays pending: a rerun downloads again
             why = f"batch: cannot download its results ({_error_reason(e)}); rerun to resume it"
             for k in mine:
                 got.setdefault(k, _batch_fail(why, secs))
-            note(f"{llm.spec.name}: batch {bid}: {why}")
-            return
+            note(f"{llm.spec.name}: batch {b.id}: {why}")
+            return False
+    return True
+
+
+async def _batch_collect(llm: "LLM", client, row: dict, todo: dict, got: dict, note, bar):
+    "Poll the batch of `row` until it ends, then read its output and error files into `got` (and the cache)."
+    t0 = time.time()
+    mine = [k for k in row["keys"] if k in todo]
+    polled = await _batch_wait(llm, client, row, todo, got, note, bar, t0)
+    if polled is None:
+        return
+    b, status = polled
+    secs = time.time() - t0
+    if not await _batch_download(llm, client, b, todo, got, mine, secs, note):
+        return
     errs = "; ".join(f"{e.code}: {e.message}" for e in ((b.errors.data or []) if b.errors else [])[:3])
     why = _BATCH_MISSING.get(status) or (
         f"batch failed: {errs or 'no reason given'}"
@@ -1025,8 +1046,8 @@ async def _batch_collect(llm: "LLM", client, row: dict, todo: dict, got: dict, n
     )
     for k in mine:
         got.setdefault(k, _batch_fail(why, secs))
-    if cache is not None:
-        cache.batch_status(bid, "collected")
+    if llm.cache is not None:
+        llm.cache.batch_status(row["batch_id"], "collected")
     bar.update(len(mine))
 
 
@@ -1081,14 +1102,23 @@ def pipeline_window(llms) -> int | None:
     return max(256, 4 * max((x.concurrency for x in llms), default=1))
 
 
+def _shared_limits(llms) -> dict:
+    "One limit per endpoint and served model (a model and its judge on one server share the lower one)."
+    caps: dict = {}
+    for x in llms:
+        k = _batch_scope(x.spec)
+        caps[k] = min(caps.get(k, x.concurrency), x.concurrency)
+    return {k: asyncio.Semaphore(c) for k, c in caps.items()}
+
+
 async def apipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
     "`pipeline` inside a running event loop."
     descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
     llms = [x for x in dict.fromkeys(llms.values() if isinstance(llms, dict) else llms) if x is not None]
     if any(x.batch for x in llms):
         window = None  # a window would cut a stage into many batches
-    elif window is None:
-        window = pipeline_window(llms)
+    else:
+        window = pipeline_window(llms) if window is None else window
     out, done, nxt = ([] if on_result is None else None), {}, [0]
 
     def deliver(i, res):
@@ -1101,11 +1131,7 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None) 
                 on_result(nxt[0], r)
             nxt[0] += 1
 
-    sems: dict = {}  # one limit per endpoint and served model: a model and its judge on one server share it
-    for x in llms:
-        k = _batch_scope(x.spec)
-        sems[k] = min(sems.get(k, x.concurrency), x.concurrency)
-    sems = {k: asyncio.Semaphore(c) for k, c in sems.items()}
+    sems = _shared_limits(llms)
     async with contextlib.AsyncExitStack() as stack:
         for x in llms:
             await stack.enter_async_context(x.live(descs.get(id(x)), sems[_batch_scope(x.spec)]))

@@ -8,6 +8,7 @@
 from __future__ import annotations
 import asyncio, contextlib, json, os, shutil, tarfile
 from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -22,9 +23,9 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX
            'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score', 'to_checklist',
            'category_shares', 'rank_importance', 'checklist_view', 'fit_checklist', 'checklist_text', 'locate_repo',
            'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report', 'context_budget', 'judge_context',
-           'paper_view', 'paper_summary', 'fit_files', 'context_text', 'grade_prompt', 'rubric_score', 'grade_request',
-           'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval', 'agreement',
-           'run_judge_eval', 'judge_eval', 'download_paperbench', 'download_judge_eval']
+           'paper_view', 'paper_summary', 'fit_files', 'context_text', 'grade_prompt', 'rubric_score', 'GradeOpts',
+           'grade_request', 'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases',
+           'load_judge_eval', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval']
 
 # %% ../nbs/21_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -438,21 +439,36 @@ def _index(indexes: dict, repo, method: str) -> RepoIndex:
     if key not in indexes: indexes[key] = RepoIndex(repo, method)
     return indexes[key]
 
-def grade_request(llm, ix: RepoIndex, job: dict, it: dict, k: int = 10, context_chars: int|None = None, max_tokens: int = 256,
-                  paper_chars: int = PAPER_AUTO, view: dict|None = None) -> tuple[Request, list[dict], int]:
+@dataclass
+class GradeOpts:
+    "How the grader works: top-`k` files by `method`, a fixed file budget or the window's (`context_chars` None or 0), caps."
+    k: int = 10
+    method: str = "bm25"
+    context_chars: int|None = None
+    max_tokens: int = 256
+    paper_chars: int = PAPER_AUTO
+    stage: str = ""             # the stage its requests are tagged with (the plan counts calls by stage)
+
+def _view(llm, job: dict, o: GradeOpts) -> dict:
+    return paper_view(llm.spec, job.get("paper"), job["title"], o.max_tokens, o.k, o.context_chars, o.paper_chars)
+
+def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None = None,
+                  view: dict|None = None) -> tuple[Request, list[dict], int]:
     """The grading request of one rubric item against one repository → (request, files shown, prompt characters):
     `judge_request` pass/fail, the verdict before a ≤300-character reason (a small `max_tokens` is enough), as
     `judge_many` sent it: the cache keys are the same whichever way it is sent. `view`: the job's `paper_view` (computed
     here when not given)."""
+    o = opts or GradeOpts()
     anc = it.get("ancestors") or ()
-    view = view or paper_view(llm.spec, job.get("paper"), job["title"], max_tokens, k, context_chars, paper_chars)
+    view = view or _view(llm, job, o)
     pp = (view["text"], view["chars"])
-    if not context_chars:                # None or 0 (a config's "no fixed budget"): the files get what the window leaves
-        budget = context_budget(llm.spec, max_tokens) - len(grade_prompt(job["title"], it["criterion"], "", anc, *pp))
-    else: budget = context_chars
-    text, seen = fit_files(ix.retrieve(it["criterion"], k), ix.texts, budget)
+    if not o.context_chars:                # None or 0 (a config's "no fixed budget"): the files get what the window leaves
+        budget = context_budget(llm.spec, o.max_tokens) - len(grade_prompt(job["title"], it["criterion"], "", anc, *pp))
+    else: budget = o.context_chars
+    text, seen = fit_files(ix.retrieve(it["criterion"], o.k), ix.texts, budget)
     prompt = grade_prompt(job["title"], it["criterion"], text, anc, *pp)
-    return judge_request(prompt, GRADE_CHOICES, max_tokens=max_tokens, max_rationale=300, answer_first=True), seen, len(prompt)
+    req = judge_request(prompt, GRADE_CHOICES, max_tokens=o.max_tokens, max_rationale=300, answer_first=True)
+    return replace(req, stage=o.stage), seen, len(prompt)
 
 def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
     "One verdict from the judge's answer `r` (`judge_result`: a failed request or an unparsable answer is a failure with its reason)."
@@ -461,21 +477,22 @@ def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
 
 def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown", "note")}
 
-def grade(llm, jobs: list[dict], k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-          indexes: dict|None = None, desc: str|None = None, paper_chars: int = PAPER_AUTO) -> list[dict]:
+def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
+          **kw) -> list[dict]:
     """Grade many (rubric, repository) pairs in one batch. A job is {title, items, repo, paper (optional text)}; an
-    item {criterion, importance, ancestors (optional)}. `context_chars=None` (or 0): the files get what the judge's
-    window leaves (`context_budget`); an integer is a fixed budget of file characters. `paper_chars`: what of the
-    paper the judge reads (`paper_view`; -1: the whole paper where it fits). Returns per job {score, judged_share,
-    passed, judged, failures, paper_seen: {chars, shown, note}, verdicts: [{verdict, rationale, failure, files: [{path,
-    chars, of, truncated}], prompt_chars}]}."""
+    item {criterion, importance, ancestors (optional)}. `opts` (or its fields as keywords): `context_chars=None` (or
+    0): the files get what the judge's window leaves (`context_budget`); an integer is a fixed budget of file
+    characters. `paper_chars`: what of the paper the judge reads (`paper_view`; -1: the whole paper where it fits).
+    Returns per job {score, judged_share, passed, judged, failures, paper_seen: {chars, shown, note}, verdicts:
+    [{verdict, rationale, failure, files: [{path, chars, of, truncated}], prompt_chars}]}."""
+    o = opts or GradeOpts(**kw)
     indexes = {} if indexes is None else indexes
     reqs, where, views = [], [], []
     for j, job in enumerate(jobs):
-        ix = _index(indexes, job["repo"], method)
-        views.append(paper_view(llm.spec, job.get("paper"), job["title"], max_tokens, k, context_chars, paper_chars))
+        ix = _index(indexes, job["repo"], o.method)
+        views.append(_view(llm, job, o))
         for n, it in enumerate(job["items"]):
-            req, seen, chars = grade_request(llm, ix, job, it, k, context_chars, max_tokens, paper_chars, views[j])
+            req, seen, chars = grade_request(llm, ix, job, it, o, views[j])
             reqs.append(req); where.append((j, n, seen, chars))
     per = [[None] * len(job["items"]) for job in jobs]
     for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
@@ -483,15 +500,16 @@ def grade(llm, jobs: list[dict], k: int = 10, method: str = "bm25", context_char
     return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]), verdicts=per[j])
             for j, job in enumerate(jobs)]
 
-async def agrade(llm, job: dict, k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-                 indexes: dict|None = None, paper_chars: int = PAPER_AUTO, ahead: asyncio.Semaphore|None = None) -> dict:
+async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
+                 ahead: asyncio.Semaphore|None = None, **kw) -> dict:
     """`grade` of one job inside `pipeline`: every item's call goes out at once (within the LLM's limit); the same requests,
     verdicts and score. `ahead` bounds the prompts built and not yet answered (memory stays flat however many items wait)."""
-    ix = _index({} if indexes is None else indexes, job["repo"], method)
-    view = paper_view(llm.spec, job.get("paper"), job["title"], max_tokens, k, context_chars, paper_chars)
+    o = opts or GradeOpts(**kw)
+    ix = _index({} if indexes is None else indexes, job["repo"], o.method)
+    view = _view(llm, job, o)
     async def one(it):
         async with ahead or contextlib.nullcontext():
-            req, seen, chars = grade_request(llm, ix, job, it, k, context_chars, max_tokens, paper_chars, view)
+            req, seen, chars = grade_request(llm, ix, job, it, o, view)
             return grade_verdict(await llm.acall(req), seen, chars)
     vs = await asyncio.gather(*(one(it) for it in job["items"]))
     return dict(**rubric_score(job["items"], [x["verdict"] for x in vs]), paper_seen=_paper_of(view), verdicts=list(vs))
@@ -574,21 +592,14 @@ def _je_records(cases, graded) -> list[dict]:
                              failure=v["failure"], rationale=v["rationale"], files=v["files"], prompt_chars=v.get("prompt_chars")))
     return recs
 
-def run_judge_eval(llm, cases: list[dict], k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-                   paper_chars: int = PAPER_AUTO, papers: dict|None = None):
-    "Grade every human-graded leaf → (leaf records, metrics table overall and per category)."
-    jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"], paper=(papers or {}).get(c["paper"], "")) for c in cases]
-    graded = grade(llm, jobs, k=k, method=method, context_chars=context_chars, max_tokens=max_tokens, desc="judge-eval", paper_chars=paper_chars)
-    recs = _je_records(cases, graded)
-    return recs, _je_table(recs)
-
-def judge_eval(llm, root, k: int = 10, method: str = "bm25", context_chars: int|None = None, max_tokens: int = 256,
-               paper_chars: int = PAPER_AUTO, papers: dict|None = None) -> tuple[list[dict], dict]:
-    """JudgeEval on the cases under `root` → (leaf records, summary {root, cases_found, cases_graded, cases_skipped
-    [{case, reason}], leaves, judge_failures, metrics [rows per category], repos [index reports], paper {case: {chars,
-    shown, note}} and paper_note (`paper_summary`: what the judge read of each case's paper), failure}).
-    Cases are read first (a malformed tree raises); from then on nothing raises: a problem is the summary's
-    `failure`, or a skipped case with its reason."""
+def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None, **kw) -> tuple[list[dict], dict]:
+    """JudgeEval on the cases under `root`, graded with `opts` (or its fields as keywords) → (leaf records, summary
+    {root, cases_found, cases_graded, cases_skipped [{case, reason}], leaves, judge_failures, metrics [rows per
+    category], repos [index reports], paper {case: {chars, shown, note}} and paper_note (`paper_summary`: what the judge
+    read of each case's paper), failure}). Cases are read first (a malformed tree raises); from then on nothing raises:
+    a problem is the summary's `failure`, or a skipped case with its reason."""
+    o = opts or GradeOpts(**kw)
+    method = o.method
     cases, skipped = judge_eval_cases(root)
     found = len(cases) + len(skipped)
     summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0, judge_failures=0,
@@ -602,8 +613,7 @@ def judge_eval(llm, root, k: int = 10, method: str = "bm25", context_chars: int|
         summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report, "repo": _rel(c.get("source", c["submission"]))})
                             for c in ok]
         jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"], paper=(papers or {}).get(c["paper"], "")) for c in ok]
-        graded = grade(llm, jobs, k=k, method=method, context_chars=context_chars, max_tokens=max_tokens, indexes=indexes,
-                       desc="judge-eval", paper_chars=paper_chars) if jobs else []
+        graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
         recs = _je_records(ok, graded)
         summary["paper"] = {c["case"]: g["paper_seen"] for c, g in zip(ok, graded)}
         summary["paper_note"] = paper_summary(summary["paper"]) if ok else None

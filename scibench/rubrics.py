@@ -8,42 +8,40 @@ and extrinsic metrics (eqs. 2–7, §3.3), Tables 1–6. Reference rubrics and h
 
 # %% ../nbs/20_rubrics.ipynb #31e595d6
 from __future__ import annotations
-import asyncio, functools, hashlib, json, os, re, shutil, sys, time
+import asyncio, functools, hashlib, json, re, shutil, sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import (DataError, bench_full, data_dir, jsonl_line, project_root, read_json, read_json_records, read_jsonl, read_text,
-                           write_json, write_jsonl, write_text, write_with)
-from .llm import Request, load_registry, msgs, parse_json, pipeline
+from .core import (DataError, data_dir, jsonl_line, project_root, read_json, read_json_records, read_jsonl,
+                           read_text, write_json, write_jsonl, write_text, write_with)
+from .agent import OBS_CHARS, AgentTask, drive, _err, _utf8
+from .llm import Request, msgs, parse_json, pipeline
 from .metrics import correlation, mean_ci
 from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
-from .bench import Benchmark, Config, ConfigError, Paper, param, register
+from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, filler, param, register
 from .retrieval import DEFAULT_EMBEDDER
 from .runs import complete_runs, run_label, caption
 from .runs import settings as run_settings
-from .paperbench import (CATEGORIES, _categories, _read_tree, category_shares,
-                                 agrade, download_judge_eval, download_paperbench, grade, grade_prompt, judge_eval, judge_eval_trees, repo_entries, context_budget,
-                                 load_paperbench_rubric, rubric_leaves, to_checklist, checklist_view, PAPER_AUTO, paper_view,
-                                 paper_summary, judge_context)
+from .paperbench import (CATEGORIES, PAPER_AUTO, GradeOpts, _categories, _read_tree, agrade, category_shares,
+                                 checklist_view, download_judge_eval, download_paperbench, grade, judge_context, judge_eval,
+                                 load_paperbench_rubric, paper_summary, paper_view, repo_entries, rubric_leaves, to_checklist)
 
 # %% auto #0
-__all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'TOOLS', 'RUBRIC_FILE', 'OBS_CHARS', 'WRITE_STEPS',
-           'GREP_HITS', 'FORCE_WRITE', 'FINISH_WRITE', 'MAX_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS',
-           'METRICS', 'RETRIEVAL', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K',
-           'PAPER_JUDGE', 'PAPER_EMBEDDER_NAME', 'PAPER_RUN', 'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'PB_LEAF_COUNTS',
-           'W3_PAPER_CHARS', 'W3_REPOS', 'W3_ITEMS', 'W3_FILES', 'SAMPLE_RUBRIC', 'PAPER', 'RUBRICS', 'split_root',
+__all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'RETRIEVAL', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
+           'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS', 'METRICS', 'PAPER_CHOICES',
+           'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'PAPER_JUDGE', 'PAPER_EMBEDDER_NAME', 'STAGES', 'PAPER_RUN',
+           'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'SAMPLE_RUBRIC', 'COMMANDS', 'PAPER', 'RUBRICS', 'split_root',
            'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
-           'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'action_schema', 'agent_system',
-           'agent_task', 'agent_steps', 'make_workspace', 'run_tool', 'run_agent', 'arun_agent', 'check_skill',
-           'distill_skill', 'adistill_skill', 'generate_rubrics', 'agenerate_rubric', 'count_tokens', 'rubric_stats',
-           'rouge_matrices', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic', 'naive_intrinsic',
-           'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'run_protocol', 'RubricsConfig',
-           'strongest_model', 'grader_paper', 'run', 'plan', 'requests', 'data', 'table1', 'embedder_note',
+           'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system',
+           'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill',
+           'agenerate_rubric', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge', 'prf_from_cos',
+           'match_prf', 'embed_map', 'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol',
+           'run_protocol', 'strongest_model', 'grader_paper', 'run', 'stub_reply', 'data', 'table1', 'embedder_note',
            'grader_paper_note', 'table_intrinsic', 'table_judge_eval', 'table_stats', 'figure_category_shares',
-           'figure_importance_hist', 'make_tables', 'p4_intrinsic', 'p4_scale', 'w3_rubrics_data', 'w3_reply',
-           'w3_rubrics', 'load_rubric_file', 'cli']
+           'figure_importance_hist', 'make_tables', 'load_rubric_file', 'CheckArgs', 'GradeArgs', 'check_command',
+           'grade_command']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -214,22 +212,58 @@ def other_papers(papers: list[dict], pid: str, n: int = 1) -> list[dict]:
     others = [papers[(i + k) % len(papers)] for k in range(1, len(papers))]
     return others[:n]
 
-# %% ../nbs/20_rubrics.ipynb #ab18d68c
-TOOLS = ("list_files", "read_file", "grep", "write_file", "append_file", "finish")
-RUBRIC_FILE = "rubric.json"
-OBS_CHARS = 8000            # characters of a file one read_file shows (a 190 KB paper: 24 reads)
-WRITE_STEPS = 10            # steps beyond one reading of the paper and the examples: searching, writing parts, finishing
-GREP_HITS = 40              # matching lines one grep shows at most
+# %% ../nbs/20_rubrics.ipynb #a1c0f101
+RETRIEVAL = ("bm25", "embedding", "hybrid")
+PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 
-def action_schema() -> dict:
-    return {"type": "object", "properties": {
-        "thought": {"type": "string", "maxLength": 300},
-        "tool": {"type": "string", "enum": list(TOOLS)},
-        "path": {"type": "string", "maxLength": 120},
-        "offset": {"type": "integer"},
-        "pattern": {"type": "string", "maxLength": 200},
-        "content": {"type": "string"}},          # no maxLength: llama.cpp expands a long bound into a huge grammar
-        "required": ["thought", "tool"]}
+@dataclass
+class RubricsConfig(Config):
+    judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); the embedded model is weak", role=True)
+    settings: list[str] = param(list(SETTINGS), "generation settings to run", choices=SETTINGS)  # noqa: RUF009 (param makes a default_factory)
+    k: int = param(10, "files retrieved per criterion when grading (top-K)")
+    retrieval: str = param("bm25", "how the grader ranks a repository's files for a criterion", choices=RETRIEVAL)
+    max_tokens: int = param(8192, "completion cap of each generation call and agent step (8192: ~160 items of ~150 characters, ~45 tokens each as JSON)")
+    judge_max_tokens: int = param(256, "completion cap of each grading answer")
+    max_items: int = param(0, "most items per generated rubric (longer ones are cut, and counted; 0 = no cap)")
+    max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at obs_chars per step, + 10)")
+    obs_chars: int = param(OBS_CHARS, "longest file read an agent sees per step (characters; it pages on with an offset)")
+    context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the top-K files as fits the judge's context window")
+    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads before the criterion, as PaperBench's judge does: -1 = the whole "
+                             "paper where it fits the judge's context window beside the rest (else omitted, and the run says so); "
+                             "N > 0 = its first N characters (where they fit); 0 = none")
+    n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)")
+    example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about this many nodes)")
+    example_chars: int = param(EXAMPLE_CHARS, "character budget of the whole example set (items beyond it are cut evenly; 0 = none)")
+    skill_model: str = param("", "model that distils the skill document (setting skill); empty = the strongest configured model "
+                             "(highest price_out among model and judge; the model under test when equal)", role=True)
+    skill_paper: str = param("", "paper the skill is distilled on (empty = the split's first paper)")
+    skill_file: str = param("", "read the skill document from this file instead of distilling it")
+    temperature: float = param(0.0, "sampling temperature of the generation")
+    judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split has cases")
+    embedder: str = param(DEFAULT_EMBEDDER, "embedding model of the intrinsic matching: a sentence-transformers name or path, "
+                          "or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is not comparable across embedders")
+    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
+                          "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
+
+def _validate(cfg: RubricsConfig) -> None:
+    "Checks across parameters (a bad config stops before any call)."
+    if cfg.paper_chars < -1: raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got {cfg.paper_chars}")
+    for k in ("max_items", "max_steps", "example_chars"):
+        if getattr(cfg, k) < 0: raise ConfigError(f"parameter '{k}' must be >= 0, got {getattr(cfg, k)}")
+    for k, lo in (("obs_chars", 200), ("example_items", 1), ("max_tokens", 1)):
+        if getattr(cfg, k) < lo: raise ConfigError(f"parameter '{k}' must be >= {lo}, got {getattr(cfg, k)}")
+    if cfg.skill_model and ("skill" not in cfg.settings or cfg.skill_file):
+        raise ConfigError(f"skill_model {cfg.skill_model!r} would not be used (" + ("skill_file is given" if cfg.skill_file else
+                          "setting 'skill' is not run") + "): leave skill_model empty, so that it is neither resolved nor pinged")
+    if not cfg.embedder.strip() or cfg.embedder.strip() in ("openai:", "openai"): raise ConfigError(f"parameter 'embedder': {cfg.embedder!r} names no model")
+
+def _grading(cfg: RubricsConfig, stage: str = "grade") -> GradeOpts:
+    "The grader's options from the config, its requests tagged `stage`."
+    return GradeOpts(cfg.k, cfg.retrieval, cfg.context_chars or None, cfg.judge_max_tokens, cfg.paper_chars, stage)
+
+# %% ../nbs/20_rubrics.ipynb #ab18d68c
+RUBRIC_FILE = "rubric.json"
+WRITE_STEPS = 10            # steps beyond one reading of the paper and the examples: searching, writing parts, finishing
 
 def agent_system(skill: str|None = None, obs_chars: int = OBS_CHARS) -> str:
     s = ("You are an agent that works in a workspace of files. At every step answer with one JSON object: "
@@ -279,232 +313,39 @@ def make_workspace(path, paper: dict, examples: list[dict], n_items: int = EXAMP
         (ws/"examples"/f"{v['id']}.json").write_text(_example_file(v), encoding="utf-8")
     return ws
 
-MAX_WRITE = 1_000_000       # bytes one write_file may store
 
-def _utf8(x):
-    "`x` with every string encodable as UTF-8: lone surrogates (from a broken answer) become U+FFFD."
-    if isinstance(x, str):
-        try: x.encode("utf-8"); return x
-        except UnicodeEncodeError: return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in x)
-    if isinstance(x, dict): return {_utf8(k): _utf8(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)): return [_utf8(v) for v in x]
-    return x
-
-def _safe(ws: Path, rel) -> Path|None:
-    "`rel` resolved inside workspace `ws` (symlinks followed; a leading / is the workspace root), or None: not a string, a NUL byte, a loop, outside. Never raises."
-    try:
-        if not isinstance(rel, str) or "\x00" in rel: return None
-        root = Path(ws).resolve()
-        p = (root/rel.strip().lstrip("/")).resolve()
-        return p if p == root or root in p.parents else None
-    except Exception: return None      # noqa: BLE001 (symlink loops, over-long names: no usable path)
-
-def _shown(rel) -> str:
-    "The agent's path as quoted in an observation (long ones cut)."
-    s = rel if isinstance(rel, str) else str(rel)
-    return repr(_utf8(s if len(s) <= 100 else s[:100] + "..."))
-
-def _why(e: Exception) -> str:
-    "An error's reason, without our absolute paths."
-    if isinstance(e, OSError) and e.strerror: return e.strerror
-    return _utf8(str(e))[:300] or type(e).__name__
-
-def _err(e: Exception) -> str:
-    "A failure reason for an exception (kept short)."
-    return _utf8(f"error: {type(e).__name__}: {e}")[:500]
-
-def _offset(v) -> int:
-    try: return max(0, int(v or 0))
-    except (TypeError, ValueError, OverflowError): return 0
-
-def _list_files(ws: Path, obs_chars: int) -> str:
-    root, names = Path(ws), []
-    for d, dirs, files in os.walk(root, followlinks=False):
-        dirs.sort()
-        for n in sorted(files):
-            p = Path(d)/n
-            if p.is_symlink() and not (_safe(root, str(p.relative_to(root))) or root).is_file(): continue   # links that leave or loop
-            names.append(str(p.relative_to(root)))
-    out, used = [], 0
-    for i, n in enumerate(names):
-        if used + len(n) + 1 > obs_chars and out: out.append(f"[... {len(names) - i} more files]"); break
-        out.append(n); used += len(n) + 1
-    return _utf8("\n".join(out)) or "(empty)"
-
-def _read_file(ws: Path, p: Path, rel: str, offset, obs_chars: int) -> str:
-    if p == Path(ws).resolve() or p.is_dir(): return f"error: read_file {_shown(rel)}: is a directory (list_files shows the files)"
-    if not p.is_file(): return f"error: read_file {_shown(rel)}: no such file"
-    data = p.read_bytes()
-    if b"\x00" in data[:8192]: return f"error: read_file {_shown(rel)}: binary file ({len(data)} bytes), not text"
-    text = data.decode("utf-8", errors="replace")
-    off = _offset(offset)
-    if off and off >= len(text): return f"(offset {off} is past the end: {rel} has {len(text)} characters)"
-    part = text[off:off + obs_chars]
-    more = f"\n[... {len(text) - off - len(part)} more characters; read with offset {off + len(part)}]" if off + len(part) < len(text) else ""
-    return part + more
-
-def _write_file(ws: Path, p: Path, rel: str, content, append: bool = False) -> str:
-    tool = "append_file" if append else "write_file"
-    if content is None: return f'error: {tool} {_shown(rel)}: no content given (add "content": the text of the file)'
-    if not isinstance(content, str): content = json.dumps(content, ensure_ascii=False)
-    data = _utf8(content).encode("utf-8")
-    old = p.stat().st_size if append and p.is_file() else 0
-    if old + len(data) > MAX_WRITE:
-        return f"error: {tool} {_shown(rel)}: the file would be {old + len(data)} bytes, over the limit of {MAX_WRITE} bytes per file; nothing was written"
-    if p == Path(ws).resolve(): return f"error: {tool} {_shown(rel)}: is the workspace folder, not a file name"
-    if p.is_dir(): return f"error: {tool} {_shown(rel)}: is a directory, not a file"
-    try: p.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError): return f"error: {tool} {_shown(rel)}: a part of the path is a file, not a folder"
-    if not append:
-        p.write_bytes(data)
-        return f"wrote {len(content)} characters to {_utf8(rel)}"
-    sep = b"\n" if old and not p.read_bytes().endswith(b"\n") else b""     # parts never run into each other
-    with open(p, "ab") as f: f.write(sep + data)
-    return f"appended {len(content)} characters to {_utf8(rel)} (now {old + len(sep) + len(data)} bytes)"
-
-def _grep(ws: Path, p: Path|None, rel, pattern, obs_chars: int, max_hits: int = GREP_HITS) -> str:
-    "Lines matching `pattern` (a regular expression, else the literal text; case-insensitive) in file `p` or every workspace file."
-    if not isinstance(pattern, str) or not pattern.strip(): return 'error: grep: no pattern given (add "pattern": words or a regular expression)'
-    try: rx = re.compile(pattern, re.I)
-    except re.error: rx = re.compile(re.escape(pattern.strip()), re.I)
-    root = Path(ws).resolve()
-    if p is not None:
-        if p == root or p.is_dir(): return f"error: grep {_shown(rel)}: is a directory (leave out path to search every file)"
-        if not p.is_file(): return f"error: grep {_shown(rel)}: no such file"
-        if b"\x00" in p.read_bytes()[:8192]: return f"error: grep {_shown(rel)}: binary file, not text"
-        files = [(_utf8(rel), p)]
-    else: files = [(n, _safe(root, n)) for n in _list_files(ws, 10**9).splitlines() if not n.startswith("[")]
-    out, used, n_hits = [], 0, 0
-    for name, f in files:
-        if f is None or not f.is_file(): continue
-        data = f.read_bytes()
-        if b"\x00" in data[:8192]: continue
-        off = 0
-        for ln, line in enumerate(data.decode("utf-8", errors="replace").splitlines(keepends=True), 1):
-            if rx.search(line):
-                n_hits += 1
-                hit = f"{name}:{ln} (offset {off}): {line.strip()[:300]}"
-                if len(out) < max_hits and used + len(hit) + 1 <= obs_chars: out.append(hit); used += len(hit) + 1
-            off += len(line)
-    if not n_hits: return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
-    more = f"\n[... {n_hits - len(out)} more matching lines; search a narrower pattern]" if n_hits > len(out) else ""
-    return "\n".join(out) + more
-
-def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
-    "Execute one tool action in workspace `ws` → the observation text; every problem is an `error: ...` observation, never an exception."
-    if not isinstance(action, dict): return f"error: an action is a JSON object with a tool from {', '.join(TOOLS)}"
-    tool, rel = action.get("tool"), action.get("path")
-    if tool == "finish": return "error: finish ends the loop; it is not a file tool"
-    if not isinstance(tool, str) or tool not in TOOLS: return f"error: unknown tool {_shown(tool)}; use one of {', '.join(TOOLS)}"
-    try:
-        if tool == "list_files": return _list_files(ws, obs_chars)
-        if tool == "grep" and (rel is None or (isinstance(rel, str) and not rel.strip())):
-            return _grep(ws, None, rel, action.get("pattern"), obs_chars)
-        if rel is None: return f'error: {tool}: no path given (add "path": a file name in the workspace)'
-        if not isinstance(rel, str): return f'error: {tool}: "path" must be a file name (a string), not {type(rel).__name__}'
-        if not rel.strip(): return f"error: {tool}: empty path"
-        p = _safe(ws, rel)
-        if p is None: return f"error: {tool} {_shown(rel)}: invalid path (outside the workspace, a NUL byte or a symlink loop)"
-        if tool == "read_file": return _read_file(ws, p, rel, action.get("offset"), obs_chars)
-        if tool == "grep": return _grep(ws, p, rel, action.get("pattern"), obs_chars)
-        return _write_file(ws, p, rel, action.get("content"), append=tool == "append_file")
-    except (OSError, ValueError, UnicodeError, RuntimeError) as e:
-        return f"error: {tool} {_shown(rel)}: {_why(e)}"
-
-def _drive(gen, llm):
-    "Run a generator of requests (`_agent_loop`) with `llm.map`, one request at a time → its return value."
-    try:
-        req = next(gen)
-        while True: req = gen.send(llm.map([req], desc=None)[0])
-    except StopIteration as e: return e.value
-
-async def _adrive(gen, llm):
-    "`_drive` inside `pipeline`: each request is `await llm.acall(...)` (the same requests, cache keys and answers)."
-    try:
-        req = next(gen)
-        while True: req = gen.send(await llm.acall(req))
-    except StopIteration as e: return e.value
-
-def run_agent(llm, paper: dict, examples: list[dict], workspace, skill: str|None = None, max_steps: int = 0,
-              max_tokens: int = 8192, max_items: int = 0, obs_chars: int = OBS_CHARS, temperature: float = 0.0,
-              extra_turn: str|None = None, example_items: int = EXAMPLE_ITEMS, example_chars: int = EXAMPLE_CHARS) -> dict:
-    """Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}.
-    `max_steps` 0 = `agent_steps` (sized to the paper); at the limit one `FORCE_WRITE` turn; `extra_turn` asks one more question after the loop."""
-    return _drive(_agent_loop(paper, examples, workspace, skill, max_steps, max_tokens, max_items, obs_chars, temperature, extra_turn,
-                              example_items, example_chars), llm)
-
-async def arun_agent(llm, paper: dict, examples: list[dict], workspace, skill: str|None = None, max_steps: int = 0,
-                     max_tokens: int = 8192, max_items: int = 0, obs_chars: int = OBS_CHARS, temperature: float = 0.0,
-                     extra_turn: str|None = None, example_items: int = EXAMPLE_ITEMS, example_chars: int = EXAMPLE_CHARS) -> dict:
-    "`run_agent` inside `pipeline` (agents of different papers run at once; each one's steps stay in order)."
-    return await _adrive(_agent_loop(paper, examples, workspace, skill, max_steps, max_tokens, max_items, obs_chars, temperature,
-                                     extra_turn, example_items, example_chars), llm)
-
-def _agent_loop(paper, examples, workspace, skill, max_steps, max_tokens, max_items, obs_chars, temperature, extra_turn,
-                example_items, example_chars):
-    "The body of `run_agent`: yields each request, is sent its result, returns the run's dict."
-    ws = make_workspace(workspace, paper, examples, example_items, example_chars)
-    budget = agent_steps(paper, examples, obs_chars, max_steps, example_items, example_chars)
-    mem = msgs(agent_task(max_items, budget, len(paper["text"])), agent_system(skill, obs_chars))
-    transcript, failure, ended, forced = [], None, "step limit", False
-    def act_of(text):
-        act, why = parse_json(text)
-        if not isinstance(act, dict) or not isinstance(act.get("tool"), str) or act["tool"] not in TOOLS:
-            why = why or ("unknown tool " + _shown(act.get("tool")) if isinstance(act, dict) else "not a JSON object")
-            return None, f"error: could not parse an action ({why}); answer with one JSON object with a tool from {list(TOOLS)}"
-        return act, None
-    def execute(act):
-        try: return run_tool(ws, act, obs_chars)
-        except Exception as e: return f"error: {act['tool']}: {type(e).__name__}: {_why(e)}"   # noqa: BLE001 (the agent sees it; the loop goes on)
-    for step in range(budget):
-        r = yield Request(list(mem), max_tokens=max_tokens, temperature=temperature, schema=action_schema())
-        if not r["ok"]:
-            failure = f"request failed at step {step}: {r['error']}"; ended = "request failed"
-            transcript.append(dict(step=step, error=r["error"])); break
-        mem.append({"role": "assistant", "content": r["text"]})
-        act, obs = act_of(r["text"])
-        if act is not None and act["tool"] == "finish":
-            transcript.append(dict(step=step, raw=r["text"], action=act, observation=None, finish_reason=r.get("finish_reason")))
-            ended = "finish"; break
-        if act is not None: obs = execute(act)
-        transcript.append(dict(step=step, raw=r["text"], action=act, observation=obs, finish_reason=r.get("finish_reason")))
-        mem.append({"role": "user", "content": f"Observation:\n{obs}"})
-    wrote, nothing = None, "the forced final-write turn wrote nothing"
-    unwritten = ended == "finish" and not (ws/RUBRIC_FILE).exists()
-    if ended == "step limit" or unwritten:  # the forced final write: one more turn, only a write is carried out
-        forced, prompt = True, FORCE_WRITE if ended == "step limit" else FINISH_WRITE
-        mem.append({"role": "user", "content": prompt})
-        r = yield Request(list(mem), max_tokens=max_tokens, temperature=temperature, schema=action_schema())
-        act, obs = act_of(r["text"]) if r["ok"] else (None, f"error: request failed: {r['error']}")
-        if not r["ok"]: nothing = f"the forced final-write request failed: {r['error']}"
-        if act is not None and act["tool"] in ("write_file", "append_file"): obs = execute(act); wrote = not obs.startswith("error")
-        elif act is not None: obs = f"not run: the forced final turn only carries out write_file / append_file, not {act['tool']}"
-        transcript.append(dict(step="forced", prompt=prompt, raw=r["text"], action=act, observation=obs, error=r["error"],
-                               finish_reason=r.get("finish_reason")))
-        mem.append({"role": "assistant", "content": r["text"] or ""})
-    final = None
-    if extra_turn and failure is None:
-        mem.append({"role": "user", "content": extra_turn})
-        r = yield Request(list(mem), max_tokens=max_tokens, temperature=temperature)
-        final = r["text"] if r["ok"] else None
-        transcript.append(dict(step="extra", prompt=extra_turn, raw=r["text"], error=r["error"]))
-        if not r["ok"]: failure = f"extra turn failed: {r['error']}"
-    rf = ws/RUBRIC_FILE
-    try: text = rf.read_bytes().decode("utf-8", errors="replace") if rf.is_file() and not rf.is_symlink() else None
-    except OSError as e: text, ended = None, f"{ended}; {RUBRIC_FILE} unreadable: {_why(e)}"
-    steps = len([t for t in transcript if isinstance(t["step"], int)])
+def _agent_result(a: dict, budget: int) -> dict:
+    "The rubric an agent run `a` (`drive`) left in `rubric.json`, and why (or why there is none)."
+    ended, forced, steps, text = a["ended"], a["forced"], a["steps"], a["text"]
     limit = f"step limit of {budget} steps hit" if ended == "step limit" else f"finish after {steps} steps without {RUBRIC_FILE}"
     if text is not None: parsed = parse_rubric(text)
-    else: parsed = dict(items=[], dropped=[], how=None, failure=f"agent wrote no {RUBRIC_FILE} ({ended} after {steps} steps)" if not forced else
-                        f"agent wrote no {RUBRIC_FILE} ({limit}; {nothing})")
+    else:
+        why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
+        parsed = dict(items=[], dropped=[], how=None, failure=f"agent wrote no {RUBRIC_FILE} ({why})")
     note = None
     if forced and parsed["items"]:
         note = (f"{limit} without finish" if ended == "step limit" else limit) + f": the rubric is what {RUBRIC_FILE} held " + \
-               ("after the forced final write" if wrote else f"({nothing})")
+               ("after the forced final write" if a["wrote"] else f"({a['nothing']})")
     elif forced and text is not None: parsed["failure"] = f"{parsed['failure']}; {limit}"
+    failure = a["failure"]
     return dict(items=parsed["items"], dropped=parsed["dropped"], how=parsed["how"],
                 failure=failure if failure and not parsed["items"] else parsed["failure"], request_failure=failure,
-                steps=steps, budget=budget, ended=ended, forced=forced, note=note, transcript=transcript, final=final)
+                steps=steps, budget=budget, ended=ended, forced=forced, note=note, transcript=a["transcript"],
+                final=a["final"])
+
+async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None,
+                     skill: str|None = None, extra_turn: str|None = None, stages=("generate", "agent")) -> dict:
+    """Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}, with
+    `cfg`'s caps (`max_steps` 0 = `agent_steps`, sized to the paper); `drive` runs the loop (at the limit one
+    `FORCE_WRITE` turn); `extra_turn` asks one more question after it; `stages`: the first request's and the others'."""
+    cfg = cfg or RubricsConfig()
+    ek = (cfg.example_items, cfg.example_chars)
+    ws = make_workspace(workspace, paper, examples, *ek)
+    budget = agent_steps(paper, examples, cfg.obs_chars, cfg.max_steps, *ek)
+    mem = msgs(agent_task(cfg.max_items, budget, len(paper["text"])), agent_system(skill, cfg.obs_chars))
+    task = AgentTask(RUBRIC_FILE, FORCE_WRITE, FINISH_WRITE, budget, cfg.max_tokens, cfg.temperature, cfg.obs_chars,
+                     extra_turn, tuple(stages))
+    return _agent_result(await drive(llm, ws, mem, task), budget)
 
 # %% ../nbs/20_rubrics.ipynb #c25c7425
 SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpose skill document (markdown, at most 400 words) "
@@ -537,16 +378,11 @@ def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
     if words < min_words: return f"too short: {words} words of prose (at least {min_words})"
     return None
 
-def distill_skill(llm, paper: dict, examples: list[dict], workspace, **kw) -> dict:
-    "Run the agentic scaffold on `paper` with the strong model, then ask for the skill document → {skill, failure, run}; never raises."
-    try: a = run_agent(llm, paper, examples, workspace, extra_turn=SKILL_REQUEST, **kw)
+async def adistill_skill(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None) -> dict:
+    """Run the agentic scaffold on `paper` with the strong model, then ask for the skill document → {skill, failure,
+    run}; never raises. Its first request is a first-stage one (`generate`), the others the `distill` stage."""
+    try: a = await arun_agent(llm, paper, examples, workspace, cfg, None, SKILL_REQUEST, ("generate", "distill"))
     except Exception as e: return _distill_failed(e)     # noqa: BLE001 (a broken distillation is a failure of setting 4, not of the run)
-    return _skill_of(a)
-
-async def adistill_skill(llm, paper: dict, examples: list[dict], workspace, **kw) -> dict:
-    "`distill_skill` inside `pipeline`."
-    try: a = await arun_agent(llm, paper, examples, workspace, extra_turn=SKILL_REQUEST, **kw)
-    except Exception as e: return _distill_failed(e)     # noqa: BLE001
     return _skill_of(a)
 
 def _distill_failed(e: Exception) -> dict:
@@ -574,19 +410,13 @@ def _gen_record(p: dict, setting: str, r: dict) -> dict:
     return dict(paper=p["id"], setting=setting, items=parsed["items"], dropped=parsed["dropped"], how=parsed["how"],
                 failure=fail, finish_reason=r.get("finish_reason"), raw=r["text"])
 
-def _gen_request(papers: list[dict], p: dict, setting: str, n_examples: int, max_tokens: int, max_items: int, temperature: float,
-                 example_items: int, example_chars: int) -> Request:
+def _gen_request(papers: list[dict], p: dict, setting: str, cfg: RubricsConfig) -> Request:
     "The one request of a direct / icl rubric."
-    pr = direct_prompt(p, max_items) if setting == "direct" else \
-        icl_prompt(p, other_papers(papers, p["id"], n_examples), max_items, example_items, example_chars)
-    return Request(msgs(pr), max_tokens=max_tokens, temperature=temperature, schema=rubric_schema(max_items))
-
-def _agent_kw(papers, p, setting, out_dir, skill, n_examples, max_tokens, max_items, max_steps, obs_chars, temperature,
-              example_items, example_chars) -> dict:
-    "`run_agent`'s arguments for an agentic / skill rubric."
-    return dict(paper=p, examples=other_papers(papers, p["id"], n_examples), workspace=Path(out_dir)/"workspaces"/setting/p["id"],
-                skill=skill if setting == "skill" else None, max_steps=max_steps, max_tokens=max_tokens, max_items=max_items,
-                obs_chars=obs_chars, temperature=temperature, example_items=example_items, example_chars=example_chars)
+    ex = other_papers(papers, p["id"], cfg.n_examples)
+    pr = direct_prompt(p, cfg.max_items) if setting == "direct" else \
+        icl_prompt(p, ex, cfg.max_items, cfg.example_items, cfg.example_chars)
+    return Request(msgs(pr), max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                   schema=rubric_schema(cfg.max_items), stage="generate")
 
 def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
     "An agentic / skill rubric record from the agent run `a`; its transcript is saved under `transcripts/<setting>/<paper>.json`."
@@ -597,51 +427,22 @@ def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
                       steps=a["steps"], budget=a["budget"], ended=a["ended"], forced=a["forced"], note=a["note"],
                       transcript=str(tp.relative_to(out_dir))))
 
-def generate_rubrics(llm, papers: list[dict], setting: str, out_dir, skill: str|None = None, n_examples: int = 1,
-                     max_tokens: int = 8192, max_items: int = 0, max_steps: int = 0, obs_chars: int = OBS_CHARS,
-                     temperature: float = 0.0, example_items: int = EXAMPLE_ITEMS, example_chars: int = EXAMPLE_CHARS,
-                     skill_failure: str|None = None) -> list[dict]:
-    "Rubrics for every paper in one setting → list of {paper, setting, items, dropped, failure, ...}; a paper that breaks is a failure record."
+async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_dir, cfg: RubricsConfig|None = None,
+                           skill: str|None = None, skill_failure: str|None = None) -> dict:
+    """One paper's rubric in one setting (inside `pipeline`, or `run_sync`) → {paper, setting, items, dropped, failure,
+    ...}; a paper that breaks is a failure record. The agent's first turn is a first-stage request (`generate`) unless
+    it carries a distilled skill, which only the distillation's answers make."""
+    cfg = cfg or RubricsConfig()
     if setting not in SETTINGS: raise ValueError(f"unknown setting {setting!r} (known: {', '.join(SETTINGS)})")
-    ek = dict(example_items=example_items, example_chars=example_chars)
-    if setting in ("direct", "icl"):
-        out, reqs = {}, {}
-        for i, p in enumerate(papers):
-            try: reqs[i] = _gen_request(papers, p, setting, n_examples, max_tokens, max_items, temperature, **ek)
-            except Exception as e: out[i] = _failed(p, setting, _err(e))     # noqa: BLE001
-        try: res = llm.map(list(reqs.values()), desc=f"rubrics {setting} {llm.spec.name}")
-        except Exception as e:      # noqa: BLE001 (the whole setting fails, paper by paper; the run goes on)
-            res = [None] * len(reqs); why = _err(e)
-        for i, r in zip(reqs, res):
-            p = papers[i]
-            try: out[i] = _failed(p, setting, why) if r is None else _gen_record(p, setting, r)
-            except Exception as e: out[i] = _failed(p, setting, _err(e))     # noqa: BLE001
-        return [_utf8(out[i]) for i in range(len(papers))]
     if setting == "skill" and not skill:
-        return [_failed(p, setting, f"no skill document: {skill_failure or 'distillation failed'}") for p in papers]
-    out = []
-    for p in papers:
-        try:
-            a = run_agent(llm, **_agent_kw(papers, p, setting, out_dir, skill, n_examples, max_tokens, max_items, max_steps, obs_chars,
-                                           temperature, **ek))
-            out.append(_agent_record(llm, p, setting, out_dir, skill, a))
-        except Exception as e: out.append(_failed(p, setting, _err(e)))    # noqa: BLE001 (this paper fails; the others go on)
-    return out
-
-async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_dir, skill: str|None = None, n_examples: int = 1,
-                           max_tokens: int = 8192, max_items: int = 0, max_steps: int = 0, obs_chars: int = OBS_CHARS,
-                           temperature: float = 0.0, example_items: int = EXAMPLE_ITEMS, example_chars: int = EXAMPLE_CHARS,
-                           skill_failure: str|None = None) -> dict:
-    "One paper's rubric in one setting inside `pipeline` (`generate_rubrics`' record for that paper, from the same requests)."
-    if setting not in SETTINGS: raise ValueError(f"unknown setting {setting!r} (known: {', '.join(SETTINGS)})")
-    ek = dict(example_items=example_items, example_chars=example_chars)
-    if setting == "skill" and not skill: return _failed(p, setting, f"no skill document: {skill_failure or 'distillation failed'}")
+        return _failed(p, setting, f"no skill document: {skill_failure or 'distillation failed'}")
     try:
         if setting in ("direct", "icl"):
-            req = _gen_request(papers, p, setting, n_examples, max_tokens, max_items, temperature, **ek)
-            return _utf8(_gen_record(p, setting, await llm.acall(req)))
-        a = await arun_agent(llm, **_agent_kw(papers, p, setting, out_dir, skill, n_examples, max_tokens, max_items, max_steps, obs_chars,
-                                              temperature, **ek))
+            return _utf8(_gen_record(p, setting, await llm.acall(_gen_request(papers, p, setting, cfg))))
+        first = "generate" if setting == "agentic" or cfg.skill_file else "agent"
+        ws = Path(out_dir)/"workspaces"/setting/p["id"]
+        a = await arun_agent(llm, p, other_papers(papers, p["id"], cfg.n_examples), ws, cfg,
+                             skill if setting == "skill" else None, stages=(first, "agent"))
         return _agent_record(llm, p, setting, out_dir, skill, a)
     except Exception as e: return _failed(p, setting, _err(e))     # noqa: BLE001 (this paper fails; the others go on)
 
@@ -780,25 +581,6 @@ def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|N
         for t in taus: out.update({f"precision@{t}": float("nan"), f"recall@{t}": float("nan"), f"f1@{t}": float("nan")})
     return out
 
-def naive_intrinsic(generated, reference, taus=TAUS) -> dict:
-    "The per-pair loop (rouge_score per pair, one embedding call per item): the P4 baseline and a cross-check."
-    from rouge_score import rouge_scorer
-    from scibench.retrieval import embed
-    sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
-    r1, rl = [], []
-    for g in generated:
-        best1 = bestl = 0.0
-        for r in reference:
-            s = sc.score(r, g); best1, bestl = max(best1, s["rouge1"].fmeasure), max(bestl, s["rougeL"].fmeasure)
-        r1.append(best1); rl.append(bestl)
-    eg, er = [embed([g])[0] for g in generated], [embed([r])[0] for r in reference]
-    out = dict(max_rouge1=float(np.mean(r1)), max_rougeL=float(np.mean(rl)))
-    for t in taus:
-        mg = [any(float(a @ b) > t for b in er) for a in eg]; mr = [any(float(a @ b) > t for a in eg) for b in er]
-        p, r = float(np.mean(mg)), float(np.mean(mr))
-        out.update({f"precision@{t}": p, f"recall@{t}": r, f"f1@{t}": 2 * p * r / (p + r) if p + r > 0 else 0.0})
-    return out
-
 # %% ../nbs/20_rubrics.ipynb #f914275f
 def extrinsic(s_gen: list, s_ref: list) -> dict:
     "Spearman and Pearson between two repository score vectors (repositories without both scores are left out and counted)."
@@ -850,9 +632,6 @@ def _nan_none(x):
     if isinstance(x, float) and np.isnan(x): return None
     return x
 
-RETRIEVAL = ("bm25", "embedding", "hybrid")
-
-PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
 PAPER_CHOICES = (
     "prompts: Appendix A's prompts are figures, not in the paper's text; the instructions I, the in-context layout, the agent's "
@@ -902,47 +681,6 @@ def run_protocol(c: dict) -> str:
     "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
     return c.get("protocol") or "paper (before issue 18)"
 
-@dataclass
-class RubricsConfig(Config):
-    judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); the embedded model is weak", role=True)
-    settings: list[str] = param(list(SETTINGS), "generation settings to run", choices=SETTINGS)  # noqa: RUF009 (param makes a default_factory)
-    k: int = param(10, "files retrieved per criterion when grading (top-K)")
-    retrieval: str = param("bm25", "how the grader ranks a repository's files for a criterion", choices=RETRIEVAL)
-    max_tokens: int = param(8192, "completion cap of each generation call and agent step (8192: ~160 items of ~150 characters, ~45 tokens each as JSON)")
-    judge_max_tokens: int = param(256, "completion cap of each grading answer")
-    max_items: int = param(0, "most items per generated rubric (longer ones are cut, and counted; 0 = no cap)")
-    max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at obs_chars per step, + 10)")
-    obs_chars: int = param(OBS_CHARS, "longest file read an agent sees per step (characters; it pages on with an offset)")
-    context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the top-K files as fits the judge's context window")
-    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads before the criterion, as PaperBench's judge does: -1 = the whole "
-                             "paper where it fits the judge's context window beside the rest (else omitted, and the run says so); "
-                             "N > 0 = its first N characters (where they fit); 0 = none")
-    n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)")
-    example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about this many nodes)")
-    example_chars: int = param(EXAMPLE_CHARS, "character budget of the whole example set (items beyond it are cut evenly; 0 = none)")
-    skill_model: str = param("", "model that distils the skill document (setting skill); empty = the strongest configured model "
-                             "(highest price_out among model and judge; the model under test when equal)", role=True)
-    skill_paper: str = param("", "paper the skill is distilled on (empty = the split's first paper)")
-    skill_file: str = param("", "read the skill document from this file instead of distilling it")
-    temperature: float = param(0.0, "sampling temperature of the generation")
-    judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split has cases")
-    embedder: str = param(DEFAULT_EMBEDDER, "embedding model of the intrinsic matching: a sentence-transformers name or path, "
-                          "or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is not comparable across embedders")
-    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
-                          "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
-
-def _validate(cfg: RubricsConfig) -> None:
-    "Checks across parameters (a bad config stops before any call)."
-    if cfg.paper_chars < -1: raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got {cfg.paper_chars}")
-    for k in ("max_items", "max_steps", "example_chars"):
-        if getattr(cfg, k) < 0: raise ConfigError(f"parameter '{k}' must be >= 0, got {getattr(cfg, k)}")
-    for k, lo in (("obs_chars", 200), ("example_items", 1), ("max_tokens", 1)):
-        if getattr(cfg, k) < lo: raise ConfigError(f"parameter '{k}' must be >= {lo}, got {getattr(cfg, k)}")
-    if cfg.skill_model and ("skill" not in cfg.settings or cfg.skill_file):
-        raise ConfigError(f"skill_model {cfg.skill_model!r} would not be used (" + ("skill_file is given" if cfg.skill_file else
-                          "setting 'skill' is not run") + "): leave skill_model empty, so that it is neither resolved nor pinged")
-    if not cfg.embedder.strip() or cfg.embedder.strip() in ("openai:", "openai"): raise ConfigError(f"parameter 'embedder': {cfg.embedder!r} names no model")
-
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
     "The model that distils the skill → (name, why): `skill_model`, else the configured model with the highest `price_out` (ties: the model under test)."
     if cfg.skill_model: return cfg.skill_model.split("+")[0], "skill_model"
@@ -954,7 +692,7 @@ def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
     n = next(n for n in names if price[n] == top)
     return n, f"skill_model empty: the strongest configured model (highest price_out, {top:g} USD per 1M tokens, among {', '.join(names)})"
 
-def _skill_plan(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
+def _skill_source(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
     """What setting 4's skill document comes from, checked before any call: `skill_file` (read and checked now → {skill,
     failure, info}) or the distilling model → {llm, model, why, paper}."""
     if cfg.skill_file:
@@ -965,18 +703,22 @@ def _skill_plan(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
     sm, why = strongest_model(cfg, ctx.specs)
     llm = ctx.llm("model") if sm == str(cfg.model).split("+")[0] else ctx.llm("skill_model", sm)
     sp = next((p for p in papers if p["id"] == (cfg.skill_paper or papers[0]["id"])), None)
-    if sp is None: raise ValueError(f"skill_paper {cfg.skill_paper!r} is not in split {cfg.split} ({', '.join(p['id'] for p in papers)})")
+    if sp is None:
+        ids = ", ".join(p["id"] for p in papers)
+        raise ConfigError(f"skill_paper {cfg.skill_paper!r} is not in split {cfg.split} ({ids})")
     return dict(llm=llm, model=sm, why=why, paper=sp)
 
-async def _askill(cfg: RubricsConfig, out: Path, papers: list[dict], plan: dict, gkw: dict) -> tuple[str|None, str|None, dict]:
-    "Setting 4's skill document (inside `pipeline`): `skill_file`'s, or distilled by the skill model and checked → (skill, failure, info)."
-    if "llm" not in plan: skill, failure, info = plan["skill"], plan["failure"], plan["info"]
+async def _askill(cfg: RubricsConfig, out: Path, papers: list[dict], src: dict) -> tuple[str|None, str|None, dict]:
+    "Setting 4's skill document (inside `pipeline`): `skill_file`'s, or distilled and checked → (skill, failure, info)."
+    if "llm" not in src: skill, failure, info = src["skill"], src["failure"], src["info"]
     else:
-        sm, sp = plan["model"], plan["paper"]
-        ds = await adistill_skill(plan["llm"], sp, other_papers(papers, sp["id"], cfg.n_examples), out/"workspaces"/"distill", **gkw)
-        write_json(out/"transcripts"/"skill_distillation.json", dict(model=sm, model_choice=plan["why"], paper=sp["id"], **ds["run"],
-                                                                    skill=ds["skill"], rejected=ds.get("rejected"), skill_failure=ds["failure"]))
-        skill, failure, info = ds["skill"], ds["failure"], dict(model=sm, model_choice=plan["why"], paper=sp["id"])
+        sm, sp = src["model"], src["paper"]
+        ex = other_papers(papers, sp["id"], cfg.n_examples)
+        ds = await adistill_skill(src["llm"], sp, ex, out/"workspaces"/"distill", cfg)
+        write_json(out/"transcripts"/"skill_distillation.json",
+                   dict(model=sm, model_choice=src["why"], paper=sp["id"], **ds["run"], skill=ds["skill"],
+                        rejected=ds.get("rejected"), skill_failure=ds["failure"]))
+        skill, failure, info = ds["skill"], ds["failure"], dict(model=sm, model_choice=src["why"], paper=sp["id"])
     if skill: write_text(out/"skill.md", skill)
     return skill, failure, info
 
@@ -1003,43 +745,43 @@ def grader_paper(spec, papers: list[dict], cfg: RubricsConfig) -> dict:
     return dict(paper_chars=cfg.paper_chars, context=judge_context(spec), papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
                 for k, v in views.items()}, note=paper_summary(views))
 
-def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
-    "The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7 and Spearman."
-    papers = load_papers(cfg.split, cfg.limit or None)
+def _judge_eval(cfg: RubricsConfig, judge_llm, papers: list[dict], d: Path) -> dict:
+    "JudgeEval where the split has cases (its own stage) → the summary's `judge_eval` keys; `judge_eval.jsonl` written."
+    if not (cfg.judge_eval and (split_root(cfg.split)/"judge_eval").exists()): return {}
+    texts = {p["id"]: p["text"] for p in papers}
+    recs, je = judge_eval(judge_llm, split_root(cfg.split)/"judge_eval", _grading(cfg, "judge_eval"), texts)
+    write_jsonl(d/"judge_eval.jsonl", recs)
+    cases = {k: v for k, v in je.items() if k != "metrics"}
+    return dict(judge_eval=_nan_none(je["metrics"]), judge_eval_cases=_nan_none(cases))
+
+def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|None) -> tuple[dict, dict, dict, dict]:
+    """One pipeline over (setting, paper), the reference rubric first: a rubric is graded as soon as it exists, its
+    grading calls go out at once (within the judge's limit), agents of different papers run at once, the skill is
+    distilled meanwhile; every verdict streamed to `grades.jsonl` → (rubrics, scores, repository indexes, state)."""
     d, gen_llm, judge_llm = ctx.out, ctx.llm("model"), ctx.llm("judge")
-    gkw = dict(max_tokens=cfg.max_tokens, max_items=cfg.max_items, max_steps=cfg.max_steps, obs_chars=cfg.obs_chars, temperature=cfg.temperature,
-               example_items=cfg.example_items, example_chars=cfg.example_chars)
-    note_protocol(cfg, ctx)
-    embed_map(["the embedder answers"], cfg.embedder, cache=True)   # a bad embedder stops the run here, before any call (cached: it answered before)
-    plan = _skill_plan(cfg, ctx, papers) if "skill" in cfg.settings else None
-    # one pipeline over (setting, paper), the reference rubric first: a rubric is graded as soon as it exists, its grading calls
-    # go out at once (within the judge's limit), agents of different papers run at once, and the skill is distilled meanwhile
     todo = [("reference", p) for p in papers] + [(s, p) for s in cfg.settings for p in papers]
     gens: dict = {}; scores: dict = {}; indexes: dict = {}; st: dict = {}
-    gr = dict(k=cfg.k, method=cfg.retrieval, context_chars=cfg.context_chars or None, max_tokens=cfg.judge_max_tokens, indexes=indexes,
-              paper_chars=cfg.paper_chars)
-    seen = grader_paper(judge_llm.spec, papers, cfg)     # what the judge reads of each paper, said before any call
-    print(f"rubrics: grader: {seen['note']}", file=sys.stderr, flush=True)
-    ctx.provenance["grader paper"] = seen["note"]
     def skill_task():
-        if "skill" not in st: st["skill"] = asyncio.ensure_future(_askill(cfg, d, papers, plan, gkw))
+        if "skill" not in st: st["skill"] = asyncio.ensure_future(_askill(cfg, d, papers, src))
         return st["skill"]
     async def one(sp):
         s, p = sp
-        if "ahead" not in st:       # prompts built and not yet answered: the judge's limit and a few more, so memory stays flat
-            st["ahead"] = None if judge_llm.batch else asyncio.Semaphore(judge_llm.concurrency + max(8, judge_llm.concurrency // 8))   # a batch takes them all
-        if plan is not None: skill_task()      # the distillation heads the run's longest chain: it starts with the first item
+        if "ahead" not in st:       # prompts built and not yet answered: the judge's limit and a few (a batch: all)
+            n = judge_llm.concurrency
+            st["ahead"] = None if judge_llm.batch else asyncio.Semaphore(n + max(8, n // 8))
+        if src is not None: skill_task()      # the distillation heads the run's longest chain: it starts at once
         if s == "reference": g = dict(items=to_checklist(p["leaves"]), failure=None, dropped=[])
         else:
             skill, skill_failure, _ = await skill_task() if s == "skill" else (None, None, None)
-            g = await agenerate_rubric(gen_llm, papers, p, s, d, skill=skill, n_examples=cfg.n_examples, skill_failure=skill_failure, **gkw)
+            g = await agenerate_rubric(gen_llm, papers, p, s, d, cfg, skill, skill_failure)
             if cfg.max_items and len(g["items"]) > cfg.max_items:
                 g["truncated"] = len(g["items"]) - cfg.max_items; g["items"] = g["items"][:cfg.max_items]
         if not g["items"]: return g, {}
         jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
-        return g, dict(zip(p["repos"], await asyncio.gather(*(agrade(judge_llm, job, ahead=st["ahead"], **gr) for job in jobs))))
+        graded = await asyncio.gather(*(agrade(judge_llm, job, _grading(cfg), indexes, st["ahead"]) for job in jobs))
+        return g, dict(zip(p["repos"], graded))
     slim = lambda items: [{k: v for k, v in i.items() if k != "ancestors"} for i in items]   # ancestors: once, in records.jsonl
-    def write_grades(f):            # every verdict streamed to grades.jsonl, in (setting, paper, repository) order
+    def write_grades(f):            # in (setting, paper, repository) order
         def done(i, res):
             (s, p), (g, graded) = todo[i], res
             gens[(s, p["id"])] = g
@@ -1047,24 +789,38 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
                 f.write(jsonl_line(dict(setting=s, paper=p["id"], repo=rn, **x, items=slim(g["items"]))).encode("utf-8"))
                 scores[(s, p["id"], rn)] = {k: v for k, v in x.items() if k not in ("verdicts", "paper_seen")}
         llms = {f"rubrics {gen_llm.spec.name}": gen_llm, f"grade {judge_llm.spec.name}": judge_llm}
-        if plan is not None and "llm" in plan and plan["llm"] is not gen_llm: llms[f"skill {plan['model']}"] = plan["llm"]
+        if src is not None and "llm" in src and src["llm"] is not gen_llm: llms[f"skill {src['model']}"] = src["llm"]
         pipeline(todo, one, llms, on_result=done)
     write_with(d/"grades.jsonl", write_grades)
+    return gens, scores, indexes, st
+
+def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
+    """The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7
+    and Spearman. Planning (`ctx.planning`): no embedder check and, after the last call (JudgeEval), no metrics."""
+    papers = load_papers(cfg.split, cfg.limit or None)
+    d, _, judge_llm = ctx.out, ctx.llm("model"), ctx.llm("judge")     # the model's client first (meta.json's order)
+    note_protocol(cfg, ctx)
+    if not ctx.planning:   # a bad embedder stops the run here, before any call (cached: it answered before)
+        embed_map(["the embedder answers"], cfg.embedder, cache=True)
+    src = _skill_source(cfg, ctx, papers) if "skill" in cfg.settings else None
+    seen = grader_paper(judge_llm.spec, papers, cfg)     # what the judge reads of each paper, said before any call
+    print(f"rubrics: grader: {seen['note']}", file=sys.stderr, flush=True)
+    ctx.provenance["grader paper"] = seen["note"]
+    gens, scores, indexes, st = _generate_and_grade(cfg, ctx, papers, src)
     order = {str(rp): n for n, rp in enumerate(rp for p in papers for rp in p["repos"].values())}
     write_json(d/"repos.json", [ix.report for _, ix in sorted(indexes.items(), key=lambda kv: order.get(kv[0][0], len(order)))])
+    je = _judge_eval(cfg, judge_llm, papers, d)
+    if ctx.planning: return []
     skill, skill_failure, skill_info = st["skill"].result() if "skill" in st else (None, None, {})
-    emb = embed_map([i["criterion"] for g in gens.values() for i in g["items"]] + [l["requirements"] for p in papers for l in p["leaves"]], cfg.embedder, cache=True)
+    texts = [i["criterion"] for g in gens.values() for i in g["items"]]
+    texts += [l["requirements"] for p in papers for l in p["leaves"]]
+    emb = embed_map(texts, cfg.embedder, cache=True)
     toks: dict = {}      # ROUGE tokens of each text, shared by every setting
     records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb, toks) for s in ["reference"] + cfg.settings for p in papers]
     write_jsonl(d/"records.jsonl", records)
     summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder, grader_paper=seen,
-                   skill=dict(used="skill" in cfg.settings and skill is not None, failure=skill_failure, chars=len(skill) if skill else 0, **skill_info))
-    if cfg.judge_eval and (split_root(cfg.split)/"judge_eval").exists():
-        recs, je = judge_eval(judge_llm, split_root(cfg.split)/"judge_eval", k=cfg.k, method=cfg.retrieval, context_chars=cfg.context_chars or None,
-                              max_tokens=cfg.judge_max_tokens, paper_chars=cfg.paper_chars, papers={p["id"]: p["text"] for p in papers})
-        write_jsonl(d/"judge_eval.jsonl", recs)
-        summary["judge_eval"] = _nan_none(je["metrics"])
-        summary["judge_eval_cases"] = _nan_none({k: v for k, v in je.items() if k != "metrics"})
+                   skill=dict(used="skill" in cfg.settings and skill is not None, failure=skill_failure,
+                              chars=len(skill) if skill else 0, **skill_info), **je)
     write_json(d/"scores.json", summary)
     shutil.rmtree(d/"workspaces", ignore_errors=True)      # the transcripts record every file the agents wrote
     head = []
@@ -1075,107 +831,54 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     return head
 
 # %% ../nbs/20_rubrics.ipynb #ea53fd03
-_GUESS_CRITERION_CHARS = 150    # a generated criterion (the paper's Table 1: ~100-200 characters)
-_GUESS_ITEMS = 80               # items per generated rubric when max_items = 0 (no cap): the human scale (83; the paper's settings 36-87)
-_GUESS_ACTION_CHARS = 240       # a reading step's answer (thought + read_file / grep action)
-_GUESS_SKILL_CHARS = 2600       # a skill document (asked for at most 400 words)
+_GUESS_ITEMS = 80       # items of a stub rubric when max_items = 0 (no cap): the human scale (83; the paper's: 36-87)
+_AT_MOST = re.compile(r"Write at most (\d+) items\.")
 
-def _judge_eval_trees(split: str) -> list[tuple[str, dict]]:
-    "(case, human-graded tree) of the split's JudgeEval cases, without extracting the submissions."
-    return judge_eval_trees(split_root(split)/"judge_eval")
+def _stub_items(key: str, text: str) -> list[dict]:
+    "A stub rubric: `max_items` items (else `_GUESS_ITEMS`) of ~140 characters, distinct by `key`."
+    m = _AT_MOST.search(text)
+    h = hashlib.sha1(key.encode()).hexdigest()[:8]
+    crit = "Implements, runs and reports component {} of the method ({}) as the paper describes it, with its settings"
+    return [dict(criterion=crit.format(j, h) + " and the numbers it reports", importance=1 + j % 5,
+                 category=CATEGORIES[j % 3])
+            for j in range(int(m.group(1)) if m else _GUESS_ITEMS)]
 
-def plan(cfg: RubricsConfig) -> list[dict]:
-    """Calls and tokens per role for `--dry-run`: rough upper bounds, under these assumptions.
-    Prompt tokens ≈ characters / 4; every generation and grading completion reaches its cap (`max_tokens`, `judge_max_tokens`).
-    model: one call per (setting, paper) for `direct` and `icl`; `agentic` and `skill` use their whole step budget
-    (`agent_steps`: `max_steps`, or one reading of the paper and the examples at `obs_chars` per step + 10) and the
-    forced final-write turn: reading steps first (an answer of ~240 characters / 60 tokens and an `obs_chars`
-    observation each), then writing steps at the `max_tokens` cap; step i's prompt is the task plus every earlier
-    answer and observation. The skill document is ~2,600 characters. Distilling the skill is one agentic run plus
-    one more turn, by the skill model (`strongest_model`: `skill_model`, else the configured model with the highest
-    registry price_out). judge: one call per (rubric item, repository) for the reference rubric (its real leaves)
-    and for each generated rubric (`max_items` items, 80 when uncapped, of ~150 characters; fewer when the model
-    writes fewer), each prompt with a full retrieved context (`context_chars`, or 200 characters for each of the
-    `k` files when more, plus file headers) and the paper where the judge reads it (`paper_view`; with an auto
-    context the files get what the paper leaves); JudgeEval grades every human-graded leaf once.
-    Answers already in the cache are counted too: a rerun costs far less than this."""
-    papers = load_papers(cfg.split, cfg.limit or None)
-    rows = {r: [0, 0.0, 0] for r in ("model", "skill_model", "judge")}
-    def add(role, calls, prompt_chars, completion):
-        rows[role][0] += calls; rows[role][1] += prompt_chars / 4; rows[role][2] += completion
-    ek = dict(n_items=cfg.example_items, max_chars=cfg.example_chars)
-    def agent(role, p, skill_chars=0, extra=0):
-        ex = other_papers(papers, p["id"], cfg.n_examples)
-        steps = agent_steps(p, ex, cfg.obs_chars, cfg.max_steps, **ek)
-        reads = min(steps, agent_steps(p, ex, cfg.obs_chars, 0, **ek) - WRITE_STEPS)
-        grow = [_GUESS_ACTION_CHARS + cfg.obs_chars + 20] * reads + [4 * cfg.max_tokens + 60] * (steps - reads + 1 + extra)
-        base = len(agent_system(None, cfg.obs_chars)) + skill_chars + len(agent_task(cfg.max_items, steps, len(p["text"])))
-        add(role, len(grow), sum(base + sum(grow[:i]) for i in range(len(grow))), reads * _GUESS_ACTION_CHARS // 4 + (len(grow) - reads) * cfg.max_tokens)
-    for s in cfg.settings:
-        for p in papers:
-            if s == "direct": add("model", 1, len(direct_prompt(p, cfg.max_items)), cfg.max_tokens)
-            elif s == "icl": add("model", 1, len(icl_prompt(p, other_papers(papers, p["id"], cfg.n_examples), cfg.max_items, **ek)), cfg.max_tokens)
-            else: agent("model", p, _GUESS_SKILL_CHARS if s == "skill" else 0)
-    sm = None
-    if "skill" in cfg.settings and not cfg.skill_file:
-        try: reg = load_registry()
-        except (OSError, ValueError): reg = {}
-        sm, _ = strongest_model(cfg, reg)
-        agent("model" if sm == str(cfg.model).split("+")[0] else "skill_model", papers[next((i for i, p in enumerate(papers) if p["id"] == cfg.skill_paper), 0)], extra=1)
-    try: jspec = load_registry().get(cfg.judge)
-    except (OSError, ValueError): jspec = None
-    ctx_chars = max(cfg.context_chars or context_budget(jspec, cfg.judge_max_tokens), 200 * cfg.k) + 40 * cfg.k
-    pv = {p["id"]: paper_view(jspec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None, cfg.paper_chars)["text"]
-          for p in papers}
-    gp = lambda title, crit, paper="": len(grade_prompt(title, crit, "x" * (ctx_chars if cfg.context_chars else
-                                                                            max(ctx_chars - len(paper), 240 * cfg.k)), (), paper))
-    n_gen = len(cfg.settings) * (cfg.max_items or _GUESS_ITEMS)
-    for p in papers:
-        m = len(p["repos"])
-        add("judge", m * len(p["leaves"]), m * sum(gp(p["title"], l["requirements"], pv[p["id"]]) for l in p["leaves"]), m * len(p["leaves"]) * cfg.judge_max_tokens)
-        add("judge", m * n_gen, m * n_gen * gp(p["title"], "x" * _GUESS_CRITERION_CHARS, pv[p["id"]]), m * n_gen * cfg.judge_max_tokens)
-    for case, tree in (_judge_eval_trees(cfg.split) if cfg.judge_eval else []):
-        ls = rubric_leaves(tree)
-        add("judge", len(ls), sum(gp(case, l["requirements"], pv.get(case.split("/")[0], "")) for l in ls), len(ls) * cfg.judge_max_tokens)
-    return [dict(role=r, calls=c, prompt_tokens=round(pt), completion_tokens=ct, **(dict(name=sm) if r == "skill_model" else {}))
-            for r, (c, pt, ct) in rows.items() if c]
+def _stub_action(tool: str, **kw) -> str: return json.dumps(dict(thought="stub", tool=tool, **kw))
 
-def _first_turn(papers: list[dict], p: dict, setting: str, skill: str|None, cfg: RubricsConfig) -> Request:
-    "An agent's first request, taken from the agent loop itself (its workspace in a temporary folder, removed at once)."
-    import tempfile
-    with tempfile.TemporaryDirectory() as t:
-        gen = _agent_loop(**_agent_kw(papers, p, setting, t, skill, cfg.n_examples, cfg.max_tokens, cfg.max_items, cfg.max_steps,
-                                      cfg.obs_chars, cfg.temperature, cfg.example_items, cfg.example_chars), extra_turn=None)
-        try: return next(gen)
-        finally: gen.close()
+def stub_reply(body: dict) -> str:
+    """The counting stub's answer (the plan's assumptions). A direct / icl prompt: a JSON rubric of `max_items` items
+    (`_GUESS_ITEMS` = 80 when uncapped), distinct per prompt. An agent lists the workspace, reads `paper.md` and every
+    example file once, page by page, writes the whole rubric in one `write_file` and finishes (the step limit ends it
+    earlier, then the forced turn writes the rubric). The skill request: prose of the turn's `max_tokens` (`filler`),
+    which `check_skill` accepts. A grading prompt: pass or fail (by a hash of the prompt). Every rubric is graded
+    in full, every JudgeEval case with a submission too."""
+    m = body["messages"]; last = m[-1]["content"]
+    if last.startswith("You grade a code repository"):
+        ok = hashlib.sha1(last.encode()).digest()[0] % 2
+        return json.dumps({"answer": "pass" if ok else "fail", "rationale": "stub"})
+    if last.endswith(ANSWER_FORMAT): return json.dumps({"items": _stub_items(last, last)})
+    if last == SKILL_REQUEST: return filler(body)
+    items = lambda: "\n".join(json.dumps(i) for i in _stub_items(m[0]["content"] + m[1]["content"], m[1]["content"]))
+    if last in (FORCE_WRITE, FINISH_WRITE): return _stub_action("write_file", path=RUBRIC_FILE, content=items())
+    if len(m) == 2: return _stub_action("list_files")
+    listed = m[3]["content"].removeprefix("Observation:\n").splitlines()
+    files = ["paper.md"] + [l for l in listed if l.startswith("examples/")]
+    act = json.loads(m[-2]["content"])
+    if act["tool"] == "read_file":
+        more = re.search(r"read with offset (\d+)\]$", last)
+        if more: return _stub_action("read_file", path=act["path"], offset=int(more.group(1)))
+        i = files.index(act["path"]) + 1 if act["path"] in files else len(files)
+        if i < len(files): return _stub_action("read_file", path=files[i])
+        return _stub_action("write_file", path=RUBRIC_FILE, content=items())
+    if act["tool"] == "write_file": return _stub_action("finish")
+    return _stub_action("read_file", path="paper.md")
 
-def requests(cfg: RubricsConfig) -> list[tuple]:
-    """The first stage's calls (`scibench run rubrics --dry-run --requests FILE`): the first call of each (setting, paper).
-    direct / icl: the rubric's one request (`_gen_request`); agentic: the agent's first turn. skill: with `skill_file`, each
-    paper's first turn with that document (none when the document is rejected: the setting fails without a call); without
-    it, the distillation's first turn by the skill model on `skill_paper`; each paper's own skill turns are skipped, since
-    they need the distilled document, which only running makes. Grading (the judge) is a later stage: not listed."""
-    papers = load_papers(cfg.split, cfg.limit or None)
-    ek = dict(example_items=cfg.example_items, example_chars=cfg.example_chars)
-    out = []
-    for s in cfg.settings:
-        if s == "skill":
-            if not cfg.skill_file:
-                try: reg = load_registry()
-                except (OSError, ValueError): reg = {}
-                sm, _ = strongest_model(cfg, reg)
-                sp = next((p for p in papers if p["id"] == (cfg.skill_paper or papers[0]["id"])), None)
-                if sp is None: raise ConfigError(f"skill_paper {cfg.skill_paper!r} is not in split {cfg.split} ({', '.join(p['id'] for p in papers)})")
-                role = "model" if sm == str(cfg.model).split("+")[0] else "skill_model"
-                out.append((role, sm, _first_turn(papers, sp, "agentic", None, cfg)))   # the distillation is an agentic run
-                continue
-            skill = Path(cfg.skill_file).read_text(encoding="utf-8")
-            if check_skill(skill): continue
-        for p in papers:
-            if s in ("direct", "icl"):
-                out.append(("model", _gen_request(papers, p, s, cfg.n_examples, cfg.max_tokens, cfg.max_items, cfg.temperature, **ek)))
-            else: out.append(("model", _first_turn(papers, p, s, skill if s == "skill" else None, cfg)))
-    return out
+STAGES = [Stage("generate", "model", "one request per direct / icl rubric; the first turn of each agent run (agentic, "
+                "a skill_file's skill, the distillation): the requests that need no earlier answer"),
+          Stage("agent", "model", "every later agent step, the forced final write"),
+          Stage("distill", "skill_model", "the distillation's later steps and its skill-document turn"),
+          Stage("grade", "judge", "one pass/fail verdict per (rubric item, repository), the reference rubric's too"),
+          Stage("judge_eval", "judge", "JudgeEval: one verdict per human-graded leaf of each case with a submission")]
 
 def data(cfg: RubricsConfig) -> list[Path]:
     "What split `cfg.split` needs: its papers folder (`papers/<id>/{paper.md, rubric.json}`); repositories and JudgeEval cases are optional."
@@ -1359,191 +1062,6 @@ def make_tables() -> list:
         if f: out.append(f)
     return out
 
-# %% ../nbs/20_rubrics.ipynb #eef19aee
-def _synthetic_rubric(n: int, seed: int) -> list[str]:
-    rng = np.random.default_rng(seed)
-    verbs = ["Implement", "Train", "Evaluate", "Report", "Plot", "Compute", "Run", "Compare", "Log", "Tune"]
-    nouns = ["the loss", "the encoder", "ResNet-18", "the replay buffer", "the policy", "ECE with 15 bins", "three seeds",
-             "the baseline", "CIFAR-10", "the learning rate schedule", "accuracy", "the ablation", "the target network",
-             "the sampling probability", "success curves", "the temperature", "the results table", "the optimizer"]
-    tail = ["as in the paper", "for 30 epochs", "with SGD", "on the test set", "and save the logs", "using Adam",
-            "with batch size 128", "every 10k steps", "and report the mean", "within one point of the paper"]
-    return [f"{rng.choice(verbs)} {rng.choice(nouns)} {rng.choice(tail)} and {rng.choice(nouns)} {rng.choice(tail)}" for _ in range(n)]
-
-def p4_intrinsic(n_pairs: int = 20, n_items: int = 100, n_naive: int = 2, n_embed_pairs: int = 50) -> dict:
-    from rouge_score import rouge_scorer
-    from scibench.retrieval import embed
-    pairs = [(_synthetic_rubric(n_items, 2 * i), _synthetic_rubric(n_items, 2 * i + 1)) for i in range(n_pairs)]
-    embed(["warm up"]); _rouge_tokens(["warm up"])
-    t0 = time.perf_counter(); [intrinsic(g, r) for g, r in pairs]; t_vec = time.perf_counter() - t0
-    t0 = time.perf_counter(); rv = [rouge_matrices(g, r) for g, r in pairs[:n_naive]]; t_rouge_vec = (time.perf_counter() - t0) / n_naive
-    sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
-    t0 = time.perf_counter(); agree = True
-    for (g, r), (r1, rl) in zip(pairs[:n_naive], rv):
-        for i, a in enumerate(g):
-            for j, b in enumerate(r):
-                s = sc.score(b, a)
-                agree &= abs(s["rouge1"].fmeasure - r1[i, j]) < 1e-6 and abs(s["rougeL"].fmeasure - rl[i, j]) < 1e-6
-    t_rouge_naive = (time.perf_counter() - t0) / n_naive
-    g, r = pairs[0]; cos = []
-    t0 = time.perf_counter()
-    for q in range(n_embed_pairs): cos.append(float(embed([g[q % n_items]])[0] @ embed([r[(q * 7) % n_items]])[0]))
-    t_embed_pair = (time.perf_counter() - t0) / n_embed_pairs
-    E = embed_map(g + r)
-    agree &= all(abs(c - float(E[g[q % n_items]] @ E[r[(q * 7) % n_items]])) < 1e-4 for q, c in enumerate(cos))
-    per_vec = t_vec / n_pairs
-    naive_est = t_rouge_naive + t_embed_pair * n_items * n_items
-    return dict(name="P4 intrinsic metrics", pairs=n_pairs, items=f"{n_items}x{n_items}", vectorized_s=round(t_vec, 2),
-                per_pair_vectorized_s=round(per_vec, 3), rouge_vectorized_s=round(t_rouge_vec, 3), rouge_naive_s=round(t_rouge_naive, 2),
-                rouge_speedup=round(t_rouge_naive / t_rouge_vec, 1), naive_embed_per_item_pair_s=round(t_embed_pair, 4),
-                naive_embed_s_est=round(t_embed_pair * n_items * n_items, 1), speedup_est=round(naive_est / per_vec, 1),
-                values_agree=bool(agree), target=">= 10x")
-
-# leaf counts of the 10 real PaperBench trees in shared/data (PaperBench's 20 papers span the same range)
-PB_LEAF_COUNTS = (123, 174, 279, 172, 437, 916, 1963, 206, 275, 921)
-
-def p4_scale(n_papers: int|None = None, n_sets: int = 5, n_items: int = 80) -> dict:
-    """P4b: the intrinsic metrics of a whole paper-scale run — `n_papers` reference trees of PaperBench's sizes
-    (`PB_LEAF_COUNTS`, synthetic leaves of ~150 characters) against `n_sets` generated rubrics of `n_items` each
-    per paper, as `run` computes them: every text embedded once (`embed_map`), every pair's ROUGE and matching.
-    Timed cold (an empty embedding cache) and warm (the same texts again: a rerun, or another setting's run)."""
-    import tempfile
-    from scibench.retrieval import EmbeddingCache, embed
-    n_papers = n_papers or (20 if bench_full() else 4)   # the default `make bench` stays short
-    long = lambda n, seed: [a + "; " + b for a, b in zip(_synthetic_rubric(n, seed), _synthetic_rubric(n, seed + 7919))]
-    refs = [long(PB_LEAF_COUNTS[i % len(PB_LEAF_COUNTS)], 1000 + i) for i in range(n_papers)]
-    gens = [[long(n_items, 100_000 + 10 * i + s) for s in range(n_sets)] for i in range(n_papers)]
-    texts = [t for r in refs for t in r] + [t for gs in gens for g in gs for t in g]
-    embed(["warm up"]); _rouge_tokens(["warm up"])
-    out = {}
-    with tempfile.TemporaryDirectory() as d:
-        cache = EmbeddingCache(Path(d)/"emb.sqlite")
-        for phase in ("cold", "warm"):
-            t0 = time.perf_counter(); emb = embed_map(texts, cache=cache); t_emb = time.perf_counter() - t0
-            toks: dict = {}
-            vals = [intrinsic(g, r, emb=emb, toks=toks) for r, gs in zip(refs, gens) for g in gs]
-            out[phase] = (time.perf_counter() - t0, t_emb)
-    return dict(name="P4b intrinsic metrics at PaperBench scale", papers=n_papers, rubric_sets=n_papers * n_sets,
-                reference_leaves=sum(map(len, refs)), generated_items=n_papers * n_sets * n_items, distinct_texts=len(set(texts)),
-                cold_s=round(out["cold"][0], 1), cold_embed_s=round(out["cold"][1], 1), warm_s=round(out["warm"][0], 1),
-                warm_embed_s=round(out["warm"][1], 2), f1_mean=round(float(np.mean([v["f1@0.7"] for v in vals])), 3), target="<= 60 s")
-
-# %% ../nbs/20_rubrics.ipynb #0fa4d492
-W3_PAPER_CHARS = 60_000     # a paper's markdown (PaperBench papers with appendices run 60-190 KB)
-W3_REPOS = 5                # repositories graded per paper (the paper's setup)
-W3_ITEMS = 80               # items of a generated rubric (the human scale; the paper's settings average 36-87)
-W3_FILES = (("README.md", 1500), ("train.py", 4000), ("model.py", 3000), ("eval.py", 2500), ("config.yaml", 600),
-            ("results.md", 1200), ("utils.py", 2000), ("reproduce.log", 3000))
-_W3_Q = re.compile(r"reproduction quality: (\d)/4")
-
-def _w3_words(rng, chars: int) -> str:
-    words = _synthetic_rubric(max(1, chars // 60), int(rng.integers(1 << 30)))
-    return " ".join(words)[:chars]
-
-def w3_rubrics_data(n: int, folder, split: str = "w3", seed: int = 0, leaf_counts=PB_LEAF_COUNTS) -> Path:
-    """`n` synthetic papers in a split's layout (papers, reference trees with `leaf_counts` leaves, cycled: PaperBench's
-    sizes by default; 5 repositories each); returns the split's folder."""
-    rng = np.random.default_rng(seed)
-    root = Path(folder)/split
-    meta = []
-    for i in range(n):
-        pid = f"w3-{i:03d}"; meta.append(dict(id=pid, title=f"Synthetic paper {i}", category="Synthetic"))
-        chars = W3_PAPER_CHARS - 1500 * (i % 5)       # papers differ in length (and so in their agents' step budgets)
-        text = f"# Synthetic paper {i}\n\n" + "\n\n".join(f"## Section {s}\n{_w3_words(rng, 3000)}" for s in range(chars // 3000 + 1))
-        write_text(root/"papers"/pid/"paper.md", text[:chars])
-        n_leaves = leaf_counts[i % len(leaf_counts)]
-        reqs = [a + "; " + b for a, b in zip(_synthetic_rubric(n_leaves, 7 * i), _synthetic_rubric(n_leaves, 7 * i + 3))]
-        leaf = lambda j: dict(id=f"{pid}-l{j}", requirements=reqs[j], weight=1 + j % 3, sub_tasks=[],
-                              task_category=CATEGORIES[j % 3], finegrained_task_category=None)
-        groups = [dict(id=f"{pid}-g{g}", requirements=f"Part {g} of the reproduction: {reqs[g * 10]}", weight=1 + g % 2,
-                       sub_tasks=[leaf(j) for j in range(g * 10, min(n_leaves, g * 10 + 10))], task_category=None)
-                  for g in range(-(-n_leaves // 10))]
-        write_json(root/"papers"/pid/"rubric.json", dict(id=f"{pid}-root", requirements=f"Synthetic paper {i} is reproduced.",
-                                                          weight=1, sub_tasks=groups, task_category=None))
-        for r in range(W3_REPOS):
-            for name, size in W3_FILES:
-                write_text(root/"repos"/pid/f"attempt{r}"/name, f"# reproduction quality: {r % 5}/4\n" + _w3_words(rng, size))
-    write_json(root/"papers.json", meta)
-    return root
-
-def _w3_hash(*parts) -> int:
-    return int(hashlib.sha1("\x00".join(parts).encode()).hexdigest()[:8], 16)
-
-def _w3_n_items() -> int: return int(os.environ.get("SCIBENCH_W3_ITEMS") or W3_ITEMS)   # read in the fake server's process
-
-def _w3_items(h: int, n: int|None = None) -> list[dict]:
-    n = n or _w3_n_items()
-    return [dict(criterion=c, importance=1 + (h + j) % 5, category=CATEGORIES[(h + j) % 3])
-            for j, c in enumerate(_synthetic_rubric(n, h % (1 << 30)))]
-
-def _w3_action(thought: str, tool: str, **kw) -> str:
-    return json.dumps(dict(thought=thought, tool=tool, **kw))
-
-def w3_reply(body: dict) -> str:
-    """The fake server's answer for W3, for each prompt type of a Rubrics run: a JSON rubric (direct, icl), the agent's next
-    action (list, read every page of paper.md and the examples, write the rubric in two parts, finish), a prose skill
-    document, or a pass/fail verdict (passing more often for a repository of higher quality)."""
-    m = body["messages"]; last = m[-1]["content"]
-    if last.startswith("You grade a code repository"):
-        q = _W3_Q.search(last); h = _w3_hash(last.split("## Repository files")[0], q.group(0) if q else "")
-        ok = h % 4 < (int(q.group(1)) if q else 2)
-        return json.dumps({"answer": "pass" if ok else "fail", "rationale": f"the shown files {'do' if ok else 'do not'} implement it"})
-    if last.endswith(ANSWER_FORMAT): return json.dumps({"items": _w3_items(_w3_hash(last))})
-    if not (m[0]["role"] == "system" and m[0]["content"].startswith("You are an agent")): return "unrecognised prompt"
-    h = _w3_hash(m[0]["content"], m[1]["content"])
-    k2 = _w3_n_items() // 2
-    part = lambda k: "\n".join(json.dumps(i) for i in (_w3_items(h)[:k2] if k == 0 else _w3_items(h)[k2:]))
-    if last == SKILL_REQUEST:
-        return "# Writing reproduction rubrics\n" + " ".join(f"{k + 1}. {c}." for k, c in enumerate(_synthetic_rubric(25, h % 997)))
-    if last == FORCE_WRITE: return _w3_action("write what I have", "write_file", path=RUBRIC_FILE, content=part(0))
-    if len(m) == 2: return _w3_action("see the workspace", "list_files")
-    act = json.loads(m[-2]["content"])
-    files = ["paper.md"] + [l for l in m[3]["content"].removeprefix("Observation:\n").splitlines() if l.startswith("examples/")]
-    if act["tool"] == "read_file":
-        more = re.search(r"read with offset (\d+)\]$", last)
-        if more: return _w3_action("read on", "read_file", path=act["path"], offset=int(more.group(1)))
-        i = files.index(act["path"]) if act["path"] in files else len(files)
-        if i + 1 < len(files): return _w3_action("read the next file", "read_file", path=files[i + 1])
-        return _w3_action("write the first part", "write_file", path=RUBRIC_FILE, content=part(0))
-    if act["tool"] == "write_file": return _w3_action("add the second part", "append_file", path=RUBRIC_FILE, content=part(1))
-    if act["tool"] == "append_file": return _w3_action("done", "finish")
-    return _w3_action("read the paper", "read_file", path="paper.md")
-
-def _w3_steps(papers: list[dict], p: dict, obs_chars: int = OBS_CHARS) -> int:
-    "Steps of `w3_reply`'s agent on paper `p`: list, every page of paper.md and the example files, write, append, finish."
-    views = example_views(other_papers(papers, p["id"], 1))
-    return 1 + -(-len(p["text"]) // obs_chars) + sum(-(-len(_example_file(v)) // obs_chars) for v in views) + 3
-
-def _w3_chain(papers: list[dict], obs_chars: int = OBS_CHARS) -> int:
-    "Calls of the longest dependent chain: distil the skill (an agent run + 1 turn), the skill setting's longest agent run, one grading call."
-    return _w3_steps(papers, papers[0], obs_chars) + 1 + max(_w3_steps(papers, p, obs_chars) for p in papers) + 1
-
-def w3_rubrics(n: int|None = None, settings=None, small: int|None = None, concurrency: int|None = None, latency_dist=None,
-               env: dict|None = None, leaf_counts=PB_LEAF_COUNTS, items: int = W3_ITEMS) -> dict:
-    """W3: a whole Rubrics run of `n` synthetic papers (default 2; 20 with `SCIBENCH_BENCH_FULL=1`) in `settings` (default
-    all four) against the fake server, a rerun from the cache, and a cold run at `small` papers (default max(1, n/4)).
-    `leaf_counts` (reference trees) and `items` (per generated rubric) shrink it for tests."""
-    import tempfile
-    from functools import partial
-    from scibench.perf import W1_CONCURRENCY, W1_LATENCY, whole_run
-    n = n or (20 if bench_full() else 2)
-    settings = list(settings or SETTINGS)
-    concurrency, latency_dist = concurrency or W1_CONCURRENCY, tuple(latency_dist or W1_LATENCY)
-    params = dict(model="fake", judge="fake", split="w3", settings=",".join(settings), judge_eval=False)
-    data = partial(w3_rubrics_data, leaf_counts=tuple(leaf_counts))
-    old = os.environ.get("SCIBENCH_W3_ITEMS"); os.environ["SCIBENCH_W3_ITEMS"] = str(items)   # the fake server process reads it
-    try: r = whole_run("W3 Rubrics whole run", "rubrics", params, data, n, small or max(1, n // 4), "scibench.rubrics:w3_reply",
-                       stages=lambda u: dict(generate=u["model"]["calls"], grade=u["judge"]["calls"]),
-                       concurrency=concurrency, latency_dist=latency_dist, env=env)
-    finally:
-        if old is None: os.environ.pop("SCIBENCH_W3_ITEMS", None)
-        else: os.environ["SCIBENCH_W3_ITEMS"] = old
-    with tempfile.TemporaryDirectory() as d: chain = _w3_chain(load_papers(root=data(n, d)))
-    _, median, sigma = latency_dist
-    cb = chain * median * np.exp(sigma**2 / 2)
-    return dict(r, settings=",".join(settings), items_per_rubric=items, agent_chain_calls=chain, agent_chain_s=round(float(cb), 2),
-                wall_to_floor=round(r["wall_s"] / max(cb, r["bound_s"], r["chain_s"]), 3))
-
 # %% ../nbs/20_rubrics.ipynb #c22c46a7
 SAMPLE_RUBRIC = "data/samples/rubrics/papers/tsls/rubric.json"     # in the repository: `rubrics check` works on a fresh clone
 
@@ -1561,53 +1079,63 @@ def _find(path) -> Path:
         if p.exists(): return p
     raise FileNotFoundError(f"{path} not found (the sample rubric is {SAMPLE_RUBRIC})")
 
-def cli(argv: list[str]) -> int:
-    "`scibench rubrics check|grade ...`."
-    import argparse, sys
-    ap = argparse.ArgumentParser(prog="scibench rubrics", description="Rubrics helpers; run the benchmark with "
-                                 "`scibench run rubrics`, write its tables with `scibench tables`.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("check", help=f"a PaperBench rubric's leaves, effective weights and category shares (try {SAMPLE_RUBRIC})")
-    c.add_argument("rubric", help=f"a PaperBench rubric.json, e.g. {SAMPLE_RUBRIC} (synthetic sample)")
-    g = sub.add_parser("grade", help="grade one repository with a rubric (a PaperBench tree or a checklist {\"items\": [...]})")
-    g.add_argument("rubric", help=f"rubric file, e.g. {SAMPLE_RUBRIC}"); g.add_argument("repo", help="the repository: a folder, a reproduction attempt (<timestamp>/submission/) or a submission.tar[.gz]")
-    g.add_argument("--judge", default="local", help="grader model (models.toml name)")
-    g.add_argument("--k", type=int, default=10, help="files retrieved per criterion")
-    g.add_argument("--retrieval", default="bm25", choices=RETRIEVAL); g.add_argument("--title", default="the paper")
-    g.add_argument("--paper", default="", help="the paper's text (e.g. paper.md); default: paper.md beside the rubric, if there is one")
-    g.add_argument("--paper-chars", type=int, default=PAPER_AUTO, help="what of the paper the grader reads: -1 = the whole paper "
-                   "where it fits the judge's context window (else omitted, and said so), N = its first N characters, 0 = none")
-    g.add_argument("--context-chars", type=int, default=0, help="characters of repository files per prompt (0 = what the window leaves)")
-    a = ap.parse_args(argv)
-    try:
-        rubric = _find(a.rubric)
-        if a.cmd == "check":
-            leaves = load_paperbench_rubric(rubric)
-            for l in leaves: print(f"{l['weight']:.4f}  {l['task_category'] or '-':17s} {l['requirements'][:100]}")
-            print(json.dumps(category_shares(leaves), indent=1))
-            return 0
-        items, repo = load_rubric_file(rubric), _find(a.repo)
-        paper = _find(a.paper) if a.paper else rubric.parent/"paper.md" if (rubric.parent/"paper.md").is_file() else None
-        text = read_text(paper) if paper else ""
-        if a.paper_chars < -1: raise ValueError(f"--paper-chars must be -1, 0 or a number of characters, got {a.paper_chars}")
-        from scibench.llm import LLM, get_model
-        spec = get_model(a.judge)
-    except (FileNotFoundError, DataError, ValueError) as e:
-        print(f"scibench rubrics: error: {e}", file=sys.stderr); return 2
+@dataclass
+class CheckArgs:
+    rubric: str = param(SAMPLE_RUBRIC, f"a PaperBench rubric.json, e.g. {SAMPLE_RUBRIC} (synthetic sample)",
+                        positional=True)
+
+@dataclass
+class GradeArgs:
+    rubric: str = param(SAMPLE_RUBRIC, "rubric file: a PaperBench tree or a checklist {\"items\": [...]}, e.g. "
+                        + SAMPLE_RUBRIC, positional=True)
+    repo: str = param("", "the repository: a folder, a reproduction attempt (<timestamp>/submission/) or a "
+                      "submission.tar[.gz]", positional=True)
+    judge: str = param("local", "grader model (models.toml name)")
+    k: int = param(10, "files retrieved per criterion")
+    retrieval: str = param("bm25", "how the grader ranks the repository's files", choices=RETRIEVAL)
+    title: str = param("the paper", "the paper's title, as the grading prompt names it")
+    paper: str = param("", "the paper's text (e.g. paper.md); empty: paper.md beside the rubric, if there is one")
+    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads: -1 = the whole paper where it fits the "
+                             "judge's context window (else omitted, and said so), N = its first N characters, 0 = none")
+    context_chars: int = param(0, "characters of repository files per prompt (0 = what the window leaves)")
+
+def check_command(a: CheckArgs) -> int:
+    "`scibench rubrics check RUBRIC`: a PaperBench rubric's leaves, effective weights and category shares."
+    leaves = load_paperbench_rubric(_find(a.rubric))
+    for l in leaves: print(f"{l['weight']:.4f}  {l['task_category'] or '-':17s} {l['requirements'][:100]}")
+    print(json.dumps(category_shares(leaves), indent=1))
+    return 0
+
+def grade_command(a: GradeArgs) -> int:
+    "`scibench rubrics grade RUBRIC REPO`: one repository graded with one rubric; what was read, verdicts, the score."
+    from scibench.llm import LLM, get_model
     from scibench.paperbench import RepoIndex
     from scibench.server import serving
-    ix = RepoIndex(repo, a.retrieval)
-    left = ix.left_out
+    rubric = _find(a.rubric)
+    items, repo = load_rubric_file(rubric), _find(a.repo)
+    paper = _find(a.paper) if a.paper else rubric.parent/"paper.md" if (rubric.parent/"paper.md").is_file() else None
+    text = read_text(paper) if paper else ""
+    if a.paper_chars < -1:
+        raise ValueError(f"--paper-chars must be -1, 0 or a number of characters, got {a.paper_chars}")
+    spec, ix = get_model(a.judge), RepoIndex(repo, a.retrieval)
+    o = GradeOpts(a.k, a.retrieval, a.context_chars or None, 256, a.paper_chars)
+    left = [f"{x['path']} ({x['why']})" for x in ix.left_out]
     print(f"repository: {ix.report['files']} files indexed from {ix.report['submission']}" +
-          (f"; left out {len(left)}: " + ", ".join(f"{x['path']} ({x['why']})" for x in left[:8]) + (" …" if len(left) > 8 else "") if left else ""))
-    print(f"grader: {paper_summary({paper.name if paper else 'paper': paper_view(spec, text, a.title, 256, a.k, a.context_chars or None, a.paper_chars)})}")
+          (f"; left out {len(left)}: " + ", ".join(left[:8]) + (" …" if len(left) > 8 else "") if left else ""))
+    view = paper_view(spec, text, a.title, 256, a.k, o.context_chars, a.paper_chars)
+    print(f"grader: {paper_summary({paper.name if paper else 'paper': view})}")
     with serving(a.judge):
-        r = grade(LLM(spec), [dict(title=a.title, items=items, repo=repo, paper=text)], k=a.k, method=a.retrieval,
-                  context_chars=a.context_chars or None, paper_chars=a.paper_chars, indexes={(str(repo), a.retrieval): ix})[0]
+        job = dict(title=a.title, items=items, repo=repo, paper=text)
+        r = grade(LLM(spec), [job], o, {(str(repo), a.retrieval): ix})[0]
     for it, v in zip(items, r["verdicts"]):
         print(f"{v['verdict'] or 'FAILED':6s} {it['criterion'][:90]}  {v['failure'] or ''}")
     print(f"score {fmt(r['score'], 3)} (judged share {fmt(r['judged_share'], 3)}, failures {r['failures']})")
     return 0
+
+COMMANDS = [Command("check", check_command, CheckArgs,
+                    f"a PaperBench rubric's leaves, effective weights and category shares (try {SAMPLE_RUBRIC})"),
+            Command("grade", grade_command, GradeArgs, "grade one repository with a rubric (a PaperBench tree or a "
+                    "checklist)")]
 
 # %% ../nbs/20_rubrics.ipynb #3554502a
 # the paper text prints no arXiv id, and none is invented
@@ -1615,8 +1143,7 @@ PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment
               "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin")
 RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's rubrics",
-    PAPER, RubricsConfig, run, validate=_validate, data=data, plan=plan, requests=requests, tables=make_tables,
-    downloaders=[download_paperbench, download_judge_eval],
-    perf={"P4": p4_intrinsic, "P4b": p4_scale, "W3": w3_rubrics},
+    PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply, tables=make_tables,
+    downloaders=[download_paperbench, download_judge_eval], commands=COMMANDS,
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3, max_tokens=256,
                        judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))

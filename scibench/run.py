@@ -380,6 +380,75 @@ def _echo(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
+def _check_requests(b: Benchmark, dry_run: bool, requests) -> None:
+    if requests and not dry_run:
+        raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
+    if requests and Path(requests).exists():
+        raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
+    if requests and not (b.stages or b.requests):
+        raise ConfigError(
+            f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
+        )
+
+
+def _batch_specs(specs: dict) -> dict:
+    "Every non-embedded model through its Batch API (recorded in meta.json's models and priced so in the plan)."
+    from dataclasses import replace
+
+    for n, s in specs.items():
+        if s.embedded:
+            _echo(f"note: model '{n}' is the embedded server (no Batch API): its calls go live")
+        else:
+            specs[n] = replace(s, batch=True)
+    return specs
+
+
+def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool) -> list[dict]:
+    """The run against its stub: bad input stops here (DataError), before any folder or call; a crash in a stage is
+    the run's to record (it fails the same way, with its traceback in error.txt), unless this is only the plan."""
+    log: list = []
+    try:
+        rows = plan_rows(b, cfg, specs, log)
+    except (ConfigError, DataError, OSError):
+        raise
+    except Exception:
+        if dry_run:
+            raise
+        return []
+    if dry_run:
+        for line in log:
+            _echo(line)
+    return rows
+
+
+def _check_keys(specs: dict) -> None:
+    for s in specs.values():
+        if not s.embedded:
+            try:
+                s.api_key()
+            except RuntimeError as e:
+                raise PreflightError(str(e)) from None
+
+
+def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
+    "`b.run` in `ctx`: the status, its reason, the records' failures by reason and the headline (a crash: error.txt)."
+    try:
+        headline = list(b.run(cfg, ctx) or [])
+        n_rec, fails = 0, Counter()  # records streamed: flat memory at any size
+        for r in iter_jsonl(ctx.out / "records.jsonl") if (ctx.out / "records.jsonl").exists() else ():
+            n_rec += 1
+            fails.update(failure_counts([r]))
+        status, reason = decide_status(n_rec, sum(fails.values()), ctx.usage(), max_failure_share)
+        return dict(status=status, status_reason=reason, n=n_rec, fails=fails, headline=headline)
+    except KeyboardInterrupt:
+        reason = "interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache"
+        return dict(status="interrupted", status_reason=reason, n=0, fails=Counter(), headline=[])
+    except Exception as e:
+        _atomic_write_text(ctx.out / "error.txt", redact(traceback.format_exc()))
+        reason = redact(f"{type(e).__name__}: {e}")[:500]
+        return dict(status="failed", status_reason=reason, n=0, fails=Counter(), headline=[])
+
+
 def execute(
     bench: str,
     params: dict | None = None,
@@ -398,57 +467,26 @@ def execute(
     anything is written. `batch`: every non-embedded model answers through its Batch API (half price, hours of
     latency; a killed run resumes polling). `requests` (with `dry_run`): also write the first stage's requests to
     this file (`write_requests`); nothing is called or started."""
-    if requests and not dry_run:
-        raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
-    if requests and Path(requests).exists():
-        raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
     b = get_benchmark(bench)
-    if requests and not (b.stages or b.requests):
-        raise ConfigError(
-            f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
-        )
+    _check_requests(b, dry_run, requests)
     cfg = b.make_config(params)
     specs = resolve(b, cfg, endpoints)
-    if batch:  # recorded in meta.json's models (batch: true) and priced so in the plan
-        from dataclasses import replace
-
-        for n, s in specs.items():
-            if s.embedded:
-                _echo(f"note: model '{n}' is the embedded server (no Batch API): its calls go live")
-            else:
-                specs[n] = replace(s, batch=True)
+    if batch:
+        specs = _batch_specs(specs)
     roles = role_models(b, cfg)
     data_check(b, cfg)
     cd = config_dict(cfg)
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
     for line in describe_roles(specs, roles):
         _echo(line)
-    log: list = []
-    # the run against its stub: bad input stops here (DataError), before any folder or call; a crash in a stage is the
-    # run's to record (it fails the same way, with its traceback in error.txt), unless this is only the plan
-    try:
-        rows = plan_rows(b, cfg, specs, log)
-    except (ConfigError, DataError, OSError):
-        raise
-    except Exception:
-        if dry_run:
-            raise
-        rows = []
+    rows = _plan(b, cfg, specs, dry_run)
+    models = {n: s.public() for n, s in specs.items()}
     if dry_run:
-        for line in log:
-            _echo(line)
-        meta = dict(
-            bench=b.name, status="dry-run", config=cd, plan=rows, models={n: s.public() for n, s in specs.items()}
-        )
+        meta = dict(bench=b.name, status="dry-run", config=cd, plan=rows, models=models)
         if requests:
             meta["requests"] = dict(path=str(requests), counts=write_requests(b, cfg, specs, requests))
         return meta
-    for s in specs.values():
-        if not s.embedded:
-            try:
-                s.api_key()
-            except RuntimeError as e:
-                raise PreflightError(str(e)) from None
+    _check_keys(specs)
     t0 = time.time()
     embedded = [n for n, s in specs.items() if s.embedded]
     with serving(*(embedded if serve else [])):
@@ -458,8 +496,7 @@ def execute(
         preflight(specs)
         parent = run_parent(b.name, cfg.split, cfg.model)
         run_id = new_run_id(cd)
-        tmp = parent / f".tmp-{run_id}"
-        final = parent / run_id
+        tmp, final = parent / f".tmp-{run_id}", parent / run_id
         ctx = RunContext(b.name, cfg, tmp, specs, refresh, progress, batch)
         meta = dict(
             bench=b.name,
@@ -468,7 +505,7 @@ def execute(
             config=cd,
             paper=vars(b.paper),
             plan=rows,
-            models={n: s.public() for n, s in specs.items()},
+            models=models,
             roles=roles,
             started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
             git_commit=git_commit(),
@@ -476,32 +513,15 @@ def execute(
             host=platform.machine(),
         )
         write_json(tmp / "meta.json", meta)
-        headline, error = [], None
-        try:
-            headline = list(b.run(cfg, ctx) or [])
-            n_rec, fails = 0, Counter()  # records streamed: flat memory at any size
-            for r in iter_jsonl(tmp / "records.jsonl") if (tmp / "records.jsonl").exists() else ():
-                n_rec += 1
-                fails.update(failure_counts([r]))
-            status, reason = decide_status(n_rec, sum(fails.values()), ctx.usage(), max_failure_share)
-        except KeyboardInterrupt:
-            status, reason, fails, n_rec = (
-                "interrupted",
-                "interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache",
-                Counter(),
-                0,
-            )
-        except Exception as e:
-            status, reason, fails, n_rec = "failed", redact(f"{type(e).__name__}: {e}")[:500], Counter(), 0
-            error = redact(traceback.format_exc())
-            _atomic_write_text(tmp / "error.txt", error)
+        r = _run_stages(b, cfg, ctx, max_failure_share)
+        fails = r["fails"]
         meta.update(
-            status=status,
-            status_reason=reason,
-            n=n_rec,
+            status=r["status"],
+            status_reason=r["status_reason"],
+            n=r["n"],
             failures=sum(fails.values()),
             failures_by_reason=dict(fails.most_common(20)),
-            headline=[e.to_dict() for e in headline],
+            headline=[e.to_dict() for e in r["headline"]],
             usage=ctx.usage(),
             roles_models=ctx.models(),
             provenance=ctx.provenance,
@@ -512,7 +532,7 @@ def execute(
         os.replace(tmp, final)
         _atomic_write_text(parent / "latest", run_id + "\n")
     meta["dir"] = final
-    if notebook and status != "interrupted":
+    if notebook and meta["status"] != "interrupted":
         render_notebook(final)
     from scibench.view import write_report
 

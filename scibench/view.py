@@ -830,7 +830,7 @@ def _page(title: str, body: str, script: str = "") -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data: file: *; style-src "
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data: file: *; style-src '
         "'unsafe-inline'; script-src 'unsafe-inline'\">"
         f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n{body}\n</main>"
         + (f"<script>{script}</script>" if script else "")
@@ -939,13 +939,8 @@ _META_SHOWN = {
 _ROWS = "\x00scibench-rows\x00"  # where the examples go: the page's last occurrence (the JavaScript after it has none)
 
 
-def _write_report(d, f):
-    """Write the HTML report of run folder `d` to the binary file `f`, streaming the records (read twice: first their
-    counts, metrics and groups, then each example's view, written as it is made): memory stays flat in the number of
-    examples."""
-    run = load_run(d, records=False)
-    m, bench = run["meta"], run["bench"]
-    ctx, R = Ctx(run), record_of(bench)
+def _first_pass(d, R: Record) -> tuple[int, int, dict, set]:
+    "The records' count, failures, metric names (in first-seen order) and groups."
     n_rec = n_failed = 0
     metrics, groups = {}, set()
     for r in _records(d):
@@ -955,6 +950,17 @@ def _write_report(d, f):
         g = _group_of(R, r)
         if g:
             groups.add(g)
+    return n_rec, n_failed, metrics, groups
+
+
+def _write_report(d, f):
+    """Write the HTML report of run folder `d` to the binary file `f`, streaming the records (read twice: first their
+    counts, metrics and groups, then each example's view, written as it is made): memory stays flat in the number of
+    examples."""
+    run = load_run(d, records=False)
+    m, bench = run["meta"], run["bench"]
+    ctx, R = Ctx(run), record_of(bench)
+    n_rec, n_failed, metrics, groups = _first_pass(d, R)
     cfg = m.get("config") or {}
     u = (m.get("usage") or {}).get("total", {})
     st = m.get("status", "unknown")
@@ -963,7 +969,7 @@ def _write_report(d, f):
     h = [
         f"<h1>{_e(bench)} · {_e(run['split'])} · {_e(run['model'])}</h1>",
         f'<p class=sub>run <code>{_e(m.get("run_id", Path(d).name))}</code> · <span class="b b-{_e(st)}">'
-        f'{_e(st)}</span> {_e(m.get("status_reason", ""))}</p>',
+        f"{_e(st)}</span> {_e(m.get('status_reason', ''))}</p>",
         (
             f"<p>Paper: <i>{_e(paper.get('title', ''))}</i>, {_e(paper.get('authors', ''))}"
             + (f' (<a href="{_e(purl)}">{_e(purl)}</a>)' if purl else "")
@@ -1088,7 +1094,7 @@ def _write_report(d, f):
         f"<h2>Examples: <span id=n-total>{n_rec}</span> ({n_failed} failed)</h2>"
         '<div class=ctl><input type=search id=f-q placeholder="search text" aria-label=search>'
         '<select id=f-status aria-label=status><option value="">all</option><option value=failed>failed only</option>'
-        '<option value=ok>not failed</option></select>'
+        "<option value=ok>not failed</option></select>"
         '<select id=f-group aria-label=group><option value="">every group</option></select>'
         '<select id=f-metric aria-label=metric><option value="">score: any</option></select>'
         "<input type=number id=f-min placeholder=min step=any aria-label=min><input type=number id=f-max "
@@ -1247,7 +1253,7 @@ def index_html() -> str:
     h.append(f"<h2 id=figures-h>Figures ({len(figs)})</h2>")
     h += [
         f'<figure class=fig><img alt="{_e(p.stem)}" src="{_e(rl(p))}"><figcaption class=mut>{_e(p.name)}</figcaption>'
-        '</figure>'
+        "</figure>"
         for p in figs
     ]
     return _page("scibench results", "\n".join(h), _INDEX_JS)

@@ -3,7 +3,8 @@ import hashlib, json, os
 from pathlib import Path
 from types import SimpleNamespace
 import pytest
-from scibench import rubrics
+from scibench import agent, rubrics
+from scibench.llm import run_sync
 
 def tree(req):
     return dict(id="root", requirements="root", weight=1, sub_tasks=[
@@ -173,7 +174,7 @@ def test_hostile_matrix_never_raises_nor_escapes(ws):
     assert len(CASES) >= 44
     wrong = []
     for action, want in CASES:
-        try: obs = rubrics.run_tool(ws, action)
+        try: obs = agent.run_tool(ws, action)
         except Exception as e: wrong.append((action, f"raised {type(e).__name__}: {str(e)[:150]}")); continue
         if not isinstance(obs, str): wrong.append((action, f"observation is {type(obs).__name__}")); continue
         if want == ERR and not obs.startswith("error:"): wrong.append((action, f"no error: {obs[:120]!r}"))
@@ -193,32 +194,32 @@ def test_hostile_matrix_never_raises_nor_escapes(ws):
 
 
 def test_error_observations_say_what_and_why(ws):
-    obs = rubrics.run_tool(ws, dict(tool=W, path="c.txt", content="y" * 2_000_000))
+    obs = agent.run_tool(ws, dict(tool=W, path="c.txt", content="y" * 2_000_000))
     assert obs.startswith("error: write_file") and "1000000" in obs.replace(",", "").replace("_", "")
-    assert "is a directory" in rubrics.run_tool(ws, dict(tool=W, path="examples", content="x"))
-    obs = rubrics.run_tool(ws, dict(tool=W, path="paper.md/x", content="x"))
+    assert "is a directory" in agent.run_tool(ws, dict(tool=W, path="examples", content="x"))
+    obs = agent.run_tool(ws, dict(tool=W, path="paper.md/x", content="x"))
     assert obs.startswith("error: write_file 'paper.md/x':")
     assert str(ws.parent) not in obs                          # reasons name the agent's path, not ours
-    assert "binary" in rubrics.run_tool(ws, dict(tool=R, path="bin.dat"))
-    assert rubrics.run_tool(ws, dict(tool=R, path="paper.md", offset=10**30)).startswith("(offset")
-    assert "more characters" in rubrics.run_tool(ws, dict(tool=R, path="paper.md"), obs_chars=100)
-    lst = rubrics.run_tool(ws, dict(tool=L))
+    assert "binary" in agent.run_tool(ws, dict(tool=R, path="bin.dat"))
+    assert agent.run_tool(ws, dict(tool=R, path="paper.md", offset=10**30)).startswith("(offset")
+    assert "more characters" in agent.run_tool(ws, dict(tool=R, path="paper.md"), obs_chars=100)
+    lst = agent.run_tool(ws, dict(tool=L))
     assert "paper.md" in lst and "examples/ex.json" in lst and "TOP-SECRET" not in lst
 
 
 def test_list_files_is_capped(ws):
     for i in range(400): (ws/f"f{i:03}.txt").write_text("x")
-    obs = rubrics.run_tool(ws, dict(tool=L), obs_chars=500)
+    obs = agent.run_tool(ws, dict(tool=L), obs_chars=500)
     assert len(obs) < 700 and "more files" in obs
 
 
 def test_safe_never_raises(ws):
     for rel in [".", "..", "../x", "/etc/passwd", "a\x00b", "x" * 300, "x" * 5000, "loop", "loopa/x", "out", "outdir/x",
                 "dangle", "", None, 5, [], {}, b"paper.md", "🦄"]:
-        p = rubrics._safe(ws, rel)
+        p = agent._safe(ws, rel)
         assert p is None or p == ws.resolve() or ws.resolve() in p.parents, (rel, p)
-    assert rubrics._safe(ws, "paper.md") == (ws/"paper.md").resolve()
-    assert rubrics._safe(ws, "out") is None and rubrics._safe(ws, "a\x00b") is None and rubrics._safe(ws, 5) is None
+    assert agent._safe(ws, "paper.md") == (ws/"paper.md").resolve()
+    assert agent._safe(ws, "out") is None and agent._safe(ws, "a\x00b") is None and agent._safe(ws, 5) is None
 
 
 # -- the loop ---------------------------------------------------------------------------------------
@@ -238,23 +239,34 @@ class ScriptLLM:
             except (TypeError, ValueError): text = str(s)
             out.append(dict(ok=True, text=text, error=None, finish_reason="stop"))
         return out
+    async def acall(self, req): return self.map([req])[0]
+
+
+def run_agent(llm, paper, examples, ws, **cfg):
+    "One agent run with the config's fields `cfg` (a synchronous caller: `run_sync`)."
+    return run_sync(rubrics.arun_agent(llm, paper, examples, ws, rubrics.RubricsConfig(**cfg)))
+
+
+def generate_rubrics(llm, papers, setting, out, **cfg):
+    "Every paper's rubric in one setting, one paper after the other."
+    return [run_sync(rubrics.agenerate_rubric(llm, papers, p, setting, out, rubrics.RubricsConfig(**cfg))) for p in papers]
 
 
 def test_run_agent_survives_hostile_actions(tmp_path):
     rubric = json.dumps({"items": [{"criterion": "Implements the method", "importance": 5, "category": "Code Development"}]})
     hostile = [{"thought": "t", **a} for a in HOSTILE] + ["[1, 2]", '{"tool": ["x"]}', "null", '"just a string"']
     llm = ScriptLLM(hostile + [{"thought": "t", "tool": W, "path": "rubric.json", "content": rubric}, {"thought": "t", "tool": "finish"}])
-    a = rubrics.run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=len(hostile) + 5)
+    a = run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=len(hostile) + 5)
     assert a["ended"] == "finish" and a["failure"] is None and a["items"][0]["criterion"] == "Implements the method"
     obs = [t["observation"] for t in a["transcript"] if t.get("observation")]
     assert sum(o.startswith("error:") for o in obs) >= 40
     assert not (tmp_path/"x").exists() and not Path("/tmp/scibench-hostile.txt").exists()
     json.dumps(a)                                             # the transcript is JSON-serialisable
     # only hostile actions: the step limit ends the loop with a failure, not an exception
-    a = rubrics.run_agent(ScriptLLM(hostile), PAPER, [], tmp_path/"ws2", max_steps=20)
+    a = run_agent(ScriptLLM(hostile), PAPER, [], tmp_path/"ws2", max_steps=20)
     assert a["ended"] == "step limit" and a["failure"].startswith("agent wrote no rubric.json") and a["steps"] == 20
     # the agent makes rubric.json a directory: a failure, not an exception
-    a = rubrics.run_agent(ScriptLLM([{"thought": "t", "tool": W, "path": "rubric.json/x", "content": "x"}, {"tool": "finish"}]),
+    a = run_agent(ScriptLLM([{"thought": "t", "tool": W, "path": "rubric.json/x", "content": "x"}, {"tool": "finish"}]),
                           PAPER, [], tmp_path/"ws3", max_steps=4)
     assert a["ended"] == "finish" and a["failure"] and not a["items"]
 
@@ -267,7 +279,7 @@ def test_broken_paper_is_a_failure_record(tmp_path):
     out = tmp_path/"run"
     (out/"workspaces"/"agentic").mkdir(parents=True)
     (out/"workspaces"/"agentic"/"bad").write_text("a file where the workspace folder goes")
-    recs = rubrics.generate_rubrics(ScriptLLM(script), papers, "agentic", out, max_steps=3)
+    recs = generate_rubrics(ScriptLLM(script), papers, "agentic", out, max_steps=3)
     by = {r["paper"]: r for r in recs}
     assert [r["paper"] for r in recs] == ["good", "bad", "good2"]
     assert by["good"]["failure"] is None and by["good2"]["failure"] is None and by["good"]["items"]
@@ -275,19 +287,19 @@ def test_broken_paper_is_a_failure_record(tmp_path):
     # a paper without text breaks its prompt in direct and icl: a failure record, the others go on
     papers = [dict(PAPER, id="good"), dict(id="notext", title="T", leaves=[], tree=tree("T"))]
     for s in ("direct", "icl"):
-        recs = rubrics.generate_rubrics(ScriptLLM([rubric]), papers, s, out)
+        recs = generate_rubrics(ScriptLLM([rubric]), papers, s, out)
         by = {r["paper"]: r for r in recs}
         assert by["good"]["failure"] is None and by["good"]["items"], s
         assert by["notext"]["failure"].startswith("error: ") and by["notext"]["items"] == [], s
     # an LLM that raises: every paper of the setting is a failure record
     class Boom(ScriptLLM):
-        def map(self, reqs, desc=None): raise RuntimeError("boom")
+        async def acall(self, req): raise RuntimeError("boom")
     for s in ("direct", "agentic"):
-        recs = rubrics.generate_rubrics(Boom([]), papers, s, out)
+        recs = generate_rubrics(Boom([]), papers, s, out)
         assert [r["paper"] for r in recs] == ["good", "notext"] and all(r["failure"] and not r["items"] for r in recs), s
         assert recs[0]["failure"] == "error: RuntimeError: boom", s
     # distillation that raises is a failure, not an exception
-    ds = rubrics.distill_skill(Boom([]), PAPER, [], tmp_path/"d")
+    ds = run_sync(rubrics.adistill_skill(Boom([]), PAPER, [], tmp_path/"d"))
     assert ds["skill"] is None and "boom" in ds["failure"] and isinstance(ds["run"]["transcript"], list)
 
 
@@ -329,16 +341,16 @@ def test_rubrics_run_with_hostile_agent(fake_server, tmp_path, monkeypatch, run_
 
 def test_grep_finds_lines_with_numbers_and_offsets(ws):
     (ws/"paper.md").write_text("# Title\nWe use a learning rate of 3e-4.\nBatch size 128.\nThe learning rate decays.\n")
-    obs = rubrics.run_tool(ws, dict(tool=G, path="paper.md", pattern="learning rate"))
+    obs = agent.run_tool(ws, dict(tool=G, path="paper.md", pattern="learning rate"))
     assert obs.splitlines() == ["paper.md:2 (offset 8): We use a learning rate of 3e-4.", "paper.md:4 (offset 56): The learning rate decays."]
     text = (ws/"paper.md").read_text()
     assert text[56:].startswith("The learning rate")                      # the offset read_file takes
-    assert rubrics.run_tool(ws, dict(tool=R, path="paper.md", offset=56)).startswith("The learning rate")
-    every = rubrics.run_tool(ws, dict(tool=G, pattern="Implements X|batch"))
+    assert agent.run_tool(ws, dict(tool=R, path="paper.md", offset=56)).startswith("The learning rate")
+    every = agent.run_tool(ws, dict(tool=G, pattern="Implements X|batch"))
     assert "paper.md:3" in every and "examples/ex.json" in every and "TOP-SECRET" not in every
-    assert rubrics.run_tool(ws, dict(tool=G, path="paper.md", pattern="zebra")).startswith("no line matches")
+    assert agent.run_tool(ws, dict(tool=G, path="paper.md", pattern="zebra")).startswith("no line matches")
     for i in range(200): (ws/f"m{i}.txt").write_text("needle\n" * 3)
-    capped = rubrics.run_tool(ws, dict(tool=G, pattern="needle"), obs_chars=2000)
+    capped = agent.run_tool(ws, dict(tool=G, pattern="needle"), obs_chars=2000)
     assert len(capped) < 2200 and "more matching lines" in capped
 
 
@@ -366,20 +378,20 @@ def test_forced_final_write_saves_the_parts(tmp_path):
               {"thought": "t", "tool": R, "path": "paper.md", "offset": 100},
               {"thought": "t", "tool": A, "path": "rubric.json", "content": part(60, 75)}]     # the answer to the forced turn
     llm = ScriptLLM(script)
-    a = rubrics.run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=4)
+    a = run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=4)
     assert llm.n == 5 and a["steps"] == 4 and a["forced"] and a["ended"] == "step limit"
     forced = a["transcript"][-1]
     assert forced["step"] == "forced" and "last action" in forced["prompt"] and forced["observation"].startswith("appended")
     assert a["failure"] is None and len(a["items"]) == 75 and a["how"] == "json (75 parts)"
     assert "step limit of 4 steps hit" in a["note"] and "forced final write" in a["note"]
     # the forced turn answers with something else: nothing is run, the parts written so far are kept
-    a = rubrics.run_agent(ScriptLLM(script[:4] + [{"thought": "t", "tool": R, "path": "paper.md"}]), PAPER, [EXAMPLE], tmp_path/"ws2", max_steps=4)
+    a = run_agent(ScriptLLM(script[:4] + [{"thought": "t", "tool": R, "path": "paper.md"}]), PAPER, [EXAMPLE], tmp_path/"ws2", max_steps=4)
     assert len(a["items"]) == 60 and a["forced"] and "wrote nothing" in a["note"] and a["transcript"][-1]["observation"].startswith("not run")
     # a model that never writes: a failure whose reason says the step limit was hit
-    a = rubrics.run_agent(ScriptLLM([{"thought": "t", "tool": L}]), PAPER, [EXAMPLE], tmp_path/"ws3", max_steps=3)
+    a = run_agent(ScriptLLM([{"thought": "t", "tool": L}]), PAPER, [EXAMPLE], tmp_path/"ws3", max_steps=3)
     assert a["items"] == [] and a["failure"] == "agent wrote no rubric.json (step limit of 3 steps hit; the forced final-write turn wrote nothing)"
     # finishing in time: no forced turn
-    a = rubrics.run_agent(ScriptLLM([script[0], {"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws4", max_steps=4)
+    a = run_agent(ScriptLLM([script[0], {"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws4", max_steps=4)
     assert not a["forced"] and a["note"] is None and len(a["items"]) == 30 and a["transcript"][-1]["step"] == 1
 
 
@@ -387,10 +399,10 @@ def test_finish_without_a_rubric_gets_one_last_write_turn(tmp_path):
     "A model that calls finish before writing rubric.json: one forced turn; its write is kept and the record says why."
     part = "\n".join(json.dumps(item(i)) for i in range(12))
     llm = ScriptLLM([{"thought": "t", "tool": "finish"}, {"thought": "t", "tool": W, "path": "rubric.json", "content": part}])
-    a = rubrics.run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=6)
+    a = run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=6)
     assert llm.n == 2 and a["ended"] == "finish" and a["forced"] and a["failure"] is None and len(a["items"]) == 12
     assert a["transcript"][-1]["prompt"] == rubrics.FINISH_WRITE and a["note"].startswith("finish after 1 steps without rubric.json")
     # it still writes nothing: a failure whose reason says what happened
-    a = rubrics.run_agent(ScriptLLM([{"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws2", max_steps=6)
+    a = run_agent(ScriptLLM([{"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws2", max_steps=6)
     assert a["items"] == [] and a["failure"] == ("agent wrote no rubric.json (finish after 1 steps without rubric.json; "
                                                  "the forced final-write turn wrote nothing)")

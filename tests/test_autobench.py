@@ -1,13 +1,14 @@
 """AutoBench: ingestion, windows, each filter stage on crafted questions, metrics, the pipeline on the
 fake server (failures recorded, cache replay, tables) and, marked slow, end to end with the real model."""
 import csv, io, json
+from collections import Counter
 from pathlib import Path
 import numpy as np
 import pytest
 
-from scibench import autobench as ab
+from scibench import autobench as ab, papers as sp, perf_autobench as pa
 from scibench.core import DataError, read_json, read_jsonl
-from scibench.llm import LLM, ModelSpec
+from scibench.llm import LLM, ModelSpec, pipeline
 
 SAMPLE = Path(__file__).resolve().parent.parent/"data"/"samples"/"autobench"
 
@@ -16,72 +17,72 @@ SAMPLE = Path(__file__).resolve().parent.parent/"data"/"samples"/"autobench"
 def test_markdown(tmp_path):
     p = tmp_path/"x.md"
     p.write_text("# Title Here\n\nintro text before any heading\n\n## A\n\npara one\nline two\n\n| h | i |\n|---|---|\n| 1 | 2 |\n\n### B\n\nlast.\n")
-    paper = ab.load_paper(p, field="NLP")
+    paper = sp.load_paper(p, field="NLP")
     assert paper["title"] == "Title Here" and paper["paper_id"] == "x" and paper["field"] == "NLP"
     assert [s["title"] for s in paper["sections"]] == ["Preamble", "A", "B"]
-    paras = ab.paragraphs(paper)
+    paras = sp.paragraphs(paper)
     assert paras["S2.P1"] == "para one line two" and paras["S2.P2"] == "| h | i |\n|---|---|\n| 1 | 2 |"
     assert list(paras) == ["S1.P1", "S2.P1", "S2.P2", "S3.P1"]
 
 
 def test_plain_text_headings():
-    paper = ab.load_paper(SAMPLE/"papers"/"stomata_light.txt", "stomata")
+    paper = sp.load_paper(SAMPLE/"papers"/"stomata_light.txt", "stomata")
     assert paper["title"].startswith("Blue Light Controls")
     assert [s["title"] for s in paper["sections"]] == ["Abstract", "1 Introduction", "2 Methods", "3 Results", "4 Discussion"]
     # a sentence ending with a period is never a heading, even when short and capitalized
-    t = ab.parse_text("T\n\n1 Intro\n\nShort Line Here.\n\nmore\n", "t")
+    t = sp.parse_text("T\n\n1 Intro\n\nShort Line Here.\n\nmore\n", "t")
     assert [s["title"] for s in t["sections"]] == ["1 Intro"] and len(t["sections"][0]["paragraphs"]) == 2
 
 
 def test_s2orc_json_and_jsonl(tmp_path):
-    paper = ab.load_paper(SAMPLE/"papers"/"dust_galaxies.json")
+    paper = sp.load_paper(SAMPLE/"papers"/"dust_galaxies.json")
     assert paper["paper_id"] == "synthetic-dust-z2"
     assert [s["title"] for s in paper["sections"]] == ["Abstract", "Introduction", "Data and Methods", "Results", "Conclusions"]
     assert [len(s["paragraphs"]) for s in paper["sections"]] == [1, 2, 2, 2, 1]
     p = tmp_path/"many.jsonl"
     p.write_text(json.dumps({"paper_id": "a", "abstract": "Abs.", "body_text": [{"section": "I", "text": "x"}]}) + "\n" +
                  json.dumps({"paper_id": "b", "body_text": [{"section": "I"}]}) + "\n")
-    with pytest.raises(DataError, match=r"many.jsonl:2: field 'body_text\[0\].text'"): ab.load_paper(p, "a")
+    with pytest.raises(DataError, match=r"many.jsonl:2: field 'body_text\[0\].text'"): sp.load_paper(p, "a")
     p.write_text(json.dumps({"paper_id": "a", "abstract": "Abs.", "body_text": [{"section": "I", "text": "x"}]}) + "\n" +
                  json.dumps({"paper_id": "b", "body_text": [{"section": "I", "text": "y"}]}) + "\n")
-    assert ab.paragraphs(ab.load_paper(p, "b")) == {"S1.P1": "y"}
-    with pytest.raises(DataError, match="holds 2 papers"): ab.load_paper(p)
+    assert sp.paragraphs(sp.load_paper(p, "b")) == {"S1.P1": "y"}
+    with pytest.raises(DataError, match="holds 2 papers"): sp.load_paper(p)
     q = tmp_path/"bad.jsonl"; q.write_text('{"paper_id": "a"}\n')
-    with pytest.raises(DataError, match=r"bad.jsonl:1: field 'body_text': missing"): ab.load_paper(q)
+    with pytest.raises(DataError, match=r"bad.jsonl:1: field 'body_text': missing"): sp.load_paper(q)
     (tmp_path/"x.pdf").write_text("x")
-    with pytest.raises(DataError, match="unknown paper format"): ab.load_paper(tmp_path/"x.pdf")
+    with pytest.raises(DataError, match="unknown paper format"): sp.load_paper(tmp_path/"x.pdf")
 
 
 def test_ids_are_stable():
-    a = ab.load_paper(SAMPLE/"papers"/"gated_attention.md", "sga")
-    b = ab.load_paper(SAMPLE/"papers"/"gated_attention.md", "sga")
-    assert a == b and "S4.P2" in ab.paragraphs(a) and ab.paragraphs(a)["S4.P2"].startswith("| Model |")
+    a = sp.load_paper(SAMPLE/"papers"/"gated_attention.md", "sga")
+    b = sp.load_paper(SAMPLE/"papers"/"gated_attention.md", "sga")
+    assert a == b and "S4.P2" in sp.paragraphs(a) and sp.paragraphs(a)["S4.P2"].startswith("| Model |")
 
 
 def test_manifest_errors(tmp_path):
     (tmp_path/"papers.jsonl").write_text('{"paper_id": "a", "path": "nope.md", "field": "NLP"}\n')
-    with pytest.raises(DataError, match=r"papers.jsonl:1: field 'path'"): ab.load_manifest(tmp_path/"papers.jsonl")
+    with pytest.raises(DataError, match=r"papers.jsonl:1: field 'path'"): sp.load_manifest(tmp_path/"papers.jsonl")
     (tmp_path/"nope.md").write_text("# t\n\n## s\n\np\n")
     (tmp_path/"papers.jsonl").write_text('{"paper_id": "a", "path": "nope.md", "field": "NLP"}\n{"paper_id": "b", "path": "x.md"}\n')
-    with pytest.raises(DataError, match=r"papers.jsonl:2: field 'field': missing"): ab.load_manifest(tmp_path/"papers.jsonl")
+    with pytest.raises(DataError, match=r"papers.jsonl:2: field 'field': missing"): sp.load_manifest(tmp_path/"papers.jsonl")
 
 
 def test_sample_split():
     papers, related = ab.load_split("sample")
     assert len(papers) >= 3 and len({p["field"] for p in papers}) == 3 and len(related) >= 1
-    assert {Path(r["path"]).suffix for r in ab.load_manifest(SAMPLE/"papers.jsonl")} == {".md", ".txt", ".json"}
+    assert {Path(r["path"]).suffix for r in sp.load_manifest(SAMPLE/"papers.jsonl")} == {".md", ".txt", ".json"}
 
 
 # --- windows ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("n,size,stride", [(1, 3, 2), (3, 3, 2), (4, 3, 2), (7, 3, 2), (10, 4, 1), (9, 3, 3)])
 def test_window_overlap(n, size, stride):
     sec = dict(id="S1", paragraphs=[dict(id=f"S1.P{j}", text="") for j in range(1, n + 1)])
-    ws = ab.windows(sec, size, stride)
+    ws = sp.windows(sec, size, stride)
     assert sorted({i for w in ws for i in w}, key=lambda s: int(s.split("P")[1])) == [f"S1.P{j}" for j in range(1, n + 1)]
     assert all(len(w) == min(size, n) for w in ws)
     for a, b in zip(ws, ws[1:]):
         assert len(set(a) & set(b)) >= size - stride                     # consecutive windows share size - stride paragraphs
-    with pytest.raises(ValueError): ab.windows(sec, 2, 3)
+    with pytest.raises(ValueError): sp.windows(sec, 2, 3)
 
 
 # --- retrieval and generation helpers -------------------------------------------------------------
@@ -103,23 +104,29 @@ def test_contrastive_distractors():
 
 # --- filter stages on crafted questions ----------------------------------------------------------
 def _paper():
-    return ab.load_paper(SAMPLE/"papers"/"gated_attention.md", "sga-long-docs", "NLP")
+    return sp.load_paper(SAMPLE/"papers"/"gated_attention.md", "sga-long-docs", "NLP")
 
 
 def _mcq(qid="q", question="How many keys does each SGA query attend to?", answer="A", opts=("64", "32", "128", "all")):
     ev = "S3.P1"
     return dict(qid=qid, paper_id="sga-long-docs", type="mcq", level="factual", question=question, options=list(opts), answer=answer,
-                answer_text=opts["ABCD".index(answer)], evidence=[ev], evidence_text=f"[{ev}] " + ab.paragraphs(_paper())[ev],
+                answer_text=opts["ABCD".index(answer)], evidence=[ev], evidence_text=f"[{ev}] " + sp.paragraphs(_paper())[ev],
                 generation_failure=None)
 
 
 def _llm(fs): return LLM(ModelSpec("fake", fs.base_url, "fake", max_retries=0, timeout=10), progress=False)
 
 
+def _each(llm, fn, items):
+    "`fn(item)` (a stage's coroutine) for every item, in one `pipeline` with `llm` open."
+    return pipeline(items, fn, [llm])
+
+
 def test_correctness_stage(fake_server):
     fs = fake_server(reply=lambda b: json.dumps({"rationale": "r", "answer": "B"}))
     qs = [_mcq("right", answer="B", opts=("32", "64", "128", "all")), _mcq("wrong", answer="A")]
-    c = ab.check_correctness(_llm(fs), qs, {"sga-long-docs": _paper()})
+    llm = _llm(fs)
+    c = _each(llm, lambda q: ab.acheck_correctness(llm, q, _paper()), qs)
     assert [x["passed"] for x in c] == [True, False] and "key 'A'" in c[1]["reason"]
     checks = dict(correctness=c, answerability=[dict(passed=True, verified=True)]*2, ambiguity=[dict(passed=True, verified=True)]*2)
     assert ab.apply_filters(qs, checks, ("correctness",))[0] == [True, False]
@@ -130,7 +137,8 @@ def test_correctness_stage(fake_server):
 def test_correctness_unverified_is_counted(fake_server):
     fs = fake_server(reply=lambda b: "I think it is the second one")
     qs = [_mcq("q")]
-    c = ab.check_correctness(_llm(fs), qs, {"sga-long-docs": _paper()})
+    llm = _llm(fs)
+    c = _each(llm, lambda q: ab.acheck_correctness(llm, q, _paper()), qs)
     assert c[0]["passed"] is False and c[0]["verified"] is False and c[0]["reason"].startswith("unverified")
     _, counts, _ = ab.apply_filters(qs, dict(correctness=c), ("correctness",))
     assert counts[1]["dropped_unverified"] == 1 and counts[1]["dropped_check"] == 0
@@ -152,7 +160,8 @@ def test_answerability_stage(fake_server):
                                                   "answer": "x"}))
     qs = [_mcq("cited"), _mcq("ghost", question="What is the gate made of?"),
           dict(_mcq("unsupported", question="Which benchmark has documents up to 16,000 tokens?"), answer_text="ArXiv-Topics and LegalDocs")]
-    c = ab.check_answerability(_llm(fs), qs, {"sga-long-docs": _paper()})
+    llm, paper = _llm(fs), _paper()
+    c = _each(llm, lambda q: ab.acheck_answerability(llm, q, paper), qs)
     assert [x["passed"] for x in c] == [True, False, False]
     assert "no existing paragraph" in c[1]["reason"] and "0%" in c[2]["reason"]
 
@@ -160,7 +169,8 @@ def test_answerability_stage(fake_server):
 def test_ambiguity_stage(fake_server):
     fs = fake_server(reply=lambda b: json.dumps({"correct_options": ["A", "C"] if "two correct" in b["messages"][-1]["content"] else ["A"]}))
     qs = [_mcq("one"), _mcq("two", question="Which are true (two correct)?"), dict(_mcq("tf"), type="tf", options=None, answer="true")]
-    c = ab.check_ambiguity(_llm(fs), qs)
+    llm = _llm(fs)
+    c = _each(llm, lambda q: ab.acheck_ambiguity(llm, q), qs)
     assert [x["passed"] for x in c] == [True, False, True] and c[2]["applicable"] is False
     assert fs.calls == 2                                                   # true/false is not sent to the judge
 
@@ -224,8 +234,8 @@ def test_human_review_roundtrip(tmp_path):
 # --- the pipeline on the fake server, through scibench.run.execute ------------------------------------
 @pytest.fixture
 def fake_models(fake_server, tmp_path, monkeypatch, results):
-    fs = fake_server(reply=ab._scripted_reply, permanent="The cry1 mutant, which lacks")   # one window of the biology paper always fails
-    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
+    fs = fake_server(reply=pa.scripted_reply, permanent="The cry1 mutant, which lacks")   # one window of the biology paper always fails
+    monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
     monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"figures"))
     return fs
 
@@ -318,8 +328,8 @@ def test_pipeline_fake(fake_models, run_bench, results):
 
 
 def test_rerun_makes_zero_calls(fake_server, run_bench, tmp_path, monkeypatch):
-    fs = fake_server(reply=ab._scripted_reply)
-    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
+    fs = fake_server(reply=pa.scripted_reply)
+    monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
     p = {**P, "limit": 1, "ablate_retrieval": False, "evaluate_models": "fake-solver"}
     meta, _ = run_bench("autobench", p)
     n = fs.calls
@@ -363,11 +373,19 @@ def test_help_lists_every_parameter():
     assert all(f"--{p.name.replace('_', '-')}" in text for p in b.params())
 
 
+def _plan(cfg, names=()) -> dict:
+    "The derived plan of `cfg` by (role, model); `names`: models outside the registry (ad-hoc endpoints, never called)."
+    from scibench.bench import get_benchmark
+    from scibench.run import derive_plan, resolve
+    b = get_benchmark("autobench")
+    return {(r["role"], r["model"]): r for r in derive_plan(b, cfg, resolve(b, cfg, {n: {"base_url": "http://127.0.0.1:9/v1"} for n in names}))}
+
+
 def test_plan_counts():
     papers, _ = ab.load_split("sample")
     cfg = ab.AutoBenchConfig(points_per_paper=2, evaluate_models="local,local+paper")
-    rows = {(r["role"], r.get("name")): r for r in ab.plan(cfg)}
-    n_win = sum(len(ab.windows(s)) for p in papers for s in p["sections"])
+    rows = _plan(cfg)
+    n_win = sum(len(sp.windows(s)) for p in papers for s in p["sections"])
     n_q = 2 * len(papers)
     assert rows[("model", "local")]["calls"] == n_win + 2 * n_q                      # extraction + questions with and without retrieval
     assert rows[("model", "local")]["completion_tokens"] == n_win * 400 + 2 * n_q * 300
@@ -375,13 +393,13 @@ def test_plan_counts():
     assert rows[("solvers", "local")]["calls"] == 2 * 2 * n_q                       # solver and solver+evidence, both variants
     assert rows[("evaluate_models", "local")]["calls"] == 2 * n_q                   # two contexts, full variant only
     assert all(r["prompt_tokens"] > 0 for r in rows.values())
-    no_abl = {(r["role"], r.get("name")): r for r in ab.plan(ab.AutoBenchConfig(points_per_paper=2, ablate_retrieval=False))}
+    no_abl = _plan(ab.AutoBenchConfig(points_per_paper=2, ablate_retrieval=False))
     assert no_abl[("model", "local")]["calls"] == n_win + n_q and ("evaluate_models", "local") not in no_abl
 
 
 def test_plan_bounds_the_run(fake_models, run_bench):
     meta, d = run_bench("autobench", {**P, "limit": 2, "evaluate_models": "fake-gen"})
-    plan = ab.plan(ab.AutoBenchConfig(**{**P, "limit": 2, "evaluate_models": "fake-gen"}))
+    plan = _plan(ab.AutoBenchConfig(**{**P, "limit": 2, "evaluate_models": "fake-gen"})).values()
     assert sum(r["calls"] for r in plan) >= meta["usage"]["total"]["requests"] > 0
 
 
@@ -399,9 +417,9 @@ def test_bad_config_stops_before_anything(fake_models, run_bench, results, param
 def test_generation_failures_are_records(fake_server, run_bench, tmp_path, monkeypatch):
     def reply(b):
         p = b["messages"][-1]["content"]
-        return "not json at all" if p.startswith("Write an exam question") else ab._scripted_reply(b)
+        return "not json at all" if p.startswith("Write an exam question") else pa.scripted_reply(b)
     fs = fake_server(reply=reply)
-    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
     meta, d = run_bench("autobench", {**P, "limit": 1, "ablate_retrieval": False, "points_per_paper": 2})
     s = _strict_json(d/"scores.json")
     recs = read_jsonl(d/"records.jsonl")
@@ -415,8 +433,10 @@ def test_generation_failures_are_records(fake_server, run_bench, tmp_path, monke
 def test_registration():
     from scibench.bench import get_benchmark
     b = get_benchmark("autobench")
-    assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.plan is ab.plan and b.tables is ab.make_tables
-    assert b.downloaders == [ab.download_arxiv] and b.perf == {"AB1": ab.perf_pipeline, "W4": ab.w4_autobench}
+    assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.tables is ab.make_tables
+    assert b.stub_reply is ab.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
+    assert b.downloaders == [ab.download_arxiv] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
+    assert not getattr(b, "perf", None)                                      # the figures live in scibench.perf_autobench
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
     assert not any(hasattr(ab, n) for n in ("DEFAULT_RUNS", "DOWNLOADERS", "PERF", "scripted_reply", "fake_registry"))
     assert b.data(b.make_config({})) and all(p.exists() for p in b.data(b.make_config({})))
@@ -458,9 +478,9 @@ def test_downloader_parses_arxiv_atom(monkeypatch, tmp_path):
     def fake(url, dest, timeout=60): Path(dest).write_text(atom); return Path(dest)
     monkeypatch.setattr(data, "fetch_url", fake)
     ab.download_arxiv(tmp_path, {"1706.03762": "NLP"})
-    man = ab.load_manifest(tmp_path/"papers.jsonl")
-    paper = ab.load_paper(tmp_path/man[0]["path"], man[0]["paper_id"], man[0]["field"])
-    assert paper["title"] == "Attention Is All You Need" and len(ab.paragraphs(paper)) == 2
+    man = sp.load_manifest(tmp_path/"papers.jsonl")
+    paper = sp.load_paper(tmp_path/man[0]["path"], man[0]["paper_id"], man[0]["field"])
+    assert paper["title"] == "Attention Is All You Need" and len(sp.paragraphs(paper)) == 2
 
 
 # --- end to end with the real embedded model -------------------------------------------------------
@@ -501,14 +521,16 @@ def test_default_calibration_solvers_exclude_generator_and_filter_solver():
 def test_calibration_requests_differ_from_the_filter(fake_server):
     prompts = []
     def reply(b):
-        prompts.append(b["messages"][-1]["content"]); return ab._scripted_reply(b)
+        prompts.append(b["messages"][-1]["content"]); return pa.scripted_reply(b)
     fs = fake_server(reply=reply)
     qs = [_mcq("q1"), dict(_mcq("q2", question="Is SGA faster than the sliding-window baseline?"), type="tf", options=None, answer="true",
                            answer_text="true")]
     llm, papers = _llm(fs), {"sga-long-docs": _paper()}
-    ab.check_correctness(llm, qs, papers)
+    _each(llm, lambda q: ab.acheck_correctness(llm, q, papers[q["paper_id"]]), qs)
     assert fs.calls == 2
-    C, answers = ab.calibrate(lambda name: llm, ["fake+evidence", "fake"], qs, papers)
+    sl = [(s, llm, ab.parse_solver(s)[1]) for s in ["fake+evidence", "fake"]]
+    rows = [ab.calibration_row([s for s, _, _ in sl], r) for r in _each(llm, lambda q: ab.acalibrate(sl, q, papers[q["paper_id"]]), qs)]
+    C, answers = np.array([r[0] for r in rows]), [r[1] for r in rows]
     assert fs.calls == 6                                   # every calibration answer is a fresh call, none the filter's cached one
     assert not set(prompts[:2]) & set(prompts[2:]) and all("Difficulty test" in p for p in prompts[2:])
     assert C.shape == (2, 2) and all(set(a) == {"fake+evidence", "fake"} for a in answers)
@@ -517,9 +539,9 @@ def test_calibration_requests_differ_from_the_filter(fake_server):
 def test_sample_run_calibrates_apart_from_the_filter(fake_server, run_bench, tmp_path, monkeypatch):
     prompts = []
     def reply(b):
-        prompts.append(b["messages"][-1]["content"]); return ab._scripted_reply(b)
+        prompts.append(b["messages"][-1]["content"]); return pa.scripted_reply(b)
     fs = fake_server(reply=reply)
-    monkeypatch.setenv("SCIBENCH_MODELS", str(ab._fake_registry(fs.base_url, tmp_path/"models.toml")))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
     # one model filters and calibrates (as in the sample run): the calibration still gets its own requests
     meta, d = run_bench("autobench", dict(model="fake-gen", judge="fake-solver", points_per_paper=3, ablate_retrieval=False,
                                           n_resamples=20, balance="0.5,0.5,0", on_disagree="flag"))
@@ -551,7 +573,8 @@ def test_difficulty_bands_and_balance():
 
 def test_ambiguity_single_marked_option_must_be_the_key(fake_server):
     fs = fake_server(reply=lambda b: json.dumps({"correct_options": ["B"]}))
-    c = ab.check_ambiguity(_llm(fs), [_mcq("key-a", answer="A"), _mcq("key-b", answer="B")])
+    llm = _llm(fs)
+    c = _each(llm, lambda q: ab.acheck_ambiguity(llm, q), [_mcq("key-a", answer="A"), _mcq("key-b", answer="B")])
     assert [x["passed"] for x in c] == [False, True] and c[0]["verified"] is True and "not the key" in c[0]["reason"]
 
 
@@ -560,19 +583,20 @@ def test_text_fallback_does_not_read_the_article_as_option_a(fake_server):
     assert ab.parse_answer("A model cannot know this", "ABCD")[0] is None
     assert ab.parse_answer("The answer is B.", "ABCD")[0] == "B" and ab.parse_answer("answer: d", "ABCD")[0] == "D"
     fs = fake_server(reply=lambda b: "Well, a model trained on this would say D")
-    r = ab.solve(_llm(fs), [_mcq("q", answer="D")])
+    llm = _llm(fs)
+    r = _each(llm, lambda q: ab.asolve(llm, q), [_mcq("q", answer="D")])
     assert r[0]["response"] == "D" and r[0]["correct"] is True
 
 
 def test_extraction_sees_the_other_sections_within_a_budget():
     paper = _paper()
-    text = ab.paragraphs(paper)["S3.P2"]                          # the second paragraph of another section
+    text = sp.paragraphs(paper)["S3.P2"]                          # the second paragraph of another section
     p = ab.extraction_prompt(paper, ["S1.P1"])
     assert text in p and "S3.P2" in ab.shown_ids(paper, ["S1.P1"])
     small = ab.extraction_prompt(paper, ["S1.P1"], others_chars=400)
     assert text not in small and len(small) < len(p) and "S3.P2" not in ab.shown_ids(paper, ["S1.P1"], 400)
     long_para = "x" * 50 + " word" * 200
-    big = ab.make_paper("p", "T", [("A", ["The window paragraph is here."]), ("B", [long_para])])
+    big = sp.make_paper("p", "T", [("A", ["The window paragraph is here."]), ("B", [long_para])])
     assert len(ab.extraction_prompt(big, ["S1.P1"], others_chars=3000)) > len(long_para)   # no 300-character excerpt
 
 
@@ -654,12 +678,31 @@ def test_ablation_table_reads_reviews(fake_models, run_bench, results):
 def test_plan_counts_calibration_and_control():
     papers, _ = ab.load_split("sample")
     n_q = 2 * len(papers)
-    rows = {(r["role"], r["name"]): r for r in ab.plan(_cfg(model="a", judge="b", evaluate_models="c", points_per_paper=2,
-                                                            ablate_retrieval=False))}
+    rows = _plan(_cfg(model="a", judge="b", evaluate_models="c", points_per_paper=2, ablate_retrieval=False), "abc")
     assert rows[("solvers", "c")]["calls"] == 2 * n_q                  # the judge b is the filter solver: c, closed and open book
     assert ("solvers", "a") not in rows and ("solvers", "b") not in rows
-    base = {(r["role"], r["name"]): r for r in ab.plan(_cfg(points_per_paper=2, ablate_retrieval=False))}
-    ctl = {(r["role"], r["name"]): r for r in ab.plan(_cfg(points_per_paper=2, ablate_retrieval=False, control_set="control.jsonl"))}
+    base = _plan(_cfg(points_per_paper=2, ablate_retrieval=False))
+    ctl = _plan(_cfg(points_per_paper=2, ablate_retrieval=False, control_set="control.jsonl"))
     assert ctl[("solvers", "local")]["calls"] - base[("solvers", "local")]["calls"] == 2 * 3   # 3 control questions, 2 solvers
     assert ctl[("solver", "local")]["calls"] - base[("solver", "local")]["calls"] == 3
-    with pytest.raises(FileNotFoundError, match="control set"): ab.plan(_cfg(control_set="nosuch.jsonl"))
+    with pytest.raises(FileNotFoundError, match="control set"): _plan(_cfg(control_set="nosuch.jsonl"))
+
+
+def test_derived_plan_makes_the_calls_of_a_run_on_the_stub(fake_server, run_bench):
+    """On the sample, the plan's calls per role are the requests of a real run against `FakeServer(reply=stub_reply)`:
+    the same answers, so the same questions survive (the stub's assumptions hold in the real run: no points merge, no
+    question is a near duplicate, every question passes every filter and is evaluated)."""
+    from scibench.bench import get_benchmark
+    from scibench.run import derive_plan, resolve
+    b = get_benchmark("autobench")
+    fs = fake_server(reply=b.stub_reply)
+    params, ep = dict(model="fake", judge="fake", evaluate_models="fake", n_resamples=20), {"fake": {"base_url": fs.base_url}}
+    cfg = b.make_config(params)
+    planned, real = Counter(), Counter()
+    for r in derive_plan(b, cfg, resolve(b, cfg, ep)): planned[r["role"]] += r["calls"]
+    meta, d = run_bench("autobench", params, endpoints=ep)
+    for k, u in meta["usage"].items():
+        if k != "total": real[k.split(":")[0]] += u["requests"]
+    assert meta["status"] == "complete" and planned == real and fs.calls == sum(real.values())
+    s = read_json(d/"scores.json")
+    assert s["main"]["kept"] == s["main"]["generated"] == s["generation"]["full"]["questions"] > 0    # every question survived

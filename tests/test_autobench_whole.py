@@ -3,6 +3,7 @@ paper's generation starts as soon as its extraction is parsed (item 2), with the
 functions (same cache keys); W4, the whole-run benchmark, at a tiny size (item 1). Timings are printed by `make bench`,
 never asserted."""
 import asyncio
+import dataclasses
 import json
 import math
 import time
@@ -10,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from scibench import autobench as ab
+from scibench import autobench as ab, papers as sp, perf_autobench as pa
 from scibench.core import read_jsonl
 from scibench.judge import judge_many
-from scibench.llm import LLM, ModelSpec, Request, msgs
+from scibench.llm import LLM, ModelSpec, Request, msgs, pipeline
+from scibench.retrieval import embed
 
 
 
@@ -32,15 +34,15 @@ def test_grading_requests_are_judge_many_s():
     for text in ('{"rationale": "same", "answer": "correct"}', '{"rationale": "no", "answer": "incorrect"}', "no idea"):
         spy = Spy(text)
         [old] = judge_many(spy, [ab.grade_prompt(q, "adam")], choices=["correct", "incorrect"], max_tokens=123)
-        assert spy.asked == [ab.grade_request(q, "adam", 123)]
+        assert [dataclasses.replace(r, stage="grade") for r in spy.asked] == [ab.grade_request(q, "adam", 123)]   # the stage is no part of the key
         new = ab.grade_result(dict(response="adam", correct=None, failure=None), dict(ok=True, text=text, finish_reason="length"))
         assert new["correct"] == (None if old["failure"] else old["value"] == "correct")
         assert new["failure"] == (f"grader: {old['failure']}" if old["failure"] else None)
-    assert ab.solve_request(q, max_tokens=50) == Request(msgs(ab.solve_prompt(q)), max_tokens=50, schema=ab.short_schema())
+    assert ab.solve_request(q, max_tokens=50) == Request(msgs(ab.solve_prompt(q)), max_tokens=50, schema=ab.short_schema(), stage="evaluate")
 
 
 class _Slow(LLM):
-    "An LLM whose answers come from `ab._scripted_reply` after a delay chosen per prompt; every call is logged (kind, start, end)."
+    "An LLM whose answers come from `pa.scripted_reply` after a delay chosen per prompt; every call is logged (kind, start, end)."
     log: list = []
     def __init__(self, delay):
         super().__init__(ModelSpec("slow", "http://127.0.0.1:9/v1", "slow", max_retries=0), cache=False, progress=False)
@@ -49,7 +51,7 @@ class _Slow(LLM):
         async with sem:
             p, t0 = req.messages[-1]["content"], time.perf_counter()
             await asyncio.sleep(self.delay(p))
-            text = ab._scripted_reply(self._body(req))
+            text = pa.scripted_reply(self._body(req))
             _Slow.log.append((_kind(p), p, t0, time.perf_counter()))
             return self._answer(text, "stop", dict(prompt_tokens=len(p) // 4, completion_tokens=len(text) // 4), True, 0.0)
 
@@ -64,6 +66,7 @@ def _kind(p: str) -> str:
 
 
 class _Ctx:
+    planning = False
     def __init__(self, out, llm): self.out, self._llm, self.provenance = Path(out), llm, {}
     def llm(self, role, name=None): return self._llm
 
@@ -73,8 +76,8 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
     generated, checked (every check) and calibrated while that window is still being answered. Stage by stage, no
     generation went out before the last extraction answer. The records are the stage-by-stage functions' records."""
     papers, _ = ab.load_split("sample")
-    slow_window = ab.extraction_prompt(papers[-1], ab.paper_windows(papers[-1])[0], 2, 3000)
-    ab.embed(["load the embedder"])
+    slow_window = ab.extraction_prompt(papers[-1], sp.paper_windows(papers[-1])[0], 2, 3000)
+    embed(["load the embedder"])
     _Slow.log = []
     llm = _Slow(lambda p: 5.0 if p == slow_window else 0.01)
     cfg = ab.AutoBenchConfig(model="m", judge="m", solver="m", solvers="m,m+evidence", split="sample", points_per_window=2,
@@ -87,16 +90,21 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
     assert max(t1 for k, _, _, t1 in log if k == "extract") == s1                      # it was the last extraction answer
     # the same questions, checks and calibration as the stage-by-stage functions (answers from the same replies)
     recs = read_jsonl(tmp_path/"records.jsonl")
-    pts, ext = ab.extract(llm, papers, max_points=2)
+    each = lambda fn, items: pipeline(items, fn, [llm])                       # one stage at a time, over every item
+    per = each(lambda p: ab.aextract(llm, p, cfg), papers)
+    ext = [r for recs, _ in per for r in recs]
+    pts = ab.number_points([m for _, ps in per for m in ab.merge_points(ps)])
     assert read_jsonl(tmp_path/"extraction.jsonl") == json.loads(json.dumps(ext))
     chosen = ab.select_points(pts, 2)
     retr = ab.Retriever(papers, ab.load_split("sample")[1])
-    qs = ab.generate_questions(llm, chosen, {p["paper_id"]: p for p in papers}, retr)
-    ok = [q for q in qs if q["generation_failure"] is None]
     pmap = {p["paper_id"]: p for p in papers}
-    checks = dict(correctness=ab.check_correctness(llm, ok, pmap, llm), answerability=ab.check_answerability(llm, ok, pmap),
-                  ambiguity=ab.check_ambiguity(llm, ok, 120))
-    C, answers = ab.calibrate(lambda name: llm, ["m", "m+evidence"], ok, pmap, llm)
+    qs = each(lambda job: ab.agenerate(llm, pmap[job[0]["paper_id"]], job), ab.generation_jobs(chosen, retr))
+    ok = [q for q in qs if q["generation_failure"] is None]
+    checks = dict(correctness=each(lambda q: ab.acheck_correctness(llm, q, pmap[q["paper_id"]], llm), ok),
+                  answerability=each(lambda q: ab.acheck_answerability(llm, q, pmap[q["paper_id"]]), ok),
+                  ambiguity=each(lambda q: ab.acheck_ambiguity(llm, q, 120), ok))
+    sl = [(s, llm, ab.parse_solver(s)[1]) for s in ["m", "m+evidence"]]
+    answers = [ab.calibration_row(["m", "m+evidence"], r)[1] for r in each(lambda q: ab.acalibrate(sl, q, pmap[q["paper_id"]], llm), ok)]
     by = {r["qid"]: r for r in recs}
     assert [r["qid"] for r in recs] == [q["qid"] for q in qs]
     for i, q in enumerate(ok):
@@ -107,36 +115,36 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
 
 
 def test_w4_data_is_the_real_schema_and_replies_parse(tmp_path):
-    d = ab.w4_data(3, tmp_path)
-    man = ab.load_manifest(d/"papers.jsonl")
-    assert [r["paper_id"] for r in man] == ["w4-0000", "w4-0001", "w4-0002"] and len(ab.load_manifest(d/"related.jsonl")) == 2
-    p = ab.load_paper(d/man[0]["path"], man[0]["paper_id"], man[0]["field"])
-    assert len(ab.paper_windows(p)) == ab.W4_WINDOWS and 5000 < len(ab.paper_text(p).split()) < 8000
+    d = pa.w4_data(3, tmp_path)
+    man = sp.load_manifest(d/"papers.jsonl")
+    assert [r["paper_id"] for r in man] == ["w4-0000", "w4-0001", "w4-0002"] and len(sp.load_manifest(d/"related.jsonl")) == 2
+    p = sp.load_paper(d/man[0]["path"], man[0]["paper_id"], man[0]["field"])
+    assert len(sp.paper_windows(p)) == pa.W4_WINDOWS and 5000 < len(sp.paper_text(p).split()) < 8000
     body = lambda prompt: {"messages": [{"role": "user", "content": prompt}]}
     ok = dict(points=[], generated=[], correct=[], answerable=[])
-    for k, w in enumerate(ab.paper_windows(p)[:12]):                 # most answers parse and pass; a deterministic few do not
-        obj, _ = ab.parse_json(ab.w4_reply(body(ab.extraction_prompt(p, w))))
+    for k, w in enumerate(sp.paper_windows(p)[:12]):                 # most answers parse and pass; a deterministic few do not
+        obj, _ = ab.parse_json(pa.w4_reply(body(ab.extraction_prompt(p, w))))
         kps = [ab.validate_point(x, p, w) for x in (obj or {}).get("knowledge_points", [None])]
         ok["points"] += [bad is None for _, bad in kps]
         for kp, bad in kps:
             if bad: continue
             kp = dict(kp, paper_id=p["paper_id"], field="NLP", kp_id=f"w4-0000#k{k}")
-            ctx = [dict(paper_id=p["paper_id"], id=i, text=ab.paragraphs(p)[i], source="source") for i in kp["paragraphs"]]
+            ctx = [dict(paper_id=p["paper_id"], id=i, text=sp.paragraphs(p)[i], source="source") for i in kp["paragraphs"]]
             t = ab.TYPES[len(ok["generated"]) % 3]
-            q = ab.question_record(kp, t, ctx, dict(ok=True, text=ab.w4_reply(body(ab.generation_prompt(p, kp, ctx, t)))), p)
+            q = ab.question_record(kp, t, ctx, dict(ok=True, text=pa.w4_reply(body(ab.generation_prompt(p, kp, ctx, t)))), p)
             ok["generated"].append(q["generation_failure"] is None)
             if q["generation_failure"]: continue
-            ok["correct"].append(ab.solve_result(q, dict(ok=True, text=ab.w4_reply(body(ab.solve_prompt(q, "evidence")))))["correct"] is not False)
-            ok["answerable"].append(ab.answerability_result(q, dict(ok=True, text=ab.w4_reply(body(ab.answerability_prompt(q, p)))), p)["passed"])
+            ok["correct"].append(ab.solve_result(q, dict(ok=True, text=pa.w4_reply(body(ab.solve_prompt(q, "evidence")))))["correct"] is not False)
+            ok["answerable"].append(ab.answerability_result(q, dict(ok=True, text=pa.w4_reply(body(ab.answerability_prompt(q, p)))), p)["passed"])
     assert len(ok["points"]) > 30 and all(sum(v) / len(v) > 0.75 for v in ok.values()), {k: sum(v) / len(v) for k, v in ok.items()}
 
 
 def test_w4_whole_run_tiny():
-    assert ab.AUTOBENCH.perf["W4"] is ab.w4_autobench
-    r = ab.w4_autobench(1, latency_dist=("lognormal", 0.005, 1.0))
+    assert pa.PERF["W4"] is pa.w4_autobench
+    r = pa.w4_autobench(1, latency_dist=("lognormal", 0.005, 1.0))
     print(json.dumps(r))
     assert r["status"] == "complete" and r["items"] == 1 and r["small_items"] == 1
-    assert r["calls_extract"] == ab.W4_WINDOWS and r["calls_generate"] > 2 * 70 and r["calls_check_calibrate_grade"] > 4 * r["calls_generate"]
+    assert r["calls_extract"] == pa.W4_WINDOWS and r["calls_generate"] > 2 * 70 and r["calls_check_calibrate_grade"] > 4 * r["calls_generate"]
     calls = r["calls_extract"] + r["calls_generate"] + r["calls_check_calibrate_grade"]
     assert r["bound_s"] == pytest.approx(calls * 0.005 * math.exp(0.5) / 128, abs=0.01)
     assert r["prompt_tokens"] > calls * 300 and r["completion_tokens"] > calls * 5

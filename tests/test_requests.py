@@ -59,7 +59,8 @@ def test_rubrics_requests_are_the_first_call_of_each_setting_and_paper(tmp_path,
     assert cli("run", "rubrics", "--model", "x", *CLOSED, "--judge", "x", "--judge-base-url", "http://127.0.0.1:9/v1",
                "--settings", "direct,icl,agentic", "--dry-run", "--requests", str(f)) == 0
     papers = rubrics.load_papers("sample")
-    plan = {r["role"]: r["calls"] for r in get_benchmark("rubrics").plan(rubrics.RubricsConfig(settings=["direct", "icl"]))}
+    from scibench.run import derive_plan
+    plan = {r["role"]: r["calls"] for r in derive_plan(get_benchmark("rubrics"), rubrics.RubricsConfig(settings=["direct", "icl"]))}
     ls = lines(f)
     assert len(ls) == 3 * len(papers) and plan["model"] == 2 * len(papers)   # direct and icl: one call each, planned so
     assert all(l["body"]["messages"] and l["role"] == "model" for l in ls)

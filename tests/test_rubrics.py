@@ -3,10 +3,10 @@ import json, os, re, subprocess, sys, tarfile
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import rubrics, paperbench
+from scibench import perf_rubrics, rubrics, paperbench
 from scibench.bench import ConfigError, get_benchmark
 from scibench.core import DataError, read_json
-from scibench.llm import LLM, ModelSpec
+from scibench.llm import LLM, ModelSpec, pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT/"data"/"samples"/"rubrics"
@@ -84,7 +84,7 @@ def test_max_rouge_known_answers_and_matches_rouge_score():
     assert all(np.isnan(rubrics.max_rouge([], ["a"])))
     from rouge_score import rouge_scorer
     sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
-    g = rubrics._synthetic_rubric(7, 1); r = rubrics._synthetic_rubric(5, 2)
+    g = perf_rubrics._synthetic_rubric(7, 1); r = perf_rubrics._synthetic_rubric(5, 2)
     r1, rl = rubrics.rouge_matrices(g, r)
     for i in range(len(g)):
         for j in range(len(r)):
@@ -143,13 +143,14 @@ def test_agent_loop_scripted(fake_server, tmp_path):
     fs = fake_server(reply=reply)
     llm = LLM(ModelSpec("fake", fs.base_url, "fake"), cache=False, progress=False)
     papers = rubrics.load_papers("sample")
-    a = rubrics.run_agent(llm, papers[0], papers[1:], tmp_path/"ws", max_steps=6)
+    [a] = pipeline([0], lambda _: rubrics.arun_agent(llm, papers[0], papers[1:], tmp_path/"ws", rubrics.RubricsConfig(max_steps=6)), [llm])
     assert a["steps"] == 4 and a["ended"] == "finish" and a["failure"] is None
     assert a["transcript"][1]["observation"].startswith("error: could not parse an action")
     assert [i["importance"] for i in a["items"]] == [5, 2]
     # step limit without a rubric: a recorded failure
     fs2 = fake_server(reply=lambda b: json.dumps({"thought": "t", "tool": "list_files"}))
-    a = rubrics.run_agent(LLM(ModelSpec("fake", fs2.base_url, "fake"), cache=False, progress=False), papers[0], [], tmp_path/"ws2", max_steps=3)
+    llm2 = LLM(ModelSpec("fake", fs2.base_url, "fake"), cache=False, progress=False)
+    [a] = pipeline([0], lambda _: rubrics.arun_agent(llm2, papers[0], [], tmp_path/"ws2", rubrics.RubricsConfig(max_steps=3)), [llm2])
     assert a["steps"] == 3 and a["failure"].startswith("agent wrote no rubric.json (step limit")
 
 
@@ -307,6 +308,23 @@ def test_dry_run_plans_without_calls(fake_registry, results):
     assert fake_registry.calls == 0
 
 
+def test_plan_is_what_a_run_against_the_stub_makes(fake_server, run_bench, results):
+    """The derived plan's calls per role are the requests a whole run makes against `FakeServer(reply=stub_reply)` (the
+    stub's agent reads every file once, then writes; every rubric and JudgeEval case is graded)."""
+    from scibench.run import derive_plan, resolve
+    b = get_benchmark("rubrics")
+    fs = fake_server(reply=b.stub_reply)
+    params, endpoints = dict(model="fake", judge="fake", k=3, max_items=4), {"fake": {"base_url": fs.base_url}}
+    cfg = b.make_config(params)
+    rows = derive_plan(b, cfg, resolve(b, cfg, endpoints))
+    meta, _ = run_bench("rubrics", params, endpoints=endpoints)
+    assert meta["status"] == "complete" and meta["failures"] == 0
+    assert {r["role"]: r["calls"] for r in rows} == {role: meta["usage"][role]["requests"] for role in ("model", "judge")}
+    by = {r["role"]: r["stages"] for r in rows}
+    assert set(by["model"]) == {"generate", "agent", "distill"} and set(by["judge"]) == {"grade", "judge_eval"}
+    assert by["judge"]["judge_eval"] == 7 and by["model"]["generate"] == 2 * 3 + 1    # direct, icl, agentic; the distillation
+
+
 def test_config_validation(fake_registry):
     b = get_benchmark("rubrics")
     cfg = b.make_config(dict(settings="direct, agentic", k="3", judge_eval="false"))
@@ -324,13 +342,15 @@ def test_config_validation(fake_registry):
 
 def test_cli_check_sample_and_help(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)                                  # the sample path also works from another folder
-    assert rubrics.cli(["check", rubrics.SAMPLE_RUBRIC]) == 0
+    from scibench.cli import run_command
+    cli = lambda argv: run_command("rubrics", rubrics.COMMANDS, argv)
+    assert cli(["check", rubrics.SAMPLE_RUBRIC]) == 0
     out = capsys.readouterr().out
     assert out.startswith("0.1714  Code Development") and '"Result Analysis": 0.2857' in out
-    assert rubrics.cli(["check", "nope/rubric.json"]) == 2
+    assert cli(["check", "nope/rubric.json"]) == 2
     assert rubrics.SAMPLE_RUBRIC in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        rubrics.cli(["tables"])                                  # `scibench tables` writes the tables now
+        cli(["tables"])                                  # `scibench tables` writes the tables now
     r = subprocess.run([sys.executable, "-m", "scibench.cli", "rubrics", "check", "--help"], cwd=ROOT, capture_output=True, text=True,
                        timeout=120, env={**os.environ}, check=False)
     assert r.returncode == 0 and rubrics.SAMPLE_RUBRIC in r.stdout

@@ -4,9 +4,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import rubrics
+from scibench import perf_rubrics, rubrics
 from scibench.bench import ConfigError, get_benchmark
-from scibench.llm import LLM, ModelSpec
+from scibench.llm import LLM, ModelSpec, pipeline
 from scibench.paperbench import _read_tree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def test_150_item_answer_parses_whole(fake_server, tmp_path):
     fs = fake_server(reply=reply)
     llm = LLM(ModelSpec("fake", fs.base_url, "fake", structured="json_schema"), cache=False, progress=False)
     papers = rubrics.load_papers("sample")
-    recs = rubrics.generate_rubrics(llm, papers, "direct", tmp_path)
+    recs = pipeline(papers, lambda p: rubrics.agenerate_rubric(llm, papers, p, "direct", tmp_path), [llm])
     assert [len(r["items"]) for r in recs] == [150, 150] and all(r["failure"] is None and not r["dropped"] for r in recs)
     assert [i["criterion"] for i in recs[0]["items"]] == [item(i)["criterion"] for i in range(150)]
     assert "maxItems" not in json.dumps(seen[0]) and seen[0]["max_tokens"] == 8192
@@ -244,8 +244,8 @@ def test_run_rejects_bad_skill_and_records_embedder(fake_server, embed_server, t
 def test_bit_parallel_lcs_matches_rouge_score_on_long_references():
     "References of more than 64 and 128 tokens (multi-word bit vectors) give rouge_score's exact ROUGE-L."
     from rouge_score import rouge_scorer
-    g = rubrics._synthetic_rubric(12, 1)
-    r = rubrics._synthetic_rubric(6, 2) + [" ".join(rubrics._synthetic_rubric(8, 3)), " ".join(rubrics._synthetic_rubric(15, 4)), "loss", "!!"]
+    g = perf_rubrics._synthetic_rubric(12, 1)
+    r = perf_rubrics._synthetic_rubric(6, 2) + [" ".join(perf_rubrics._synthetic_rubric(8, 3)), " ".join(perf_rubrics._synthetic_rubric(15, 4)), "loss", "!!"]
     assert max(len(t.split()) for t in r) > 128
     r1, rl = rubrics.rouge_matrices(g, r)
     sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)

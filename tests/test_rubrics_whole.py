@@ -1,13 +1,12 @@
 """W3 (issue 13 item 1): the whole-run Rubrics benchmark at a tiny size: its figures are there and consistent, every
 prompt type gets a parsable answer, and the rerun is served from the cache. Timings are printed by `make bench`, never asserted."""
 import json
-from scibench.bench import benchmarks
 from scibench.fakeserver import FakeServer
-from scibench.llm import LLM, ModelSpec, msgs
+from scibench.llm import LLM, ModelSpec, msgs, pipeline
 from scibench.judge import parse_choice
 from scibench.paperbench import grade_prompt
-from scibench.rubrics import (ANSWER_FORMAT, PB_LEAF_COUNTS, SKILL_REQUEST, W3_ITEMS, _w3_chain, _w3_steps, check_skill, direct_prompt,
-                              load_papers, other_papers, parse_rubric, run_agent, w3_reply, w3_rubrics, w3_rubrics_data)
+from scibench.rubrics import ANSWER_FORMAT, SKILL_REQUEST, RubricsConfig, arun_agent, check_skill, direct_prompt, load_papers, other_papers, parse_rubric
+from scibench.perf_rubrics import PB_LEAF_COUNTS, PERF, W3_ITEMS, _w3_chain, _w3_steps, w3_reply, w3_rubrics, w3_rubrics_data
 
 
 def test_w3_data_is_a_real_split_and_every_prompt_type_parses(tmp_path):
@@ -22,13 +21,14 @@ def test_w3_data_is_a_real_split_and_every_prompt_type_parses(tmp_path):
         assert (v, fail) == (want, None)
     with FakeServer(reply=w3_reply) as fs:
         llm = LLM(ModelSpec("fake", fs.base_url, "fake"), cache=False, progress=False)
-        a = run_agent(llm, ps[1], other_papers(ps, "w3-001"), tmp_path/"ws", extra_turn=SKILL_REQUEST)
+        [a] = pipeline([0], lambda _: arun_agent(llm, ps[1], other_papers(ps, "w3-001"), tmp_path/"ws", RubricsConfig(), extra_turn=SKILL_REQUEST),
+                       [llm])
     assert (a["ended"], a["failure"], len(a["items"]), a["steps"]) == ("finish", None, W3_ITEMS, _w3_steps(ps, ps[1]))
     assert check_skill(a["final"]) is None
 
 
 def test_w3_registered_and_whole_run_tiny(tmp_path):
-    assert benchmarks()["rubrics"].perf["W3"] is w3_rubrics
+    assert PERF["W3"] is w3_rubrics
     leaves, items = (20, 30), 8
     r = w3_rubrics(2, small=1, latency_dist=("lognormal", 0.005, 1.0), leaf_counts=leaves, items=items)
     print(json.dumps(r))

@@ -13,8 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BUDGET = {
     "abgen": (200, 8), "abgen_eval": (40, 4), "rubrics": (280, 8), "paperbench": (70, 4), "autobench": (300, 12),
     "arxivbench": (250, 10), "papers": (20, 4), "agent": (10, 2),
-    # shared modules: functions to split (issue 19 item 7)
-    "bench": (0, 1), "cli": (0, 1), "fakeserver": (0, 1), "llm": (0, 2), "run": (0, 1), "view": (0, 1),
 }
 
 
