@@ -5,42 +5,38 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 
 # %% ../nbs/10_abgen.ipynb #6e428e76
 from __future__ import annotations
-import ast, asyncio, csv, io, random, re, string, time
+import ast, asyncio, csv, io, json, os, random, re, string, sys, time, urllib.error, urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import pandas as pd
 from .core import (DataError, data_dir, results_dir, read_jsonl, read_json_records, write_json, write_jsonl, write_text,
-                           jsonl_line, write_with,
-                           read_json, read_text, git_commit)
+                           jsonl_line, write_with, read_json, read_text, git_commit)
 from .llm import Request, msgs, parse_json, pipeline
 from .judge import judge_result, score_schema
-from .metrics import CORRS, corr_ci, instance_level_detail
-from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
-from .bench import Benchmark, Config, ConfigError, Paper, param, register
-import json, os, urllib.error, urllib.request
+from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, reference
+from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, filler, param, register
 from .data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
 from .runs import complete_runs, run_label, settings, caption, rel
 
 # %% auto #0
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS', 'PROTOCOLS',
            'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'GENERATION_CONSTANT',
-           'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'IMPUTE',
-           'ALIASES', 'FEEDBACK_WORDS', 'FORM_COLUMNS', 'SKIP', 'RELEASED_TABLES', 'ABGEN_REPO', 'ABGEN_SPLITS',
-           'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS', 'PAPER', 'ABGEN', 'ABGEN_EVAL', 'split_path',
+           'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'ALIASES',
+           'FEEDBACK_WORDS', 'FORM_COLUMNS', 'SKIP', 'COMMANDS', 'ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB',
+           'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path',
            'load_abgen', 'context_text', 'generation_prompt', 'reference_text', 'released_prompts_path',
            'string_constants', 'released_prompts', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
            'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'released_generation_path',
            'released_generation_system', 'authors_context', 'authors_generation_user', 'authors_judge_user',
-           'authors_extract_score', 'authors_judge_result', 'Setup', 'generation_result', 'judge_schema', 'generate',
-           'judge_designs', 'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate',
-           'setup_of', 'protocol_notes', 'note_protocol', 'run', 'requests', 'plan', 'human_path', 'released_dir',
-           'load_human_eval', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices', 'meta_evaluate',
-           'AbGenEvalConfig', 'run_eval', 'requests_eval', 'plan_eval', 'canonical', 'paper_name', 'failure_cases',
-           'cases_path', 'export_form', 'import_form', 'feedback_prompt', 'simulate_feedback', 'study1', 'study1_dir',
-           'run_study1', 'add_split', 'released_human_path', 'human_rows', 'table2', 'table5', 'table9',
-           'released_tables', 'table4', 'figure_human_vs_judge', 'make_tables', 'cli', 'download_abgen',
-           'download_abgen_released', 'download_abgen_prompts']
+           'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema', 'agenerate', 'ajudge',
+           'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
+           'protocol_notes', 'note_protocol', 'run', 'stub_reply', 'human_path', 'released_dir', 'load_human_eval',
+           'canonical', 'SelectArgs', 'failure_cases', 'cases_path', 'export_form', 'import_form', 'feedback_prompt',
+           'simulate_feedback', 'Study1Args', 'study1', 'study1_dir', 'run_study1', 'AddSplitArgs', 'add_split',
+           'released_human_path', 'human_rows', 'table2', 'table4', 'make_tables', 'select_command', 'study1_command',
+           'add_split_command', 'download_abgen', 'download_abgen_released', 'download_abgen_prompts', 'abgen_context',
+           'abgen_sections', 'abgen_scores', 'abgen_paper', 'judge_prompts_block']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -290,6 +286,8 @@ def authors_judge_result(r: dict) -> dict:
     return dict(value=v, rationale=text, failure=None, raw=text)
 
 # %% ../nbs/10_abgen.ipynb #cb5cd9b3
+_OURS = PROTOCOL_DEFAULTS["scibench"]   # the caps of our protocol: the one place they are written
+
 @dataclass
 class Setup:
     """What an AbGen run sends, resolved once from its config (`setup_of`): the protocol, the prompt texts, sampling and caps.
@@ -298,10 +296,10 @@ class Setup:
     prompts: dict = field(default_factory=lambda: dict(SCIBENCH_PROMPTS))   # criterion → judge system text ($module)
     generation_system: str = SCIBENCH_GENERATION_SYSTEM                      # `authors`/`paper` generation system turn
     temperature: float = 1.0
-    max_tokens: int = 1024
+    max_tokens: int = _OURS["max_tokens"]
     sample: int = 0
     judge_temperature: float = 1.0
-    judge_max_tokens: int = 1024
+    judge_max_tokens: int = _OURS["judge_max_tokens"]
     max_rationale: int = 0
     layout: str = "paper"
     bounded_score: bool = False   # their schema with the score as an enum 1-5: for llama.cpp's grammar (see `setup_of`)
@@ -310,7 +308,8 @@ class Setup:
         "The generation call: `authors`/`paper`: their system turn and user turn; `scibench`: our one user turn."
         m = (msgs(generation_prompt(e)) if self.protocol == "scibench" else
              msgs(authors_generation_user(e, method=self.protocol == "paper"), self.generation_system))
-        return Request(m, max_tokens=self.max_tokens, temperature=self.temperature, sample=self.sample)
+        return Request(m, max_tokens=self.max_tokens, temperature=self.temperature, sample=self.sample,
+                       stage="generate")
 
     def turns(self, e: dict, design: str, criterion: str) -> tuple[str, str]:
         "(system, user) of the judge call scoring `design` on `criterion`."
@@ -335,15 +334,12 @@ class Setup:
         if self.layout == "paper": m = msgs(user, system)
         elif self.layout == "shared-prefix": m = msgs(f"{user}\n\n# Scoring Criteria\n{system}", SHARED_SYSTEM)
         else: raise ValueError(f"judge layout must be one of {', '.join(JUDGE_LAYOUTS)}, not {self.layout!r}")
-        return Request(m, max_tokens=self.judge_max_tokens, temperature=self.judge_temperature, schema=self.schema)
+        return Request(m, max_tokens=self.judge_max_tokens, temperature=self.judge_temperature, schema=self.schema,
+                       stage="judge")
 
     def result(self, r: dict) -> dict:
         "A judge answer → {value, rationale, failure, raw}: their parsing under `authors`/`paper`, ours under `scibench`."
         return judge_result(r) if self.protocol == "scibench" else authors_judge_result(r)
-
-def generation_result(r: dict) -> dict:
-    "A generation answer → {design, failure, finish_reason}."
-    return dict(design=r["text"] if r["ok"] else None, failure=None if r["ok"] else r["error"], finish_reason=r.get("finish_reason"))
 
 def judge_schema(max_rationale: int = 0) -> dict:
     "Our structured output (a rationale, then an integer score 1-5); `max_rationale` 0 = no length cap."
@@ -355,28 +351,29 @@ JUDGE_LAYOUTS = ("paper", "shared-prefix")
 SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the research context, the proposed ablation study "
                  "and the reference, then score the proposal on the one criterion given at the end.")
 
-def generate(llm, examples, setup: Setup) -> list[dict]:
-    res = llm.map([setup.request(e) for e in examples], desc=f"generate {llm.spec.name}")
-    return [generation_result(r) for r in res]
+# %% ../nbs/10_abgen.ipynb #a6c3e911
+async def agenerate(model, e: dict, setup: Setup) -> dict:
+    "Stage `generate`: one design → {design, failure, finish_reason}."
+    r = await model.acall(setup.request(e))
+    ok, why = r["ok"], r.get("error")
+    return dict(design=r["text"] if ok else None, failure=None if ok else why, finish_reason=r.get("finish_reason"))
 
-def judge_designs(llm, examples, designs, setup: Setup, criteria=CRITERIA) -> list[dict]:
-    "Score each (example, design) on each criterion → per example {criterion: judge record}; a missing design is not judged."
-    jobs = [(i, c) for i, d in enumerate(designs) if d is not None for c in criteria]
-    out = [dict() for _ in designs]
-    res = llm.map([setup.judge_request(examples[i], designs[i], c) for i, c in jobs], desc=f"judge {llm.spec.name}")
-    for (i, c), r in zip(jobs, res): out[i][c] = setup.result(r)
-    return out
+async def ajudge(judge, e: dict, design: str|None, setup: Setup, criteria=CRITERIA) -> dict:
+    "Stage `judge`: `design` scored on each criterion, concurrently → {criterion: judge record}; no design: no call."
+    if design is None: return {}
+    rs = await asyncio.gather(*(judge.acall(setup.judge_request(e, design, c)) for c in criteria))
+    return {c: setup.result(r) for c, r in zip(criteria, rs)}
 
-def generate_and_judge(model, judge, examples, on_result, setup: Setup, criteria=CRITERIA):
-    """`generate` then `judge_designs`, streamed (`pipeline`): an example's four judge calls go out as soon as its design
-    arrives. `on_result(i, (generation, {criterion: judge record}))` gets each example in input order."""
+def generate_and_judge(model, judge, examples, on_result, setup: Setup):
+    """Both stages, streamed (`pipeline`): an example's four judge calls go out as soon as its design arrives.
+    `on_result(i, (generation, {criterion: judge record}))` gets each example in input order."""
     async def one(e):
-        g = generation_result(await model.acall(setup.request(e)))
-        if g["design"] is None: return g, {}
-        rs = await asyncio.gather(*(judge.acall(setup.judge_request(e, g["design"], c)) for c in criteria))
-        return g, {c: setup.result(r) for c, r in zip(criteria, rs)}
-    pipeline(examples, one, {f"generate {model.spec.name}": model, f"judge {judge.spec.name}": judge}, on_result=on_result)
+        g = await agenerate(model, e, setup)
+        return g, await ajudge(judge, e, g["design"], setup)
+    llms = {f"generate {model.spec.name}": model, f"judge {judge.spec.name}": judge}
+    pipeline(examples, one, llms, on_result=on_result)
 
+# %% ../nbs/10_abgen.ipynb #c91d4e02
 def summarize(records: list[dict], criteria=CRITERIA) -> dict:
     """Per criterion: mean score with 95% CI over judged examples, and failure counts (never zeros); `zeros_kept`: the
     authors' arithmetic, where a judged design whose answer has no score counts as 0 (their score_extraction.py, evaluation.py)."""
@@ -403,6 +400,7 @@ def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
 # %% ../nbs/10_abgen.ipynb #0aad9bf2
 _PROMPTS_DOC = ("texts in the judge's (and, for authors/paper, the generation's) system turns: released (the authors', fetched by "
                 "`make data`), scibench (ours, same structure); auto = released when downloaded")
+def _caps(k: str) -> str: return "; ".join(f"{p}: {d[k]}" for p, d in PROTOCOL_DEFAULTS.items())
 
 @dataclass
 class JudgeSetup:
@@ -411,14 +409,14 @@ class JudgeSetup:
                           "paper (the same with the method section inserted), scibench (our prompt and parser)", choices=PROTOCOLS)
     prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
     judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)")
-    judge_max_tokens: int = param(0, "completion cap of each judge answer; 0 = the protocol's (authors, paper: 8192; scibench: 1024)")
+    judge_max_tokens: int = param(0, f"completion cap of each judge answer; 0 = the protocol's ({_caps('judge_max_tokens')})")
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)")
 
 @dataclass
 class AbGenConfig(JudgeSetup, Config):
     judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
     temperature: float = param(1.0, "sampling temperature of the generation (the released code: 1.0)")
-    max_tokens: int = param(0, "completion cap of the generation; 0 = the protocol's (authors, paper: 2048; scibench: 1024)")
+    max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})")
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)")
     judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or shared-prefix "
                               "(the criterion last: an example's 4 judge calls share a cacheable prefix; not the paper's prompt)",
@@ -485,6 +483,7 @@ def note_protocol(cfg, ctx, role: str) -> None:
     p = ctx.provenance["protocol"] = protocol_notes(cfg, ctx.llm(role).spec)
     for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
+# %% ../nbs/10_abgen.ipynb #b58e2f07
 def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
     """Generate a design per example with `model`, judge it on each criterion with `judge` as soon as it arrives; records
     stream to `records.jsonl` in input order (only scores stay in memory); writes scores."""
@@ -498,24 +497,22 @@ def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
             kept.append(dict(scores=r["scores"], generation_failure=r["generation_failure"]))
         generate_and_judge(ctx.llm("model"), ctx.llm("judge"), examples, on_result, setup_of(cfg, ctx.llm("judge").spec))
     write_with(ctx.out/"records.jsonl", write)
+    if ctx.planning: return []   # a dry run's stub answers: the calls are counted, nothing to score
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
 
-def _judge_chars(rows, responses, setup: Setup) -> float:
-    return sum(len(s) + len(u) for r, x in zip(rows, responses) for c in CRITERIA for s, u in [setup.turns(r, x, c)])
+_JUDGE_MARKS = {"# Proposed Ablation Study\n": "rationale",                    # `judge_user_prompt`: scibench
+                "the following ablation study has been designed:\n": "explanation"}   # `authors_judge_user`
 
-def requests(cfg: AbGenConfig) -> list[tuple[str, Request]]:
-    "The first-stage requests (`--dry-run --requests FILE`): one generation per example."
-    s = setup_of(cfg)
-    return [("model", s.request(e)) for e in load_abgen(cfg.split, cfg.limit or None)]
-
-def plan(cfg: AbGenConfig) -> list[dict]:
-    "Calls and token estimates per role (prompt tokens ≈ characters / 4; completions at their caps)."
-    ex, s = load_abgen(cfg.split, cfg.limit or None), setup_of(cfg)
-    gen = sum(len(m["content"]) for e in ex for m in s.request(e).messages) / 4
-    jp = _judge_chars(ex, ["x" * 4 * cfg.max_tokens] * len(ex), s) / 4
-    return [dict(role="model", calls=len(ex), prompt_tokens=gen, completion_tokens=len(ex) * cfg.max_tokens),
-            dict(role="judge", calls=len(ex) * len(CRITERIA), prompt_tokens=jp, completion_tokens=len(ex) * len(CRITERIA) * cfg.judge_max_tokens)]
+def stub_reply(body: dict) -> str:
+    """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
+    calls). A generation gets a design of `filler` length (its cap), so the judge prompts that quote it are upper
+    bounds; a judge call gets score 3 in the JSON its protocol's parser reads (scibench: {rationale, score}; authors, paper:
+    {explanation, score}). Assumed: every generation returns a design (a failed one is not judged), so the calls are
+    examples (model) + 4 × examples (judge); AbGen-Eval: 4 × human-evaluated responses."""
+    user = body["messages"][-1]["content"]
+    key = next((k for mark, k in _JUDGE_MARKS.items() if mark in user), None)
+    return filler(body) if key is None else json.dumps({key: "stub", "score": 3})
 
 # %% ../nbs/10_abgen.ipynb #2b30e123
 HUMAN_FIELDS = FIELDS + ["meta_id", "model_response"] + [f"{c}.score" for c in HUMAN_CRITERIA]
@@ -541,114 +538,9 @@ def load_human_eval(path=None, split="sample", require_context=True) -> list[dic
                 raise DataError(p, i, f"{c}.score", f"expected a number (or null), got {type(v).__name__} {v!r}")
     return [r for _, r in rows]
 
-def load_judge_outputs(path) -> list[dict]:
-    "A released judge's outputs: `[{meta_id, importance: {explanation, score}, ...}]`."
-    return read_json_records(path, ["meta_id"], types={"meta_id": str}, unique="meta_id")
-
-def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict], dict]:
-    "Released judge outputs with every score 0 (the authors' code for an unparsable answer) made missing; and the count per criterion."
-    out, zeros = [], dict.fromkeys(criteria, 0)
-    for r in judged:
-        r2 = dict(r)
-        for c in criteria:
-            s = r.get(c)
-            if isinstance(s, dict) and _num(s.get("score")) == 0:
-                r2[c] = {**s, "score": None, "failure": "score 0 in the released file (unparsable answer)"}; zeros[c] += 1
-        out.append(r2)
-    return out, zeros
-
 def _num(v):
     try: return float(v)
     except (TypeError, ValueError): return np.nan
-
-def score_matrices(human: list[dict], judged: list[dict], criterion: str):
-    "H, M (examples × systems) for `criterion`; NaN where a judge score is missing or failed."
-    hs = {}
-    for r in human:
-        hs[r["meta_id"]] = (np.mean([_num(r[c]["score"]) for c in HUMAN_CRITERIA]) if criterion == "overall"
-                            else _num(r[criterion]["score"]))
-    js = {r["meta_id"]: _num((r.get(criterion) or {}).get("score")) for r in judged}
-    exs = sorted({m.rsplit("@", 1)[0] for m in hs}); syss = sorted({m.rsplit("@", 1)[1] for m in hs})
-    H = np.full((len(exs), len(syss)), np.nan); M = H.copy()
-    for i, e in enumerate(exs):
-        for j, s in enumerate(syss):
-            k = f"{e}@{s}"
-            H[i, j] = hs.get(k, np.nan); M[i, j] = js.get(k, np.nan)
-    return H, M, exs, syss
-
-IMPUTE = (1, 5)   # eq. 3 sensitivity: every missing judge score set to the lowest, then the highest score
-
-def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system", "instance", "pooled"), n_resamples=1000,
-                  impute=IMPUTE) -> pd.DataFrame:
-    """Every (criterion, level, correlation) with a bootstrap CI over examples; `used` = examples that entered the value
-    (eq. 3 leaves out constant rows and rows with a missing score), and eq. 3 with missing judge scores imputed (no CI)."""
-    rows = []
-    for c in criteria:
-        H, M, exs, syss = score_matrices(human, judged, c)
-        gap = np.isnan(M) & ~np.isnan(H)
-        base = dict(criterion=c, examples=len(exs), systems=len(syss), missing_judge=int(gap.sum()))
-        both = int((~(np.isnan(H) | np.isnan(M))).any(1).sum())
-        for lev in levels:
-            for k in corrs:
-                r = corr_ci(H, M, lev, k, n_resamples=n_resamples)
-                used = instance_level_detail(H, M, k)[1] if lev == "instance" else both
-                rows.append(dict(**base, level=lev, corr=k, value=r["value"], lo=r["lo"], hi=r["hi"], used=used, skipped=r.get("skipped", 0)))
-        if "instance" in levels:
-            for v in impute:
-                Mv = M.copy(); Mv[gap] = v
-                for k in corrs:
-                    val, used, skipped = instance_level_detail(H, Mv, k)
-                    rows.append(dict(**base, level=f"instance (missing judge = {v})", corr=k, value=val, lo=np.nan, hi=np.nan,
-                                     used=used, skipped=skipped))
-    cols = ["criterion", "level", "corr", "value", "lo", "hi", "examples", "systems", "used", "skipped", "missing_judge"]
-    return pd.DataFrame(rows, columns=cols)
-
-# %% ../nbs/10_abgen.ipynb #7437ed77
-@dataclass
-class AbGenEvalConfig(JudgeSetup, Config):
-    model: str = param("local", "the judge under evaluation: a models.toml name, or any name with --base-url", role=True)
-
-def _eval_rows(cfg) -> list[dict]:
-    rows = load_human_eval(split=cfg.split)
-    if cfg.limit:
-        keep = sorted({r["meta_id"].rsplit("@", 1)[0] for r in rows})[:cfg.limit]
-        rows = [r for r in rows if r["meta_id"].rsplit("@", 1)[0] in keep]
-    return rows
-
-def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
-    "AbGen-Eval for judge `model`: score every human-evaluated response, write released-format outputs and correlations."
-    rows = _eval_rows(cfg)
-    note_protocol(cfg, ctx, "model")
-    judged = judge_designs(ctx.llm("model"), rows, [r["model_response"] for r in rows], setup_of(cfg, ctx.llm("model").spec))
-    outputs = [dict(meta_id=r["meta_id"], **{c: dict(explanation=j[c]["rationale"], score=j[c]["value"], failure=j[c]["failure"])
-                                           for c in CRITERIA}) for r, j in zip(rows, judged)]
-    write_json(ctx.out/"judge_outputs.json", outputs)
-    write_jsonl(ctx.out/"records.jsonl", [dict(id=o["meta_id"], failure=next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None),
-                                               human={c: r[c]["score"] for c in HUMAN_CRITERIA}, response=r["model_response"], **{c: o[c] for c in CRITERIA})
-                                          for r, o in zip(rows, outputs)])
-    me = meta_evaluate(rows, outputs)
-    write_text(ctx.out/"meta_eval.csv", me.to_csv(index=False, lineterminator="\n"))
-    write_json(ctx.out/"scores.json", dict(responses=len(rows), judge_failures={c: sum(o[c]["failure"] is not None for o in outputs) for c in CRITERIA}))
-    head = []
-    for lev, corr in (("instance", "pearson"), ("system", "kendall")):
-        sel = me[(me.level == lev) & (me["corr"] == corr)]
-        for _, x in sel.iterrows():
-            head.append(Estimate(f"{x.criterion} {lev} {corr}", x.value, x.lo, x.hi, int(x.examples),
-                                 int(x.missing_judge)))
-    return head
-
-def requests_eval(cfg: AbGenEvalConfig) -> list[tuple[str, Request]]:
-    "The judge's requests (`--dry-run --requests FILE`): every human-evaluated response on every criterion."
-    from scibench.llm import get_model
-    try: spec = get_model(cfg.model)
-    except KeyError: spec = None   # an ad-hoc endpoint: not a llama.cpp grammar as far as we know
-    s = setup_of(cfg, spec)
-    return [("model", s.judge_request(r, r["model_response"], c)) for r in _eval_rows(cfg) for c in CRITERIA]
-
-def plan_eval(cfg: AbGenEvalConfig) -> list[dict]:
-    rows = _eval_rows(cfg)
-    pt = _judge_chars(rows, [r["model_response"] for r in rows], setup_of(cfg)) / 4
-    return [dict(role="model", calls=len(rows) * len(CRITERIA), prompt_tokens=pt, completion_tokens=len(rows) * len(CRITERIA) * cfg.judge_max_tokens)]
 
 # %% ../nbs/10_abgen.ipynb #6190bd5e
 ALIASES = {   # canonical (Table 2) name → other spellings: released file names, Table 8 versions, Tables 5/9 names
@@ -673,62 +565,68 @@ def canonical(name: str) -> str:
     "The paper's (Table 2) name for any spelling of a model: a released file name, a served id, a Table 5/9 name."
     return _CANON.get(_norm(name), name)
 
-def paper_name(name: str, names) -> str|None:
-    "The entry of `names` (a paper table's names) that is the same model as `name`, or None."
-    return next((n for n in names if canonical(n) == canonical(name)), None)
-
 # %% ../nbs/10_abgen.ipynb #aaa87641
 FEEDBACK_WORDS = 50
 FORM_COLUMNS = ["case_id", "system", "module_name", "context", "design", "feedback"]
+_CASE_FIELDS = ["case_id", "system", "example", "design", "before"]
 
-def failure_cases(split: str|None = None, run=None, below: float = 3.0, systems=None, limit: int = 20, seed: int = 0,
-                  path=None) -> list[dict]:
-    "Responses whose mean importance/faithfulness/soundness score is below `below`: `limit` per system, drawn with `seed`."
-    cases = []
-    if run is not None:
-        d = Path(run); meta = read_json(d/"meta.json")
+@dataclass
+class SelectArgs:
+    "`scibench abgen select`: which responses are study 1's failure cases, and the form to write."
+    form: str = param("", "the form to write (CSV); the cases go beside it as FORM.cases.jsonl", positional=True)
+    split: str = param("", "a human-evaluation split, human scores (sample, human_evaluation); or --run")
+    run: str = param("", "an abgen run folder, judge scores; or --split")
+    systems: list = param([], "systems to keep (default: all)")
+    below: float = param(3.0, "mean importance/faithfulness/soundness below this")
+    limit: int = param(20, "cases per system (the paper: 20; 0 = all)")
+    seed: int = param(0, "seed of the draw")
+
+def _candidates(a: SelectArgs) -> list[dict]:
+    "Every fully scored response: the judge's scores of an abgen run, or the human scores of a split."
+    if a.run:
+        d = Path(a.run); meta = read_json(d/"meta.json"); cfg = meta["config"]
         if meta.get("bench") != "abgen": raise ValueError(f"{d} is not an abgen run (bench {meta.get('bench')!r})")
-        exs = {e["example_id"]: e for e in load_abgen(meta["config"]["split"])}
-        src = f"run {run_label(d)} (judge {meta['config']['judge']})"
-        for r in read_jsonl(d/"records.jsonl"):
-            s = [r["scores"].get(c) for c in HUMAN_CRITERIA]
-            if r["design"] is None or None in s: continue
-            cases.append(dict(case_id=f"{r['example_id']}@{meta['config']['model']}", system=meta["config"]["model"],
-                              example=exs[r["example_id"]], design=r["design"], scored_by=src, before=dict(zip(HUMAN_CRITERIA, s))))
-    else:
-        for r in load_human_eval(path, split=split or "sample"):
-            s = [_num(r[c]["score"]) for c in HUMAN_CRITERIA]
-            if np.isnan(s).any(): continue
-            ex = {k: r[k] for k in ("example_id", "research_background", "method", "main_experiment", "ablation_study")}
-            cases.append(dict(case_id=r["meta_id"], system=r["meta_id"].rsplit("@", 1)[1], example=ex, design=r["model_response"],
-                              scored_by=f"split {split or path} (human)", before=dict(zip(HUMAN_CRITERIA, s))))
-    keep = set(systems) if systems else None
-    cases = sorted((c for c in cases if np.mean(list(c["before"].values())) < below and (keep is None or c["system"] in keep)),
-                   key=lambda c: c["case_id"])
+        exs = {e["example_id"]: e for e in load_abgen(cfg["split"])}
+        return [dict(case_id=f"{r['example_id']}@{cfg['model']}", system=cfg["model"], example=exs[r["example_id"]],
+                     design=r["design"], scored_by=f"run {run_label(d)} (judge {cfg['judge']})",
+                     before={c: r["scores"][c] for c in HUMAN_CRITERIA}) for r in read_jsonl(d/"records.jsonl")
+                if r["design"] is not None and None not in map(r["scores"].get, HUMAN_CRITERIA)]
+    scored = lambda r: not np.isnan([_num(r[c]["score"]) for c in HUMAN_CRITERIA]).any()
+    keys = ("example_id", "research_background", "method", "main_experiment", "ablation_study")
+    return [dict(case_id=r["meta_id"], system=r["meta_id"].rsplit("@", 1)[1], example={k: r[k] for k in keys},
+                 design=r["model_response"], scored_by=f"split {a.split} (human)",
+                 before={c: _num(r[c]["score"]) for c in HUMAN_CRITERIA})
+            for r in filter(scored, load_human_eval(split=a.split))]
+
+def failure_cases(a: SelectArgs) -> list[dict]:
+    "Responses whose mean importance/faithfulness/soundness score is below `a.below`: `a.limit` per system (`a.seed`)."
+    if bool(a.split) == bool(a.run): raise ValueError("give one of --split (human scores) or --run (judge scores)")
+    low = lambda c: np.mean(list(c["before"].values())) < a.below and (not a.systems or c["system"] in a.systems)
+    cases = sorted(filter(low, _candidates(a)), key=lambda c: c["case_id"])
     out = []
     for s in sorted({c["system"] for c in cases}):
         mine = [c for c in cases if c["system"] == s]
-        out += sorted(random.Random(seed).sample(mine, min(limit, len(mine))) if limit else mine, key=lambda c: c["case_id"])
+        mine = random.Random(a.seed).sample(mine, min(a.limit, len(mine))) if a.limit else mine
+        out += sorted(mine, key=lambda c: c["case_id"])
     return out
 
 def cases_path(form) -> Path: return Path(form).with_suffix(".cases.jsonl")
 
 def export_form(cases: list[dict], form) -> Path:
     "The feedback form (CSV, one row per case, `feedback` empty) and the cases beside it (`FORM.cases.jsonl`)."
-    buf = io.StringIO(); w = csv.writer(buf, lineterminator="\n"); w.writerow(FORM_COLUMNS)
-    for c in cases:
-        w.writerow([c["case_id"], c["system"], c["example"]["ablation_study"]["module_name"], context_text(c["example"]), c["design"], ""])
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([FORM_COLUMNS] + [
+        [c["case_id"], c["system"], c["example"]["ablation_study"]["module_name"], context_text(c["example"]), c["design"], ""]
+        for c in cases])
     write_jsonl(cases_path(form), cases)
     return write_text(form, buf.getvalue())
 
 def import_form(form) -> tuple[list[dict], dict[str, str]]:
     "The cases and the feedback researchers wrote (case_id → text; empty rows left out); over 50 words → `DataError`."
     form = Path(form)
-    cases = read_jsonl(cases_path(form), ["case_id", "system", "example", "design", "before"], unique="case_id")
-    known = {c["case_id"] for c in cases}
-    rows = list(csv.DictReader(io.StringIO(read_text(form))))
+    cases = read_jsonl(cases_path(form), _CASE_FIELDS, unique="case_id")
+    known, rows, fb = {c["case_id"] for c in cases}, list(csv.DictReader(io.StringIO(read_text(form)))), {}
     if rows and not {"case_id", "feedback"} <= set(rows[0]): raise DataError(form, 1, "feedback", "the form needs columns case_id and feedback")
-    fb = {}
     for i, r in enumerate(rows, start=2):
         text = " ".join((r.get("feedback") or "").split())
         if r["case_id"] not in known: raise DataError(form, i, "case_id", f"{r['case_id']!r} is not a case of {cases_path(form).name}")
@@ -751,56 +649,79 @@ def simulate_feedback(llm, cases, max_tokens=128) -> dict[str, str]:
                   desc=f"feedback {llm.spec.name}")
     return {c["case_id"]: " ".join(r["text"].split()[:FEEDBACK_WORDS]) for c, r in zip(cases, res) if r["ok"] and r["text"].strip()}
 
-def study1(cases, feedback: dict, model, judge, prompts="auto", max_tokens=1024, temperature=1.0, judge_max_tokens=1024,
-           judge_temperature=1.0, max_rationale=0) -> list[dict]:
-    "Revise every case that has feedback with `model`; score the design before and after with `judge` → one record per case."
-    todo = [c for c in cases if c["case_id"] in feedback]
-    res = model.map([Request(msgs(revision_prompt(c["example"], c["design"], feedback[c["case_id"]])), max_tokens=max_tokens,
-                             temperature=temperature) for c in todo], desc=f"revise {model.spec.name}")
-    after = [r["text"] if r["ok"] else None for r in res]
-    s = Setup(protocol="scibench", prompts=prompt_set(prompts), judge_max_tokens=judge_max_tokens, max_rationale=max_rationale,
-              judge_temperature=judge_temperature)   # the user study is not in the released code: our protocol
-    jb = judge_designs(judge, [c["example"] for c in todo], [c["design"] for c in todo], s, HUMAN_CRITERIA)
-    ja = judge_designs(judge, [c["example"] for c in todo], after, s, HUMAN_CRITERIA)
-    recs = []
-    for c, r, a, b, d in zip(todo, res, after, jb, ja):
-        fails = [f"judge {w} {k}: {x[k]['failure']}" for w, x in (("before", b), ("after", d)) for k in HUMAN_CRITERIA if k in x and x[k]["failure"]]
-        recs.append(dict(id=c["case_id"], case_id=c["case_id"], system=c["system"], module_name=c["example"]["ablation_study"]["module_name"],
-                         feedback=feedback[c["case_id"]], design_before=c["design"], design_after=a,
-                         failure=None if r["ok"] and not fails else (f"revision: {r['error']}" if not r["ok"] else fails[0]),
-                         scored_by_before=c["scored_by"], before_source=c["before"],
-                         before={k: b[k]["value"] if k in b else None for k in HUMAN_CRITERIA},
-                         after={k: d[k]["value"] if k in d else None for k in HUMAN_CRITERIA}))
-    return recs
+# %% ../nbs/10_abgen.ipynb #0c7d5f19
+@dataclass
+class Study1Args:
+    "`scibench abgen study1`: the filled-in form, who revises and who judges, with what caps."
+    form: str = param("", "the filled-in form (feedback column, at most 50 words)", positional=True)
+    model: str = param("", "the model that revises (required; the paper: the model that wrote the design)")
+    judge: str = param("local", "the judge (models.toml name)")
+    prompts: str = param("auto", "judge prompts (default: released when downloaded)", choices=PROMPT_SETS)
+    simulate: str = param("", "let this model write the feedback instead of the form (labelled simulated)")
+    name: str = param("", "results/abgen_study1/NAME (default: the form's name)")
+    max_tokens: int = param(_OURS["max_tokens"], "completion cap of a revision")
+    judge_max_tokens: int = param(_OURS["judge_max_tokens"], "completion cap of a judge answer")
+    max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap")
+
+def study1(cases, feedback: dict, model, judge, setup: Setup) -> list[dict]:
+    """Revise every case that has feedback with `model` (`setup`'s generation cap and temperature); score the design
+    before and after with `judge` (`ajudge`), streamed → one record per case."""
+    async def one(c):
+        e, fb, cid = c["example"], feedback[c["case_id"]], c["case_id"]
+        r = await model.acall(Request(msgs(revision_prompt(e, c["design"], fb)), max_tokens=setup.max_tokens,
+                                      temperature=setup.temperature))
+        after = r["text"] if r["ok"] else None
+        b, d = await asyncio.gather(*(ajudge(judge, e, x, setup, HUMAN_CRITERIA) for x in (c["design"], after)))
+        fails = [f"judge {w} {k}: {x[k]['failure']}" for w, x in (("before", b), ("after", d)) for k in HUMAN_CRITERIA
+                 if k in x and x[k]["failure"]]
+        return dict(id=cid, case_id=cid, system=c["system"], module_name=e["ablation_study"]["module_name"],
+                    feedback=fb, design_before=c["design"], design_after=after,
+                    failure=None if r["ok"] and not fails else (f"revision: {r['error']}" if not r["ok"] else fails[0]),
+                    scored_by_before=c["scored_by"], before_source=c["before"],
+                    before={k: b[k]["value"] if k in b else None for k in HUMAN_CRITERIA},
+                    after={k: d[k]["value"] if k in d else None for k in HUMAN_CRITERIA})
+    return pipeline([c for c in cases if c["case_id"] in feedback], one,
+                    {f"revise {model.spec.name}": model, f"judge {judge.spec.name}": judge})
 
 def study1_dir(name: str) -> Path: return results_dir()/"abgen_study1"/name
 
-def run_study1(form, model: str, judge: str = "local", simulate: str|None = None, name: str|None = None, prompts="auto", **kw) -> Path:
-    "The whole study 1 from a form: feedback from the form (or simulated by model `simulate`), revise, score; → its results folder."
+def run_study1(a: Study1Args) -> Path:
+    "Study 1 from a form: feedback from the form (or simulated by model `a.simulate`), revise, score → its folder."
     from scibench.llm import LLM
     from scibench.server import serving
-    prompts = resolve_prompts(prompts)
-    if simulate: cases = read_jsonl(cases_path(form), ["case_id", "system", "example", "design", "before"], unique="case_id"); fb = None
-    else: cases, fb = import_form(form)
-    with serving(model, judge, simulate or ""):
-        llms = {n: LLM(n) for n in dict.fromkeys([model, judge] + ([simulate] if simulate else []))}
-        if simulate: fb = simulate_feedback(llms[simulate], cases)
-        recs = study1(cases, fb, llms[model], llms[judge], prompts=prompts, **kw)
-    out = study1_dir(name or Path(form).stem)
+    if not a.model: raise ValueError("study1 needs --model (the model that revises)")
+    prompts = resolve_prompts(a.prompts)
+    if a.simulate: cases, fb = read_jsonl(cases_path(a.form), _CASE_FIELDS, unique="case_id"), None
+    else: cases, fb = import_form(a.form)
+    setup = Setup(protocol="scibench", prompts=prompt_set(prompts), max_tokens=a.max_tokens,   # our protocol
+                  judge_max_tokens=a.judge_max_tokens, max_rationale=a.max_rationale)
+    with serving(a.model, a.judge, a.simulate):
+        llms = {n: LLM(n) for n in dict.fromkeys([a.model, a.judge, a.simulate]) if n}
+        if a.simulate: fb = simulate_feedback(llms[a.simulate], cases)
+        recs = study1(cases, fb, llms[a.model], llms[a.judge], setup)
+    out = study1_dir(a.name or Path(a.form).stem)
     write_jsonl(out/"records.jsonl", recs)
-    write_json(out/"study.json", dict(study=1, name=out.name, form=rel(form), model=model, judge=judge, prompts=prompts, params=kw,
-                                      feedback=f"simulated by {simulate}" if simulate else "researchers (form)", cases=len(cases),
-                                      revised=len(recs), failures=sum(r["failure"] is not None for r in recs),
-                                      scored_by=sorted({c["scored_by"] for c in cases}), usage={n: vars(x.usage) for n, x in llms.items()},
-                                      created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), git_commit=git_commit()))
+    write_json(out/"study.json", dict(
+        study=1, name=out.name, form=rel(a.form), model=a.model, judge=a.judge, prompts=prompts,
+        params={k: getattr(a, k) for k in ("max_tokens", "judge_max_tokens", "max_rationale")},
+        feedback=f"simulated by {a.simulate}" if a.simulate else "researchers (form)", cases=len(cases),
+        revised=len(recs), failures=sum(r["failure"] is not None for r in recs),
+        scored_by=sorted({c["scored_by"] for c in cases}), usage={n: vars(x.usage) for n, x in llms.items()},
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), git_commit=git_commit()))
     return out
 
-def add_split(name: str, file) -> Path:
+@dataclass
+class AddSplitArgs:
+    "`scibench abgen add-split`: study 2's user-annotated examples."
+    name: str = param("", "the split's name: user-NAME", positional=True)
+    file: str = param("", "examples in the AbGen schema (JSON lines)", positional=True)
+
+def add_split(a: AddSplitArgs) -> Path:
     "Study 2: user-annotated examples in the AbGen schema (checked) as split `user-<name>`."
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name): raise ValueError(f"split name {name!r}: use letters, digits, '_' and '-'")
-    rows = load_abgen(path=file)
-    p = split_path(f"user-{name}")
-    write_jsonl(p, rows)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", a.name):
+        raise ValueError(f"split name {a.name!r}: use letters, digits, '_' and '-'")
+    p = split_path(f"user-{a.name}")
+    write_jsonl(p, load_abgen(path=a.file))
     return p
 
 # %% ../nbs/10_abgen.ipynb #bbdb5e4c
@@ -858,69 +779,6 @@ def table2() -> pd.DataFrame:
                              **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{fc: "–"}))
     return pd.DataFrame(rows).rename(columns={"overall": "overall (human: avg of 3)"})
 
-def _ours_vs_paper(level, corr, ref_name, with_pooled=False) -> pd.DataFrame:
-    rows, e3 = [], "examples in eq. 3 (imp/faith/sound/overall)"
-    for d in complete_runs("abgen_eval"):
-        me = pd.read_csv(d/"meta_eval.csv"); meta, s = read_json(d/"meta.json"), read_json(d/"scores.json")
-        if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs before issue 10
-        fails = s["judge_failures"]
-        levels = [level] + (["pooled"] + [lv for lv in me.level.unique() if lv.startswith("instance (missing")] if with_pooled else [])
-        for lev in levels:
-            sel = me[(me.level == lev) & (me["corr"] == corr)].set_index("criterion")
-            if sel.empty: continue
-            row = dict(source="scibench", run=run_label(d), judge=meta["config"]["model"], level=lev, protocol=_protocol(meta),
-                       prompts=_prompts(meta), settings=settings(d, skip=SKIP))
-            for c in CRITERIA: row[c] = fmt_ci(sel.loc[c, "value"], sel.loc[c, "lo"], sel.loc[c, "hi"], 3, int(sel.loc[c, "examples"]))
-            if with_pooled:
-                row[e3] = ("/".join(str(int(sel.loc[c, "used"])) for c in CRITERIA) + f" of {int(sel['examples'].max())}"
-                           if lev.startswith("instance") else "–")
-            row["judge failures"] = "/".join(str(fails[c]) for c in CRITERIA)
-            rows.append(row)
-    for _, r in reference(ref_name).iterrows():
-        rows.append(dict(source="paper", run="human_evaluation", judge=r["judge"], level="pooled" if with_pooled else level, protocol="authors",
-                         prompts="released",
-                         settings="paper", **{c: fmt(r[c], 3) for c in CRITERIA}, **({e3: "–"} if with_pooled else {}), **{"judge failures": "–"}))
-    return pd.DataFrame(rows)
-
-def table5() -> pd.DataFrame:
-    "Table 5: instance-level Pearson: eq. 3 (with its count and the imputed rows) and pooled; the paper's values are pooled."
-    return _ours_vs_paper("instance", "pearson", "abgen_table5_instance_pearson", with_pooled=True)
-
-def table9() -> pd.DataFrame:
-    "Table 9: system-level Kendall (eq. 2)."
-    return _ours_vs_paper("system", "kendall", "abgen_table9_system_kendall")
-
-RELEASED_TABLES = (("abgen_released_table5", "pooled", "pearson", "abgen_table5_instance_pearson"),
-                   ("abgen_released_table9", "system", "kendall", "abgen_table9_system_kendall"))
-
-def released_tables(root=None, n_resamples=1000) -> dict:
-    """Tables 5 and 9 recomputed from AbGen's released human scores and judge outputs, beside the published values.
-    A score 0 is a judge failure; a judge with zeros gets a second row that keeps them as scores, as the authors' code did."""
-    root = Path(root or released_dir())
-    hp = root/"human_evaluation.json"
-    if not hp.exists(): return {}
-    human = load_human_eval(hp, require_context=False)
-    files = sorted((root/"processed_outputs").glob("*.json"))
-    out = {}
-    for name, level, corr, ref_name in RELEASED_TABLES:
-        ref = reference(ref_name).set_index("judge")
-        rows = []
-        for jp in files:
-            raw = load_judge_outputs(jp)
-            judged, zeros = zeros_as_failures(raw)
-            pname = paper_name(jp.stem, ref.index)
-            for how, j in [("failure", judged)] + ([("score (authors' code)", raw)] if sum(zeros.values()) else []):
-                me = meta_evaluate(human, j, corrs=(corr,), levels=(level,), n_resamples=n_resamples).set_index("criterion")
-                row = dict(judge=pname or jp.stem, file=jp.name, prompts="released", **{"score 0 counted as": how})
-                for c in CRITERIA:
-                    row[f"{c} (ours)"] = fmt_ci(me.loc[c, "value"], me.loc[c, "lo"], me.loc[c, "hi"], 3)
-                    row[f"{c} (paper)"] = fmt(ref.loc[pname, c], 3) if pname else "–"
-                row["zeros (imp/faith/sound/overall)"] = "/".join(str(zeros[c]) for c in CRITERIA)
-                row["missing judge scores"] = int(me["missing_judge"].max())
-                rows.append(row)
-        out[name] = pd.DataFrame(rows)
-    return out
-
 def _delta(after, before) -> str:
     if after is None or before is None or np.isnan(after) or np.isnan(before): return fmt(after, 2)
     return f"{fmt(after, 2)} ({after - before:+.2f})"
@@ -957,109 +815,44 @@ def table4() -> pd.DataFrame:
                          prompts="–", run="paper", **base))
     return pd.DataFrame(rows, columns=["source", "study", "system", "condition", "scorer", "n", "feedback", "prompts", "run", *HUMAN_CRITERIA])
 
-def figure_human_vs_judge():
-    "Mean human vs judge score per system: one row of panels per AbGen-Eval run, one column per criterion."
-    import matplotlib; matplotlib.use("Agg")
-    import seaborn as sns
-    runs = complete_runs("abgen_eval")
-    if not runs: return None
-    pts = []
-    for d in runs:
-        human = load_human_eval(split=read_json(d/"meta.json")["config"]["split"])
-        judged = read_json(d/"judge_outputs.json")
-        for c in CRITERIA:
-            H, M, exs, syss = score_matrices(human, judged, c)
-            with np.errstate(all="ignore"):
-                for s, h, m in zip(syss, np.nanmean(H, 0), np.nanmean(M, 0)):
-                    pts.append(dict(run=f"{d.parent.name}\n{d.name.split('-')[0]}", criterion=c, system=s, human=h, judge=m))
-    df = pd.DataFrame(pts)
-    g = sns.relplot(df, x="human", y="judge", hue="system", col="criterion", row="run", kind="scatter", height=2.6, s=60,
-                    facet_kws=dict(margin_titles=True))
-    g.set_titles(col_template="{col_name}", row_template="{row_name}", size=7)
-    g.set(xlim=(0.8, 5.2), ylim=(0.8, 5.2))
-    for ax in g.axes.flat: ax.plot([1, 5], [1, 5], ls=":", c="grey", lw=1)
-    g.figure.suptitle("AbGen-Eval: human vs judge, mean score per system (one row per run)", y=1.03)
-    return save_figure(g.figure, "abgen_human_vs_judge")
 
 def make_tables() -> list:
-    "Write every AbGen table and figure from `results/`."
-    r2, re_ = complete_runs("abgen"), complete_runs("abgen_eval")
-    written = [save_table(table2(), "abgen_table2", caption("AbGen (Table 2): judge scores per system, mean [95% CI] (n = judged examples); "
-                                                            "failures = responses without a score; the paper's rows: LLM judge on test (1000), "
-                                                            "human on testmini (100; Human Expert and Reference: 20)", r2))["md"],
-               save_table(table5(), "abgen_table5",
-                          caption("AbGen-Eval: instance-level Pearson (eq. 3; constant rows and rows with a missing score left out, the count "
-                                  "beside; imputed rows: missing judge scores set to 1 or 5) and pooled (released code); paper values are pooled", re_))["md"],
-               save_table(table9(), "abgen_table9",
-                          caption("AbGen-Eval: system-level Kendall (eq. 2)", re_))["md"],
-               save_table(table4(), "abgen_table4", "AbGen user studies (Table 4): ours are scored by an LLM judge (study 1: "
-                          "`scibench abgen select/study1`; study 2: runs on user-annotated splits `user-*`), the paper's by human experts")["md"]]
-    allme = []
-    for d in re_:
-        me = pd.read_csv(d/"meta_eval.csv"); me.insert(0, "run", run_label(d)); me.insert(1, "prompts", _prompts(read_json(d/"meta.json")))
-        allme.append(me)
-    if allme:
-        df = pd.concat(allme)
-        df["value [95% CI]"] = [fmt_ci(v, l, h, 3, n) for v, l, h, n in zip(df.value, df.lo, df.hi, df.examples)]
-        written.append(save_table(df.drop(columns=["value", "lo", "hi"]), "abgen_meta_eval",
-                                  caption("AbGen-Eval: all levels and correlations; used = examples that entered the value; "
-                                          "'instance (missing judge = 1|5)': eq. 3 with every missing judge score imputed (sensitivity, no CI)", re_))["md"])
-    for name, df in released_tables().items():
-        print(f"\n{name} (recomputed from AbGen's released files, beside the published values):\n{df.to_string(index=False)}")
-        written.append(save_table(df, name, "Recomputed from AbGen's released human evaluation and judge outputs (judges named by the "
-                                  "paper, file as released). A score 0 in a released file is the authors' code for an unparsable answer: "
-                                  "counted as a judge failure; a second row keeps zeros as scores, as the authors' code did")["md"])
-    f = figure_human_vs_judge()
-    if f: written.append(f)
-    return written
+    "Write AbGen's tables (2 and 4) from `results/` (AbGen-Eval's: `scibench.abgen_eval.make_tables`)."
+    t2 = caption("AbGen (Table 2): judge scores per system, mean [95% CI] (n = judged examples); failures = responses without a "
+                 "score; the paper's rows: LLM judge on test (1000), human on testmini (100; Human Expert and Reference: 20)",
+                 complete_runs("abgen"))
+    return [save_table(table2(), "abgen_table2", t2)["md"],
+            save_table(table4(), "abgen_table4", "AbGen user studies (Table 4): ours are scored by an LLM judge (study 1: "
+                       "`scibench abgen select/study1`; study 2: runs on user-annotated splits `user-*`), the paper's by human experts")["md"]]
 
 # %% ../nbs/10_abgen.ipynb #8c039fe8
-def cli(argv: list[str]) -> int:
-    "`scibench abgen select|study1|add-split ...`."
-    import argparse, sys
-    ap = argparse.ArgumentParser(prog="scibench abgen", description="AbGen user studies (Table 4); run the benchmark with "
-                                 "`scibench run abgen`, write the tables with `scibench tables`.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("select", help="select failure cases (mean score below --below) and write a feedback form (CSV)")
-    g = s.add_mutually_exclusive_group(required=True)
-    g.add_argument("--split", help="a human-evaluation split, human scores (sample, human_evaluation)")
-    g.add_argument("--run", help="an abgen run folder, judge scores")
-    s.add_argument("--systems", default="", help="comma-separated systems to keep (default: all)")
-    s.add_argument("--below", type=float, default=3.0, help="mean importance/faithfulness/soundness below this (default 3)")
-    s.add_argument("--limit", type=int, default=20, help="cases per system (the paper: 20; 0 = all)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the draw")
-    s.add_argument("form", help="the form to write (CSV); the cases go beside it as FORM.cases.jsonl")
-    t = sub.add_parser("study1", help="revise each case from its feedback with --model; score before and after with --judge")
-    t.add_argument("form", help="the filled-in form (feedback column, at most 50 words)")
-    t.add_argument("--model", required=True, help="the model that revises (the paper: the model that wrote the design)")
-    t.add_argument("--judge", default="local", help="the judge (models.toml name)")
-    t.add_argument("--prompts", default="auto", choices=PROMPT_SETS, help="judge prompts (default: released when downloaded)")
-    t.add_argument("--simulate", metavar="MODEL", help="let MODEL write the feedback instead of the form (labelled simulated)")
-    t.add_argument("--name", help="results/abgen_study1/NAME (default: the form's name)")
-    t.add_argument("--max-tokens", type=int, default=1024); t.add_argument("--judge-max-tokens", type=int, default=1024)
-    t.add_argument("--max-rationale", type=int, default=0)
-    a = sub.add_parser("add-split", help="study 2: user-annotated examples in the AbGen schema as split user-NAME")
-    a.add_argument("name"); a.add_argument("file")
-    x = ap.parse_args(argv)
-    try:
-        if x.cmd == "select":
-            cases = failure_cases(split=x.split, run=x.run, below=x.below, systems=[v for v in x.systems.split(",") if v] or None,
-                                  limit=x.limit, seed=x.seed)
-            if not cases: print(f"scibench abgen: no failure cases (mean score below {x.below})", file=sys.stderr); return 1
-            export_form(cases, x.form)
-            print(f"{len(cases)} failure cases → {x.form} (fill in 'feedback', at most {FEEDBACK_WORDS} words) and {cases_path(x.form)}")
-        elif x.cmd == "study1":
-            out = run_study1(x.form, x.model, x.judge, simulate=x.simulate, name=x.name, prompts=x.prompts, max_tokens=x.max_tokens,
-                             judge_max_tokens=x.judge_max_tokens, max_rationale=x.max_rationale)
-            t4 = table4(); t4 = t4[t4.run == rel(out)]
-            print(t4[["condition", "scorer", "n", *HUMAN_CRITERIA]].to_string(index=False))
-            print(f"results   {rel(out)}/  (Table 4: `scibench tables`)")
-        else:
-            p = add_split(x.name, x.file)
-            print(f"{len(load_abgen(path=p))} examples → {rel(p)}; run them with `scibench run abgen --split user-{x.name} --model M --judge J`")
-    except (FileNotFoundError, DataError, ValueError, ConfigError) as e:
-        print(f"scibench abgen: error: {e}", file=sys.stderr); return 2
+def select_command(a: SelectArgs) -> int:
+    "`scibench abgen select`: study 1's failure cases → a feedback form."
+    cases = failure_cases(a)
+    if not cases: print(f"scibench abgen: no failure cases (mean score below {a.below})", file=sys.stderr); return 1
+    export_form(cases, a.form)
+    print(f"{len(cases)} failure cases → {a.form} (fill in 'feedback', at most {FEEDBACK_WORDS} words) and "
+          f"{cases_path(a.form)}")
     return 0
+
+def study1_command(a: Study1Args) -> int:
+    "`scibench abgen study1`: the study, then its rows of Table 4."
+    out = run_study1(a)
+    t4 = table4()
+    print(t4[t4.run == rel(out)][["condition", "scorer", "n", *HUMAN_CRITERIA]].to_string(index=False))
+    print(f"results   {rel(out)}/  (Table 4: `scibench tables`)")
+    return 0
+
+def add_split_command(a: AddSplitArgs) -> int:
+    "`scibench abgen add-split`: study 2's split."
+    p = add_split(a)
+    print(f"{len(load_abgen(path=p))} examples → {rel(p)}; run them with "
+          f"`scibench run abgen --split user-{a.name} --model M --judge J`")
+    return 0
+
+COMMANDS = [Command("select", select_command, SelectArgs, "failure cases (mean score below --below) → a feedback form"),
+            Command("study1", study1_command, Study1Args, "revise each case from its feedback; judge before and after"),
+            Command("add-split", add_split_command, AddSplitArgs, "study 2: user-annotated examples: split user-NAME")]
 
 # %% ../nbs/10_abgen.ipynb #4f2cd8c6
 ABGEN_REPO = "yale-nlp/AbGen"
@@ -1130,19 +923,71 @@ def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
         for t in tmps.values(): t.unlink(missing_ok=True)
     return list(files.values())
 
+# %% ../nbs/10_abgen.ipynb #ab67c725
+from . import records as rv
+
+def _abgen_examples(ctx):
+    return {e["example_id"]: e for e in load_abgen(ctx.cfg.get("split", "sample"))}
+
+def abgen_context(ctx, eid, secs):
+    "Adds the example's research context to `secs`; returns the paper's reference design (None: the example is not found)."
+    e = (ctx.once("abgen", lambda: _abgen_examples(ctx)) or {}).get(eid)
+    if e is None: return None
+    secs.append(rv.text("Research context", context_text(e)))
+    return reference_text(e)
+
+def abgen_sections(r, ctx):
+    "An AbGen record: the context, the generated design beside the paper's, the judge per criterion."
+    secs = []
+    ref = abgen_context(ctx, r.get("example_id", r.get("id")), secs)
+    secs.append(rv.kv("Generation", {"module": r.get("module_name"), "system": r.get("system"), "judge": r.get("judge"),
+                                  "finish_reason": r.get("finish_reason"), "generation failure": r.get("generation_failure")}))
+    if ref is not None: secs.append(rv.pair("Design", ("Generated design", r.get("design")), ("Reference design (paper)", ref)))
+    else: secs.append(rv.text("Generated design", r.get("design")))
+    sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
+    crits = list(dict.fromkeys([*sc, *fa, *ra]))
+    secs.append(rv.table("Judge (per criterion)", ["criterion", "score", "rationale", "failure"],
+                      [[c, sc.get(c), ra.get(c), fa.get(c)] for c in crits]))
+    if r.get("judge_raw"): secs.append(rv.kv("Raw judge responses", r["judge_raw"]))
+    used = {"example_id", "module_name", "system", "judge", "finish_reason", "generation_failure", "design", "scores",
+            "failures", "rationales", "judge_raw"}
+    return secs, used, r.get("design")
+
+def abgen_scores(r): return {k: rv.num(v) for k, v in (r.get("scores") or {}).items()}
+
+def abgen_paper(name):
+    "Table 2's LLM-judge range for a criterion."
+    if name in ("importance", "faithfulness", "soundness", "overall"):
+        return rv.ref_range("abgen_table2", f"llm_{name}", lambda d: ~d.system.isin(["Reference (orig)", "Human Expert"]),
+                         "Table 2, LLM judge")
+
+def judge_prompts_block(run, ctx) -> list:
+    "The judge prompts the run used (its prompt set, per criterion), collapsed."
+    name = ctx.cfg.get("prompts", "scibench")
+    shared = ctx.cfg.get("judge_layout") == "shared-prefix"
+    where = "after the user turn's text" if shared else "system turn"
+    proto = ctx.cfg.get("protocol", "scibench")
+    ctxt = ("the authors' research context (with the literal text example['method'] for the method section)"
+            if proto == "authors" else "research context")
+    turn = (f"layout shared-prefix: one fixed system turn; user turn: {ctxt}, the design, the module, the paper's "
+            "reference design, then the criterion below" if shared else
+            f"protocol {proto}; user turn: {ctxt}, the design, the module, the paper's reference design")
+    texts = [([c, rv.Raw(f" ({where}; $module = the example's module)")], t) for c, t in prompt_set(name).items()]
+    return [rv.details_texts([rv.Raw("Judge prompts: set <b>"), resolve_prompts(name), rv.Raw(f"</b> ({turn}; shown per example)")], texts)]
+
+ABGEN_RECORD = rv.Record(sections=abgen_sections, scores=abgen_scores, paper=abgen_paper, extras=judge_prompts_block)
+
 # %% ../nbs/10_abgen.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
               "Yilun Zhao et al. (ACL 2025)", "2507.13300")
+DOWNLOADERS = [download_abgen, download_abgen_released, download_abgen_prompts]
 _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.split)]
 # small caps keep the embedded model's sample runs to minutes on 2 cores (the judge's JSON answer is
 # grammar-constrained: a 200-character rationale and the score fit in 160 tokens; 100 cut one answer of 32)
 ABGEN = register(Benchmark(
-    "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER, AbGenConfig, run,
-    validate=validate, data=_data, plan=plan, requests=requests, tables=make_tables,
-    downloaders=[download_abgen, download_abgen_released, download_abgen_prompts],
+    "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
+    AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=make_tables, downloaders=DOWNLOADERS, commands=COMMANDS,
+    stub_reply=stub_reply,
+    stages=[Stage("generate", "model", "one ablation study design per example"),
+            Stage("judge", "judge", "each design scored 1-5 on the four criteria (4 calls, sent as it arrives)")],
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160, max_rationale=200)]))
-ABGEN_EVAL = register(Benchmark(
-    "abgen_eval", "AbGen-Eval: how well a judge (the model) agrees with human scores of ablation designs", PAPER, AbGenEvalConfig, run_eval,
-    validate=validate, data=lambda cfg: [human_path(cfg.split)], plan=plan_eval, requests=requests_eval, tables=make_tables,
-    downloaders=[download_abgen, download_abgen_released, download_abgen_prompts],
-    default_runs=[dict(model="local", split="sample", judge_max_tokens=100, max_rationale=200)]))

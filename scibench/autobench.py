@@ -17,7 +17,7 @@ from .judge import choice_schema, parse_choice, judge_request, judge_result
 from .metrics import mean_ci, bootstrap_ci
 from .retrieval import embed_cached, dedup, Index, tokenize
 from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
-from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
+from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, filler, param, register
 from .runs import complete_runs, run_label, settings, caption, run_parent, rel
 from .papers import load_manifest, load_paper, paper_text, paper_windows, paragraphs
 
@@ -25,22 +25,23 @@ from .papers import load_manifest, load_paper, paper_text, paper_windows, paragr
 __all__ = ['LEVELS', 'TYPES', 'STAGES', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR', 'GRADES', 'NOT_MCQ', 'BANDS', 'ABLATIONS',
            'REVIEW_COLUMNS', 'MAIN', 'CONTROL', 'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES',
            'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'FILTER_NOTE', 'GENERATOR_NOTE',
-           'CHECKS', 'BENCH_KEYS', 'STUB_WORDS', 'BENCH_FIELDS', 'BENCH_TYPES', 'EVAL_COLUMNS', 'ARXIV_IDS', 'PAPER',
-           'FLOW', 'AUTOBENCH', 'split_dir', 'load_split', 'kp_schema', 'extraction_prompt', 'shown_ids',
-           'validate_point', 'merge_points', 'extraction_request', 'extraction_record', 'number_points', 'aextract',
-           'select_points', 'Retriever', 'numeric_distractors', 'make_options', 'question_schema', 'generation_prompt',
-           'build_question', 'generation_jobs', 'generation_request', 'question_record', 'agenerate', 'question_text',
-           'choices', 'solve_prompt', 'calibration_prompt', 'answer_schema', 'parse_answer', 'short_schema',
-           'grade_prompt', 'solve_request', 'solve_result', 'grade_request', 'grade_result', 'asolve',
-           'answerability_schema', 'answerability_prompt', 'content_words', 'supports', 'ambiguity_schema',
-           'ambiguity_prompt', 'correctness_result', 'acheck_correctness', 'answerability_request',
+           'CHECKS', 'BENCH_KEYS', 'STUB_WORDS', 'BENCH_FIELDS', 'BENCH_TYPES', 'EVAL_COLUMNS', 'COMMANDS', 'ARXIV_IDS',
+           'RECORD', 'PAPER', 'FLOW', 'AUTOBENCH', 'split_dir', 'load_split', 'kp_schema', 'extraction_prompt',
+           'shown_ids', 'validate_point', 'merge_points', 'extraction_request', 'extraction_record', 'number_points',
+           'aextract', 'select_points', 'Retriever', 'numeric_distractors', 'make_options', 'question_schema',
+           'generation_prompt', 'build_question', 'generation_jobs', 'generation_request', 'question_record',
+           'agenerate', 'question_text', 'choices', 'solve_prompt', 'calibration_prompt', 'answer_schema',
+           'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result', 'grade_request',
+           'grade_result', 'asolve', 'answerability_schema', 'answerability_prompt', 'content_words', 'supports',
+           'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'acheck_correctness', 'answerability_request',
            'answerability_result', 'acheck_answerability', 'ambiguity_request', 'ambiguity_result', 'acheck_ambiguity',
            'apply_filters', 'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity',
            'diversity_ci', 'item_discrimination', 'discrimination', 'discrimination_ci', 'acalibrate',
            'calibration_row', 'set_metrics', 'review_csv', 'human_correctness', 'load_control_set', 'AutoBenchConfig',
            'protocol_notes', 'note_protocol', 'run', 'data_files', 'stub_reply', 'load_benchmark', 'evaluate',
            'run_protocol', 'table_main', 'table_stages', 'table_ablation', 'table_distribution', 'table_eval',
-           'figure_survival', 'make_tables', 'latest_benchmark', 'cli', 'download_arxiv']
+           'figure_survival', 'make_tables', 'latest_benchmark', 'EvalArgs', 'IngestArgs', 'eval_command',
+           'ingest_command', 'download_arxiv', 'record_sections', 'record_scores', 'paper_numbers', 'stages_block']
 
 # %% ../nbs/30_autobench.ipynb #361be90f
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -1422,35 +1423,48 @@ def latest_benchmark(split: str = "sample", generator: str = "local") -> Path:
                                          f"run `scibench run autobench --model {generator} --split {split}` first")
     return runs[-1]/"benchmark.jsonl"
 
-def cli(argv: list[str]):
-    import argparse
-    ap = argparse.ArgumentParser(prog="scibench autobench")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    e = sub.add_parser("eval", help="evaluate a model on a generated benchmark")
-    e.add_argument("--model", default="local"); e.add_argument("--split", default="sample")
-    e.add_argument("--generator", default="local", help="the generating model: its latest complete run on --split is evaluated")
-    e.add_argument("--judge", default="local", help="grades short answers"); e.add_argument("--bench", default=None, help="a benchmark.jsonl instead")
-    e.add_argument("--context", default="none", choices=CONTEXTS); e.add_argument("--out", default=None)
-    e.add_argument("--base-url", default=None); e.add_argument("--max-tokens", type=int, default=120)
-    g = sub.add_parser("ingest", help="print a paper's sections and paragraph ids"); g.add_argument("path"); g.add_argument("--paper-id", default=None)
-    a = ap.parse_args(argv)
-    if a.cmd == "eval":
-        from scibench.llm import LLM, get_model
-        from scibench.server import serving
-        bpath = Path(a.bench) if a.bench else latest_benchmark(a.split, a.generator)
-        qs = load_benchmark(bpath)
-        papers = {p["paper_id"]: p for p in load_split(a.split)[0]} if a.context == "paper" else {}
-        out = Path(a.out) if a.out else bpath.parent/"eval"/_eval_dir(a.model, a.context)
-        with serving(*(n for n in (None if a.base_url else a.model, a.judge) if n)):
-            llm = LLM(get_model(a.model, base_url=a.base_url))
-            s = evaluate(llm, LLM(get_model(a.judge)), qs, out, a.context, papers, a.max_tokens, benchmark=rel(bpath))
-        print(json.dumps(dict(s["subsets"]["overall"], out=rel(out)), indent=1))
-    elif a.cmd == "ingest":
-        p = load_paper(a.path, a.paper_id)
-        print(f"{p['paper_id']}: {p['title']}")
-        for s in p["sections"]:
-            print(f"  {s['id']} {s['title']}")
-            for q in s["paragraphs"]: print(f"    {q['id']} {_excerpt(q['text'], 80)}")
+@dataclass
+class EvalArgs:
+    model: str = param("local", "the model evaluated (models.toml name, or ad hoc with --base-url)")
+    split: str = param("sample", "the split the generating run was made on")
+    generator: str = param("local", "the generating model: its latest complete run on --split is evaluated")
+    judge: str = param("local", "grades short answers")
+    bench: str = param("", "a benchmark.jsonl instead of the generator's latest run")
+    context: str = param("none", "what the evaluated model reads beside the question", choices=CONTEXTS)
+    out: str = param("", "the evaluation folder (default: beside the benchmark, eval/<model>-<context>)")
+    base_url: str = param("", "an ad-hoc endpoint for --model")
+    max_tokens: int = param(120, "answer cap")
+
+@dataclass
+class IngestArgs:
+    path: str = param("", "a paper: Markdown, text or S2ORC JSON", positional=True)
+    paper_id: str = param("", "its id (default: from the file)")
+
+def eval_command(a: EvalArgs) -> int:
+    "`scibench autobench eval`: evaluate a model on a generated benchmark."
+    from scibench.llm import LLM, get_model
+    from scibench.server import serving
+    bpath = Path(a.bench) if a.bench else latest_benchmark(a.split, a.generator)
+    qs = load_benchmark(bpath)
+    papers = {p["paper_id"]: p for p in load_split(a.split)[0]} if a.context == "paper" else {}
+    out = Path(a.out) if a.out else bpath.parent/"eval"/_eval_dir(a.model, a.context)
+    with serving(*(n for n in (None if a.base_url else a.model, a.judge) if n)):
+        llm = LLM(get_model(a.model, base_url=a.base_url or None))
+        s = evaluate(llm, LLM(get_model(a.judge)), qs, out, a.context, papers, a.max_tokens, benchmark=rel(bpath))
+    print(json.dumps(dict(s["subsets"]["overall"], out=rel(out)), indent=1))
+    return 0
+
+def ingest_command(a: IngestArgs) -> int:
+    "`scibench autobench ingest PATH`: a paper's sections and paragraph ids."
+    p = load_paper(a.path, a.paper_id or None)
+    print(f"{p['paper_id']}: {p['title']}")
+    for s in p["sections"]:
+        print(f"  {s['id']} {s['title']}")
+        for q in s["paragraphs"]: print(f"    {q['id']} {_excerpt(q['text'], 80)}")
+    return 0
+
+COMMANDS = [Command("eval", eval_command, EvalArgs, "evaluate a model on a generated benchmark"),
+            Command("ingest", ingest_command, IngestArgs, "print a paper's sections and paragraph ids")]
 
 # %% ../nbs/30_autobench.ipynb #9e796631
 def _sents(t): return [s for s in re.split(r"(?<=[.!?])\s+", t) if s]
@@ -1478,6 +1492,72 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
     write_jsonl(dest/"papers.jsonl", man)
     return out + [dest/"papers.jsonl"]
 
+# %% ../nbs/30_autobench.ipynb #ad6da608
+from . import records as rv
+
+_LETTERS = "ABCDEFGHIJ"
+_Q_FIELDS = ("qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty", "pass_rate", "kept", "dropped_at",
+             "flags", "finish_reason", "generation_failure")
+
+def _filter_rows(ch: dict) -> list:
+    return [[st, c.get("passed"), c.get("verified"), c.get("reason"),
+             {k: v for k, v in c.items() if k not in ("passed", "verified", "reason")} or None]
+            for st, c in ch.items() if isinstance(c, dict)]
+
+def record_sections(r, ctx):
+    "An AutoBench question: its knowledge point, options and key, evidence, retrieved context, filter stages and solvers."
+    secs = [rv.kv("Question", {k: r.get(k) for k in _Q_FIELDS}),
+            rv.text("Knowledge point", r.get("knowledge_point")), rv.text("Question", r.get("question"))]
+    opts = r.get("options") or []
+    if opts:
+        secs.append(rv.table("Options", ["", "option", "key"],
+                          [[_LETTERS[i] if i < 10 else i, o, "✓" if _LETTERS[i:i+1] == str(r.get("answer")) else ""]
+                           for i, o in enumerate(opts)]))
+    secs.append(rv.kv("Answer", {"answer": r.get("answer"), "answer text": r.get("answer_text"), "explanation": r.get("explanation"),
+                              "evidence": r.get("evidence"), "evidence from": r.get("evidence_from"),
+                              "invalid evidence ids": r.get("evidence_invalid")}))
+    if r.get("evidence_text"): secs.append(rv.text("Evidence paragraphs", r["evidence_text"]))
+    if r.get("context"):
+        secs.append(rv.table("Retrieved context", ["paper", "paragraph", "source"],
+                          [[c.get("paper_id"), c.get("id"), c.get("source")] for c in r["context"] if isinstance(c, dict)]))
+    if r.get("checks"):
+        secs.append(rv.table("Filter stages", ["stage", "passed", "verified", "reason", "details"], _filter_rows(r["checks"])))
+    cal = r.get("calibration") or {}
+    if cal:
+        secs.append(rv.table("Solvers (difficulty)", ["solver", "response", "correct", "failure"],
+                          [[m, c.get("response"), c.get("correct"), c.get("failure")] for m, c in sorted(cal.items()) if isinstance(c, dict)]))
+    used = {*_Q_FIELDS, "knowledge_point", "question", "options", "answer", "answer_text", "explanation", "evidence",
+            "evidence_from", "evidence_invalid", "evidence_text", "context", "checks", "calibration"}
+    return secs, used, r.get("question")
+
+def record_scores(r):
+    "Per-question numbers: kept, pass rate, each filter stage passed, each solver correct."
+    out = {"kept": rv.num(r.get("kept")) if "kept" in r else None, "pass_rate": rv.num(r.get("pass_rate"))}
+    for st, c in (r.get("checks") or {}).items():
+        if isinstance(c, dict) and "passed" in c: out[f"{st} passed"] = rv.num(c["passed"])
+    for m, c in sorted((r.get("calibration") or {}).items()):
+        if isinstance(c, dict) and "correct" in c: out[f"{m} correct"] = rv.num(c["correct"])
+    return out
+
+def paper_numbers(name):
+    "Table 1's survival (post-filtering / generated) and discrimination, combined over areas."
+    if name.startswith("survival"):
+        r = reference("autobench_main").set_index("area").loc["Combined"]
+        return f"{r.post_filtering / r.generated:.2f} (Table 1, post-filtering / generated)"
+    if name.startswith("discrimination"):
+        return rv.ref_range("autobench_main", "llm_discrimination", lambda d: d.area == "Combined", "Table 1")
+
+def stages_block(run, ctx) -> list:
+    "The filter stages' counts (scores.json `stages`)."
+    st = run["scores"].get("stages")
+    if not isinstance(st, list): return []
+    st = [s for s in st if isinstance(s, dict)]
+    cols = list(dict.fromkeys(k for s in st for k in s))
+    return [rv.heading_table("Filter stages", cols, [[s.get(c) for c in cols] for s in st], num=range(1, len(cols)))]
+
+RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("field"), paper=paper_numbers,
+                extras=stages_block)
+
 # %% ../nbs/30_autobench.ipynb #ae3698b8
 # the source text names neither authors nor an arXiv id, and none is invented
 PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs", "authors not named in the source text (ACL 2025)")
@@ -1491,6 +1571,6 @@ FLOW = [Stage("extract", "model", "knowledge points of every extraction window o
         Stage("grade", "judge", "the judge grades every short answer (of the correctness check, calibration and evaluation)")]
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER, AutoBenchConfig, run,
-    validate=_validate, data=data_files, stages=FLOW, stub_reply=stub_reply, tables=make_tables, downloaders=[download_arxiv],
+    validate=_validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD, tables=make_tables, commands=COMMANDS, downloaders=[download_arxiv],
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2, extract_max_tokens=220,
                        generate_max_tokens=200, check_max_tokens=90, evaluate_models="local", ablate_retrieval=False, control_set="control.jsonl")]))

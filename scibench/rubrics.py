@@ -32,7 +32,7 @@ from .paperbench import (CATEGORIES, PAPER_AUTO, GradeOpts, _categories, _read_t
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'RETRIEVAL', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS', 'METRICS', 'PAPER_CHOICES',
            'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'PAPER_JUDGE', 'PAPER_EMBEDDER_NAME', 'STAGES', 'PAPER_RUN',
-           'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'SAMPLE_RUBRIC', 'COMMANDS', 'PAPER', 'RUBRICS', 'split_root',
+           'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'SAMPLE_RUBRIC', 'COMMANDS', 'RECORD', 'PAPER', 'RUBRICS', 'split_root',
            'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
            'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system',
            'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill',
@@ -41,7 +41,7 @@ __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'RETRI
            'run_protocol', 'strongest_model', 'grader_paper', 'run', 'stub_reply', 'data', 'table1', 'embedder_note',
            'grader_paper_note', 'table_intrinsic', 'table_judge_eval', 'table_stats', 'figure_category_shares',
            'figure_importance_hist', 'make_tables', 'load_rubric_file', 'CheckArgs', 'GradeArgs', 'check_command',
-           'grade_command']
+           'grade_command', 'fmt_transcript', 'record_sections', 'record_scores', 'paper_numbers', 'judge_eval_block']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -1137,13 +1137,112 @@ COMMANDS = [Command("check", check_command, CheckArgs,
             Command("grade", grade_command, GradeArgs, "grade one repository with a rubric (a PaperBench tree or a "
                     "checklist)")]
 
+# %% ../nbs/20_rubrics.ipynb #062f3fab
+from . import records as rv
+
+def _grades(ctx):
+    p = ctx.dir/"grades.jsonl"
+    out: dict = {}
+    for g in (read_jsonl(p, allow_empty=True) if p.exists() else []):
+        out.setdefault((g.get("setting"), g.get("paper")), []).append(g)
+    return out
+
+def fmt_transcript(t) -> str:
+    "An agent transcript as plain text: each step's thought, action and observation."
+    steps = t.get("transcript") if isinstance(t, dict) else t
+    if not isinstance(steps, list): return json.dumps(t, ensure_ascii=False, indent=1)
+    out = []
+    for s in steps:
+        if not isinstance(s, dict): out.append(rv.show(s)); continue
+        a = s.get("action")
+        out.append(f"── step {s.get('step', '?')}" + (f" · {s['finish_reason']}" if s.get("finish_reason") else ""))
+        if isinstance(a, dict):
+            out.append("thought: " + rv.show(a.get("thought")))
+            out.append("action:  " + json.dumps({k: v for k, v in a.items() if k != "thought"}, ensure_ascii=False))
+        else: out.append("raw: " + rv.show(s.get("raw")))
+        if s.get("observation") is not None: out.append("observation:\n" + rv.show(s["observation"]))
+        rest = {k: v for k, v in s.items() if k not in ("step", "raw", "action", "observation", "finish_reason")}
+        if rest: out.append("other: " + json.dumps(rest, ensure_ascii=False))
+    if isinstance(t, dict):
+        info = {k: v for k, v in t.items() if k not in ("transcript", "items", "dropped")}
+        out.insert(0, "run: " + json.dumps(info, ensure_ascii=False))
+    return "\n".join(out)
+
+def _verdict_tables(r, ctx, items) -> list:
+    out = []
+    grades = (ctx.once("grades", lambda: _grades(ctx)) or {}).get((r.get("setting"), r.get("paper")), [])
+    for g in sorted(grades, key=lambda g: str(g.get("repo"))):
+        its = g.get("items") or items
+        rows = []
+        for k, v in enumerate(g.get("verdicts") or []):
+            v = v if isinstance(v, dict) else {"verdict": v}
+            crit = its[k].get("criterion") if k < len(its) and isinstance(its[k], dict) else ""
+            rows.append([k + 1, crit, v.get("verdict"), v.get("rationale"), ", ".join(map(str, v.get("files") or [])), v.get("failure")])
+        out.append(rv.table(f"Verdicts · repository {g.get('repo')} (score {rv.show(g.get('score'))})",
+                         ["#", "criterion", "verdict", "rationale", "files the judge saw", "failure"], rows))
+    return out
+
+def record_sections(r, ctx):
+    "A Rubrics record: the rubric's items, its statistics and scores, the judge's verdicts per repository, the agent's transcript."
+    secs = [rv.kv("Rubric", {k: r.get(k) for k in ("setting", "paper", "category", "model", "judge", "how", "steps", "truncated")})]
+    items = [i for i in (r.get("items") or []) if isinstance(i, dict)]
+    icols = list(dict.fromkeys(["criterion", "importance", "category", *[k for i in items for k in i]]))
+    secs.append(rv.table(f"Rubric items ({len(items)})", icols, [[i.get(c) for c in icols] for i in items]))
+    if r.get("dropped"): secs.append(rv.json_block("Dropped items", r["dropped"]))
+    if r.get("stats"): secs.append(rv.kv("Rubric statistics", r["stats"]))
+    rs = r.get("repo_scores") or {}
+    if rs:
+        cols = list(dict.fromkeys(k for s in rs.values() if isinstance(s, dict) for k in s))
+        secs.append(rv.table("Scores per repository", ["repository", *cols],
+                          [[k, *[(s or {}).get(c) for c in cols]] for k, s in sorted(rs.items())]))
+    secs += _verdict_tables(r, ctx, items)
+    if r.get("transcript"):
+        tr = r["transcript"]
+        t = ctx.once(("t", tr), lambda: ctx.run_file(tr)) if isinstance(tr, str) else tr
+        secs.append(rv.text(f"Agent transcript ({tr if isinstance(tr, str) else 'inline'})",
+                         fmt_transcript(t) if t is not None else "transcript file not found in the run folder"))
+    used = {"setting", "paper", "category", "model", "judge", "how", "steps", "truncated", "items", "dropped", "stats",
+            "repo_scores", "transcript"}
+    return secs, used, items[0].get("criterion") if items else ""
+
+_RECORD_NUMS = ("f1", "precision", "recall", "spearman", "pearson", "score")
+
+def record_scores(r):
+    "Per-rubric numbers: F1, precision, recall, correlations, each repository's score, the item count."
+    out = {k: rv.num(r.get(k)) for k in _RECORD_NUMS if k in r}
+    for repo, s in sorted((r.get("repo_scores") or {}).items()):
+        if isinstance(s, dict): out[f"{repo} score"] = rv.num(s.get("score"))
+    if isinstance(r.get("stats"), dict) and "count" in r["stats"]: out["items"] = rv.num(r["stats"]["count"])
+    return out
+
+def paper_numbers(name):
+    "Table 2's F1 / Table 1's Spearman range for a setting's headline."
+    s, _, m = name.partition(" ")
+    lab = SETTINGS.get(s)
+    if not lab: return None
+    if m.startswith("F1"): return rv.ref_range("rubrics_table2_intrinsic_tau0.70", "f1", lambda d: d.setting == lab, "Table 2")
+    if m == "Spearman": return rv.ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
+
+def judge_eval_block(run, ctx) -> list:
+    "JudgeEval's leaf verdicts beside the human grades, collapsed."
+    if not (ctx.dir/"judge_eval.jsonl").exists(): return []
+    je = read_jsonl(ctx.dir/"judge_eval.jsonl", allow_empty=True)
+    cols = list(dict.fromkeys(k for r in je for k in r))
+    agree = [r for r in je if r.get("human") is not None and r.get("predicted") is not None]
+    acc = sum(r["human"] == r["predicted"] for r in agree)
+    return [rv.details_table(f"JudgeEval: {len(je)} leaf verdicts, judge agrees with the human grade on {acc} of {len(agree)}",
+                          cols, [[r.get(c) for c in cols] for r in je])]
+
+RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("setting"), paper=paper_numbers,
+                extras=judge_eval_block)
+
 # %% ../nbs/20_rubrics.ipynb #3554502a
 # the paper text prints no arXiv id, and none is invented
 PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment Reproduction",
               "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin")
 RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's rubrics",
-    PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply, tables=make_tables,
+    PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply, record=RECORD, tables=make_tables,
     downloaders=[download_paperbench, download_judge_eval], commands=COMMANDS,
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3, max_tokens=256,
                        judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))

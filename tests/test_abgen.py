@@ -3,7 +3,7 @@ import json, os, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import abgen
+from scibench import abgen, abgen_eval
 from scibench.core import DataError, read_jsonl, read_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,7 +199,7 @@ def released_files(tmp_path):
 
 
 def test_released_meta_evaluation_path(tmp_path):
-    t = abgen.released_tables(released_files(tmp_path), n_resamples=50)
+    t = abgen_eval.released_tables(released_files(tmp_path), n_resamples=50)
     t5, t9 = t["abgen_released_table5"].set_index("judge"), t["abgen_released_table9"].set_index("judge")
     assert t5.loc["GPT-4.1", "overall (ours)"].startswith("1.000") and t5.loc["GPT-4.1", "file"] == "gpt-4.1.json"
     assert t5.loc["GPT-4.1", "overall (paper)"] == "0.246"        # Table 5, pooled Pearson
@@ -217,7 +217,7 @@ def test_meta_evaluate_counts_missing_judge_scores():
     human = abgen.load_human_eval(split="sample")
     judged = [{"meta_id": r["meta_id"], **{c: {"score": r[c]["score"] if i % 5 else None} for c in abgen.HUMAN_CRITERIA}}
               for i, r in enumerate(human)]
-    me = abgen.meta_evaluate(human, judged, criteria=("importance",), corrs=("pearson",), n_resamples=20)
+    me = abgen_eval.meta_evaluate(human, judged, criteria=("importance",), corrs=("pearson",), n_resamples=20)
     assert set(me["missing_judge"]) == {sum(1 for i in range(len(human)) if i % 5 == 0)}
     inst = me[me.level == "instance"].iloc[0]
     assert inst["skipped"] >= 1
@@ -276,3 +276,21 @@ def test_shared_prefix_layout_lets_the_provider_cache_the_judge_prompts(fake_env
         assert read_json(d / "meta.json")["config"]["judge_layout"] == layout
         assert ("layout shared-prefix" in (d / "report.html").read_text()) == (layout == "shared-prefix")   # the report says how it asked
     assert share["shared-prefix"] > 0.4 and share["shared-prefix"] > share["paper"] + 0.3, share
+
+
+def test_derived_plan_counts_the_calls_of_a_run_against_the_stub(fake_server, run_bench):
+    "Issue 19: `--dry-run`'s plan is `run` itself against `stub_reply`; a run against a fake server answering the same makes those calls."
+    from scibench.bench import get_benchmark
+    from scibench.run import derive_plan, derive_requests, resolve
+    b = get_benchmark("abgen")
+    fs = fake_server(reply=b.stub_reply)
+    params, ep = dict(model="fake", judge="fake", max_tokens=64, judge_max_tokens=32), {"fake": {"base_url": fs.base_url}}
+    cfg = b.make_config(params)
+    plan = {r["role"]: r for r in derive_plan(b, cfg, resolve(b, cfg, ep))}
+    assert fs.calls == 0 and {r: p["stages"] for r, p in plan.items()} == {"model": {"generate": 8}, "judge": {"judge": 32}}
+    assert plan["model"]["completion_tokens"] == 8 * 64 and plan["judge"]["completion_tokens"] == 32 * 32
+    reqs = derive_requests(b, cfg, resolve(b, cfg, ep))
+    assert len(reqs) == 8 and {r["role"] for r in reqs} == {"model"} and reqs[0]["body"]["max_tokens"] == 64
+    meta, _ = run_bench("abgen", params, endpoints=ep)
+    assert meta["status"] == "complete" and all(s["n"] == 8 for s in meta["headline"])
+    assert {r: meta["usage"][r]["requests"] for r in plan} == {r: p["calls"] for r, p in plan.items()} == {"model": 8, "judge": 32}

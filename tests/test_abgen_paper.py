@@ -4,7 +4,7 @@ import json, re
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import abgen
+from scibench import abgen, abgen_eval
 from scibench.bench import ConfigError
 from scibench.metrics import system_level, instance_level_detail, pooled, LEVELS
 
@@ -114,7 +114,7 @@ def test_every_released_judge_name_maps_to_its_paper_row():
     from scibench.report import reference
     t5 = reference("abgen_table5_instance_pearson").set_index("judge"); t9 = reference("abgen_table9_system_kendall").set_index("judge")
     for stem, (r5, r9) in RELEASED_OVERALL.items():
-        n5, n9 = abgen.paper_name(stem, t5.index), abgen.paper_name(stem, t9.index)
+        n5, n9 = abgen_eval.paper_name(stem, t5.index), abgen_eval.paper_name(stem, t9.index)
         assert n5 is not None and n9 is not None, stem
         assert (t5.loc[n5, "overall"], t9.loc[n9, "overall"]) == (r5, r9), stem
 
@@ -143,7 +143,7 @@ def write_released(root, H, judges: dict) -> Path:
 
 def test_released_zeros_are_judge_failures(tmp_path):
     Mz = [row[:] for row in M4]; Mz[3][0] = 0          # the authors' code for an unparsable answer
-    t = abgen.released_tables(write_released(tmp_path / "rel", H4, {"gpt-4.1-mini": Mz}), n_resamples=20)
+    t = abgen_eval.released_tables(write_released(tmp_path / "rel", H4, {"gpt-4.1-mini": Mz}), n_resamples=20)
     t5 = t["abgen_released_table5"]
     fail, kept = t5[t5["score 0 counted as"] == "failure"].iloc[0], t5[t5["score 0 counted as"] != "failure"].iloc[0]
     assert fail.judge == "GPT-4.1-mini" and fail["zeros (imp/faith/sound/overall)"] == "1/1/1/1" and fail["missing judge scores"] == 1
@@ -172,7 +172,7 @@ def test_eq2_eq3_pooled_differ_on_a_known_matrix():
 
 def test_meta_evaluate_levels_counts_and_sensitivity():
     Mm = [row[:] for row in M4]; Mm[3][0] = None
-    me = abgen.meta_evaluate(human_rows(H4), judge_rows(Mm), criteria=("importance",), n_resamples=20).set_index(["level", "corr"])
+    me = abgen_eval.meta_evaluate(human_rows(H4), judge_rows(Mm), criteria=("importance",), n_resamples=20).set_index(["level", "corr"])
     assert me.loc[("instance", "pearson"), "value"] == pytest.approx(0.0) and me.loc[("instance", "pearson"), "used"] == 2
     assert me.loc[("instance", "pearson"), "skipped"] == 2 and me.loc[("instance", "pearson"), "missing_judge"] == 1
     # imputed: row 4 becomes M = (1, 3, 4) → r = 9/sqrt(84); or (5, 3, 4) → r = -1/2
@@ -182,7 +182,7 @@ def test_meta_evaluate_levels_counts_and_sensitivity():
 
 
 def test_released_tables_wiring(tmp_path):
-    t = abgen.released_tables(write_released(tmp_path / "rel", H4, {"gpt-4o": M4}), n_resamples=20)
+    t = abgen_eval.released_tables(write_released(tmp_path / "rel", H4, {"gpt-4o": M4}), n_resamples=20)
     r5, r9 = t["abgen_released_table5"].iloc[0], t["abgen_released_table9"].iloc[0]
     for c in abgen.CRITERIA:
         assert r5[f"{c} (ours)"].startswith("0.120")   # Table 5 = pooled Pearson (not eq. 3 0.333, not eq. 2 0.933)
@@ -204,7 +204,7 @@ def test_tables_5_and_9_wiring_through_a_run(data, fake, run_bench, results, mon
     meta, d = run_bench("abgen_eval", dict(model="fake", judge_max_tokens=64))
     assert meta["status"] == "complete" and meta["config"]["prompts"] == "scibench"
     import pandas as pd
-    abgen.make_tables()   # the tables as written: results/tables/abgen_table5.csv, abgen_table9.csv
+    abgen_eval.make_tables()   # the tables as written: results/tables/abgen_table5.csv, abgen_table9.csv
     t5, t9 = (pd.read_csv(results / "tables" / f"abgen_table{k}.csv", dtype=str, keep_default_na=False) for k in (5, 9))
     ours = t5[t5.source == "scibench"].set_index("level")
     for c in abgen.HUMAN_CRITERIA:

@@ -9,6 +9,12 @@ from scibench.core import read_jsonl, read_json
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def cli(argv) -> int:
+    "`scibench abgen ARGV` as the CLI runs it (the benchmark's `Command`s)."
+    from scibench.cli import run_command
+    return run_command("abgen", abgen.COMMANDS, argv)
+
+
 @pytest.fixture
 def env(tmp_path, monkeypatch, fake_server, results, own_data):
     "Our own data/ (the sample), a fake endpoint `fake` that revises designs and judges them, and its request log."
@@ -39,13 +45,13 @@ def fill(form: Path, text_for):
 def test_study1_from_a_filled_form(env, tmp_path, results):
     d, fs, bodies = env
     form = tmp_path / "form.csv"
-    assert abgen.cli(["select", "--split", "sample", "--limit", "2", str(form)]) == 0
+    assert cli(["select", "--split", "sample", "--limit", "2", str(form)]) == 0
     cases = read_jsonl(abgen.cases_path(form))
     human = {r["meta_id"]: r for r in abgen.load_human_eval(split="sample")}
     assert cases and all(sum(human[c["case_id"]][k]["score"] for k in abgen.HUMAN_CRITERIA) / 3 < 3 for c in cases)
     last = cases[-1]["case_id"]   # left empty: not revised
     rows = fill(form, lambda r: "" if r["case_id"] == last else "Ablate only the filter; keep retrieval and the loss fixed.")
-    assert abgen.cli(["study1", str(form), "--model", "fake", "--judge", "fake", "--name", "s1"]) == 0
+    assert cli(["study1", str(form), "--model", "fake", "--judge", "fake", "--name", "s1"]) == 0
     out = results / "abgen_study1" / "s1"
     st, recs = read_json(out / "study.json"), read_jsonl(out / "records.jsonl")
     assert st["feedback"] == "researchers (form)" and st["prompts"] == "scibench" and st["revised"] == len(rows) - 1 == len(recs)
@@ -67,10 +73,10 @@ def test_study1_simulated_feedback_from_a_run(env, tmp_path, results, run_bench)
     d, fs, bodies = env
     meta, run = run_bench("abgen", dict(model="fake", judge="fake", limit=3, max_tokens=16))   # every design judged 2: all failures
     form = tmp_path / "f.csv"
-    assert abgen.cli(["select", "--run", str(run), str(form)]) == 0
+    assert cli(["select", "--run", str(run), str(form)]) == 0
     cases = read_jsonl(abgen.cases_path(form))
     assert len(cases) == 3 and all(c["scored_by"].startswith("run sample/fake/") for c in cases)
-    assert abgen.cli(["study1", str(form), "--model", "fake", "--judge", "fake", "--simulate", "fake"]) == 0
+    assert cli(["study1", str(form), "--model", "fake", "--judge", "fake", "--simulate", "fake"]) == 0
     st, recs = read_json(results / "abgen_study1" / "f" / "study.json"), read_jsonl(results / "abgen_study1" / "f" / "records.jsonl")
     assert st["feedback"] == "simulated by fake" and len(recs) == 3
     assert all(len(r["feedback"].split()) == 50 for r in recs)      # the model wrote more; the protocol allows 50 words
@@ -80,9 +86,9 @@ def test_study1_simulated_feedback_from_a_run(env, tmp_path, results, run_bench)
 
 def test_form_feedback_over_50_words_is_refused(env, tmp_path, capsys):
     form = tmp_path / "form.csv"
-    abgen.cli(["select", "--split", "sample", "--limit", "1", str(form)])
+    cli(["select", "--split", "sample", "--limit", "1", str(form)])
     fill(form, lambda r: "word " * 51)
-    assert abgen.cli(["study1", str(form), "--model", "fake", "--judge", "fake"]) == 2
+    assert cli(["study1", str(form), "--model", "fake", "--judge", "fake"]) == 2
     err = capsys.readouterr().err
     assert "form.csv:2: field 'feedback': 51 words" in err and env[1].calls == 0
 
@@ -91,15 +97,15 @@ def test_study2_user_split(env, tmp_path, results, run_bench, capsys):
     d, fs, bodies = env
     f = tmp_path / "bio.jsonl"
     f.write_text("".join(json.dumps({**e, "example_id": f"bio-{i}"}) + "\n" for i, e in enumerate(abgen.load_abgen("sample")[:3])))
-    assert abgen.cli(["add-split", "bio", str(f)]) == 0
+    assert cli(["add-split", "bio", str(f)]) == 0
     assert (d / "abgen" / "user" / "bio.jsonl").exists() and "--split user-bio" in capsys.readouterr().out
     meta, run = run_bench("abgen", dict(model="fake", judge="fake", split="user-bio", max_tokens=16))
     assert meta["status"] == "complete" and meta["n"] == 3 and run.parent.parent.name == "user-bio"
     t4 = abgen.table4(); ours = t4[t4.source == "scibench"].iloc[0]
     assert (ours.study, ours.condition, ours.n, ours.importance) == ("2: domain generalization", "split user-bio", 3, "2.00 (n=3)")
     bad = tmp_path / "bad.jsonl"; bad.write_text('{"example_id": "x"}\n')
-    assert abgen.cli(["add-split", "bad", str(bad)]) == 2 and "bad.jsonl:1" in capsys.readouterr().err
-    assert abgen.cli(["add-split", "../x", str(f)]) == 2
+    assert cli(["add-split", "bad", str(bad)]) == 2 and "bad.jsonl:1" in capsys.readouterr().err
+    assert cli(["add-split", "../x", str(f)]) == 2
 
 
 def test_cli_verb(env):
