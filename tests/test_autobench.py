@@ -5,6 +5,7 @@ from collections import Counter
 from pathlib import Path
 import numpy as np
 import pytest
+from scibench.cli import run_command
 
 from scibench import autobench as ab, papers as sp, perf_autobench as pa
 from scibench.core import DataError, read_json, read_jsonl
@@ -302,7 +303,7 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert heads["kept questions"]["value"] == s["main"]["kept"] and heads["survival (kept / generated)"]["n"] == s["main"]["generated"]
     assert heads["accuracy fake-solver+evidence"]["n"] == o["n"]
     # one more model, evaluated from the command line on the generator's latest complete run
-    ab.cli(["eval", "--model", "fake-solver", "--generator", "fake-gen", "--judge", "fake-judge"])
+    assert run_command("autobench", ab.COMMANDS, ["eval", "--model", "fake-solver", "--generator", "fake-gen", "--judge", "fake-judge"]) == 0
     assert (d/"eval"/"fake-solver"/"scores.json").exists()
     # tables from results/ only, deterministic
     calls = fake_models.calls
@@ -444,7 +445,7 @@ def test_registration():
 
 def test_cli_eval_needs_a_complete_run(results):
     with pytest.raises(FileNotFoundError, match="no complete autobench run of generator 'nobody'"):
-        ab.cli(["eval", "--generator", "nobody"])
+        ab.eval_command(ab.EvalArgs(generator="nobody"))
 
 
 def test_load_benchmark_errors(tmp_path):
@@ -458,7 +459,7 @@ def test_load_benchmark_errors(tmp_path):
 
 
 def test_cli_ingest(capsys):
-    ab.cli(["ingest", str(SAMPLE/"papers"/"dust_galaxies.json")])
+    assert run_command("autobench", ab.COMMANDS, ["ingest", str(SAMPLE/"papers"/"dust_galaxies.json")]) == 0
     out = capsys.readouterr().out
     assert "synthetic-dust-z2" in out and "S3.P2" in out
 

@@ -48,7 +48,7 @@ def test_a_benchmark_without_requests_is_named(tmp_path, monkeypatch, capsys):
     import dataclasses
     from scibench import bench
     b = get_benchmark("arxivbench")
-    monkeypatch.setitem(bench.REGISTRY, "arxivbench", dataclasses.replace(b, requests=None))
+    monkeypatch.setitem(bench.REGISTRY, "arxivbench", dataclasses.replace(b, stages=[]))
     assert cli("run", "arxivbench", "--model", "x", *CLOSED, "--judge", "x", "--judge-base-url", "http://127.0.0.1:9/v1",
                "--dry-run", "--requests", str(tmp_path / "r.jsonl")) == 2
     assert "'arxivbench' does not declare its requests" in capsys.readouterr().err
