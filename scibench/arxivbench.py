@@ -5,37 +5,39 @@
 
 # %% ../nbs/40_arxivbench.ipynb #9b4dd159
 from __future__ import annotations
-import asyncio, difflib, functools, gzip, hashlib, json, math, os, random, re, sqlite3, sys, time, zlib
-from dataclasses import dataclass, asdict, field
+import asyncio, difflib, functools, hashlib, json, math, os, re, sys
+from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import DataError, data_dir, cache_dir, decode_line, read_jsonl, write_json, write_jsonl, read_json, bench_full, jsonl_line, write_with
+from .core import DataError, data_dir, cache_dir, read_jsonl, write_json, write_jsonl, read_json, jsonl_line, write_with
 from .llm import Request, msgs, pipeline
 from .judge import judge_request, judge_result
 from .report import MIN_CI_N, Estimate, fmt, fmt_ci, save_table, save_figure, reference as _reference
-from .bench import Benchmark, Config, ConfigError, param, register, Paper as _BenchPaper
+from .bench import Benchmark, Command, Config, ConfigError, Stage, param, register, Paper as _BenchPaper
 from .runs import complete_runs, run_label, settings, caption, rel
+from .arxiv_index import (INDEX_VERSION, ArxivIndex, _CAND_RE, _squash, build_index, id_candidates, norm_title,
+                                  normalize_id, open_index)
 
 # %% auto #0
-__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'OLD_ARCHIVES', 'MIRROR_HOSTS', 'DESCRIPTIONS', 'PROMPT_FIELDS',
-           'RELEASED', 'RELEASED_REPO', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE',
-           'KEEP_FIELDS', 'INDEX_VERSION', 'TAXONOMY', 'RELEVANCE', 'MATCH', 'AUTHORS_JUDGE_SYSTEM',
-           'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'STATUSES', 'ACCURACIES', 'ACCURACY_PROTOCOLS',
-           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES',
-           'LABELS', 'RATES', 'KAGGLE_URL', 'W2_RECORDS', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'valid_id',
-           'normalize_id', 'generator_prompt', 'parse_generated', 'generate_prompts', 'prompts_path', 'load_prompts',
+__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'DESCRIPTIONS', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO',
+           'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
+           'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'STATUSES', 'ACCURACIES',
+           'ACCURACY_PROTOCOLS', 'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES',
+           'PAPER_DIFFERENCES', 'LABELS', 'RATES', 'KAGGLE_URL', 'COMMANDS', 'RECORD', 'PAPER', 'STAGES', 'ARXIVBENCH',
+           'subjects_of', 'generator_prompt', 'parse_generated', 'generate_prompts', 'prompts_path', 'load_prompts',
            'subject_of_name', 'released_rows', 'download_prompts', 'query_prompt', 'authors_links', 'Paper',
            'is_author_text', 'extract_papers', 'malformed_ids', 'format_pairs', 'is_repetition', 'classify',
-           'norm_title', 'open_text', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index',
            'snapshot_path', 'default_index_path', 'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity',
            'taxonomy', 'verify_paper', 'ajudge_paper', 'ajudge_item', 'authors_judge_user', 'authors_judge_request',
            'authors_verdict', 'ajudge_authors', 'verify_and_judge', 'calculate_acc', 'score_records', 'query_request',
            'query_item', 'query', 'query_and_judge', 'ArxivBenchConfig', 'protocol_notes', 'note_protocol', 'record',
-           'headline', 'index_info', 'summary', 'run', 'plan', 'requests', 'data_files', 'load_judge_labels',
-           'validate_judge', 'reference', 'run_protocol', 'rate_n', 'fmt_rate', 'snapshot_note', 'accuracy_table',
+           'headline', 'index_info', 'summary', 'run', 'stub_reply', 'data_files', 'load_judge_labels',
+           'validate_judge', 'reference', 'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table',
            'details_table', 'taxonomy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'make_tables',
-           'download_snapshot', 'build_in_child', 'p3_index', 'w2_data', 'w2_reply', 'w2_arxivbench', 'cli']
+           'download_snapshot', 'IndexArgs', 'LookupArgs', 'GenerateArgs', 'ValidateArgs', 'index_command',
+           'lookup_command', 'generate_command', 'validate_command', 'record_sections', 'record_scores',
+           'paper_numbers']
 
 # %% ../nbs/40_arxivbench.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -65,39 +67,6 @@ def subjects_of(categories) -> list[str]:
     "The subjects (and CS subfields) a record's categories (space-separated string or list) belong to."
     cats = categories.split() if isinstance(categories, str) else list(categories or [])
     return [s for s, (_, codes) in SUBJECTS.items() if any(_code_in(c, codes) for c in cats)]
-
-# %% ../nbs/40_arxivbench.ipynb #fc0f85d3
-OLD_ARCHIVES = frozenset(("acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas cond-mat cs "
-                          "dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex nucl-th patt-sol physics "
-                          "plasm-ph q-alg q-bio quant-ph solv-int supr-con").split())
-_FULL_ID = re.compile(r"^(?:(?P<new>\d{4}\.\d{4,5})|(?P<arch>[a-z][a-z\-]*)(?:\.[a-z][a-z\-]*)?/(?P<old>\d{7}))(?:v\d+)?(?:\.pdf)?$", re.I)
-MIRROR_HOSTS = ("arxiv.org", "ar5iv.org", "alphaxiv.org", "huggingface.co", "semanticscholar.org", "arxiv-vanity.com", "scirate.com")
-_HOST_RE = r"(?:[a-z0-9\-]+\.)*(?:" + "|".join(re.escape(h) for h in MIRROR_HOSTS) + ")"
-_PATH_RE = r"(?:(?:abs|pdf|html|papers|arxiv|overview)[/:]|arxiv:)"
-_URL_PREFIX = re.compile(rf"^(?:https?://)?{_HOST_RE}/{_PATH_RE}", re.I)
-_DOI_PREFIX = re.compile(r"^(?:(?:https?://)?(?:dx\.)?doi\.org/|doi:\s*)?10\.48550/arxiv\.", re.I)
-
-def valid_id(pid: str) -> bool:
-    "Is canonical id `pid` possible on arXiv? (era-correct digit count, month 01-12, known old-style archive)."
-    if "/" in pid:
-        arch, num = pid.split("/"); yy, mm, n = int(num[:2]), int(num[2:4]), int(num[4:])
-        if arch not in OLD_ARCHIVES or not 1 <= mm <= 12 or n == 0: return False
-        return yy >= 91 or (yy, mm) <= (7, 3)                                  # 1991 .. March 2007
-    yymm, seq = pid.split(".")
-    if not 1 <= int(yymm[2:]) <= 12 or int(seq) == 0 or yymm < "0704": return False   # new style from April 2007
-    return len(seq) == (4 if yymm < "1501" else 5)
-
-def normalize_id(s) -> str|None:
-    "Canonical arXiv id (no version, no prefix; `math.AG/0601001` → `math/0601001`), or None if `s` is not a valid one."
-    if s is None: return None
-    s = re.sub(r"[#?].*$", "", str(s).strip(), flags=re.S)                   # fragment, query
-    s = s.rstrip(".,;:!)]}>\"'/ ")
-    s = _DOI_PREFIX.sub("", _URL_PREFIX.sub("", s))
-    s = re.sub(r"^arxiv\s*:?\s*", "", s, flags=re.I).rstrip("/")
-    m = _FULL_ID.match(s)
-    if not m: return None
-    pid = m.group("new") or f"{m.group('arch').lower()}/{m.group('old')}"
-    return pid if valid_id(pid) else None
 
 # %% ../nbs/40_arxivbench.ipynb #00d7455e
 DESCRIPTIONS = {s: ", ".join(codes) for s, (_, codes) in SUBJECTS.items()}
@@ -277,32 +246,6 @@ def authors_links(text: str|None) -> tuple[int, list[dict]]:
     return len(ms), out
 
 # %% ../nbs/40_arxivbench.ipynb #899fea82
-_TOKC = r"[^\s\[\]()<>\"'|,;`*]"                     # a character of what a model wrote where the id belongs
-_SHAPED = re.compile(r"^(?:\d{4}\.\d+|[a-z][a-z\-]*(?:\.[a-z\-]+)?/\d+)", re.I)   # looks like an id (valid or not)
-_CAND_RE = re.compile(
-    rf"(?<![\w.\-/@])(?P<url>(?:https?://)?(?P<host>{_HOST_RE})/{_PATH_RE}(?P<ut>{_TOKC}+))"
-    rf"|(?P<doi>(?:(?:https?://)?(?:dx\.)?doi\.org/|\bdoi:[ \t]*)?\b10\.48550/arxiv\.(?P<dt>{_TOKC}+))"
-    rf"|(?P<br>(?:\[\[?|\()[ \t]*(?P<bt>\d{{4}}\.\d{{4,6}}(?:v\d+)?|[a-z][a-z\-]*(?:\.[a-z\-]+)?/\d{{7}}(?:v\d+)?)[ \t]*(?:\]\]?|\)))"
-    rf"|(?P<men>\barxiv(?:[ \t]*(?:id|identifier|no\.?|number))?[ \t]*(?P<sep>[:#])?[ \t]*(?P<mt>[a-z0-9]{_TOKC}*))", re.I)
-
-@functools.lru_cache(maxsize=16)   # `extract_papers` and `is_repetition` both read an answer's candidates (read-only)
-def _candidates(text: str) -> list[dict]:
-    "Every arXiv link or mention in `text`: start, end, kind (link | mention), the id as written, its canonical id or None."
-    out = []
-    for m in _CAND_RE.finditer(text):
-        if m.group("url"):
-            raw, kind = m.group("ut"), "link"
-            if not m.group("host").lower().endswith("arxiv.org") and not _SHAPED.match(raw): continue   # a mirror's other pages
-        elif m.group("doi"): raw, kind = m.group("dt"), "link"
-        elif m.group("br"): raw, kind = m.group("bt"), "link"
-        else:
-            raw, kind = m.group("mt"), "mention"
-            if not (m.group("sep") or _SHAPED.match(raw)) or not re.search(r"\d", raw): continue   # "arXiv preprint", "arXiv: A"
-        raw = re.sub(r"\W+$", "", re.sub(r"[#?].*$", "", raw))      # fragment, query, trailing punctuation
-        if not raw or re.fullmatch(r"\d{1,3}", raw): continue         # "arXiv: 1." is a list number
-        out.append(dict(start=m.start(), end=m.end(), kind=kind, raw=raw, pid=normalize_id(raw), text=m.group(0)))
-    return out
-
 _MARKER = re.compile(r"^[ \t]*\**[ \t]*(?:\d+[.):]|\[\d+\]|\(\d+\)|[-*•+](?=\s)|#{1,6}\s|\[\[)")
 
 def _item_of(text: str):
@@ -381,7 +324,7 @@ def extract_papers(text: str|None, dedup: bool = True) -> list[Paper]:
     if not text: return []
     item = _item_of(text)
     out, seen, prev, linked = [], set(), 0, set()
-    for c in _candidates(text):
+    for c in id_candidates(text):
         if c["start"] < prev: continue                      # inside a title already taken after a URL
         it, marked = item(c["start"])
         if c["kind"] == "mention" and it in linked: continue   # an arXiv: mention in a listed paper's description
@@ -419,7 +362,7 @@ def is_repetition(text: str|None) -> bool:
     if not text: return False
     lines = [l.strip() for l in text.splitlines() if len(l.strip()) >= 15]
     if lines and max(lines.count(l) for l in set(lines)) >= 3: return True
-    idc = [c["pid"] or c["raw"] for c in _candidates(text)]
+    idc = [c["pid"] or c["raw"] for c in id_candidates(text)]
     if idc and max(idc.count(i) for i in set(idc)) >= 3: return True
     from collections import Counter
     w = text.split()
@@ -434,236 +377,6 @@ def classify(text: str|None, papers: list, finish_reason: str|None = None, n: in
     if len(papers) < n: return "too_few"
     if len(papers) > n: return "too_many"
     return "ok"
-
-# %% ../nbs/40_arxivbench.ipynb #f179ccf8
-KEEP_FIELDS = ("id", "title", "abstract", "categories", "authors", "doi", "journal-ref", "update_date")
-INDEX_VERSION = 2   # 2: the abstract as written, `title_raw`
-
-def norm_title(s: str|None) -> str:
-    "Title for exact matching: lowercase, TeX markup and punctuation removed, spaces collapsed."
-    if not s: return ""
-    return " ".join(_WORD.findall(_TEX.sub(" ", s.lower())))
-
-_TEX, _WORD = re.compile(r"\\[a-zA-Z]+\s*|[${}\\^_]"), re.compile(r"[a-z0-9]+")
-_CANON_ID = re.compile(r"\d{4}\.\d{4,5}|[a-z][a-z\-]*/\d{7}")     # the snapshot's own form: skip `normalize_id`'s URL handling
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode                # = json.dumps(x, ensure_ascii=False), built once
-_BLANK = b" \t\n\r\x0b\x0c"                                          # what `bytes.strip()` removes
-
-def open_text(path):
-    "Open a snapshot file for streaming text (gzip detected by magic bytes)."
-    p = Path(path)
-    with open(p, "rb") as f: magic = f.read(2)
-    return gzip.open(p, "rt", encoding="utf-8") if magic == b"\x1f\x8b" else open(p, encoding="utf-8")
-
-def open_bytes(path):
-    "Open a snapshot file for streaming bytes (gzip detected by magic bytes): lines are decoded one by one, so one bad byte costs one line."
-    p = Path(path)
-    with open(p, "rb") as f: magic = f.read(2)
-    return gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
-
-@dataclass
-class BuildStats:
-    path: str
-    records: int = 0
-    lines: int = 0
-    skipped: int = 0
-    errors: list = field(default_factory=list)
-    seconds: float = 0.0
-    snapshot_date: str|None = None     # the latest update_date of the records
-    workers: int = 0                   # parsing processes
-
-def _squash(s: str) -> str:
-    r"""Whitespace runs to one space, ends stripped (= `re.sub(r"\s+", " ", s).strip()`), fast for the snapshot's abstracts,
-    wrapped with newlines: every whitespace character but the space is unprintable."""
-    r = s.strip().replace("\n", " ")
-    return r if "  " not in r and r.isprintable() else " ".join(s.split())
-
-def _parse_line(line: str, path, lineno: int):
-    try: rec = json.loads(line)
-    except json.JSONDecodeError as e: raise DataError(path, lineno, "<json>", f"invalid JSON: {e.msg} at column {e.colno}") from None
-    if not isinstance(rec, dict): raise DataError(path, lineno, "<json>", "a record must be a JSON object")
-    pid = rec.get("id")
-    if pid is None or pid == "": raise DataError(path, lineno, "id", "missing")
-    if not isinstance(pid, str): raise DataError(path, lineno, "id", f"must be a string, got {type(pid).__name__} {pid!r}")
-    pid = pid if _CANON_ID.fullmatch(pid) and valid_id(pid) else normalize_id(pid)
-    if pid is None: raise DataError(path, lineno, "id", f"not an arXiv id: {rec['id']!r}")
-    t = rec.get("title")
-    if not isinstance(t, str): raise DataError(path, lineno, "title", "missing")
-    keep = {k: rec.get(k) for k in KEEP_FIELDS}; keep["id"] = pid
-    keep["title"] = _squash(t)
-    if keep["title"] != t: keep["title_raw"] = t                      # as written: what the authors' judge sees
-    return pid, keep
-
-def _snapshot_blocks(f, path, size: int = 1 << 20):
-    "(bytes, first line number): an open snapshot in blocks of whole lines (about `size` bytes); a truncated or corrupt gzip stream is a `DataError`."
-    carry, line = b"", 1
-    try:
-        while chunk := f.read(size):
-            chunk = carry + chunk if carry else chunk
-            i = chunk.rfind(b"\n")
-            if i < 0: carry = chunk; continue
-            block, carry = chunk[:i + 1], chunk[i + 1:]
-            yield block, line
-            line += block.count(b"\n")
-    except (EOFError, OSError, zlib.error) as e: raise DataError(path, None, None, f"corrupt or truncated file ({type(e).__name__}: {e}): download it again") from None
-    if carry: yield carry, line
-
-def _parse_block(item, path: str, stop: bool):
-    """Rows `(id, title, norm_title, record JSON)` of one block, its errors `(line, field, message, col)` (up to the first
-    when `stop`), its line count and latest `update_date`. Runs in the build's worker processes."""
-    block, first = item
-    raws = block.split(b"\n")
-    if not raws[-1]: raws.pop()                                       # the block ends with a newline
-    last_nl = block.endswith(b"\n")
-    rows, errors, date = [], [], None
-    try: texts = block.decode("utf-8").split("\n")                    # one decode per block; a bad byte: line by line below
-    except UnicodeDecodeError: texts = None
-    for k, raw in enumerate(raws):
-        lineno = first + k
-        if not raw.strip(_BLANK): continue
-        try:
-            if texts is None: s = decode_line(raw, path, lineno)
-            else: s = texts[k][1:] if lineno == 1 and texts[k].startswith("\ufeff") else texts[k]
-            try: pid, rec = _parse_line(s, path, lineno)
-            except DataError as e:                                    # the message as for the line with its newline
-                if e.field == "<json>" and (last_nl or k < len(raws) - 1): _parse_line(s + "\n", path, lineno)
-                raise
-        except DataError as e:
-            errors.append((lineno, e.field, str(e), e.col))
-            if stop: break
-            continue
-        t = rec["title"]
-        rows.append((pid, t, norm_title(t), _ENCODE(rec)))
-        u = rec["update_date"]
-        if isinstance(u, str) and (date is None or u > date): date = u
-    return rows, errors, len(raws), date
-
-def _in_order(fn, items, workers: int):
-    "`map(fn, items)`, in `workers` forked processes when > 0, with at most 2 x workers + 1 items in flight (bounded memory)."
-    if workers <= 0: yield from map(fn, items); return
-    import multiprocessing as mp
-    from collections import deque
-    with mp.get_context("fork").Pool(workers) as pool:              # forked: no re-import; terminated on exit, also on error
-        q = deque()
-        for it in items:
-            q.append(pool.apply_async(fn, (it,)))
-            if len(q) > 2 * workers: yield q.popleft().get()
-        while q: yield q.popleft().get()
-
-def _data_error(path, line, field, text, col=None) -> DataError:
-    e = DataError(path, line, field, "", col); e.args = (text,); return e
-
-def _auto_workers(src: Path) -> int:
-    """Worker processes for parsing: none for a small file (< 64 MB) or on 2 CPUs or fewer (measured here: no faster, as the
-    build process needs a CPU of its own for SQLite), else one per further CPU, at most 4."""
-    if src.stat().st_size < 64 << 20 or not hasattr(os, "fork"): return 0
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 0 if cpus <= 2 else min(4, cpus - 1)
-
-def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_kept: int = 1000, progress: bool = False,
-                workers: int|None = None, block_bytes: int = 1 << 20, cache_mb: int = 16) -> BuildStats:
-    """Stream a Kaggle-format snapshot (JSON lines, plain or .gz) into an SQLite index at `index_path`. Lines are parsed in
-    blocks of about `block_bytes`, by `workers` forked processes (0: in this process; None: `_auto_workers`); memory
-    is bounded by the blocks in flight and SQLite's page cache (`cache_mb`), not by the number of records."""
-    if on_error not in ("skip", "raise"): raise ValueError("on_error must be 'skip' or 'raise'")
-    src, dest = Path(snapshot_path), Path(index_path)
-    if not src.exists(): raise FileNotFoundError(f"{src} not found: run `make data` (downloads the Kaggle arXiv snapshot)")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}"); tmp.unlink(missing_ok=True)
-    st, t0 = BuildStats(str(src)), time.time()
-    st.workers = workers = _auto_workers(src) if workers is None else workers
-    con, results = sqlite3.connect(tmp), None
-    try:
-        con.executescript(f"""PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-{cache_mb * 1024}; PRAGMA temp_store=FILE;
-            CREATE TABLE papers (pk INTEGER PRIMARY KEY, id TEXT NOT NULL, title TEXT, norm_title TEXT, record TEXT);
-            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);""")
-        with open_bytes(src) as f:
-            parse = functools.partial(_parse_block, path=str(src), stop=on_error == "raise")
-            results = _in_order(parse, _snapshot_blocks(f, src, block_bytes), workers)
-            for rows, errors, nlines, date in results:
-                if errors:
-                    if on_error == "raise": raise _data_error(src, *errors[0])
-                    st.skipped += len(errors)
-                    st.errors += [dict(line=l, field=fd, msg=m) for l, fd, m, _ in errors[:max_errors_kept - len(st.errors)]]
-                con.executemany("INSERT INTO papers (id, title, norm_title, record) VALUES (?,?,?,?)", rows)
-                if date is not None and (st.snapshot_date is None or date > st.snapshot_date): st.snapshot_date = date
-                if progress and (st.lines + nlines) // 500_000 > st.lines // 500_000:
-                    print(f"[index] {(st.lines + nlines) // 500_000 * 500_000:,} lines", file=sys.stderr, flush=True)
-                st.lines += nlines
-            results.close()
-        # duplicates (the last record of an id wins) and the indexes are SQLite's work on disk, after the bulk insert
-        con.executescript("""CREATE TABLE dup AS SELECT id, MAX(pk) AS keep FROM papers GROUP BY id HAVING COUNT(*) > 1;
-            DELETE FROM papers WHERE id IN (SELECT id FROM dup) AND pk NOT IN (SELECT keep FROM dup); DROP TABLE dup;
-            CREATE UNIQUE INDEX papers_id ON papers(id); CREATE INDEX papers_norm_title ON papers(norm_title);
-            CREATE VIRTUAL TABLE titles USING fts5(title, content='papers', content_rowid='pk');
-            INSERT INTO titles(titles) VALUES('rebuild');""")
-        st.records = con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
-        st.seconds = round(time.time() - t0, 2)
-        con.executemany("INSERT INTO meta VALUES (?, ?)", [("version", str(INDEX_VERSION)), ("stats", json.dumps(asdict(st))),
-                                                           ("snapshot_date", st.snapshot_date or "")])
-        con.commit(); con.close()
-        os.replace(tmp, dest)
-    except BaseException:
-        if results is not None: results.close()                      # stops the worker processes
-        con.close(); tmp.unlink(missing_ok=True); raise
-    return st
-
-# %% ../nbs/40_arxivbench.ipynb #40c0bebb
-_STOP = set("the and for with from into onto via using its are was were has have this that which of on in to a an by at as or".split())
-
-class ArxivIndex:
-    "Read-only lookups in an index written by `build_index`."
-    def __init__(self, path):
-        self.path = Path(path)
-        if not self.path.exists(): raise FileNotFoundError(f"{self.path} not found: build it with `scibench arxivbench index SNAPSHOT`")
-        self.con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
-        v = dict(self.con.execute("SELECT key, value FROM meta")).get("version")
-        if v != str(INDEX_VERSION): raise ValueError(f"{self.path}: index version {v}, expected {INDEX_VERSION}: rebuild it")
-
-    @property
-    def stats(self) -> dict: return json.loads(dict(self.con.execute("SELECT key, value FROM meta"))["stats"])
-    @property
-    def snapshot_date(self) -> str|None:
-        "The latest `update_date` in the index (read from an index built before it was kept: computed)."
-        d = dict(self.con.execute("SELECT key, value FROM meta")).get("snapshot_date")
-        if d is None: d = self.con.execute("SELECT MAX(json_extract(record, '$.update_date')) FROM papers").fetchone()[0]
-        return d or None
-    def __len__(self): return self.con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
-    def __contains__(self, arxiv_id): return self.get(arxiv_id) is not None
-
-    def get_raw(self, pid) -> dict|None:
-        "The record whose id is exactly `pid` as written (the authors' lookup: `2101.00001v2` or `2101.00001.` is not `2101.00001`)."
-        r = self.con.execute("SELECT record FROM papers WHERE id = ?", (str(pid),)).fetchone()
-        return json.loads(r[0]) if r else None
-
-    def get(self, arxiv_id) -> dict|None:
-        pid = normalize_id(arxiv_id)
-        if pid is None: return None
-        r = self.con.execute("SELECT record FROM papers WHERE id = ?", (pid,)).fetchone()
-        return json.loads(r[0]) if r else None
-
-    def find_title(self, title: str|None, min_ratio: float = 0.9, limit: int = 20) -> list[dict]:
-        nt = norm_title(title)
-        if len(nt) < 4: return []
-        exact = [json.loads(r[0]) for r in self.con.execute("SELECT record FROM papers WHERE norm_title = ? LIMIT ?", (nt, limit))]
-        if exact: return exact
-        toks = [t for t in dict.fromkeys(nt.split()) if len(t) > 2 and t not in _STOP] or nt.split()
-        q = " OR ".join(f'"{t}"' for t in toks[:30])
-        try:
-            rows = self.con.execute("SELECT p.record, p.norm_title FROM titles JOIN papers p ON p.pk = titles.rowid "
-                                    "WHERE titles MATCH ? ORDER BY rank LIMIT ?", (q, limit)).fetchall()
-        except sqlite3.OperationalError: return []
-        sm = [(difflib.SequenceMatcher(None, nt, t), r) for r, t in rows]   # the quick ratios bound the ratio from above
-        scored = [(m.ratio(), json.loads(r)) for m, r in sm if m.real_quick_ratio() >= min_ratio and m.quick_ratio() >= min_ratio]
-        return [r for s, r in sorted(scored, key=lambda x: -x[0]) if s >= min_ratio]
-
-    def close(self): self.con.close()
-    def __enter__(self): return self
-    def __exit__(self, *a): self.close()
-
-def open_index(index_path) -> ArxivIndex:
-    "Open an index built by `build_index`."
-    return ArxivIndex(index_path)
 
 # %% ../nbs/40_arxivbench.ipynb #7d470f9a
 def snapshot_path(split: str = "sample") -> Path:
@@ -732,11 +445,13 @@ def verify_paper(p: dict, index: ArxivIndex) -> dict|None:
 
 async def ajudge_paper(llm, prompt: str, p: dict, rec: dict, judge_max_tokens: int = 256) -> None:
     "The two judge steps of one paper in the snapshot (in place): its title-match call goes out as soon as its relevance answer is yes."
-    j = judge_result(await llm.acall(judge_request(relevance_prompt(prompt, p["title"], p["url"]), RELEVANCE, max_tokens=judge_max_tokens)), RELEVANCE)
+    req = judge_request(relevance_prompt(prompt, p["title"], p["url"]), RELEVANCE, max_tokens=judge_max_tokens)
+    j = judge_result(await llm.acall(replace(req, stage="relevance")), RELEVANCE)
     p.update(relevant=j["value"], relevance_failure=j["failure"])
     if j["failure"]: p.update(verdict_failure=f"relevance: {j['failure']}", verdict_source="judge failed"); return
     if j["value"] == "no": p.update(verdict="no", verdict_source="judge: not relevant"); return
-    j = judge_result(await llm.acall(judge_request(match_prompt(p["title"], p["url"], rec), MATCH, max_tokens=judge_max_tokens)), MATCH)
+    req = judge_request(match_prompt(p["title"], p["url"], rec), MATCH, max_tokens=judge_max_tokens)
+    j = judge_result(await llm.acall(replace(req, stage="match")), MATCH)
     p.update(match=j["value"], match_failure=j["failure"])
     if j["failure"]: p.update(verdict_failure=f"title match: {j['failure']}", verdict_source="judge failed")
     else: p.update(verdict=j["value"], verdict_source="judge: relevant; title match")
@@ -763,7 +478,7 @@ def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
 def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
     "Their judge call: system + user, temperature 0.0, max_tokens 1, plain text (no response_format)."
     return Request([{"role": "system", "content": AUTHORS_JUDGE_SYSTEM}, {"role": "user", "content": authors_judge_user(prompt, title, rec)}],
-                   max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0)
+                   max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
     "(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass; a failed request → (None, reason)."
@@ -916,8 +631,8 @@ def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000,
     "The query of the model under test for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}], max_tokens=max_tokens,
-                       temperature=temperature)
-    return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature)
+                       temperature=temperature, stage="query")
+    return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
 def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
     "A prompt ({id, subject, prompt}) and its answer → its item: the answer, extracted and classified."
@@ -935,15 +650,15 @@ def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 
     res = llm.map([query_request(p["prompt"], temperature, max_tokens, n) for p in prompts], desc=f"query {llm.spec.name}")
     return [query_item(p, r, n) for p, r in zip(prompts, res)]
 
-def query_and_judge(model, judge, prompts: list[dict], index: ArxivIndex, on_result, temperature: float = 0.0, max_tokens: int = 1000,
-                    judge_max_tokens: int = 256, n: int = N_PAPERS, protocol: str = "scibench") -> None:
+def query_and_judge(model, judge, prompts: list[dict], index: ArxivIndex, on_result, cfg: ArxivBenchConfig) -> None:
     """`query` then `verify_and_judge`, per prompt (`pipeline`): its answer is extracted and looked up as soon as it arrives,
     its papers' relevance calls go out at once, and each title-match call as soon as its relevance answer is yes.
     Protocol `authors`: their query; our papers looked up (no two-step judge), their one-call judge of their links.
-    `on_result(i, item)` gets each prompt's finished item in input order."""
+    `on_result(i, item)` gets each prompt's finished item in input order; `cfg`: the caps, temperature and protocol."""
     async def one(p):
-        it = query_item(p, await model.acall(query_request(p["prompt"], temperature, max_tokens, n, protocol)), n)
-        if protocol != "authors": return await ajudge_item(judge, it, index, judge_max_tokens)
+        r = await model.acall(query_request(p["prompt"], cfg.temperature, cfg.max_tokens, N_PAPERS, cfg.protocol))
+        it = query_item(p, r, N_PAPERS)
+        if cfg.protocol != "authors": return await ajudge_item(judge, it, index, cfg.judge_max_tokens)
         for q in it["papers"]:
             if verify_paper(q, index) is not None: q["verdict_source"] = "not judged: protocol authors (see authors_links)"
         return await ajudge_authors(judge, it, index)
@@ -1046,9 +761,9 @@ def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
         def write(f):
             def on_result(i, it):
                 f.write(jsonl_line(record(it)).encode("utf-8")); kept.append(summary(it))
-            query_and_judge(ctx.llm("model"), ctx.llm("judge"), prompts, ix, on_result, cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens,
-                            protocol=cfg.protocol)
+            query_and_judge(ctx.llm("model"), ctx.llm("judge"), prompts, ix, on_result, cfg)
         write_with(ctx.out/"records.jsonl", write)
+        if ctx.planning: return []   # the plan (stub answers): the calls are counted, nothing to score
         info = index_info(cfg.split, cfg.index, len(ix), ix.snapshot_date)
     scores = score_records(kept, protocol=cfg.protocol)
     write_json(ctx.out/"scores.json", dict(index=info, protocol=cfg.protocol, accuracies=ACCURACIES, subjects=scores))
@@ -1056,30 +771,23 @@ def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     return headline(scores, info["snapshot_date"], cfg.protocol)
 
 # %% ../nbs/40_arxivbench.ipynb #11b76dec
-_PLAN_URL = "https://arxiv.org/abs/0000.00000"
+_STUB_PAPERS = (("Attention Is All You Need", "1706.03762"), ("Deep Residual Learning for Image Recognition", "1512.03385"),
+                ("Adam: A Method for Stochastic Optimization", "1412.6980"))   # in the sample snapshot and in arXiv's
 
-def plan(cfg: ArxivBenchConfig) -> list[dict]:
-    "Calls and token estimates per role (authors: 1 judge call per valid link at most; else 2 per listed paper, 3 papers per prompt)."
-    ps = load_prompts(cfg.split, cfg.limit or None, cfg.subjects or None)
-    title, rec = "x" * 100, dict(title="x" * 100, abstract="x" * 1500)
-    if cfg.protocol == "authors":
-        q = sum(len(p["prompt"]) + len(AUTHORS_QUERY) for p in ps) / 4
-        j = N_PAPERS * sum(len(AUTHORS_JUDGE_SYSTEM) + len(authors_judge_user(p["prompt"], title, rec)) for p in ps) / 4
-        jc = AUTHORS_N * len(ps)
-        return [dict(role="model", calls=len(ps), prompt_tokens=q, completion_tokens=len(ps) * cfg.max_tokens),
-                dict(role="judge", calls=jc, prompt_tokens=j, completion_tokens=jc * AUTHORS_JUDGE_MAX_TOKENS,
-                     note="at most: one call per abs/ link of a response with exactly 3 pairs (invalid, skipped or not found: none)")]
-    q = sum(len(query_prompt(p["prompt"])) for p in ps) / 4
-    j = N_PAPERS * sum(len(relevance_prompt(p["prompt"], title, _PLAN_URL)) + len(match_prompt(title, _PLAN_URL, rec)) for p in ps) / 4
-    jc = 2 * N_PAPERS * len(ps)
-    return [dict(role="model", calls=len(ps), prompt_tokens=q, completion_tokens=len(ps) * cfg.max_tokens),
-            dict(role="judge", calls=jc, prompt_tokens=j, completion_tokens=jc * cfg.judge_max_tokens,
-                 note="estimate for 3 papers per answer: fabricated, malformed or missing ids skip the judge; extra links add calls")]
-
-def requests(cfg: ArxivBenchConfig) -> list[tuple[str, Request]]:
-    "The first stage's calls (`scibench run arxivbench --dry-run --requests FILE`): the query of every prompt, under `cfg.protocol`."
-    return [("model", query_request(p["prompt"], cfg.temperature, cfg.max_tokens, N_PAPERS, cfg.protocol))
-            for p in load_prompts(cfg.split, cfg.limit or None, cfg.subjects or None)]
+def stub_reply(body: dict) -> str:
+    """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
+    calls). A query gets exactly the papers it asks for (`List exactly n`; their query: 3) as `[[title]]
+    [[https://arxiv.org/abs/<id>]]` lines: real papers of the sample snapshot (also on arXiv, so in the real index),
+    so every id resolves, as written too; the two-step judge answers yes (relevant, then the same paper) and their
+    one-call judge yes. Assumed, then: every answer lists 3 papers, all found and relevant, so the calls are prompts
+    (model) + 2 x 3 x prompts (judge; protocol authors: 3 x prompts). A real answer with fabricated, malformed or
+    irrelevant papers makes fewer judge calls, one listing more links more."""
+    msgs_, user = body["messages"], body["messages"][-1]["content"]
+    if msgs_[0]["content"] == AUTHORS_JUDGE_SYSTEM: return "yes"
+    if user.startswith(("A researcher asked", "An AI assistant cited")): return json.dumps(dict(rationale="stub", answer="yes"))
+    m = re.search(r"List exactly (\d+) ", user)
+    n = int(m.group(1)) if m else AUTHORS_N
+    return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
 
 def data_files(cfg: ArxivBenchConfig) -> list[Path]:
     "Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index `make data` builds)."
@@ -1132,7 +840,7 @@ def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens:
     "The judge's agreement with human yes/no/pass labels of (prompt, paper) pairs (see above); `rows` has every pair."
     items = []
     for l in labels:
-        c = (_candidates(l["url"]) or [dict(pid=normalize_id(l["url"]), raw=l["url"])])[0]
+        c = (id_candidates(l["url"]) or [dict(pid=normalize_id(l["url"]), raw=l["url"])])[0]
         items.append(dict(prompt=l["prompt"], papers=[Paper(l["title"], c["pid"], l["url"], None if c["pid"] else c["raw"]).to_dict()]))
     verify_and_judge(llm, items, index, judge_max_tokens)
     rows = [dict(id=l["id"], human=l["label"], judge=it["papers"][0]["verdict"], source=it["papers"][0]["verdict_source"],
@@ -1160,13 +868,10 @@ def run_protocol(c: dict) -> str:
     "A run's protocol as tables show it (a run made before protocols existed: ours, two-step judge)."
     return c.get("protocol") or "scibench (before protocols)"
 
-def rate_n(v: dict, k: str) -> int|None:
-    "The items behind rate `k` of a score row (`<k>_n`); None for a run scored before the three accuracies were recorded."
-    return v.get(f"{k}_n")
-
 def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
-    "Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items; '–' when there is none."
-    n = rate_n(v, k)
+    """Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items; '–' when there is none (no `<k>_n`: a run
+    scored before the three accuracies were recorded)."""
+    n = v.get(f"{k}_n")
     if n is None: return "older scoring: rerun"
     return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
 
@@ -1356,256 +1061,164 @@ def download_snapshot(dest=None, url: str = KAGGLE_URL, build: bool = True) -> l
         print(f"[index] {st.records:,} records from {st.lines:,} lines; skipped {st.skipped} bad line(s)", file=sys.stderr)
     return out
 
-# %% ../nbs/40_arxivbench.ipynb #39f2b227
-_FILLER = ("we propose a method for the problem above and evaluate it on several standard benchmarks, where it\n"
-           "improves on strong baselines; we analyse when it fails and release code and data for reproduction. ") * 5
-_AUTHORS = [f"{c}. Author" for c in "ABCDEF"]
-
-def _write_fake_snapshot(path, n: int, seed: int = 0, real_size: bool = False) -> Path:
-    """A Kaggle-format JSON-lines file of `n` records (new- and old-style ids) for tests and P3 (not public API); streamed,
-    10,000 lines a write. `real_size`: records the size of the real snapshot's (~1.6 KB a line: a 1,000-character
-    abstract wrapped over lines, six authors, two versions) instead of ~0.55 KB."""
-    rng = np.random.default_rng(seed)
-    words = "quantum graph neural learning random matrix spectral lattice gauge stochastic optimal transport kernel".split()
-    js = lambda x: json.dumps(x)[1:-1]
-    authors = ", ".join(_AUTHORS[:6 if real_size else 2])
-    parsed = json.dumps([a.split(" ")[::-1] + [""] for a in _AUTHORS[:6 if real_size else 2]])
-    filler = js(_FILLER) if real_size else ""
-    versions = json.dumps([{"version": f"v{k}", "created": "Mon, 2 Apr 2007 19:18:42 GMT"} for k in range(1, 3 if real_size else 2)])
-    with open(path, "w", encoding="utf-8") as f:
-        for c in range(0, n, 10_000):
-            out = []
-            for i, w in zip(range(c, min(n, c + 10_000)), rng.integers(0, len(words), size=(min(n, c + 10_000) - c, 6)).tolist()):
-                j = i // 10
-                # ids valid for their era: 5-digit new-style ids from 1501 on; old-style ids 9101-9912, sequence numbers from 001
-                pid = (f"{15 + i // 90000:02d}{1 + i // 7500 % 12:02d}.{i % 7500 + 1:05d}" if i % 10 else
-                       f"{('hep-th', 'hep-ph', 'math', 'cond-mat')[j // 107892 % 4]}/{91 + j // 11988 % 9:02d}{1 + j // 999 % 12:02d}{j % 999 + 1:03d}")
-                t = f"{words[w[0]]} {words[w[1]]} {words[w[2]]} {words[w[3]]} {words[w[4]]} {words[w[5]]} {i}"
-                cats = "hep-th math-ph" if i % 10 == 0 else "cs.LG stat.ML"
-                # what json.dumps writes for the record (ids, titles and categories need no escaping)
-                out.append(f'{{"id": "{pid}", "submitter": "A. Author", "authors": "{authors}", "title": "{t}", "comments": "10 pages", '
-                           f'"journal-ref": null, "doi": null, "report-no": null, "categories": "{cats}", "license": null, '
-                           f'"abstract": "  We study {t} and show that it is useful.\\n{filler}", "versions": {versions}, '
-                           f'"update_date": "2008-11-13", "authors_parsed": {parsed}}}\n')
-            f.write("".join(out))
-    return Path(path)
-
-_BUILD_CHILD = """
-import json, resource, sys
-from scibench.arxivbench import build_index
-from scibench.core import peak_rss_mb
-st = build_index(sys.argv[1], sys.argv[2], **json.loads(sys.argv[3]))
-w = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)   # the largest worker (reaped)
-print(json.dumps(dict(records=st.records, lines=st.lines, seconds=st.seconds, workers=st.workers, peak_rss_mb=peak_rss_mb(),
-                      worker_peak_rss_mb=w if st.workers else 0.0)))
-"""
-
-def build_in_child(snapshot_path, index_path, workers: int|None = None, **kw) -> dict:
-    """`build_index(..., workers=workers, **kw)` in a fresh interpreter, so that its peak RSS is the build's alone: records, seconds, workers, `peak_rss_mb`
-    (the build process), `worker_peak_rss_mb` (the largest worker) and `total_rss_mb` (the build plus every worker at its
-    peak: an upper bound, pages the forked workers share with it counted in each)."""
-    import subprocess
-    r = subprocess.run([sys.executable, "-c", _BUILD_CHILD, str(snapshot_path), str(index_path), json.dumps(dict(workers=workers, **kw))],
-                       capture_output=True, text=True)
-    if r.returncode: raise RuntimeError(f"index build failed (exit {r.returncode}): {r.stderr[-2000:]}")
-    b = json.loads(r.stdout.strip().splitlines()[-1])
-    b["total_rss_mb"] = b["peak_rss_mb"] + b["workers"] * b["worker_peak_rss_mb"]
-    return b
-
-def p3_index(n: int|None = None, lookups: int = 10_000, scans: int = 3, workdir=None, small: int|None = None, workers: int|None = None) -> dict:
-    """P3: build an index of `n` synthetic records (default 300,000; 3,000,000 with `SCIBENCH_BENCH_FULL=1`) and of its first
-    `small` (default n/10) in fresh processes (peak RSS, flatness ratio), then time lookups against a linear scan."""
-    import tempfile, random, itertools, shutil
-    n = n or (3_000_000 if bench_full() else 300_000); small = small or max(1, n // 10)
-    tmp = Path(workdir or tempfile.mkdtemp(prefix="p3_")); tmp.mkdir(parents=True, exist_ok=True)
-    src, src_small, dest, dest_small = tmp/"snapshot.json", tmp/"snapshot_small.json", tmp/"index.sqlite", tmp/"index_small.sqlite"
-    try:
-        t0 = time.perf_counter(); _write_fake_snapshot(src, n, real_size=True); gen_s = time.perf_counter() - t0
-        with open(src, "rb") as f, open(src_small, "wb") as g: g.writelines(itertools.islice(f, small))
-        workers = _auto_workers(src) if workers is None else workers        # the same for both sizes
-        s = build_in_child(src_small, dest_small, workers); dest_small.unlink(missing_ok=True)
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-        b = build_in_child(src, dest, workers)
-        ids = []
-        with open(src) as f:
-            for i, line in enumerate(f):
-                if i % max(1, n // lookups) == 0: ids.append(json.loads(line)["id"])
-        rnd = random.Random(0)
-        queries = [rnd.choice(ids) if k % 2 == 0 else f"{rnd.randint(90, 99)}{rnd.randint(1, 12):02d}.{rnd.randint(1, 99999):05d}" for k in range(lookups)]
-        queries = [f"https://arxiv.org/abs/{x}v2" if k % 4 == 0 else x for k, x in enumerate(queries)]
-        with open_index(dest) as ix:
-            t0 = time.perf_counter(); hits = sum(ix.get(x) is not None for x in queries); ix_s = time.perf_counter() - t0
-        scan_ids = [rnd.choice(ids) for _ in range(scans)]
-        t0 = time.perf_counter()
-        for x in scan_ids:
-            key = f'"id": "{x}"'
-            with open(src) as f:
-                for line in f:
-                    if key in line and json.loads(line)["id"] == x: break
-        scan_s = (time.perf_counter() - t0) / scans
-        per = ix_s / lookups
-        return dict(name="P3 arXiv index", records=b["records"], snapshot_mb=round(src.stat().st_size / 2**20), generate_s=round(gen_s, 1),
-                    build_s=b["seconds"], build_vs_target=round(b["seconds"] / (180 * n / 3_000_000), 2), build_target="<= 1 (180 s x n/3M)",
-                    load_1min=load, workers=b["workers"],
-                    build_peak_rss_mb=round(b["peak_rss_mb"]), worker_peak_rss_mb=round(b["worker_peak_rss_mb"]),
-                    build_total_rss_mb=round(b["total_rss_mb"]), rss_vs_target=round(b["total_rss_mb"] / 1024, 2), rss_target="<= 1 (1 GB)",
-                    small_records=s["records"], small_total_rss_mb=round(s["total_rss_mb"]),
-                    rss_growth=round(b["total_rss_mb"] / s["total_rss_mb"], 2), rss_growth_target="~1 (flat)",
-                    index_mb=round(dest.stat().st_size / 2**20), lookups=lookups, hits=hits, lookups_per_s=round(lookups / ix_s),
-                    per_lookup_us=round(per * 1e6, 1), linear_scan_per_lookup_s=round(scan_s, 3), scans=scans,
-                    speedup=round(scan_s / per), speedup_target=">= 100")
-    finally:
-        for f_ in (src, src_small, dest, dest_small): f_.unlink(missing_ok=True)
-        if workdir is None: shutil.rmtree(tmp, ignore_errors=True)
-
-# %% ../nbs/40_arxivbench.ipynb #936c70e4
-W2_RECORDS = 20_000   # the synthetic index: 3 distinct papers for each of the paper's 6,500 prompts
-_W2_VOCAB = ("graph neural network spectral kernel lattice gauge stochastic optimal transport quantum random matrix sparse "
-             "bayesian inference causal estimation manifold learning convex policy gradient attention diffusion operator "
-             "entropy market volatility protein folding signal channel coding equilibrium auction").split()
-_W2_INVENTED = "zorvexic plenthar quandrile moxified vantrel obscuron filtrane cadmic sorrelian trivex".split()   # in no title of the index
-
-def _w2_words(key: str, k: int, vocab=_W2_VOCAB) -> list[str]:
-    h = int(hashlib.sha1(key.encode()).hexdigest(), 16)
-    return [vocab[(h >> (6 * j)) % len(vocab)] for j in range(k)]
-
-def _w2_id(k: int) -> str: return f"{15 + k // 1_080_000:02d}{1 + k // 90_000 % 12:02d}.{k % 90_000 + 1:05d}"   # valid, 1501 on
-
-def _w2_title(k: int) -> str:
-    w = _w2_words(f"title {k}", 6)
-    return f"{w[0].capitalize()} {w[1]} for {w[2]} {w[3]}: {w[4]} and {w[5]} {k}"
-
-def _w2_plan(i: int, records: int = W2_RECORDS) -> list[tuple[str, str, str]]:
-    """What the fake model lists for prompt `i`: (kind, title, id as written) per paper. Kinds: `real` (an id in the index, its
-    title), `unrelated` (an id in the index, an invented title), `wrong_id` (a real title, an id not in the index), `invented`,
-    `malformed`; 1 in 40 answers is a refusal (no paper), 1 in 15 lists two papers."""
-    h = int(hashlib.sha1(f"w2 {i}".encode()).hexdigest()[:12], 16)
-    if h % 40 == 0: return []
-    out = []
-    for j in range(2 if h % 15 == 1 else 3):
-        k, r = (3 * i + j) % records, int(hashlib.sha1(f"w2 {i} {j}".encode()).hexdigest()[:8], 16) % 10
-        invented = " ".join(_w2_words(f"invented {i} {j}", 5, _W2_INVENTED)).capitalize() + f" {i}-{j}"
-        absent = f"2406.{(3 * i + j) % 99_999 + 1:05d}"                       # a valid id after the index's months
-        out.append(("real", _w2_title(k), _w2_id(k)) if r < 6 else ("unrelated", invented, _w2_id(k)) if r == 6 else
-                   ("wrong_id", _w2_title(k), absent) if r == 7 else ("invented", invented, absent) if r == 8 else
-                   ("malformed", invented, f"1706.{(3 * i + j) % 9_999 + 1:04d}"))   # 4 digits after 1501: not an id
-    return out
-
-def w2_data(n: int, folder, split: str = "test", records: int|None = None, seed: int = 0) -> Path:
-    """`n` synthetic prompts (13 subjects in turn) as `folder/arxivbench/<split>.jsonl` and an index of `records` (default
-    `W2_RECORDS`, at least 3n) synthetic records at `folder/arxivbench/index.sqlite`; returns the prompts file."""
-    rng = random.Random(seed); records = max(records or W2_RECORDS, 3 * n)
-    d = Path(folder)/"arxivbench"; d.mkdir(parents=True, exist_ok=True)
-    subjects = list(SUBJECTS)
-    write_jsonl(d/f"{split}.jsonl", [dict(id=f"w2-{i:05d}", subject=subjects[i % len(subjects)],
-                                         prompt=f"Can you list research papers on {' '.join(rng.choice(_W2_VOCAB) for _ in range(4))} in "
-                                                f"{subjects[i % len(subjects)]} (setting {i}), with their arXiv links?") for i in range(n)])
-    snap = d/"w2-snapshot.json"
-    with open(snap, "w", encoding="utf-8") as f:
-        for k in range(records):
-            t = _w2_title(k)
-            f.write(json.dumps({"id": _w2_id(k), "submitter": "A. Author", "authors": ", ".join(_AUTHORS), "title": t, "comments": "10 pages",
-                                "journal-ref": None, "doi": None, "report-no": None, "categories": "cs.LG stat.ML", "license": None,
-                                "abstract": f"  We study {t.lower()} and show that it is useful.\n{_FILLER}",
-                                "versions": [{"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"}], "update_date": "2015-01-30",
-                                "authors_parsed": [a.split(" ")[::-1] + [""] for a in _AUTHORS]}) + "\n")
-    build_index(snap, d/"index.sqlite", on_error="raise")
-    snap.unlink()
-    return d/f"{split}.jsonl"
-
-def w2_reply(body: dict) -> str:
-    "The fake server's answers for W2: the papers `_w2_plan` lists (query); relevance yes (3 in 4) or no; title match yes, no or pass."
-    u = body["messages"][-1]["content"]
-    h = int(hashlib.sha1(u.encode()).hexdigest()[:8], 16)
-    why = " ".join(_w2_words(u, 30))
-    if u.startswith("A researcher asked"): return json.dumps(dict(rationale=f"The paper is about {why}.", answer="no" if h % 4 == 0 else "yes"))
-    if u.startswith("An AI assistant cited"):
-        return json.dumps(dict(rationale=f"The record describes {why}.", answer=("yes", "yes", "yes", "no", "pass")[h % 5]))
-    m = re.search(r"\(setting (\d+)\)", u)
-    plan = _w2_plan(int(m.group(1))) if m else []
-    if not plan: return "I'm sorry, but I cannot browse arXiv to list papers for this request."
-    return "\n".join(f"{j}. [[{t}]] [[https://arxiv.org/abs/{pid}]]\n   It studies {' '.join(_w2_words(t, 12))}."
-                     for j, (_, t, pid) in enumerate(plan, 1))
-
-def w2_arxivbench(n: int|None = None, concurrency: int|None = None, latency_dist=None, small: int|None = None, env: dict|None = None) -> dict:
-    """W2: a whole ArxivBench run of `n` synthetic prompts (default 1,000; the paper's 6,500 with `SCIBENCH_BENCH_FULL=1`)
-    against the fake server, a rerun from the cache, and a cold run at `small` (default n/4) for flatness (`whole_run`)."""
-    from scibench.perf import whole_run, W1_CONCURRENCY, W1_LATENCY
-    n = n or (6500 if bench_full() else 1000)
-    relevance = sum(k in ("real", "unrelated") for i in range(n) for k, _, _ in _w2_plan(i))   # one per listed paper in the index
-    def stages(u): return dict(query=u["model"]["calls"], judge_relevance=relevance, judge_match=u["judge"]["calls"] - relevance)
-    return whole_run("W2 ArxivBench whole run", "arxivbench", dict(model="fake", judge="fake", split="test", protocol="paper"), w2_data, n,
-                     small or max(1, n // 4), "scibench.arxivbench:w2_reply", stages=stages, concurrency=concurrency or W1_CONCURRENCY,
-                     latency_dist=latency_dist or W1_LATENCY, env=env)
-
 # %% ../nbs/40_arxivbench.ipynb #12e9e6fe
-def cli(argv: list[str]):
-    import argparse
-    p = argparse.ArgumentParser(prog="scibench arxivbench")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    i = sub.add_parser("index", help="build the metadata index from a Kaggle snapshot (JSON lines, plain or .gz)")
-    i.add_argument("snapshot"); i.add_argument("--out", default=None)
-    i.add_argument("--strict", action="store_true", help="stop at the first malformed line (default: skip and report)")
-    l = sub.add_parser("lookup", help="look ids (or titles) up in an index (default: the real one, else the sample index)")
-    l.add_argument("ids", nargs="+"); l.add_argument("--index", default=None, help="index file (default: data/arxivbench/index.sqlite)")
-    l.add_argument("--title", action="store_true", help="the arguments are titles, not ids")
-    g = sub.add_parser("generate", help="generate a prompt split with a generator model")
-    g.add_argument("--model", default="local"); g.add_argument("--n", type=int, default=500); g.add_argument("--batch", type=int, default=20)
-    g.add_argument("--subjects", nargs="*", default=None); g.add_argument("--split", default="generated")
-    g.add_argument("--threshold", type=float, default=0.9); g.add_argument("--temperature", type=float, default=1.0)
-    v = sub.add_parser("validate-judge", help="a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")
-    v.add_argument("file", help="labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label")
-    v.add_argument("--judge", default="local", help="judge model (models.toml name, or ad hoc with --judge-base-url)")
-    v.add_argument("--judge-base-url", default=None); v.add_argument("--judge-max-tokens", type=int, default=256)
-    v.add_argument("--index", default=None, help="index file (default: data/arxivbench/index.sqlite, else the sample index)")
-    v.add_argument("--out", default=None, help="also write the full report (every pair) as JSON here")
-    a = p.parse_args(argv)
-    if a.cmd == "index":
-        out = Path(a.out or default_index_path())
-        st = build_index(a.snapshot, out, on_error="raise" if a.strict else "skip", progress=True)
-        print(f"indexed {st.records:,} records from {st.lines:,} lines in {st.seconds}s → {out}; skipped {st.skipped} malformed line(s)")
-        for e in st.errors[:20]: print(f"  skipped: {e['msg']}")
-    elif a.cmd in ("lookup", "validate-judge"):
-        path, note = (Path(a.index) if a.index else default_index_path()), None
-        if not a.index and not path.exists():   # a fresh clone: `make data` has not built the real index
-            path = index_for("sample")
-            note = (f"no real index at {rel(default_index_path())} (`make data` builds it): looking up in the sample index "
-                    f"built from {rel(snapshot_path('sample'))}")
-        if a.cmd == "validate-judge": return _validate_cli(a, path, note)
-        with open_index(path) as ix:
-            if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
-            for x in a.ids:
-                r = ix.find_title(x) if a.title else ix.get(x)
-                print(json.dumps({"query": x, "result": r}, ensure_ascii=False))
-    elif a.cmd == "generate":
-        from scibench.llm import LLM
-        if a.split in (RELEASED, "sample"): raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
-        llm = LLM(a.model); rows, stats = [], []
-        for s in a.subjects or list(SUBJECTS):
-            ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature, a.threshold); rows += ps; stats.append(st)
-            print(json.dumps(st))
-        write_jsonl(prompts_path(a.split), rows)
-        write_json(prompts_path(a.split).with_suffix(".stats.json"), stats)
-        print(f"wrote {len(rows)} prompts to {prompts_path(a.split)}")
+@dataclass
+class IndexArgs:
+    snapshot: str = param("", "a Kaggle arXiv metadata snapshot (JSON lines, plain or .gz)", positional=True)
+    out: str = param("", "the index file (default: data/arxivbench/index.sqlite)")
+    strict: bool = param(False, "stop at the first malformed line (default: skip and report)")
+
+@dataclass
+class LookupArgs:
+    ids: list = param([], "arXiv ids (or titles, with --title)", positional=True)
+    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    title: bool = param(False, "the arguments are titles, not ids")
+
+@dataclass
+class GenerateArgs:
+    model: str = param("local", "the generator model")
+    n: int = param(500, "prompts per subject")
+    batch: int = param(20, "prompts asked for per call")
+    subjects: list = param([], "subjects (default: all)")
+    split: str = param("generated", "the split written (not sample or released)")
+    threshold: float = param(0.9, "near-duplicate similarity above which a prompt is dropped")
+    temperature: float = param(1.0, "sampling temperature")
+
+@dataclass
+class ValidateArgs:
+    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
+    judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
+    judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
+    judge_max_tokens: int = param(256, "judge answer cap")
+    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    out: str = param("", "also write the full report (every pair) as JSON here")
+
+def index_command(a: IndexArgs) -> int:
+    "`scibench arxivbench index SNAPSHOT`: build the metadata index."
+    out = Path(a.out or default_index_path())
+    st = build_index(a.snapshot, out, on_error="raise" if a.strict else "skip", progress=True)
+    print(f"indexed {st.records:,} records from {st.lines:,} lines in {st.seconds}s → {out}; "
+          f"skipped {st.skipped} malformed line(s)")
+    for e in st.errors[:20]: print(f"  skipped: {e['msg']}")
     return 0
 
-def _validate_cli(a, index_path, note) -> int:
+def _index_path(index: str) -> tuple[Path, str|None]:
+    "The index to read, and a note when a fresh clone falls back to the sample index."
+    path = Path(index) if index else default_index_path()
+    if index or path.exists(): return path, None
+    return index_for("sample"), (f"no real index at {rel(default_index_path())} (`make data` builds it): looking up in "
+                                 f"the sample index built from {rel(snapshot_path('sample'))}")
+
+def lookup_command(a: LookupArgs) -> int:
+    "`scibench arxivbench lookup ID...`: look ids (or titles) up in an index."
+    path, note = _index_path(a.index)
+    with open_index(path) as ix:
+        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
+        for x in a.ids:
+            r = ix.find_title(x) if a.title else ix.get(x)
+            print(json.dumps({"query": x, "result": r}, ensure_ascii=False))
+    return 0
+
+def generate_command(a: GenerateArgs) -> int:
+    "`scibench arxivbench generate`: a prompt split written by a generator model."
+    from scibench.llm import LLM
+    if a.split in (RELEASED, "sample"): raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
+    llm = LLM(a.model); rows, stats = [], []
+    for s in a.subjects or list(SUBJECTS):
+        ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature, a.threshold); rows += ps; stats.append(st)
+        print(json.dumps(st))
+    write_jsonl(prompts_path(a.split), rows)
+    write_json(prompts_path(a.split).with_suffix(".stats.json"), stats)
+    print(f"wrote {len(rows)} prompts to {prompts_path(a.split)}")
+    return 0
+
+def validate_command(a: ValidateArgs) -> int:
+    "`scibench arxivbench validate-judge LABELS`: a judge's agreement with human yes/no/pass labels."
     from scibench.llm import LLM, get_model
     labels = load_judge_labels(a.file)
-    with open_index(index_path) as ix:
+    path, note = _index_path(a.index)
+    with open_index(path) as ix:
         if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
-        r = validate_judge(LLM(get_model(a.judge, base_url=a.judge_base_url)), labels, ix, a.judge_max_tokens)
-        r["index"] = dict(index="sample index" if note else rel(index_path), snapshot_date=ix.snapshot_date)
+        r = validate_judge(LLM(get_model(a.judge, base_url=a.judge_base_url or None)), labels, ix, a.judge_max_tokens)
+        r["index"] = dict(index="sample index" if note else rel(path), snapshot_date=ix.snapshot_date)
     r.update(judge=a.judge, labels=rel(a.file))
     if a.out: write_json(a.out, r)
     print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
     return 0
 
+COMMANDS = [Command("index", index_command, IndexArgs, "build the metadata index from a Kaggle snapshot"),
+            Command("lookup", lookup_command, LookupArgs, "look ids (or titles) up in an index (the real one, else the sample's)"),
+            Command("generate", generate_command, GenerateArgs, "generate a prompt split with a generator model"),
+            Command("validate-judge", validate_command, ValidateArgs,
+                    "a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")]
+
+# %% ../nbs/40_arxivbench.ipynb #cc916dba
+from . import records as rv
+
+def _found(p):
+    if p.get("malformed"): return f"malformed ({p['malformed']})"
+    if p.get("arxiv_id") is None and not p.get("url"): return "no link"
+    return "found" if p.get("in_snapshot") else "not found"
+
+_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity", "title_found_as",
+                "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict", "verdict_failure",
+                "verdict_source"}
+
+def record_sections(r, ctx):
+    "An ArxivBench record: prompt, response, each listed paper as verified and judged, and the authors' own parse."
+    secs = [rv.text("Prompt", r.get("prompt")), rv.text("Response", r.get("response")),
+            rv.kv("Answer", {k: r.get(k) for k in ("subject", "status", "n_listed", "finish_reason", "request_failure",
+                                                "authors_valid", "format_pairs", "malformed_ids")})]
+    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
+    cols = ["#", "title", "link / id", "in snapshot", "matched record", "title sim.", "taxonomy", "judge: relevant",
+            "judge: match", "verdict", "verdict source", "failures"]
+    rows = []
+    for i, p in enumerate(ps, 1):
+        fails = "; ".join(f"{k}: {p[k]}" for k in ("relevance_failure", "match_failure", "verdict_failure") if p.get(k))
+        rows.append([i, p.get("title"), p.get("arxiv_id") or p.get("url"), _found(p), p.get("record_title"),
+                     p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
+                     p.get("verdict_source"), fails])
+    secs.append(rv.table(f"Listed papers ({len(ps)})", cols, rows))
+    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]   # protocol authors: their parse, lookup and judge
+    secs.append(rv.table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
+                      ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
+                      [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
+                        x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
+    extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
+    if any(extra): secs.append(rv.json_block("Other paper fields", extra))
+    used = {"prompt", "response", "subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid",
+            "format_pairs", "malformed_ids", "papers", "authors_links"}
+    return secs, used, r.get("response")
+
+def record_scores(r):
+    "Per-response rates: accuracy, strict accuracy (of 3), fabricated and invalid (%)."
+    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
+    yes = sum(p.get("verdict") == "yes" for p in ps)
+    bad = r.get("request_failure") or r.get("failure")
+    return {"accuracy (%)": None if bad or not ps else 100.0 * yes / len(ps),
+            "strict (%)": None if bad else 100.0 * yes / 3,
+            "fabricated (%)": None if bad or not ps else 100.0 * sum(not p.get("in_snapshot") for p in ps) / len(ps),
+            "invalid (%)": None if bad else 100.0 * (r.get("status") != "ok")}
+
+def paper_numbers(name):
+    "Table 1's range of the models' mean accuracy over subjects."
+    if name.startswith("accuracy"):
+        import pandas as pd
+        df = _reference("arxivbench_table1_subjects", na_values=["-"]).set_index("model")
+        v = df.apply(pd.to_numeric, errors="coerce").mean(axis=1).dropna()
+        return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
+
+RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("subject"), paper=paper_numbers)
+
 # %% ../nbs/40_arxivbench.ipynb #74001545
 PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Research?", "Ning Li, Jingran Zhang, Justin Cui", "2504.10496")
+STAGES = [Stage("query", "model", "the model under test lists papers for each prompt"),
+          Stage("relevance", "judge", "protocols paper, scibench: is each listed paper in the index relevant to the prompt"),
+          Stage("match", "judge", "protocols paper, scibench: do a relevant paper's title and its record describe the same paper"),
+          Stage("authors_judge", "judge", "protocol authors: their one-call judge of each abs/ link of a response with 3 pairs")]
 # small caps keep the embedded model's sample run (13 prompts, up to 78 judge calls) to minutes on 2 cores
 ARXIVBENCH = register(Benchmark(
     "arxivbench", "list three arXiv papers for a research request; ids verified against arXiv metadata, relevance and title match judged",
-    PAPER, ArxivBenchConfig, run, data=data_files, plan=plan, requests=requests, tables=make_tables, downloaders=[download_prompts, download_snapshot],
-    perf={"P3": p3_index, "W2": w2_arxivbench},
+    PAPER, ArxivBenchConfig, run, data=data_files, stages=STAGES, stub_reply=stub_reply, record=RECORD, tables=make_tables, commands=COMMANDS,
+    downloaders=[download_prompts, download_snapshot],
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=200, judge_max_tokens=200)]))

@@ -227,18 +227,12 @@ class Benchmark:
     stub_reply: Callable | None = (
         None  # stub_reply(body) -> answer text of the counting stub (the plan) and the fake server
     )
-    plan: Callable | None = (
-        # (until every benchmark declares stages) plan(cfg) -> [dict(role, calls, prompt_tokens, completion_tokens)]
-        None
-    )
-    requests: Callable | None = None  # (likewise) requests(cfg) -> iterable of (role, Request)
     record: object = None  # a `scibench.records.Record`: how its records read (report.html, compare)
     tables: Callable | None = None  # tables() -> written paths (reads results/, never calls a model)
     downloaders: list = field(default_factory=list)
     commands: list = field(
         default_factory=list
     )  # [Command]: `scibench <bench> ...` (parsed by the one CLI builder, `coerce`d)
-    perf: dict = field(default_factory=dict)  # (moving to scibench.perf_<bench>) name -> function() -> dict
     default_runs: list = field(default_factory=list)  # param dicts `make tables` runs when missing
 
     def params(self) -> list[Param]:

@@ -448,15 +448,10 @@ VERBS = {
 
 
 def _bench_verb(argv) -> int:
-    "`scibench <bench> ...`: the benchmark's declared commands (or, until it declares them, its module's `cli`)."
+    "`scibench <bench> ...`: the benchmark's declared commands."
     from scibench.bench import get_benchmark
 
-    cmds = get_benchmark(argv[0]).commands
-    if cmds:
-        return run_command(argv[0], cmds, argv[1:])
-    import importlib
-
-    return importlib.import_module(f"scibench.{argv[0]}").cli(argv[1:]) or 0
+    return run_command(argv[0], get_benchmark(argv[0]).commands, argv[1:])
 
 
 def _main(argv) -> int:

@@ -355,16 +355,11 @@ PERF_MODULES = ("scibench.perf_abgen", "scibench.perf_rubrics", "scibench.perf_a
 
 def all_perf() -> dict:
     "P1, P2, P5, P6 plus every benchmark's whole-run and scale figures (the `PERF` of each `perf_<bench>` module)."
-    import importlib, importlib.util
+    import importlib
 
     out = dict(PERF)
     for m in PERF_MODULES:
-        if importlib.util.find_spec(m) is not None:
-            out.update(importlib.import_module(m).PERF)
-    from scibench.bench import benchmarks
-
-    for b in benchmarks().values():
-        out.update(b.perf)  # (until every benchmark's figures live in its perf module)
+        out.update(importlib.import_module(m).PERF)
     return dict(sorted(out.items()))
 
 

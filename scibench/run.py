@@ -253,10 +253,9 @@ def data_check(b: Benchmark, cfg) -> None:
 def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None) -> list[dict]:
     """Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan`; `log`: what the stub
     run printed."""
-    planned = b.plan(cfg) if b.plan and not b.stages else derive_plan(b, cfg, specs, log)
     rows = []
-    for r in planned:
-        name = r.get("model") or r.get("name") or str(getattr(cfg, r["role"], "")).split("+")[0]
+    for r in derive_plan(b, cfg, specs, log):
+        name = r["model"]
         s = specs.get(name)
         cost = (
             (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out)
@@ -331,23 +330,11 @@ def request_lines(b: Benchmark, cfg, specs: dict):
     """The first stage's requests of a run, one dict each: role, model name, served id, endpoint and the exact
     chat-completion body the client would POST (`LLM._body`: messages, max_tokens, temperature, seed, stop,
     response_format; never the key)."""
-    if b.stages:
-        yield from derive_requests(b, cfg, specs)
-        return
-    if b.requests is None:
+    if not b.stages:
         raise ConfigError(
             f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
         )
-    llms: dict = {}
-    for x in b.requests(cfg):
-        role, name, req = x if len(x) == 3 else (x[0], None, x[1])
-        name = (name or str(getattr(cfg, role))).split("+")[0]
-        if name not in llms:
-            llms[name] = LLM(specs.get(name) or get_model(name), cache=False, progress=False)
-        s = llms[name].spec
-        yield dict(
-            role=role, model=name, served_model=s.model, endpoint=s.public()["base_url"], body=llms[name]._body(req)
-        )
+    yield from derive_requests(b, cfg, specs)
 
 
 def write_requests(b: Benchmark, cfg, specs: dict, path) -> dict[str, int]:
@@ -385,7 +372,7 @@ def _check_requests(b: Benchmark, dry_run: bool, requests) -> None:
         raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
     if requests and Path(requests).exists():
         raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
-    if requests and not (b.stages or b.requests):
+    if requests and not b.stages:
         raise ConfigError(
             f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
         )

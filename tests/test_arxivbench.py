@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from scibench.cli import run_command
 
-from scibench import arxivbench as ab
+from scibench import arxivbench as ab, arxiv_index as ai, perf_arxivbench as pab
 from scibench.core import DataError, read_json, read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,23 +89,23 @@ def test_classify(text, status):
 def test_normalize_id_forms():
     for s in ("1706.03762", "1706.03762v7", "arXiv:1706.03762", "https://arxiv.org/abs/1706.03762v2", "http://www.arxiv.org/pdf/1706.03762.pdf",
               "export.arxiv.org/abs/1706.03762"):
-        assert ab.normalize_id(s) == "1706.03762", s
-    assert ab.normalize_id("math.AG/0601001v1") == "math/0601001"
-    assert ab.normalize_id("https://arxiv.org/abs/hep-th/9901001") == "hep-th/9901001"
-    assert ab.normalize_id("not an id") is None
+        assert ai.normalize_id(s) == "1706.03762", s
+    assert ai.normalize_id("math.AG/0601001v1") == "math/0601001"
+    assert ai.normalize_id("https://arxiv.org/abs/hep-th/9901001") == "hep-th/9901001"
+    assert ai.normalize_id("not an id") is None
 
 # --------------------------------------------------------------------------- index
 @pytest.fixture
 def snapshot(tmp_path):
-    p = ab._write_fake_snapshot(tmp_path/"snap.json", 500)
+    p = pab._write_fake_snapshot(tmp_path/"snap.json", 500)
     recs = [json.loads(l) for l in p.read_text().splitlines()]
     return p, recs
 
 def test_index_hits_misses_versions(snapshot, tmp_path):
     p, recs = snapshot
-    st = ab.build_index(p, tmp_path/"ix.sqlite")
+    st = ai.build_index(p, tmp_path/"ix.sqlite")
     assert st.records == 500 and st.skipped == 0
-    ix = ab.open_index(tmp_path/"ix.sqlite")
+    ix = ai.open_index(tmp_path/"ix.sqlite")
     new = next(r for r in recs if "/" not in r["id"]); old = next(r for r in recs if "/" in r["id"])
     assert ix.get(new["id"])["title"] == new["title"]
     assert ix.get(f"https://arxiv.org/pdf/{new['id']}v3.pdf")["id"] == new["id"]
@@ -118,8 +119,8 @@ def test_index_old_style_with_subject_class_and_gz(tmp_path):
     lines = [json.dumps(dict(id="math/0601001", title="Some  algebraic\n geometry", abstract="a", categories="math.AG")),
              json.dumps(dict(id="hep-th/9901001", title="Strings", abstract="b", categories="hep-th"))]
     with gzip.open(tmp_path/"s.json.gz", "wt") as f: f.write("\n".join(lines) + "\n")
-    ab.build_index(tmp_path/"s.json.gz", tmp_path/"ix.sqlite")
-    ix = ab.open_index(tmp_path/"ix.sqlite")
+    ai.build_index(tmp_path/"s.json.gz", tmp_path/"ix.sqlite")
+    ix = ai.open_index(tmp_path/"ix.sqlite")
     assert ix.get("math.AG/0601001")["title"] == "Some algebraic geometry"
     assert ix.get("hep-th/9901001v1")["categories"] == "hep-th"
     assert ix.find_title("Some algebraic geometry")[0]["id"] == "math/0601001"
@@ -129,21 +130,21 @@ def test_index_malformed_lines(snapshot, tmp_path):
     lines = p.read_text().splitlines()
     lines.insert(10, '{"id": "2101.00001", "title": "broken"'); lines.insert(20, json.dumps(dict(id=1234.5, title="t")))
     bad = tmp_path/"bad.json"; bad.write_text("\n".join(lines) + "\n")
-    st = ab.build_index(bad, tmp_path/"ix.sqlite")                     # default: skip, report, continue
+    st = ai.build_index(bad, tmp_path/"ix.sqlite")                     # default: skip, report, continue
     assert st.records == 500 and st.skipped == 2
     assert [(e["line"], e["field"]) for e in st.errors] == [(11, "<json>"), (21, "id")]
-    assert ab.open_index(tmp_path/"ix.sqlite").stats["skipped"] == 2
+    assert ai.open_index(tmp_path/"ix.sqlite").stats["skipped"] == 2
     with pytest.raises(DataError, match=r"bad\.json:11: field '<json>'"):
-        ab.build_index(bad, tmp_path/"ix2.sqlite", on_error="raise")  # strict: stop, write nothing
+        ai.build_index(bad, tmp_path/"ix2.sqlite", on_error="raise")  # strict: stop, write nothing
     assert not (tmp_path/"ix2.sqlite").exists()
 
 def test_index_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="make data"): ab.build_index(tmp_path/"nope.json", tmp_path/"ix.sqlite")
+    with pytest.raises(FileNotFoundError, match="make data"): ai.build_index(tmp_path/"nope.json", tmp_path/"ix.sqlite")
 
 def test_cli_index_and_lookup(snapshot, tmp_path, capsys):
     p, recs = snapshot
-    ab.cli(["index", str(p), "--out", str(tmp_path/"ix.sqlite")])
-    ab.cli(["lookup", "--index", str(tmp_path/"ix.sqlite"), recs[3]["id"], "2999.00001"])
+    assert run_command("arxivbench", ab.COMMANDS, ["index", str(p), "--out", str(tmp_path/"ix.sqlite")]) == 0
+    assert run_command("arxivbench", ab.COMMANDS, ["lookup", "--index", str(tmp_path/"ix.sqlite"), recs[3]["id"], "2999.00001"]) == 0
     out = [json.loads(l) for l in capsys.readouterr().out.splitlines() if l.startswith("{")]
     assert out[0]["result"]["id"] == recs[3]["id"] and out[1]["result"] is None
 
@@ -270,6 +271,22 @@ def test_dry_run_plan_calls_nothing(fake_server, run_bench, results):
     assert fs.calls == 0 and fs.headers_seen == []                                  # not even a preflight GET
     assert not list(results.rglob("meta.json"))
 
+@pytest.mark.parametrize("protocol", ["authors", "paper"])
+def test_derived_plan_is_the_calls_of_a_run_against_the_stub(fake_server, run_bench, protocol):
+    "On the sample split, the derived plan's calls per role are those a run against `FakeServer(reply=stub_reply)` makes."
+    from scibench.bench import get_benchmark
+    from scibench.llm import get_model
+    from scibench.run import derive_plan
+    b = get_benchmark("arxivbench")
+    fs = fake_server(reply=b.stub_reply)
+    params = dict(model="fake", judge="fake", protocol=protocol)
+    plan = derive_plan(b, b.make_config(params), {"fake": get_model("fake", base_url=fs.base_url)})
+    meta, _ = run_bench("arxivbench", params, endpoints={"fake": {"base_url": fs.base_url}})
+    assert meta["status"] == "complete" and meta["failures"] == 0
+    assert {r["role"]: r["calls"] for r in plan} == {k: meta["usage"][k]["requests"] for k in ("model", "judge")}
+    n = len(ab.load_prompts("sample"))
+    assert {r["role"]: r["calls"] for r in plan} == {"model": n, "judge": (3 if protocol == "authors" else 6) * n}
+
 def test_missing_real_split_says_what_to_run(run_bench, tmp_path, monkeypatch):
     from scibench.bench import ConfigError
     monkeypatch.setenv("SCIBENCH_DATA", str(tmp_path/"data"))
@@ -342,13 +359,13 @@ def fresh_clone_data(own_data):
     return own_data("arxivbench")
 
 def test_lookup_without_real_index(fresh_clone_data, tmp_path, capsys):
-    ab.cli(["lookup", "1706.03762", "2999.00001"])
+    assert run_command("arxivbench", ab.COMMANDS, ["lookup", "1706.03762", "2999.00001"]) == 0
     out, err = capsys.readouterr()
     res = [json.loads(l)["result"] for l in out.splitlines()]
     assert res[0]["title"] == "Attention Is All You Need" and res[1] is None
     assert "sample index" in err and "make data" in err
     assert list((tmp_path/"cache"/"arxivbench").glob("sample-*.sqlite"))               # built on demand into the cache
-    ab.cli(["lookup", "--title", "Attention Is All You Need"])
+    assert run_command("arxivbench", ab.COMMANDS, ["lookup", "--title", "Attention Is All You Need"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out.splitlines()[0])["result"][0]["id"] == "1706.03762" and "sample index" in err
 
@@ -395,7 +412,7 @@ def test_real_judge_two_steps(real_model, tmp_path):
     from scibench.llm import LLM
     items = [dict(prompt="Can you list influential arXiv papers on transformer architectures, with links?",
                   papers=[p.to_dict() for p in ab.extract_papers(ANSWER)])]
-    with ab.open_index(ab.index_for("sample")) as ix:
+    with ai.open_index(ab.index_for("sample")) as ix:
         ab.verify_and_judge(LLM("local", progress=False), items, ix, judge_max_tokens=200)
     ps = items[0]["papers"]
     assert [p["in_snapshot"] for p in ps] == [True, True, False]

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from scibench import arxivbench as ab
+from scibench import arxivbench as ab, arxiv_index as ai
 from scibench.core import read_json, read_jsonl, write_jsonl
 
 # their user turn of the query, as their triple-quoted literal reads in gpt_exp.py (indentation included)
@@ -36,7 +36,7 @@ def _setup(tmp_path, monkeypatch, prompts):
     d = tmp_path/"data"/"arxivbench"; d.mkdir(parents=True)
     write_jsonl(d/"mine.jsonl", [dict(id=f"m-{i}", subject="Math", prompt=p) for i, p in enumerate(prompts)])
     (tmp_path/"snap.json").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
-    ab.build_index(tmp_path/"snap.json", tmp_path/"idx.sqlite", on_error="raise")
+    ai.build_index(tmp_path/"snap.json", tmp_path/"idx.sqlite", on_error="raise")
     monkeypatch.setenv("SCIBENCH_DATA", str(tmp_path/"data"))
     return tmp_path/"idx.sqlite"
 
@@ -142,9 +142,13 @@ def test_all_pass_is_none_with_reason(fake_server, run_bench, tmp_path, monkeypa
 
 
 def test_plan_counts_the_authors_flow():
-    rows = {r["role"]: r for r in ab.plan(ab.ArxivBenchConfig(limit=1, subjects=["Math", "Physics"], max_tokens=100))}
+    from scibench.bench import get_benchmark
+    from scibench.run import derive_plan
+    b = get_benchmark("arxivbench")
+    rows = {r["role"]: r for r in derive_plan(b, ab.ArxivBenchConfig(limit=1, subjects=["Math", "Physics"], max_tokens=100))}
     assert (rows["model"]["calls"], rows["judge"]["calls"], rows["judge"]["completion_tokens"]) == (2, 6, 6)   # ≤ 1 call per valid link
-    rows = {r["role"]: r for r in ab.plan(ab.ArxivBenchConfig(limit=1, subjects=["Math", "Physics"], protocol="paper", judge_max_tokens=50))}
+    rows = {r["role"]: r for r in derive_plan(b, ab.ArxivBenchConfig(limit=1, subjects=["Math", "Physics"], protocol="paper",
+                                                                     judge_max_tokens=50))}
     assert rows["judge"]["calls"] == 12
 
 

@@ -1,7 +1,7 @@
 "ArxivBench extraction (issue 10): every link form models write, ids validated by era, titles. Each test fails on the pre-issue extractor."
 import pytest
 
-from scibench import arxivbench as ab
+from scibench import arxivbench as ab, arxiv_index as ai
 
 
 def papers(text):
@@ -24,7 +24,7 @@ def test_doi_forms():
             "3. Proximal Policy Optimization Algorithms, doi:10.48550/ARXIV.1707.06347.")
     assert papers(text) == [("GPT-4 Technical Report", "2303.08774", None), ("Chain-of-Thought Prompting", "2201.11903", None),
                             ("Proximal Policy Optimization Algorithms", "1707.06347", None)]
-    assert ab.normalize_id("https://dx.doi.org/10.48550/arXiv.1706.03762v2") == "1706.03762"
+    assert ai.normalize_id("https://dx.doi.org/10.48550/arXiv.1706.03762v2") == "1706.03762"
 
 @pytest.mark.parametrize("url,want", [
     ("https://arxiv.org/abs/1810.04805", "1810.04805"), ("https://arxiv.org/abs/1810.04805v3", "1810.04805"),
@@ -70,7 +70,7 @@ def test_old_style_with_subject_class_and_its_validity():
     ("math/9813001", False), ("1706.00000", False),
 ])
 def test_ids_validated_by_era(raw, valid):
-    assert (ab.normalize_id(raw) is not None) is valid
+    assert (ai.normalize_id(raw) is not None) is valid
     [p] = ab.extract_papers(f"1. [[T]] [[https://arxiv.org/abs/{raw}]]")
     assert (p.arxiv_id is None, getattr(p, "malformed", None)) == ((False, None) if valid else (True, raw))
 

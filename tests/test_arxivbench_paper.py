@@ -4,8 +4,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from scibench.cli import run_command
 
-from scibench import arxivbench as ab
+from scibench import arxivbench as ab, arxiv_index as ai
 from scibench.core import DataError, read_json, read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,7 +152,7 @@ def test_released_is_a_downloader_and_generate_keeps_its_own_split():
     from scibench import data as sdata
     from scibench.bench import ConfigError
     assert ab.download_prompts in sdata.all_downloaders()["arxivbench"]
-    with pytest.raises(ConfigError, match="not for generated prompts"): ab.cli(["generate", "--split", "released"])
+    with pytest.raises(ConfigError, match="not for generated prompts"): ab.generate_command(ab.GenerateArgs(split="released"))
 
 
 # --------------------------------------------------------------------------- item 11: provenance, judge validation
@@ -159,11 +160,11 @@ def test_snapshot_date_in_index_scores_meta(fake_server, run_bench, tmp_path):
     p = tmp_path/"snap.json"
     p.write_text("\n".join(json.dumps(dict(id=f"2101.0000{i}", title=f"T{i}", update_date=d))
                            for i, d in enumerate(["2021-01-05", "2024-11-29", "2023-02-01"], 1)) + "\n")
-    assert ab.build_index(p, tmp_path/"ix.sqlite").snapshot_date == "2024-11-29"
-    with ab.open_index(tmp_path/"ix.sqlite") as ix: assert ix.snapshot_date == "2024-11-29"
+    assert ai.build_index(p, tmp_path/"ix.sqlite").snapshot_date == "2024-11-29"
+    with ai.open_index(tmp_path/"ix.sqlite") as ix: assert ix.snapshot_date == "2024-11-29"
     import sqlite3                                                                   # an index built before the date was kept
     con = sqlite3.connect(tmp_path/"ix.sqlite"); con.execute("DELETE FROM meta WHERE key = 'snapshot_date'"); con.commit(); con.close()
-    with ab.open_index(tmp_path/"ix.sqlite") as ix: assert ix.snapshot_date == "2024-11-29"
+    with ai.open_index(tmp_path/"ix.sqlite") as ix: assert ix.snapshot_date == "2024-11-29"
     fs = fake_server(reply=_reply)
     meta, d = run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math"),
                         endpoints={"fake": {"base_url": fs.base_url}, "fj": {"base_url": fs.base_url}})
@@ -181,7 +182,7 @@ def test_validate_judge_cli_with_fake_server(fake_server, tmp_path, capsys):
         return YES
     fs = fake_server(reply=reply)
     out = tmp_path/"vj.json"
-    assert ab.cli(["validate-judge", str(labels), "--judge", "fj", "--judge-base-url", fs.base_url,
+    assert run_command("arxivbench", ab.COMMANDS, ["validate-judge", str(labels), "--judge", "fj", "--judge-base-url", fs.base_url,
                    "--index", str(ab.index_for("sample")), "--out", str(out)]) == 0
     r = json.loads(capsys.readouterr().out)
     # human vs judge: yes/yes, yes/yes, no/no (off topic), no/no (not in the snapshot), pass/yes, no/no (malformed link)

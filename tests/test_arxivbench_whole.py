@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from scibench import arxivbench as ab
+from scibench import arxivbench as ab, arxiv_index as ai, perf_arxivbench as pab
 from scibench.core import project_root, read_json, read_jsonl
 from scibench.judge import judge_many
 from scibench.llm import LLM, Request, get_model, msgs
@@ -27,7 +27,7 @@ def test_judge_requests_are_judge_many_s():
         assert spy.asked == [ab.judge_request("a prompt", choices, max_tokens=123)]
         assert spy.asked == [Request(msgs("a prompt"), max_tokens=123, temperature=0.0, schema=choice_schema(choices))]   # as before: caches hit
         assert ab.judge_result(dict(ok=True, text=text, finish_reason="length"), choices) == old
-    assert ab.query_request("p", 0.5, 77) == Request(msgs(ab.query_prompt("p")), max_tokens=77, temperature=0.5)
+    assert ab.query_request("p", 0.5, 77) == Request(msgs(ab.query_prompt("p")), max_tokens=77, temperature=0.5, stage="query")
 
 
 def _kind(u: str) -> str:
@@ -38,13 +38,13 @@ def test_run_judges_each_prompt_as_soon_as_its_answer_arrives(fake_server, run_b
     """Query latencies spread widely (lognormal, sigma 1.5): a fast prompt's title-match answer arrives before the slowest
     query's answer (stage by stage, every judge call waited for the last query). Records and scores are those of the
     stage-by-stage functions (`query`, then `verify_and_judge`), which find every answer in the run's cache."""
-    ab.w2_data(40, tmp_path/"data", records=200)
+    pab.w2_data(40, tmp_path/"data", records=200)
     monkeypatch.setenv("SCIBENCH_DATA", str(tmp_path/"data"))
     log, lock = [], threading.Lock()
     def reply(body):
         u = body["messages"][-1]["content"]
         with lock: log.append((time.monotonic(), _kind(u)))
-        return ab.w2_reply(body)
+        return pab.w2_reply(body)
     fs = fake_server(reply=reply, latency_dist=("lognormal", 0.05, 1.5))
     eps = {"fake": {"base_url": fs.base_url}, "fj": {"base_url": fs.base_url}}
     meta, d = run_bench("arxivbench", dict(model="fake", judge="fj", split="test", protocol="paper"), endpoints=eps)
@@ -58,7 +58,7 @@ def test_run_judges_each_prompt_as_soon_as_its_answer_arrives(fake_server, run_b
     calls = fs.calls
     prompts = ab.load_prompts("test")
     items = ab.query(LLM(get_model("fake", base_url=fs.base_url), progress=False), prompts)
-    with ab.open_index(ab.index_for("test")) as ix:
+    with ai.open_index(ab.index_for("test")) as ix:
         ab.verify_and_judge(LLM(get_model("fj", base_url=fs.base_url), progress=False), items, ix)
     assert fs.calls == calls
     assert [ab.record(it) for it in items] == recs
@@ -70,11 +70,11 @@ def test_run_judges_each_prompt_as_soon_as_its_answer_arrives(fake_server, run_b
 
 
 def test_w2_registered_and_whole_run_tiny():
-    assert ab.ARXIVBENCH.perf["W2"] is ab.w2_arxivbench
-    r = ab.w2_arxivbench(13, latency_dist=("lognormal", 0.005, 1.0))
+    assert pab.PERF["W2"] is pab.w2_arxivbench
+    r = pab.w2_arxivbench(13, latency_dist=("lognormal", 0.005, 1.0))
     print(json.dumps(r))
     assert r["status"] == "complete" and r["failures"] == 0 and r["items"] == 13 and r["small_items"] == 3
-    plan = [k for i in range(13) for k, _, _ in ab._w2_plan(i)]
+    plan = [k for i in range(13) for k, _, _ in pab._w2_plan(i)]
     assert r["calls_query"] == 13 and r["calls_judge_relevance"] == sum(k in ("real", "unrelated") for k in plan)
     assert 0 < r["calls_judge_match"] <= r["calls_judge_relevance"]
     calls = r["calls_query"] + r["calls_judge_relevance"] + r["calls_judge_match"]

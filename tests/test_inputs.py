@@ -4,6 +4,7 @@ bad lines; everything the project writes is written atomically with mode 0644.""
 import gzip, json, os, stat
 from pathlib import Path
 import pytest
+from scibench.cli import run_command
 from scibench import abgen, arxivbench, autobench, rubrics, paperbench
 from scibench.core import DataError, read_jsonl, read_json_records, read_json, write_json, write_jsonl, write_text, write_bytes, write_with
 
@@ -301,7 +302,7 @@ def test_index_truncated_gzip_is_an_error(tmp_path):
 def test_index_cli_reports_skipped(tmp_path, capsys):
     lines = _snap_lines(5); lines[2] = "{nope"
     snap = tmp_path/"s.json"; snap.write_text("\n".join(lines) + "\n")
-    arxivbench.cli(["index", str(snap), "--out", str(tmp_path/"ix.sqlite")])
+    assert run_command("arxivbench", arxivbench.COMMANDS, ["index", str(snap), "--out", str(tmp_path/"ix.sqlite")]) == 0
     assert "skipped 1 malformed line(s)" in capsys.readouterr().out
 
 
