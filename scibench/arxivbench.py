@@ -13,6 +13,7 @@ import pandas as pd
 from .core import DataError, data_dir, cache_dir, read_jsonl, write_json, write_jsonl, read_json, jsonl_line, write_with
 from .llm import Request, msgs, pipeline
 from .judge import judge_request, judge_result
+from .metrics import boot_rows, ratio_ci
 from .report import MIN_CI_N, Estimate, fmt, fmt_ci, save_table, save_figure, reference as _reference
 from .bench import Benchmark, Command, Config, ConfigError, Stage, param, register, Paper as _BenchPaper
 from .runs import complete_runs, run_label, settings, caption, rel
@@ -544,39 +545,8 @@ def _authors_row(rs: list[dict], protocol: str) -> dict:
     acc, kept, why = calculate_acc(evals)
     yv = [sum(l.get("verdict") == "yes" for l in ls) for ls in links]
     dv = [sum(l.get("verdict") in ("yes", "no") for l in ls) for ls in links]
-    _, lo, hi = _ratio_ci(yv, dv) if kept else (None, None, None)
+    _, lo, hi = ratio_ci(yv, dv) if kept else (None, None, None)
     return dict(row, authors_accuracy=acc, authors_accuracy_lo=lo, authors_accuracy_hi=hi, authors_accuracy_n=kept, authors_accuracy_reason=why)
-
-@functools.lru_cache(maxsize=4)   # one subject's rates share their rows; `score_records` clears it
-def _boot_rows(n: int, n_resamples: int = 1000) -> np.ndarray:
-    "The rows `bootstrap_ci` resamples (seed 0): one row of `n` indices per resample."
-    rng, rows = np.random.default_rng(0), np.empty((n_resamples, n), np.int32)
-    for k in range(n_resamples): rows[k] = rng.integers(0, n, n)
-    return rows
-
-def _boot_chunks(n: int, n_resamples: int = 1000, size: int = 100):
-    """`_boot_rows` `size` resamples at a time: kept (at most 8 MB each) up to 2,000 rows, drawn again for more (memory flat
-    in the number of prompts)."""
-    if n <= 2000:
-        rows = _boot_rows(n, n_resamples)
-        for c in range(0, n_resamples, size): yield rows[c:c + size]
-        return
-    rng = np.random.default_rng(0)
-    for c in range(0, n_resamples, size): yield np.stack([rng.integers(0, n, n) for _ in range(min(size, n_resamples - c))])
-
-def _ratio_ci(num, den, n_resamples=1000, alpha=0.05):
-    "100 x sum(num) / sum(den) and its percentile bootstrap CI: `bootstrap_ci` of that ratio (same draws, same numbers), vectorized."
-    num, den = np.asarray(num, float), np.asarray(den, float)
-    v = 100 * num.sum() / den.sum() if den.sum() else float("nan")
-    if not den.sum(): return v, float("nan"), float("nan")
-    if len(num) < 2: return float(v), float("nan"), float("nan")
-    vals = []
-    for rows in _boot_chunks(len(num), n_resamples):                      # bounded temporaries
-        a, b = num[rows].sum(1), den[rows].sum(1)
-        vals.append(100 * a[b != 0] / b[b != 0])                          # a resample with nothing to divide by is dropped
-    vals = np.concatenate(vals)
-    if len(vals) < n_resamples / 2: return float(v), float("nan"), float("nan")
-    return float(v), float(np.quantile(vals, alpha/2)), float(np.quantile(vals, 1 - alpha/2))
 
 def _ci(name, t, n=None):
     return {name: t[0], f"{name}_lo": t[1], f"{name}_hi": t[2], **({} if n is None else {f"{name}_n": int(n)})}
@@ -611,19 +581,19 @@ def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibe
                    strict_yes=int(V3[ok, 0].sum()), strict_judge_failures=int(V3[ok, 3].sum()),
                    statuses={k: sum(r["status"] == k for r in rs) for k in STATUSES},
                    taxonomy={k: sum(p["taxonomy"] == k for pp in ps for p in pp) for k in TAXONOMY})
-        row.update(_ci("accuracy", _ratio_ci(y, judged), judged.sum()))
+        row.update(_ci("accuracy", ratio_ci(y, judged), judged.sum()))
         row.update(_authors_row(rs, protocol))
-        row.update(_ci("authors_population_accuracy", _ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
-        row.update(_ci("strict_accuracy", _ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
+        row.update(_ci("authors_population_accuracy", ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
+        row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
         if protocol == "authors":   # no two-step verdicts
             for k in ("accuracy", "authors_population_accuracy", "strict_accuracy"):
                 row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0,
                             f"{k}_reason": "needs the two-step judge's verdicts: protocols paper and scibench"})
-        row.update(_ci("fabricated_rate", _ratio_ci(fab, listed), sum(listed)))
-        row.update(_ci("invalid_rate", _ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
-        row.update(_ci("refusal_rate", _ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
+        row.update(_ci("fabricated_rate", ratio_ci(fab, listed), sum(listed)))
+        row.update(_ci("invalid_rate", ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
+        row.update(_ci("refusal_rate", ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
         out[s] = row
-    _boot_rows.cache_clear()
+    boot_rows.cache_clear()
     return out
 
 # %% ../nbs/40_arxivbench.ipynb #73d3af77
@@ -827,7 +797,7 @@ def _agreement(rows: list[dict]) -> dict:
     if not n: return dict(n=0, agreement=None, agreement_lo=None, agreement_hi=None, cohen_kappa=None, false_positive_rate=None,
                           false_negative_rate=None)
     agree = [r["human"] == r["judge"] for r in rows]
-    v, lo, hi = _ratio_ci(agree, [1] * n)
+    v, lo, hi = ratio_ci(agree, [1] * n)
     ph = {c: sum(r["human"] == c for r in rows) / n for c in LABELS}; pj = {c: sum(r["judge"] == c for r in rows) / n for c in LABELS}
     pe = sum(ph[c] * pj[c] for c in LABELS)
     kappa = (v / 100 - pe) / (1 - pe) if pe < 1 else None

@@ -284,24 +284,27 @@ def _run(argv) -> int:
 
 
 def plan_text(meta: dict) -> str:
-    "The `--dry-run` plan as a small table."
+    "The `--dry-run` plan as a small table: calls per role and model (and per stage), tokens, cost; each note once."
     rows = meta.get("plan") or []
     if not rows:
         return "no plan available for this benchmark"
-    out = [f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}"]
+    out = [f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}  stages"]
     for r in rows:
+        st = ", ".join(f"{k} {v}" for k, v in (r.get("stages") or {}).items())
         out.append(
             f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} {r['completion_tokens']:11,d} "
-            f"{r['cost_usd']:9.4f}" + (f"  {r['note']}" if r.get("note") else "")
+            f"{r['cost_usd']:9.4f}  {st}"
         )
     out.append(
         f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
         f"{sum(r['completion_tokens'] for r in rows):11,d} {sum(r['cost_usd'] for r in rows):9.4f}"
     )
+    out += [f"note: {n}" for n in dict.fromkeys(r["note"] for r in rows if r.get("note"))]
     mins = [r["est_minutes"] for r in rows if r.get("est_minutes") is not None]
     if mins:
         out.append(f"embedded model: at most ~{sum(mins):.1f} min here (one request at a time; see the notes)")
-    return "plan (estimates: prompt tokens ≈ characters / 4, completions at their max_tokens caps):\n" + "\n".join(out)
+    head = "plan: the run itself against counting stubs (prompt tokens ≈ characters / 4, completions at their caps):"
+    return head + "\n" + "\n".join(out)
 
 
 def _interrupt(signum, frame):

@@ -4,13 +4,13 @@
 
 # %% ../nbs/03_metrics.ipynb #9b1c3762
 from __future__ import annotations
-import warnings
+import functools, warnings
 import numpy as np
 from scipy import stats
 
 # %% auto #0
 __all__ = ['CORRS', 'LEVELS', 'correlation', 'system_level', 'instance_level_detail', 'instance_level', 'pooled', 'bootstrap_ci',
-           'mean_ci', 'corr_ci']
+           'mean_ci', 'corr_ci', 'rouge_tokens', 'rouge_matrices', 'boot_rows', 'boot_chunks', 'ratio_ci']
 
 # %% ../nbs/03_metrics.ipynb #91ae4c2d
 CORRS = ("pearson", "spearman", "kendall")
@@ -109,3 +109,130 @@ def corr_ci(H, M, level: str = "system", corr: str = "pearson", n_resamples: int
     if level == "instance":
         out["skipped"] = instance_level_detail(H, M, corr)[2]
     return out
+
+# %% ../nbs/03_metrics.ipynb #0f2e411f
+def rouge_tokens(texts) -> list[list[str]]:
+    "rouge-score's tokens of each text (its tokenizer, Porter-stemmed): what ROUGE-1 and ROUGE-L compare."
+    from rouge_score import tokenize
+    from nltk.stem import porter
+
+    st = porter.PorterStemmer()
+    return [tokenize.tokenize(t, st) for t in texts]
+
+
+def _ids(toks, vocab) -> np.ndarray:
+    L = max([len(t) for t in toks] + [1])
+    a = np.full((len(toks), L), -1, np.int64)
+    for i, t in enumerate(toks):
+        a[i, : len(t)] = [vocab.setdefault(w, len(vocab)) for w in t]
+    return a
+
+
+def _f(overlap, lg, lr):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p, r = overlap / lg[:, None], overlap / lr[None, :]
+        f = 2 * p * r / (p + r)
+    return np.nan_to_num(f, nan=0.0, posinf=0.0)
+
+
+def rouge_matrices(generated, reference, gtok=None, rtok=None) -> tuple[np.ndarray, np.ndarray]:
+    "ROUGE-1 and ROUGE-L F-scores of every (generated, reference) pair, shape (n, m)."
+    gt, rt = gtok or rouge_tokens(generated), rtok or rouge_tokens(reference)
+    vocab: dict = {}
+    G, R = _ids(gt, vocab), _ids(rt, vocab)
+    lg, lr = np.array([len(t) for t in gt], float), np.array([len(t) for t in rt], float)
+    V = max(len(vocab), 1)
+
+    def counts(ids):
+        C = np.zeros((len(ids), V), np.int32)
+        for i, row in enumerate(ids):
+            row = row[row >= 0]
+            if len(row):
+                np.add.at(C[i], row, 1)
+        return C
+
+    CG, CR = counts(G), counts(R)
+    ov1 = np.zeros((len(gt), len(rt)))
+    for t in range(1, max(int(CG.max(initial=0)), 1) + 1):
+        ov1 += (CG >= t).astype(np.float32) @ (CR >= t).astype(np.float32).T
+    return _f(ov1, lg, lr), _f(_lcs_lengths(G, R, V).astype(float), lg, lr)
+
+
+_ONE = np.uint64(1)
+
+
+def _lcs_lengths(G: np.ndarray, R: np.ndarray, V: int) -> np.ndarray:
+    """LCS length of every (generated, reference) pair of token-id rows (-1 = padding), shape (n, m): bit-parallel
+    over the reference's positions (W words of 64 bits), vectorized over all pairs."""
+    n, m = len(G), len(R)
+    lr = (R >= 0).sum(1)
+    W = max(1, -(-int(lr.max(initial=0)) // 64))
+    M = np.zeros((W, V + 1, m), np.uint64)  # M[w, v, r]: positions of token v in reference r; column V = padding
+    r_idx, j_idx = np.nonzero(R >= 0)
+    np.bitwise_or.at(M, (j_idx // 64, R[r_idx, j_idx], r_idx), _ONE << (j_idx % 64).astype(np.uint64))
+    Vb = np.full((W, n, m), np.iinfo(np.uint64).max, np.uint64)
+    Gi = np.where(G < 0, V, G)
+    for i in range(G.shape[1]):
+        U = Vb & M[:, Gi[:, i], :]  # (W, n, m)
+        if not U.any():
+            continue  # no match anywhere: V is unchanged
+        carry, borrow = np.zeros((n, m), np.uint64), np.zeros((n, m), np.uint64)
+        for w in range(W):  # V ← (V + U) | (V − U), with carry and borrow across words
+            v, u = Vb[w], U[w]
+            s = v + u
+            c1 = s < v
+            s2 = s + carry
+            c2 = s2 < s
+            d = v - u
+            b1 = v < u
+            d2 = d - borrow
+            b2 = d < borrow
+            Vb[w] = s2 | d2
+            carry, borrow = (c1 | c2).astype(np.uint64), (b1 | b2).astype(np.uint64)
+    out = np.zeros((n, m), np.int64)
+    for w in range(W):  # zero bits among each reference's own positions
+        k = np.clip(lr - 64 * w, 0, 64).astype(np.uint64)
+        mask = np.where(k >= 64, np.iinfo(np.uint64).max, (_ONE << np.minimum(k, 63)) - _ONE)
+        out += np.bitwise_count(~Vb[w] & mask[None, :]).astype(np.int64)
+    return out
+
+# %% ../nbs/03_metrics.ipynb #5478d217
+@functools.lru_cache(maxsize=4)  # one subject's rates share their rows; `score_records` clears it
+def boot_rows(n: int, n_resamples: int = 1000) -> np.ndarray:
+    "The rows `bootstrap_ci` resamples (seed 0): one row of `n` indices per resample."
+    rng, rows = np.random.default_rng(0), np.empty((n_resamples, n), np.int32)
+    for k in range(n_resamples):
+        rows[k] = rng.integers(0, n, n)
+    return rows
+
+
+def boot_chunks(n: int, n_resamples: int = 1000, size: int = 100):
+    """`boot_rows` `size` resamples at a time: kept (at most 8 MB each) up to 2,000 rows, drawn again for more (memory
+    flat in the number of prompts)."""
+    if n <= 2000:
+        rows = boot_rows(n, n_resamples)
+        for c in range(0, n_resamples, size):
+            yield rows[c : c + size]
+        return
+    rng = np.random.default_rng(0)
+    for c in range(0, n_resamples, size):
+        yield np.stack([rng.integers(0, n, n) for _ in range(min(size, n_resamples - c))])
+
+
+def ratio_ci(num, den, n_resamples=1000, alpha=0.05):
+    """100 x sum(num) / sum(den) and its percentile bootstrap CI: `bootstrap_ci` of that ratio (same draws, same
+    numbers), vectorized."""
+    num, den = np.asarray(num, float), np.asarray(den, float)
+    v = 100 * num.sum() / den.sum() if den.sum() else float("nan")
+    if not den.sum():
+        return v, float("nan"), float("nan")
+    if len(num) < 2:
+        return float(v), float("nan"), float("nan")
+    vals = []
+    for rows in boot_chunks(len(num), n_resamples):  # bounded temporaries
+        a, b = num[rows].sum(1), den[rows].sum(1)
+        vals.append(100 * a[b != 0] / b[b != 0])  # a resample with nothing to divide by is dropped
+    vals = np.concatenate(vals)
+    if len(vals) < n_resamples / 2:
+        return float(v), float("nan"), float("nan")
+    return float(v), float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))

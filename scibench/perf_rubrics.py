@@ -20,14 +20,13 @@ from scibench.rubrics import (
     SKILL_REQUEST,
     TAUS,
     _example_file,
-    _rouge_tokens,
     embed_map,
     example_views,
     intrinsic,
     load_papers,
     other_papers,
-    rouge_matrices,
 )
+from .metrics import rouge_matrices, rouge_tokens
 
 # %% auto #0
 __all__ = ['PB_LEAF_COUNTS', 'W3_PAPER_CHARS', 'W3_REPOS', 'W3_ITEMS', 'W3_FILES', 'PERF', 'naive_intrinsic', 'p4_intrinsic',
@@ -105,7 +104,7 @@ def p4_intrinsic(n_pairs: int = 20, n_items: int = 100, n_naive: int = 2, n_embe
 
     pairs = [(_synthetic_rubric(n_items, 2 * i), _synthetic_rubric(n_items, 2 * i + 1)) for i in range(n_pairs)]
     embed(["warm up"])
-    _rouge_tokens(["warm up"])
+    rouge_tokens(["warm up"])
     t0 = time.perf_counter()
     [intrinsic(g, r) for g, r in pairs]
     t_vec = time.perf_counter() - t0
@@ -166,7 +165,7 @@ def p4_scale(n_papers: int | None = None, n_sets: int = 5, n_items: int = 80) ->
     gens = [[long(n_items, 100_000 + 10 * i + s) for s in range(n_sets)] for i in range(n_papers)]
     texts = [t for r in refs for t in r] + [t for gs in gens for g in gs for t in g]
     embed(["warm up"])
-    _rouge_tokens(["warm up"])
+    rouge_tokens(["warm up"])
     out = {}
     with tempfile.TemporaryDirectory() as d:
         cache = EmbeddingCache(Path(d) / "emb.sqlite")

@@ -18,7 +18,7 @@ from .core import (DataError, data_dir, jsonl_line, project_root, read_json, rea
                            read_text, write_json, write_jsonl, write_text, write_with)
 from .agent import OBS_CHARS, AgentTask, drive, _err, _utf8
 from .llm import Request, msgs, parse_json, pipeline
-from .metrics import correlation, mean_ci
+from .metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
 from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
 from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, filler, param, register
 from .retrieval import DEFAULT_EMBEDDER
@@ -36,12 +36,12 @@ __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'RETRI
            'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
            'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system',
            'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill',
-           'agenerate_rubric', 'count_tokens', 'rubric_stats', 'rouge_matrices', 'max_rouge', 'prf_from_cos',
-           'match_prf', 'embed_map', 'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol',
-           'run_protocol', 'strongest_model', 'grader_paper', 'run', 'stub_reply', 'data', 'table1', 'embedder_note',
-           'grader_paper_note', 'table_intrinsic', 'table_judge_eval', 'table_stats', 'figure_category_shares',
-           'figure_importance_hist', 'make_tables', 'load_rubric_file', 'CheckArgs', 'GradeArgs', 'check_command',
-           'grade_command', 'fmt_transcript', 'record_sections', 'record_scores', 'paper_numbers', 'judge_eval_block']
+           'agenerate_rubric', 'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map',
+           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'run_protocol', 'strongest_model',
+           'grader_paper', 'run', 'stub_reply', 'data', 'table1', 'embedder_note', 'grader_paper_note',
+           'table_intrinsic', 'table_judge_eval', 'table_stats', 'figure_category_shares', 'figure_importance_hist',
+           'make_tables', 'load_rubric_file', 'CheckArgs', 'GradeArgs', 'check_command', 'grade_command',
+           'fmt_transcript', 'record_sections', 'record_scores', 'paper_numbers', 'judge_eval_block']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -470,73 +470,6 @@ def rubric_stats(items: list[dict]) -> dict:
                 category_shares=category_shares(items) if items else {})
 
 # %% ../nbs/20_rubrics.ipynb #948c2fea
-def _rouge_tokens(texts) -> list[list[str]]:
-    from rouge_score import tokenize
-    from nltk.stem import porter
-    st = porter.PorterStemmer()
-    return [tokenize.tokenize(t, st) for t in texts]
-
-def _ids(toks, vocab) -> np.ndarray:
-    L = max([len(t) for t in toks] + [1])
-    a = np.full((len(toks), L), -1, np.int64)
-    for i, t in enumerate(toks): a[i, :len(t)] = [vocab.setdefault(w, len(vocab)) for w in t]
-    return a
-
-def _f(overlap, lg, lr):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p, r = overlap / lg[:, None], overlap / lr[None, :]
-        f = 2 * p * r / (p + r)
-    return np.nan_to_num(f, nan=0.0, posinf=0.0)
-
-def rouge_matrices(generated, reference, gtok=None, rtok=None) -> tuple[np.ndarray, np.ndarray]:
-    "ROUGE-1 and ROUGE-L F-scores of every (generated, reference) pair, shape (n, m)."
-    gt, rt = gtok or _rouge_tokens(generated), rtok or _rouge_tokens(reference)
-    vocab: dict = {}
-    G, R = _ids(gt, vocab), _ids(rt, vocab)
-    lg, lr = np.array([len(t) for t in gt], float), np.array([len(t) for t in rt], float)
-    V = max(len(vocab), 1)
-    def counts(ids):
-        C = np.zeros((len(ids), V), np.int32)
-        for i, row in enumerate(ids):
-            row = row[row >= 0]
-            if len(row): np.add.at(C[i], row, 1)
-        return C
-    CG, CR = counts(G), counts(R)
-    ov1 = np.zeros((len(gt), len(rt)))
-    for t in range(1, max(int(CG.max(initial=0)), 1) + 1):
-        ov1 += (CG >= t).astype(np.float32) @ (CR >= t).astype(np.float32).T
-    return _f(ov1, lg, lr), _f(_lcs_lengths(G, R, V).astype(float), lg, lr)
-
-_ONE = np.uint64(1)
-
-def _lcs_lengths(G: np.ndarray, R: np.ndarray, V: int) -> np.ndarray:
-    """LCS length of every (generated, reference) pair of token-id rows (-1 = padding), shape (n, m): bit-parallel
-    over the reference's positions (W words of 64 bits), vectorized over all pairs."""
-    n, m = len(G), len(R)
-    lr = (R >= 0).sum(1)
-    W = max(1, -(-int(lr.max(initial=0)) // 64))
-    M = np.zeros((W, V + 1, m), np.uint64)                          # M[w, v, r]: positions of token v in reference r; column V = padding
-    r_idx, j_idx = np.nonzero(R >= 0)
-    np.bitwise_or.at(M, (j_idx // 64, R[r_idx, j_idx], r_idx), _ONE << (j_idx % 64).astype(np.uint64))
-    Vb = np.full((W, n, m), np.iinfo(np.uint64).max, np.uint64)
-    Gi = np.where(G < 0, V, G)
-    for i in range(G.shape[1]):
-        U = Vb & M[:, Gi[:, i], :]                                   # (W, n, m)
-        if not U.any(): continue                                     # no match anywhere: V is unchanged
-        carry, borrow = np.zeros((n, m), np.uint64), np.zeros((n, m), np.uint64)
-        for w in range(W):                                           # V ← (V + U) | (V − U), with carry and borrow across words
-            v, u = Vb[w], U[w]
-            s = v + u; c1 = s < v; s2 = s + carry; c2 = s2 < s
-            d = v - u; b1 = v < u; d2 = d - borrow; b2 = d < borrow
-            Vb[w] = s2 | d2
-            carry, borrow = (c1 | c2).astype(np.uint64), (b1 | b2).astype(np.uint64)
-    out = np.zeros((n, m), np.int64)
-    for w in range(W):                                               # zero bits among each reference's own positions
-        k = np.clip(lr - 64 * w, 0, 64).astype(np.uint64)
-        mask = np.where(k >= 64, np.iinfo(np.uint64).max, (_ONE << np.minimum(k, 63)) - _ONE)
-        out += np.bitwise_count(~Vb[w] & mask[None, :]).astype(np.int64)
-    return out
-
 def max_rouge(generated: list[str], reference: list[str], toks: dict|None = None) -> tuple[float, float]:
     "Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items (`toks`: tokens by text, if known)."
     if not generated or not reference: return float("nan"), float("nan")
@@ -571,7 +504,7 @@ def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|N
     in `emb` and `toks`, {text: ROUGE tokens}, which a run fills once for every setting)."""
     if toks is not None:
         new = [x for x in dict.fromkeys(list(generated) + list(reference)) if x not in toks]
-        toks.update(zip(new, _rouge_tokens(new)))
+        toks.update(zip(new, rouge_tokens(new)))
     out = dict(zip(("max_rouge1", "max_rougeL"), max_rouge(generated, reference, toks)))
     if generated and reference:
         e = emb if emb is not None else embed_map(list(generated) + list(reference), embedder)
