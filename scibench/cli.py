@@ -235,7 +235,7 @@ def _parser():
     return p
 
 
-# benchmarks with verbs of their own: `scibench <bench> ...` calls `scibench.<bench>.cli(args)`
+# benchmarks with commands of their own (`Benchmark.commands`): `scibench <bench> <command> ...`
 BENCH_VERBS = ("abgen", "arxivbench", "rubrics", "autobench")
 
 
