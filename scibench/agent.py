@@ -162,25 +162,22 @@ def _write_file(ws: Path, p: Path, rel: str, content, append: bool = False) -> s
     return f"appended {len(content)} characters to {_utf8(rel)} (now {old + len(sep) + len(data)} bytes)"
 
 
-def _grep(ws: Path, p: Path | None, rel, pattern, obs_chars: int, max_hits: int = GREP_HITS) -> str:
-    "Lines matching `pattern` (a regular expression, else the literal text; case-insensitive) in `p` or every file."
-    if not isinstance(pattern, str) or not pattern.strip():
-        return 'error: grep: no pattern given (add "pattern": words or a regular expression)'
-    try:
-        rx = re.compile(pattern, re.I)
-    except re.error:
-        rx = re.compile(re.escape(pattern.strip()), re.I)
+def _grep_files(ws: Path, p: Path | None, rel) -> list | str:
+    "The files a grep reads: `p`, or every workspace file; an error observation for a folder, a missing or binary file."
     root = Path(ws).resolve()
-    if p is not None:
-        if p == root or p.is_dir():
-            return f"error: grep {_shown(rel)}: is a directory (leave out path to search every file)"
-        if not p.is_file():
-            return f"error: grep {_shown(rel)}: no such file"
-        if b"\x00" in p.read_bytes()[:8192]:
-            return f"error: grep {_shown(rel)}: binary file, not text"
-        files = [(_utf8(rel), p)]
-    else:
-        files = [(n, _safe(root, n)) for n in _list_files(ws, 10**9).splitlines() if not n.startswith("[")]
+    if p is None:
+        return [(n, _safe(root, n)) for n in _list_files(ws, 10**9).splitlines() if not n.startswith("[")]
+    if p == root or p.is_dir():
+        return f"error: grep {_shown(rel)}: is a directory (leave out path to search every file)"
+    if not p.is_file():
+        return f"error: grep {_shown(rel)}: no such file"
+    if b"\x00" in p.read_bytes()[:8192]:
+        return f"error: grep {_shown(rel)}: binary file, not text"
+    return [(_utf8(rel), p)]
+
+
+def _grep_hits(files: list, rx, obs_chars: int, max_hits: int) -> tuple[list, int]:
+    "The matching lines shown (within `max_hits` and `obs_chars`) and the number of matching lines."
     out, used, n_hits = [], 0, 0
     for name, f in files:
         if f is None or not f.is_file():
@@ -197,10 +194,36 @@ def _grep(ws: Path, p: Path | None, rel, pattern, obs_chars: int, max_hits: int 
                     out.append(hit)
                     used += len(hit) + 1
             off += len(line)
+    return out, n_hits
+
+
+def _grep(ws: Path, p: Path | None, rel, pattern, obs_chars: int, max_hits: int = GREP_HITS) -> str:
+    "Lines matching `pattern` (a regular expression, else the literal text; case-insensitive) in `p` or every file."
+    if not isinstance(pattern, str) or not pattern.strip():
+        return 'error: grep: no pattern given (add "pattern": words or a regular expression)'
+    try:
+        rx = re.compile(pattern, re.I)
+    except re.error:
+        rx = re.compile(re.escape(pattern.strip()), re.I)
+    files = _grep_files(ws, p, rel)
+    if isinstance(files, str):
+        return files
+    out, n_hits = _grep_hits(files, rx, obs_chars, max_hits)
     if not n_hits:
         return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
     more = f"\n[... {n_hits - len(out)} more matching lines; search a narrower pattern]" if n_hits > len(out) else ""
     return "\n".join(out) + more
+
+
+def _path_error(tool: str, rel) -> str | None:
+    "Why `rel` cannot be a file tool's path (None: it can)."
+    if rel is None:
+        return f'error: {tool}: no path given (add "path": a file name in the workspace)'
+    if not isinstance(rel, str):
+        return f'error: {tool}: "path" must be a file name (a string), not {type(rel).__name__}'
+    if not rel.strip():
+        return f"error: {tool}: empty path"
+    return None
 
 
 def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
@@ -218,12 +241,9 @@ def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
             return _list_files(ws, obs_chars)
         if tool == "grep" and (rel is None or (isinstance(rel, str) and not rel.strip())):
             return _grep(ws, None, rel, action.get("pattern"), obs_chars)
-        if rel is None:
-            return f'error: {tool}: no path given (add "path": a file name in the workspace)'
-        if not isinstance(rel, str):
-            return f'error: {tool}: "path" must be a file name (a string), not {type(rel).__name__}'
-        if not rel.strip():
-            return f"error: {tool}: empty path"
+        bad = _path_error(tool, rel)
+        if bad:
+            return bad
         p = _safe(ws, rel)
         if p is None:
             return f"error: {tool} {_shown(rel)}: invalid path (outside the workspace, a NUL byte or a symlink loop)"

@@ -146,6 +146,44 @@ def parse_s2orc(rec: dict, path="<s2orc>", line=None, field: str = "", line_of=N
     return make_paper(str(rec["paper_id"]), rec.get("title") or str(rec["paper_id"]), secs, field)
 
 # %% ../nbs/31_papers.ipynb #37b9cb3e
+def _load_text_paper(p: Path, ext: str, paper_id: str | None, field: str) -> dict:
+    "A Markdown or plain-text paper."
+    text = read_text(p)
+    if not text.strip():
+        raise DataError(p, None, None, "empty file: no text")
+    paper = (parse_markdown if ext != ".txt" else parse_text)(text, paper_id or p.stem, field)
+    if not paragraphs(paper):
+        raise DataError(p, None, None, "no paragraph of text (only headings?)")
+    return paper
+
+
+def _s2orc_records(p: Path, ext: str) -> tuple[list, object]:
+    "The (record, line) pairs of an S2ORC file (JSON lines, or one JSON value), and where each object starts."
+    if ext == ".jsonl":
+        recs = read_jsonl(p, ["paper_id", "body_text"], S2ORC_TYPES, unique="paper_id", numbered=True)
+        return [(r, i) for i, r in recs], None
+    obj, line_of = read_json_lines(p)
+    recs = [(r, line_of(r) or 1) for r in (obj if isinstance(obj, list) else [obj])]
+    if not recs:
+        raise DataError(p, None, None, "no records (an empty JSON array)")
+    check_unique([(i, r) for r, i in recs if isinstance(r, dict)], "paper_id", p)
+    return recs, line_of
+
+
+def _pick_paper(p: Path, papers: list, paper_id: str | None) -> dict:
+    "The paper `paper_id` of a file's papers (its only one when None; the only one, renamed, when it has one)."
+    if paper_id is None:
+        if len(papers) != 1:
+            raise DataError(p, None, "paper_id", f"file holds {len(papers)} papers: name one in the manifest")
+        return papers[0]
+    for x in papers:
+        if x["paper_id"] == paper_id:
+            return x
+    if len(papers) == 1:
+        return {**papers[0], "paper_id": paper_id}
+    raise DataError(p, None, "paper_id", f"no paper {paper_id!r} in the file")
+
+
 def load_paper(path, paper_id: str | None = None, field: str = "") -> dict:
     """Ingest one paper file (format by extension); `paper_id` picks one record from a multi-paper S2ORC file. Bad input
     is a `DataError`."""
@@ -154,41 +192,15 @@ def load_paper(path, paper_id: str | None = None, field: str = "") -> dict:
         raise FileNotFoundError(f"{p} not found")
     ext = p.suffix.lower()
     if ext in (".md", ".markdown", ".txt"):
-        text = read_text(p)
-        if not text.strip():
-            raise DataError(p, None, None, "empty file: no text")
-        paper = (parse_markdown if ext != ".txt" else parse_text)(text, paper_id or p.stem, field)
-        if not paragraphs(paper):
-            raise DataError(p, None, None, "no paragraph of text (only headings?)")
-        return paper
-    if ext in (".json", ".jsonl"):
-        line_of = None
-        if ext == ".jsonl":
-            recs = [
-                (r, i)
-                for i, r in read_jsonl(p, ["paper_id", "body_text"], S2ORC_TYPES, unique="paper_id", numbered=True)
-            ]
-        else:
-            obj, line_of = read_json_lines(p)
-            recs = [(r, line_of(r) or 1) for r in (obj if isinstance(obj, list) else [obj])]
-            if not recs:
-                raise DataError(p, None, None, "no records (an empty JSON array)")
-            check_unique([(i, r) for r, i in recs if isinstance(r, dict)], "paper_id", p)
-        papers = [parse_s2orc(r, p, line, field, line_of) for r, line in recs]
-        for x, (_, line) in zip(papers, recs):
-            if not paragraphs(x):
-                raise DataError(p, line, "body_text", f"paper {x['paper_id']!r} has no paragraph of text")
-        if paper_id is None:
-            if len(papers) != 1:
-                raise DataError(p, None, "paper_id", f"file holds {len(papers)} papers: name one in the manifest")
-            return papers[0]
-        for x in papers:
-            if x["paper_id"] == paper_id:
-                return x
-        if len(papers) == 1:
-            return {**papers[0], "paper_id": paper_id}
-        raise DataError(p, None, "paper_id", f"no paper {paper_id!r} in the file")
-    raise DataError(p, None, None, f"unknown paper format {ext!r} (expected .md, .txt, .json, .jsonl)")
+        return _load_text_paper(p, ext, paper_id, field)
+    if ext not in (".json", ".jsonl"):
+        raise DataError(p, None, None, f"unknown paper format {ext!r} (expected .md, .txt, .json, .jsonl)")
+    recs, line_of = _s2orc_records(p, ext)
+    papers = [parse_s2orc(r, p, line, field, line_of) for r, line in recs]
+    for x, (_, line) in zip(papers, recs):
+        if not paragraphs(x):
+            raise DataError(p, line, "body_text", f"paper {x['paper_id']!r} has no paragraph of text")
+    return _pick_paper(p, papers, paper_id)
 
 # %% ../nbs/31_papers.ipynb #c0cdef57
 MANIFEST_FIELDS = ["paper_id", "path", "field"]
