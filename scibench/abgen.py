@@ -51,7 +51,8 @@ def split_path(split: str) -> Path:
     return data_dir()/"abgen"/f"{split}.jsonl"
 
 def load_abgen(split: str = "sample", limit: int|None = None, path=None) -> list[dict]:
-    "Examples of `split` (sample, validation, test, user-NAME) in the real AbGen schema; bad input (types, repeated `example_id`) is a `DataError`."
+    """Examples of `split` (sample, validation, test, user-NAME) in the real AbGen schema; bad input (types, repeated
+    `example_id`) is a `DataError`."""
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or split_path(split))
     if not p.exists():
@@ -68,7 +69,8 @@ def context_text(e: dict) -> str:
             f"## Main Experiment Setup\n{me['experiment_setup']}\n\n## Main Experiment Results\n{me['results']}")
 
 def generation_prompt(e: dict) -> str:
-    "Prompt asking for an ablation study of `e`'s module: objective in one sentence, then the process; plain text, <= 300 words."
+    """Prompt asking for an ablation study of `e`'s module: objective in one sentence, then the process; plain text, <=
+    300 words."""
     return (f"You are an expert researcher. Read the research context and design an ablation study for the "
             f"module named below.\n\n{context_text(e)}\n\n## Module to Ablate\n{e['ablation_study']['module_name']}\n\n"
             "Write the design in two parts:\nResearch Objective: one sentence stating what the ablation study "
@@ -137,7 +139,8 @@ Score it from 1 (weakest) to 5 (strongest):
 def released_prompts_path() -> Path: return data_dir()/"abgen"/"released"/"evaluation_prompt.py"
 
 def string_constants(path) -> dict[str, str]:
-    "Module-level `NAME = \"...\"` and `NAME = Template(\"...\")` of a Python file, read with `ast` (never imported or run)."
+    "Module-level `NAME = \"...\"` and `NAME = Template(\"...\")` of a Python file, read with `ast` (never imported or "
+    "run)."
     p = Path(path)
     try: tree = ast.parse(read_text(p), filename=str(p))
     except SyntaxError as e: raise DataError(p, e.lineno, None, f"not Python source: {e.msg}") from None
@@ -161,7 +164,8 @@ def released_prompts(path=None) -> dict[str, str]:
     return out
 
 def resolve_prompts(name: str) -> str:
-    "`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without the file → `ConfigError`."
+    """`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without the file →
+    `ConfigError`."""
     if name not in PROMPT_SETS: raise ConfigError(f"prompts must be one of {', '.join(PROMPT_SETS)}, not {name!r}")
     have = released_prompts_path().exists()
     if name == "auto": return "released" if have else "scibench"
@@ -183,7 +187,8 @@ def judge_user_prompt(e: dict, response: str) -> str:
     "The user turn (the released structure, with the method section that the released code leaves out)."
     return (f"# Research Context\n{context_text(e)}\n\n# Proposed Ablation Study\n{response}\n\n"
             f"Evaluate the proposed ablation study with the scoring criteria, focusing on the module: "
-            f"{e['ablation_study']['module_name']}.\n\n# Example Ablation Study (from the original paper, for reference)\n"
+            f"{e['ablation_study']['module_name']}.\n\n# Example Ablation Study (from the original paper, for "
+            "reference)\n"
             f"{e['ablation_study']['experiment_setup']}\n\nGive your evaluation according to the criteria.")
 
 def judge_prompt(e: dict, response: str, criterion: str, prompts: str|dict = "scibench") -> tuple[str, str]:
@@ -200,19 +205,26 @@ def revision_prompt(e: dict, design: str, feedback: str) -> str:
 # %% ../nbs/10_abgen.ipynb #58922cf9
 PROTOCOLS = ("authors", "paper", "scibench")
 PROTOCOL_DEFAULTS = {   # completion caps when `max_tokens` / `judge_max_tokens` are 0
-    "authors": dict(max_tokens=2048, judge_max_tokens=8192),   # process_data's default 2048 (their --max_tokens is unused); evaluation.py: 8192
+    # process_data's default 2048 (their --max_tokens is unused); evaluation.py: 8192
+    "authors": dict(max_tokens=2048, judge_max_tokens=8192),
     "paper": dict(max_tokens=2048, judge_max_tokens=8192),
     "scibench": dict(max_tokens=1024, judge_max_tokens=1024)}
 AUTHORS_QUIRKS = (
-    "the method section is never sent: their f-string writes the literal text `example['method']` (generation and judge)",
-    "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's default, 2048",
+    "the method section is never sent: their f-string writes the literal text `example['method']` (generation and "
+    "judge)",
+    "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's default, "
+    "2048",
     "generation and judge both sample at temperature 1.0; the judge may write 8,192 completion tokens",
-    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a judge user turn that starts and ends with a newline",
-    "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go through score_extraction.py",
-    "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single digit 1-5 of the last "
+    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a judge user turn that "
+    "starts and ends with a newline",
+    "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go through "
+    "score_extraction.py",
+    "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single digit "
+    "1-5 of the last "
     "sentence, else 0 ('Score: 4/5' → 0, 'the score is: 4.5' → 4)")
 AUTHORS_DIFFERENCES = (
-    "the completion cap is sent as `max_tokens` (theirs: `max_completion_tokens`, the same cap; llama.cpp's server reads only `max_tokens`)",
+    "the completion cap is sent as `max_tokens` (theirs: `max_completion_tokens`, the same cap; llama.cpp's server "
+    "reads only `max_tokens`)",
     "the sample index is sent as `seed` (part of our cache key; theirs sends none)",
     "a score of 0 from their extraction (no score found) is a judge failure with its reason, not a 0 in the mean; "
     "scores.json keeps their mean with the zeros as `zeros_kept`",
@@ -233,7 +245,8 @@ def released_generation_system(path=None) -> str:
     return consts[GENERATION_CONSTANT]
 
 def authors_context(e: dict, method: bool = False) -> str:
-    "The research context as their `prepare_user_prompt` writes it; `method=True` (protocol `paper`) puts the method section in."
+    """The research context as their `prepare_user_prompt` writes it; `method=True` (protocol `paper`) puts the method
+    section in."""
     me, m = e["main_experiment"], e["method"] if method else "example['method']"   # their quirk: the literal text
     return (f"Research Background:\n{e['research_background']}\nMethod Section:\n{m}\n"
             f"Main Experiment Setup\n{me['experiment_setup']}\n\n Main Experiment Results\n{me['results']}\n")
@@ -244,12 +257,16 @@ def authors_generation_user(e: dict, method: bool = False) -> str:
             f"{e['ablation_study']['module_name']} based on the research context above.")
 
 def authors_judge_user(e: dict, response: str, method: bool = False) -> str:
-    "Their judge user turn (`utils/evaluation_prompt.py`, `prepare_user_prompt`): context, design, module, the reference setup."
+    """Their judge user turn (`utils/evaluation_prompt.py`, `prepare_user_prompt`): context, design, module, the
+    reference setup."""
     a = e["ablation_study"]
     return (f"\nResearch Context:\n{authors_context(e, method)}\nBased on the above research context, the following ablation "
-            f"study has been designed:\n{response}\n\nUsing the provided scoring criteria, please evaluate this ablation study, "
-            f"with a particular focus on the {a['module_name']}.\n\nFor reference, here is an example ablation study setup from "
-            f"the original paper:\n{a['experiment_setup']}\n\nProvide your evaluation according to the specified criteria.\n")
+            f"study has been designed:\n{response}\n\nUsing the provided scoring criteria, please evaluate this "
+            "ablation study, "
+            f"with a particular focus on the {a['module_name']}.\n\nFor reference, here is an example ablation study "
+            "setup from "
+            f"the original paper:\n{a['experiment_setup']}\n\nProvide your evaluation according to the specified "
+            "criteria.\n")
 
 AUTHORS_SCHEMA = {"type": "object", "title": "EVALUATION_RESPONSE", "additionalProperties": False, "required": ["explanation", "score"],
                   "properties": {"explanation": {"title": "Explanation", "type": "string"}, "score": {"title": "Score", "type": "integer"}}}
@@ -257,7 +274,8 @@ _PHRASE_RE = re.compile(r"therefore,?\s*the\s+score\s+is[^0-9]*([1-5])", re.I | 
 _DIGIT_RE, _SENT_RE, _ALNUM_RE = re.compile(r"\b([1-5])\b"), re.compile(r"[.!?]|\n+"), re.compile(r"[A-Za-z0-9]")
 
 def authors_extract_score(text: str) -> int:
-    "Their `score_extraction.py`: the phrase's digit when all its matches agree, else the lone digit 1-5 of the last sentence, else 0."
+    """Their `score_extraction.py`: the phrase's digit when all its matches agree, else the lone digit 1-5 of the last
+    sentence, else 0."""
     found = set(_PHRASE_RE.findall(text))
     if len(found) == 1: return int(next(iter(found)))
     last = next((s for s in reversed([s.strip() for s in _SENT_RE.split(text)]) if s and _ALNUM_RE.search(s)), None)
@@ -266,13 +284,15 @@ def authors_extract_score(text: str) -> int:
     return int(ds[0]) if len(ds) == 1 else 0
 
 def authors_judge_result(r: dict) -> dict:
-    """A judge answer under `authors`/`paper` → {value, rationale, failure, raw}: the structured `score` (their pydantic: an int,
-    `"4"` and `4.0` accepted), or for a text answer their extraction; their 0 is a failure with its reason."""
+    """A judge answer under `authors`/`paper` → {value, rationale, failure, raw}: the structured `score` (their
+    pydantic: an int, `"4"` and `4.0` accepted), or for a text answer their extraction; their 0 is a failure with its
+    reason."""
     if not r["ok"]: return dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)
     text, cut = r["text"], " (answer cut at max_tokens)" if r.get("finish_reason") == "length" else ""
     obj, _ = parse_json(text)
     if r.get("structured") or (isinstance(obj, dict) and "score" in obj):
-        if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation"), str):   # both required
+        # both required
+        if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation"), str):
             return dict(value=None, rationale=None, raw=text, failure="structured answer is not {explanation, score} "
                         "(their code: retried, then score 0)" + cut)
         s = obj["score"]
@@ -290,8 +310,9 @@ _OURS = PROTOCOL_DEFAULTS["scibench"]   # the caps of our protocol: the one plac
 
 @dataclass
 class Setup:
-    """What an AbGen run sends, resolved once from its config (`setup_of`): the protocol, the prompt texts, sampling and caps.
-    `request`/`judge_request`/`result` are the one request builder and parser of every path (run, AbGen-Eval, user study)."""
+    """What an AbGen run sends, resolved once from its config (`setup_of`): the protocol, the prompt texts, sampling and
+    caps. `request`/`judge_request`/`result` are the one request builder and parser of every path (run, AbGen-Eval,
+    user study)."""
     protocol: str = "scibench"
     prompts: dict = field(default_factory=lambda: dict(SCIBENCH_PROMPTS))   # criterion → judge system text ($module)
     generation_system: str = SCIBENCH_GENERATION_SYSTEM                      # `authors`/`paper` generation system turn
@@ -327,9 +348,10 @@ class Setup:
         return {**AUTHORS_SCHEMA, "properties": props}
 
     def judge_request(self, e: dict, design: str, criterion: str) -> Request:
-        """The judge call. Layout `paper`: system turn = the criterion's prompt, as released; `shared-prefix`: one system turn
-        for all, the criterion's prompt after the context and design, so the four criteria of a design share their prompt up to
-        it (a provider's prefix cache bills it at the cached price; not the authors' request)."""
+        """The judge call. Layout `paper`: system turn = the criterion's prompt, as released; `shared-prefix`: one
+        system turn for all, the criterion's prompt after the context and design, so the four criteria of a design
+        share their prompt up to it (a provider's prefix cache bills it at the cached price; not the authors'
+        request)."""
         system, user = self.turns(e, design, criterion)
         if self.layout == "paper": m = msgs(user, system)
         elif self.layout == "shared-prefix": m = msgs(f"{user}\n\n# Scoring Criteria\n{system}", SHARED_SYSTEM)
@@ -338,7 +360,8 @@ class Setup:
                        stage="judge")
 
     def result(self, r: dict) -> dict:
-        "A judge answer → {value, rationale, failure, raw}: their parsing under `authors`/`paper`, ours under `scibench`."
+        """A judge answer → {value, rationale, failure, raw}: their parsing under `authors`/`paper`, ours under
+        `scibench`."""
         return judge_result(r) if self.protocol == "scibench" else authors_judge_result(r)
 
 def judge_schema(max_rationale: int = 0) -> dict:
@@ -376,11 +399,13 @@ def generate_and_judge(model, judge, examples, on_result, setup: Setup):
 # %% ../nbs/10_abgen.ipynb #c91d4e02
 def summarize(records: list[dict], criteria=CRITERIA) -> dict:
     """Per criterion: mean score with 95% CI over judged examples, and failure counts (never zeros); `zeros_kept`: the
-    authors' arithmetic, where a judged design whose answer has no score counts as 0 (their score_extraction.py, evaluation.py)."""
+    authors' arithmetic, where a judged design whose answer has no score counts as 0 (their score_extraction.py,
+    evaluation.py)."""
     s = {}
     for c in criteria:
         e = Estimate.of(c, [r["scores"].get(c) for r in records])
-        z = [r["scores"].get(c) or 0 for r in records if r["generation_failure"] is None]   # a judged design without a score: 0
+        # a judged design without a score: 0
+        z = [r["scores"].get(c) or 0 for r in records if r["generation_failure"] is None]
         ez = Estimate.of(c, z)
         s[c] = dict(mean=e.value, lo=e.lo, hi=e.hi, n=e.n, failures=e.failures,
                     generation_failures=sum(r["generation_failure"] is not None for r in records),
@@ -419,11 +444,13 @@ class AbGenConfig(JudgeSetup, Config):
     max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})")
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)")
     judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or shared-prefix "
-                              "(the criterion last: an example's 4 judge calls share a cacheable prefix; not the paper's prompt)",
+                              "(the criterion last: an example's 4 judge calls share a cacheable prefix; not the "
+                              "paper's prompt)",
                               choices=JUDGE_LAYOUTS)
 
 def validate(cfg) -> None:
-    "`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError` naming `make data`."
+    """`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`
+    naming `make data`."""
     for k in ("max_rationale", "judge_max_tokens", "max_tokens"):
         if getattr(cfg, k, 0) < 0: raise ConfigError(f"parameter '{k}' must be >= 0 (0 = {'no cap' if k == 'max_rationale' else 'the protocol default'}), got {getattr(cfg, k)}")
     asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
@@ -433,11 +460,13 @@ def validate(cfg) -> None:
     for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
         if hasattr(cfg, k) and not getattr(cfg, k): setattr(cfg, k, v)
 
-def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and hasattr(cfg, "max_tokens")   # AbGen-Eval generates nothing
+# AbGen-Eval generates nothing
+def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and hasattr(cfg, "max_tokens")
 
 def setup_of(cfg, judge_spec=None) -> Setup:
-    """The `Setup` a (validated) config asks for. A judge behind llama.cpp's grammar (`structured = "llama"`) gets their schema
-    with the score bounded to 1-5: an unbounded integer lets a small model fill it with digits (5298697120793848 was seen)."""
+    """The `Setup` a (validated) config asks for. A judge behind llama.cpp's grammar (`structured = "llama"`) gets their
+    schema with the score bounded to 1-5: an unbounded integer lets a small model fill it with digits
+    (5298697120793848 was seen)."""
     released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
     gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
     return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
@@ -447,8 +476,8 @@ def setup_of(cfg, judge_spec=None) -> Setup:
                  bounded_score=cfg.protocol != "scibench" and judge_spec is not None and judge_spec.structured == "llama")
 
 def protocol_notes(cfg, judge_spec=None) -> dict:
-    """What a run's protocol is and where it departs from it (the authors' quirks it keeps, our differences, the prompt texts
-    used, what the judge endpoint cannot follow) → `meta.json` `provenance.protocol`, printed before the run."""
+    """What a run's protocol is and where it departs from it (the authors' quirks it keeps, our differences, the prompt
+    texts used, what the judge endpoint cannot follow) → `meta.json` `provenance.protocol`, printed before the run."""
     notes = []
     if cfg.protocol != "scibench":
         if cfg.prompts != "released":
@@ -485,8 +514,8 @@ def note_protocol(cfg, ctx, role: str) -> None:
 
 # %% ../nbs/10_abgen.ipynb #b58e2f07
 def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
-    """Generate a design per example with `model`, judge it on each criterion with `judge` as soon as it arrives; records
-    stream to `records.jsonl` in input order (only scores stay in memory); writes scores."""
+    """Generate a design per example with `model`, judge it on each criterion with `judge` as soon as it arrives;
+    records stream to `records.jsonl` in input order (only scores stay in memory); writes scores."""
     examples = load_abgen(cfg.split, cfg.limit or None)
     note_protocol(cfg, ctx, "judge")
     kept = []   # what `summarize` reads of each record
@@ -507,9 +536,9 @@ _JUDGE_MARKS = {"# Proposed Ablation Study\n": "rationale",                    #
 def stub_reply(body: dict) -> str:
     """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
     calls). A generation gets a design of `filler` length (its cap), so the judge prompts that quote it are upper
-    bounds; a judge call gets score 3 in the JSON its protocol's parser reads (scibench: {rationale, score}; authors, paper:
-    {explanation, score}). Assumed: every generation returns a design (a failed one is not judged), so the calls are
-    examples (model) + 4 × examples (judge); AbGen-Eval: 4 × human-evaluated responses."""
+    bounds; a judge call gets score 3 in the JSON its protocol's parser reads (scibench: {rationale, score}; authors,
+    paper: {explanation, score}). Assumed: every generation returns a design (a failed one is not judged), so the
+    calls are examples (model) + 4 × examples (judge); AbGen-Eval: 4 × human-evaluated responses."""
     user = body["messages"][-1]["content"]
     key = next((k for mark, k in _JUDGE_MARKS.items() if mark in user), None)
     return filler(body) if key is None else json.dumps({key: "stub", "score": 3})
@@ -639,8 +668,10 @@ def feedback_prompt(e: dict, design: str) -> str:
     "Simulated researcher feedback (labelled as such): the errors of Table 3, at most 50 words."
     return (f"You are an expert researcher reviewing an ablation study design that a language model wrote for the module "
             f"'{e['ablation_study']['module_name']}'.\n\n{context_text(e)}\n\n## Ablation Study Design\n{design}\n\n"
-            "Identify its most important errors (misalignment with the research context, ambiguity or steps that cannot be "
-            "reproduced, a partial ablation or missing groups, an insignificant module, logical gaps) and give constructive "
+            "Identify its most important errors (misalignment with the research context, ambiguity or steps that "
+            "cannot be "
+            "reproduced, a partial ablation or missing groups, an insignificant module, logical gaps) and give "
+            "constructive "
             f"feedback for revising it, in at most {FEEDBACK_WORDS} words. Write only the feedback.")
 
 def simulate_feedback(llm, cases, max_tokens=128) -> dict[str, str]:
@@ -739,7 +770,8 @@ def released_human_path() -> Path|None:
     return next((p for p in (released_dir()/"human_evaluation.json", human_path("human_evaluation")) if p.exists()), None)
 
 def human_rows(human: list[dict]) -> list[dict]:
-    "Table 2's human half from human-evaluation rows: per system, mean [CI] per criterion and the mean of the three (Avg.)."
+    """Table 2's human half from human-evaluation rows: per system, mean [CI] per criterion and the mean of the three
+    (Avg.)."""
     out = []
     for s in sorted({r["meta_id"].rsplit("@", 1)[1] for r in human}):
         mine = [r for r in human if r["meta_id"].rsplit("@", 1)[1] == s]
@@ -760,7 +792,8 @@ def table2() -> pd.DataFrame:
         for c in CRITERIA: row[c] = fmt_est(s[c])
         row[fc] = "/".join(str(s[c]["failures"]) for c in CRITERIA)
         rows.append(row)
-        if _protocol(meta) != "scibench" and all("zeros_kept" in s[c] for c in CRITERIA):   # their arithmetic: no score = 0
+        # their arithmetic: no score = 0
+        if _protocol(meta) != "scibench" and all("zeros_kept" in s[c] for c in CRITERIA):
             rows.append({**row, "source": "scibench (their zeros kept)", **{c: fmt_est(s[c]["zeros_kept"]) for c in CRITERIA},
                          fc: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)})
     hp = released_human_path()
@@ -784,7 +817,8 @@ def _delta(after, before) -> str:
     return f"{fmt(after, 2)} ({after - before:+.2f})"
 
 def table4() -> pd.DataFrame:
-    "User studies: ours (judge scores; study 1 from `results/abgen_study1/`, study 2 = runs on `user-*` splits) beside the paper's."
+    """User studies: ours (judge scores; study 1 from `results/abgen_study1/`, study 2 = runs on `user-*` splits) beside
+    the paper's."""
     rows = []
     for p in sorted(results_dir().glob("abgen_study1/*/study.json")):
         st, recs = read_json(p), read_jsonl(p.parent/"records.jsonl")
@@ -819,7 +853,8 @@ def table4() -> pd.DataFrame:
 def make_tables() -> list:
     "Write AbGen's tables (2 and 4) from `results/` (AbGen-Eval's: `scibench.abgen_eval.make_tables`)."
     t2 = caption("AbGen (Table 2): judge scores per system, mean [95% CI] (n = judged examples); failures = responses without a "
-                 "score; the paper's rows: LLM judge on test (1000), human on testmini (100; Human Expert and Reference: 20)",
+                 "score; the paper's rows: LLM judge on test (1000), human on testmini (100; Human Expert and "
+                 "Reference: 20)",
                  complete_runs("abgen"))
     return [save_table(table2(), "abgen_table2", t2)["md"],
             save_table(table4(), "abgen_table4", "AbGen user studies (Table 4): ours are scored by an LLM judge (study 1: "
@@ -877,7 +912,8 @@ def download_abgen(dest=None) -> list[Path]:
 
 def download_abgen_released(dest=None, judges=None, base: str|None = None) -> list[Path]:
     """AbGen's released human evaluation and per-judge outputs (GitHub `yale-nlp/AbGen`) into `data/abgen/released/`.
-    `base`: a mirror of the repository (else the active one); the judges' files are listed in a mirror folder, else by GitHub's API."""
+    `base`: a mirror of the repository (else the active one); the judges' files are listed in a mirror folder, else
+    by GitHub's API."""
     dest = Path(dest or data_dir()/"abgen"/"released")
     with mirror(base):
         out = [fetch_url(ABGEN_GITHUB + "human_evaluation.json", dest/"human_evaluation.json")]
@@ -900,10 +936,10 @@ ABGEN_PROMPTS = "utils/evaluation_prompt.py"
 ABGEN_INFERENCE_PROMPTS = "utils/inference_prompt.py"
 
 def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
-    """AbGen's judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) and generation prompt (`utils/inference_prompt.py`)
-    as `data/abgen/released/{evaluation,inference}_prompt.py`. `base`: a mirror of the repository (else the active one).
-    Checked by parsing their string constants (`released_prompts`, `released_generation_system`), never imported
-    or run; a missing or unexpected file keeps neither."""
+    """AbGen's judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) and generation prompt
+    (`utils/inference_prompt.py`) as `data/abgen/released/{evaluation,inference}_prompt.py`. `base`: a mirror of the
+    repository (else the active one). Checked by parsing their string constants (`released_prompts`,
+    `released_generation_system`), never imported or run; a missing or unexpected file keeps neither."""
     dest = Path(dest or data_dir()/"abgen"/"released")
     files = {ABGEN_PROMPTS: dest/"evaluation_prompt.py", ABGEN_INFERENCE_PROMPTS: dest/"inference_prompt.py"}
     tmps = {src: p.with_name(p.name + ".new") for src, p in files.items()}
@@ -930,7 +966,8 @@ def _abgen_examples(ctx):
     return {e["example_id"]: e for e in load_abgen(ctx.cfg.get("split", "sample"))}
 
 def abgen_context(ctx, eid, secs):
-    "Adds the example's research context to `secs`; returns the paper's reference design (None: the example is not found)."
+    """Adds the example's research context to `secs`; returns the paper's reference design (None: the example is not
+    found)."""
     e = (ctx.once("abgen", lambda: _abgen_examples(ctx)) or {}).get(eid)
     if e is None: return None
     secs.append(rv.text("Research context", context_text(e)))

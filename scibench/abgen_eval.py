@@ -30,7 +30,8 @@ def load_judge_outputs(path) -> list[dict]:
     return read_json_records(path, ["meta_id"], types={"meta_id": str}, unique="meta_id")
 
 def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict], dict]:
-    "Released judge outputs with every score 0 (the authors' code for an unparsable answer) made missing; and the count per criterion."
+    """Released judge outputs with every score 0 (the authors' code for an unparsable answer) made missing; and the
+    count per criterion."""
     out, zeros = [], dict.fromkeys(criteria, 0)
     for r in judged:
         r2 = dict(r)
@@ -61,7 +62,8 @@ IMPUTE = (1, 5)   # eq. 3 sensitivity: every missing judge score set to the lowe
 def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system", "instance", "pooled"), n_resamples=1000,
                   impute=IMPUTE) -> pd.DataFrame:
     """Every (criterion, level, correlation) with a bootstrap CI over examples; `used` = examples that entered the value
-    (eq. 3 leaves out constant rows and rows with a missing score), and eq. 3 with missing judge scores imputed (no CI)."""
+    (eq. 3 leaves out constant rows and rows with a missing score), and eq. 3 with missing judge scores imputed (no
+    CI)."""
     rows = []
     for c in criteria:
         H, M, exs, syss = score_matrices(human, judged, c)
@@ -96,7 +98,8 @@ def _eval_rows(cfg) -> list[dict]:
     return rows
 
 def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
-    "AbGen-Eval for judge `model`: score every human-evaluated response, write released-format outputs and correlations."
+    """AbGen-Eval for judge `model`: score every human-evaluated response, write released-format outputs and
+    correlations."""
     rows = _eval_rows(cfg)
     note_protocol(cfg, ctx, "model")
     llm = ctx.llm("model"); setup = setup_of(cfg, llm.spec)
@@ -148,7 +151,8 @@ def _ours_vs_paper(level, corr, ref_name, with_pooled=False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 def table5() -> pd.DataFrame:
-    "Table 5: instance-level Pearson: eq. 3 (with its count and the imputed rows) and pooled; the paper's values are pooled."
+    """Table 5: instance-level Pearson: eq. 3 (with its count and the imputed rows) and pooled; the paper's values are
+    pooled."""
     return _ours_vs_paper("instance", "pearson", "abgen_table5_instance_pearson", with_pooled=True)
 
 def table9() -> pd.DataFrame:
@@ -159,8 +163,9 @@ RELEASED_TABLES = (("abgen_released_table5", "pooled", "pearson", "abgen_table5_
                    ("abgen_released_table9", "system", "kendall", "abgen_table9_system_kendall"))
 
 def released_tables(root=None, n_resamples=1000) -> dict:
-    """Tables 5 and 9 recomputed from AbGen's released human scores and judge outputs, beside the published values.
-    A score 0 is a judge failure; a judge with zeros gets a second row that keeps them as scores, as the authors' code did."""
+    """Tables 5 and 9 recomputed from AbGen's released human scores and judge outputs, beside the published values. A
+    score 0 is a judge failure; a judge with zeros gets a second row that keeps them as scores, as the authors' code
+    did."""
     root = Path(root or released_dir())
     hp = root/"human_evaluation.json"
     if not hp.exists(): return {}

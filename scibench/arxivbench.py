@@ -124,7 +124,8 @@ def prompts_path(split: str) -> Path:
     return data_dir()/"arxivbench"/f"{split}.jsonl"
 
 def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, path=None) -> list[dict]:
-    "Prompts of `split`; `limit` keeps the first `limit` prompts *per subject*; unknown subjects, empty prompts, repeated ids are a DataError."
+    """Prompts of `split`; `limit` keeps the first `limit` prompts *per subject*; unknown subjects, empty prompts,
+    repeated ids are a DataError."""
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or prompts_path(split))
     if not p.exists():
@@ -163,7 +164,8 @@ def _subject_key(s: str) -> str:
 _SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
 
 def subject_of_name(name) -> str|None:
-    "The subject a file name, folder name or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
+    """The subject a file name, folder name or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or
+    None."""
     return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
 
 def _read_table(f: Path) -> pd.DataFrame:
@@ -202,14 +204,16 @@ def released_rows(root) -> tuple[list[dict], dict]:
     return rows, st
 
 def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
-    "The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl` (+ `.stats.json`)."
+    """The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl` (+
+    `.stats.json`)."""
     from scibench.data import OfflineError, current_mirror, hf_snapshot
     dest = Path(dest or data_dir()/"arxivbench")
     base = current_mirror()    # `scibench data arxivbench --base URL_OR_DIR`: a copy of the dataset repository
     try: root = hf_snapshot(repo)
     except Exception as e:
         raise OfflineError(f"cannot download the ArxivBench prompts {repo} from {f'mirror {base}' if base else 'the Hugging Face hub'}: "
-                           f"{type(e).__name__}: {str(e)[:200]} (offline? give a mirror: scibench data download_prompts --base URL_OR_DIR; "
+                           f"{type(e).__name__}: {str(e)[:200]} (offline? give a mirror: scibench data "
+                           "download_prompts --base URL_OR_DIR; "
                            "needed only for split `released`)") from None
     rows, st = released_rows(root)
     out = dest/f"{RELEASED}.jsonl"
@@ -227,16 +231,19 @@ def query_prompt(prompt: str, n: int = N_PAPERS) -> str:
 
 PROTOCOLS = ("authors", "paper", "scibench")
 AUTHORS_N = 3   # their code scores a response only when its regex matches exactly 3 times
-# their user turn (gpt_exp.py, GPTQuerier.query) as the triple-quoted literal reads: typos and 28-space indentation included
+# their user turn (gpt_exp.py, GPTQuerier.query) as the triple-quoted literal reads: typos and 28-space indentation
+# included
 AUTHORS_QUERY = ("Only list 3 papers with complete title and explict explicit arxiv url.\n"
                  "                            Place titles and links insides [[]], like [[title]] [[url]].\n"
                  "                            Separate each paper by a newline.\n"
                  "                            Do not include any additional commentary or explanations.")
-AUTHORS_PAIR_RE = re.compile(r"\[\[(.+?)\]\]\s*(?:\[\[|\[)?(https?://[^\s\[\]]+)(?:\]\])?")   # their regex (no flags: no newline in a title)
+# their regex (no flags: no newline in a title)
+AUTHORS_PAIR_RE = re.compile(r"\[\[(.+?)\]\]\s*(?:\[\[|\[)?(https?://[^\s\[\]]+)(?:\]\])?")
 
 def authors_links(text: str|None) -> tuple[int, list[dict]]:
-    """The authors' parse of a response → (number of regex matches, one link per match: title and url stripped, `skipped`
-    when the url lacks `abs/` or does not start with http (any case), else `id` = the url after its last `abs/`, as written)."""
+    """The authors' parse of a response → (number of regex matches, one link per match: title and url stripped,
+    `skipped` when the url lacks `abs/` or does not start with http (any case), else `id` = the url after its last
+    `abs/`, as written)."""
     ms = AUTHORS_PAIR_RE.findall(text or "")
     out = []
     for t, u in ms:
@@ -261,7 +268,8 @@ def _item_of(text: str):
 
 @dataclass
 class Paper:
-    "One listed paper: the title as written, the canonical id (None: a malformed link), the link as written, the malformed id text."
+    """One listed paper: the title as written, the canonical id (None: a malformed link), the link as written, the
+    malformed id text."""
     title: str
     arxiv_id: str|None
     url: str
@@ -291,7 +299,8 @@ def _clean_title(s: str) -> str:
     return s.strip()
 
 def is_author_text(s: str, before: str = "") -> bool:
-    "Does a link text name authors rather than a paper? (`et al.`, initials + surname, `Surname (2017)`, or written after 'by')."
+    """Does a link text name authors rather than a paper? (`et al.`, initials + surname, `Surname (2017)`, or written
+    after 'by')."""
     s = s.strip()
     if re.search(r"\bby\s*$", before, re.I) or re.search(r"\bet\.?\s*al\b", s, re.I): return True
     name = r"(?:[A-Z]\.\s*)+[A-Z][\w'’\-]+"
@@ -351,7 +360,8 @@ def malformed_ids(text: str|None) -> list[str]:
     return [p.malformed for p in extract_papers(text) if p.malformed]
 
 def format_pairs(text: str|None) -> int:
-    "How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has; the authors' code scores only responses with exactly 3."
+    """How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has; the authors' code scores only
+    responses with exactly 3."""
     return len(AUTHORS_PAIR_RE.findall(text or ""))
 
 # %% ../nbs/40_arxivbench.ipynb #4b7737d3
@@ -387,7 +397,8 @@ def snapshot_path(split: str = "sample") -> Path:
 def default_index_path() -> Path: return data_dir()/"arxivbench"/"index.sqlite"
 
 def index_for(split: str = "sample", index=None) -> Path:
-    "The index a run uses: `index` if given; the cached index of the sample snapshot; else data/arxivbench/index.sqlite."
+    """The index a run uses: `index` if given; the cached index of the sample snapshot; else
+    data/arxivbench/index.sqlite."""
     if index: return Path(index)
     if split != "sample":
         p = default_index_path()
@@ -408,7 +419,8 @@ def relevance_prompt(prompt: str, title: str, url: str) -> str:
 def match_prompt(title: str, url: str, rec: dict) -> str:
     abstract = _squash(rec.get("abstract") or "")[:1500]
     return (f"An AI assistant cited a paper as:\nTitle: {title or '(no title given)'}\nLink: {url}\n\nThe arXiv record at "
-            f"that link:\nTitle: {rec.get('title')}\nAbstract: {abstract}\n\nDo the cited title and the arXiv record describe "
+            f"that link:\nTitle: {rec.get('title')}\nAbstract: {abstract}\n\nDo the cited title and the arXiv record "
+            "describe "
             "the same paper? Answer yes, no, or pass if you cannot decide.")
 
 # %% ../nbs/40_arxivbench.ipynb #a7a3e7fd
@@ -431,8 +443,8 @@ def taxonomy(title: str, rec: dict|None, title_hits: list[dict], min_ratio: floa
 RELEVANCE, MATCH = ("yes", "no"), ("yes", "no", "pass")   # the choices of the two judge steps
 
 def verify_paper(p: dict, index: ArxivIndex) -> dict|None:
-    """Look one listed paper up (in place): lookup, taxonomy, empty judge fields; verdict `no` for a malformed link or an id
-    not in the snapshot. Returns the id's record (None: no judge call)."""
+    """Look one listed paper up (in place): lookup, taxonomy, empty judge fields; verdict `no` for a malformed link or
+    an id not in the snapshot. Returns the id's record (None: no judge call)."""
     rec = None if p.get("malformed") else index.get(p["arxiv_id"])    # a malformed link is never looked up
     hits = index.find_title(p["title"])
     p.update(in_snapshot=rec is not None, record_title=rec and rec["title"],
@@ -445,7 +457,8 @@ def verify_paper(p: dict, index: ArxivIndex) -> dict|None:
     return rec
 
 async def ajudge_paper(llm, prompt: str, p: dict, rec: dict, judge_max_tokens: int = 256) -> None:
-    "The two judge steps of one paper in the snapshot (in place): its title-match call goes out as soon as its relevance answer is yes."
+    """The two judge steps of one paper in the snapshot (in place): its title-match call goes out as soon as its
+    relevance answer is yes."""
     req = judge_request(relevance_prompt(prompt, p["title"], p["url"]), RELEVANCE, max_tokens=judge_max_tokens)
     j = judge_result(await llm.acall(replace(req, stage="relevance")), RELEVANCE)
     p.update(relevant=j["value"], relevance_failure=j["failure"])
@@ -458,15 +471,18 @@ async def ajudge_paper(llm, prompt: str, p: dict, rec: dict, judge_max_tokens: i
     else: p.update(verdict=j["value"], verdict_source="judge: relevant; title match")
 
 async def ajudge_item(llm, it: dict, index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
-    "Verify every paper of `it` ({prompt, papers}) and judge those in the snapshot, all at once (in place; returns `it`). Inside `pipeline`."
+    """Verify every paper of `it` ({prompt, papers}) and judge those in the snapshot, all at once (in place; returns
+    `it`). Inside `pipeline`."""
     recs = [verify_paper(p, index) for p in it["papers"]]
     await asyncio.gather(*(ajudge_paper(llm, it["prompt"], p, rec, judge_max_tokens) for p, rec in zip(it["papers"], recs) if rec is not None))
     return it
 
 # their system turn (tools.py, compare_results) as the triple-quoted literal reads, indentation included
 AUTHORS_JUDGE_SYSTEM = ("You will be given a prompt, a LLM's response, and a paper's information. Your first task is to decide whether the "
-                        "response is relative to the prompt.\n                            If not, write 'no' and don't follow the second task.\n"
-                        "                            Second task: You will compare the LLM's response with paper's information, and your task "
+                        "response is relative to the prompt.\n                            If not, write 'no' and don't "
+                        "follow the second task.\n"
+                        "                            Second task: You will compare the LLM's response with paper's "
+                        "information, and your task "
                         "is to decide whether they are talking about the same paper.")
 AUTHORS_JUDGE_MAX_TOKENS, AUTHORS_ANSWERS = 1, ("no", "yes", "pass")
 
@@ -474,7 +490,8 @@ def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
     "Their user turn: prompt, the listed title (stripped), and `f'{title}, {abstract}'` of the record as written."
     info = f"{rec.get('title_raw', rec.get('title'))}, {rec.get('abstract')}"
     return ("Prompt: " + prompt + "\n" + "Response: " + title + "\n" + "Information: " + info + "\n"
-            + "Just answer 'yes' or 'no'. If you don't know write 'pass'. Do not include any additional commentary or explanations.")
+            + "Just answer 'yes' or 'no'. If you don't know write 'pass'. Do not include any additional commentary or "
+            "explanations.")
 
 def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
     "Their judge call: system + user, temperature 0.0, max_tokens 1, plain text (no response_format)."
@@ -482,13 +499,15 @@ def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
                    max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
-    "(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass; a failed request → (None, reason)."
+    """(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass; a failed
+    request → (None, reason)."""
     if not r["ok"]: return None, f"request failed: {r['error']}"
     a = r["text"].lower()
     return (a if a in AUTHORS_ANSWERS else "pass"), None
 
 async def ajudge_authors(llm, it: dict, index: ArxivIndex) -> dict:
-    "Protocol `authors`: their one-call judge of each non-skipped link of a valid response, all at once (in place; returns `it`)."
+    """Protocol `authors`: their one-call judge of each non-skipped link of a valid response, all at once (in place;
+    returns `it`)."""
     async def one(l):
         rec = index.get_raw(l["id"])
         if rec is None:
@@ -517,12 +536,14 @@ ACCURACIES = {   # score key → label (tables, headline)
     "authors_accuracy": "(b) authors' code: their query, one-call judge, calculate_ACC",
     "authors_population_accuracy": "(b') authors' population (exactly three pairs), our ids and two-step verdicts",
     "strict_accuracy": "(c) strict: yes / 3 × prompts"}
-ACCURACY_PROTOCOLS = {"accuracy": ("paper", "scibench"), "authors_accuracy": ("authors",),   # where each accuracy is computed
+# where each accuracy is computed
+ACCURACY_PROTOCOLS = {"accuracy": ("paper", "scibench"), "authors_accuracy": ("authors",),
                       "authors_population_accuracy": ("paper", "scibench"), "strict_accuracy": ("paper", "scibench")}
 
 def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
-    """Their `calculate_ACC` (tools.py) of verdicts `evals` (yes / no / pass): pass removed, ACC = round((yes / kept) * 100, 2)
-    → (ACC, kept, None); (None, 0, reason) where their code writes no ACC (nothing to evaluate) or divides by zero (all pass)."""
+    """Their `calculate_ACC` (tools.py) of verdicts `evals` (yes / no / pass): pass removed, ACC = round((yes / kept) *
+    100, 2) → (ACC, kept, None); (None, 0, reason) where their code writes no ACC (nothing to evaluate) or divides by
+    zero (all pass)."""
     if not evals: return None, 0, "nothing to evaluate: no valid response with an abs/ link (their code writes no ACC)"
     kept = [e for e in evals if e != "pass"]
     if not kept: return None, 0, f"all {len(evals)} judge answers are pass: calculate_ACC divides by zero (ZeroDivisionError)"
@@ -557,8 +578,8 @@ def _verdicts(papers) -> np.ndarray:
     return np.array([v.count("yes"), v.count("no"), v.count("pass"), sum(p["verdict_failure"] is not None for p in papers)])
 
 def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
-    """Per subject (and `all`): the accuracies of `protocol` and the rates with 95% CIs and their n, plus every count behind them;
-    an accuracy the protocol does not compute is None with `<key>_reason`."""
+    """Per subject (and `all`): the accuracies of `protocol` and the rates with 95% CIs and their n, plus every count
+    behind them; an accuracy the protocol does not compute is None with `<key>_reason`."""
     out = {}
     groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
     groups = {s: rs for s, rs in groups.items() if rs}
@@ -598,7 +619,8 @@ def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibe
 
 # %% ../nbs/40_arxivbench.ipynb #73d3af77
 def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS, protocol: str = "scibench") -> Request:
-    "The query of the model under test for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
+    """The query of the model under test for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else
+    our one user turn)."""
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}], max_tokens=max_tokens,
                        temperature=temperature, stage="query")
@@ -621,10 +643,11 @@ def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 
     return [query_item(p, r, n) for p, r in zip(prompts, res)]
 
 def query_and_judge(model, judge, prompts: list[dict], index: ArxivIndex, on_result, cfg: ArxivBenchConfig) -> None:
-    """`query` then `verify_and_judge`, per prompt (`pipeline`): its answer is extracted and looked up as soon as it arrives,
-    its papers' relevance calls go out at once, and each title-match call as soon as its relevance answer is yes.
-    Protocol `authors`: their query; our papers looked up (no two-step judge), their one-call judge of their links.
-    `on_result(i, item)` gets each prompt's finished item in input order; `cfg`: the caps, temperature and protocol."""
+    """`query` then `verify_and_judge`, per prompt (`pipeline`): its answer is extracted and looked up as soon as it
+    arrives, its papers' relevance calls go out at once, and each title-match call as soon as its relevance answer is
+    yes. Protocol `authors`: their query; our papers looked up (no two-step judge), their one-call judge of their
+    links. `on_result(i, item)` gets each prompt's finished item in input order; `cfg`: the caps, temperature and
+    protocol."""
     async def one(p):
         r = await model.acall(query_request(p["prompt"], cfg.temperature, cfg.max_tokens, N_PAPERS, cfg.protocol))
         it = query_item(p, r, N_PAPERS)
@@ -650,25 +673,30 @@ AUTHORS_MAX_TOKENS, AUTHORS_JUDGE = 1000, "meta-llama/Meta-Llama-3.1-8B-Instruct
 # their quirks, kept under protocol `authors` (gpt_exp.py, tools.py)
 AUTHORS_QUIRKS = (
     "their user turn as the triple-quoted literal reads: 'explict explicit' and the 28-space indentation of its lines",
-    "their judge answers in max_tokens=1; the answer is lower()ed without strip(): anything but exactly no/yes/pass is pass",
-    "ids looked up as written (raw id after the last abs/, version and case kept): an id not found is 'no' without a judge call",
+    "their judge answers in max_tokens=1; the answer is lower()ed without strip(): anything but exactly no/yes/pass is "
+    "pass",
+    "ids looked up as written (raw id after the last abs/, version and case kept): an id not found is 'no' without a "
+    "judge call",
     "a response counts only when their regex matches exactly 3 [[title]] [[url]] pairs; a link without abs/ is skipped",
     "repeated ids in one response are each looked up and judged (counted again)",
     "calculate_ACC removes pass from the denominator: ACC = round(100 × yes / (yes + no), 2)")
 # where protocol `authors` differs from their code
 AUTHORS_DIFFERENCES = (
     "we send seed (the sample index, 0) with every request; their calls send none",
-    "the leftover file_prompts[1:2] in gpt_exp.py (one prompt file of a subject) is not reproduced: every prompt is asked",
+    "the leftover file_prompts[1:2] in gpt_exp.py (one prompt file of a subject) is not reproduced: every prompt is "
+    "asked",
     "all answers pass: accuracy None with its reason, where calculate_ACC raises ZeroDivisionError",
     "a failed request is a counted failure with its reason, outside their arithmetic")
 PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title match) with our prompts and a yes/no/pass schema; their "
                      "query and one-call judge are protocol authors",
                      "our tolerant extractor and canonical ids instead of their regex and lookup of the id as written",
-                     "accuracies (a), (b') and (c) over every listed paper; (b), their calculate_ACC, only under protocol authors")
+                     "accuracies (a), (b') and (c) over every listed paper; (b), their calculate_ACC, only under "
+                     "protocol authors")
 
 def protocol_notes(cfg, judge_spec=None) -> dict:
-    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape: name,
-    prompts, notes = this run's departures, quirks = their quirks kept (authors), differences = where we differ from their code)."""
+    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
+    name, prompts, notes = this run's departures, quirks = their quirks kept (authors), differences = where we differ
+    from their code)."""
     notes = []
     if cfg.protocol != "scibench":
         if cfg.max_tokens != AUTHORS_MAX_TOKENS: notes.append(f"max_tokens={cfg.max_tokens} (theirs: {AUTHORS_MAX_TOKENS})")
@@ -690,14 +718,16 @@ def note_protocol(cfg, ctx) -> None:
     for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
 def record(it: dict) -> dict:
-    "A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the item."
+    """A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the
+    item."""
     failure = (f"query: {it['request_failure']}" if it["request_failure"] else
                next((f"judge: {p['verdict_failure']}" for p in it["papers"] if p.get("verdict_failure")), None) or
                next((f"judge: {l['failure']}" for l in it.get("authors_links") or [] if l.get("failure")), None))
     return dict(id=it["id"], failure=failure, **{k: v for k, v in it.items() if k != "id"})
 
 def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scibench") -> list[Estimate]:
-    "The protocol's accuracies, fabricated-id and invalid-response rates over all subjects (%), each with its n and failures."
+    """The protocol's accuracies, fabricated-id and invalid-response rates over all subjects (%), each with its n and
+    failures."""
     a = scores["all"]; rf = a["request_failures"]
     est = lambda name, k, failed: Estimate(name, a[k], a[f"{k}_lo"], a[f"{k}_hi"], int(a[f"{k}_n"]), int(failed))
     failed = dict(accuracy=a["judge_failures"], authors_accuracy=a["authors_judge_failures"] + rf,
@@ -707,7 +737,8 @@ def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scib
                est("invalid-response rate (%)", "invalid_rate", rf)])
 
 def index_info(split: str, index: str, records: int, snapshot_date: str|None = None) -> dict:
-    "The index as `scores.json` records it: a project-relative path (the file name outside the project), its size and snapshot date."
+    """The index as `scores.json` records it: a project-relative path (the file name outside the project), its size and
+    snapshot date."""
     if not index and split == "sample":
         return dict(index=f"sample index built from {rel(snapshot_path('sample'))}", records=records, snapshot_date=snapshot_date)
     p = Path(index) if index else default_index_path()
@@ -721,8 +752,9 @@ def summary(it: dict) -> dict:
                 authors_links=[{k: l.get(k) for k in ("skipped", "found", "verdict", "failure")} for l in it.get("authors_links") or []])
 
 def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
-    """Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt as soon as
-    its previous step answers (`query_and_judge`); records stream to `records.jsonl` in input order; writes scores."""
+    """Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt
+    as soon as its previous step answers (`query_and_judge`); records stream to `records.jsonl` in input order;
+    writes scores."""
     prompts = load_prompts(cfg.split, cfg.limit or None, cfg.subjects or None)
     ix_path = index_for(cfg.split, cfg.index or None)
     note_protocol(cfg, ctx)
@@ -760,10 +792,12 @@ def stub_reply(body: dict) -> str:
     return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
 
 def data_files(cfg: ArxivBenchConfig) -> list[Path]:
-    "Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index `make data` builds)."
+    """Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index
+    `make data` builds)."""
     prompts = prompts_path(cfg.split)
     ix = Path(cfg.index) if cfg.index else snapshot_path("sample") if cfg.split == "sample" else default_index_path()
-    if cfg.split not in ("sample", RELEASED) and not prompts.exists():   # `make data` writes only the released prompts: say what does
+    # `make data` writes only the released prompts: say what does
+    if cfg.split not in ("sample", RELEASED) and not prompts.exists():
         raise ConfigError(f"arxivbench split '{cfg.split}' needs {rel(prompts)}: write it with `scibench arxivbench generate "
                           f"--split {cfg.split}`" + ("" if ix.exists() else f"; and {rel(ix)}: run `make data` (or `scibench data arxivbench`)"))
     return [prompts, ix]
@@ -772,7 +806,8 @@ def data_files(cfg: ArxivBenchConfig) -> list[Path]:
 LABELS = ("yes", "no", "pass")
 
 def load_judge_labels(path) -> list[dict]:
-    "Human labels for (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label (yes/no/pass); id optional."
+    """Human labels for (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label
+    (yes/no/pass); id optional."""
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{p} not found")
     if p.suffix.lower() in (".csv", ".tsv"):
@@ -839,8 +874,8 @@ def run_protocol(c: dict) -> str:
     return c.get("protocol") or "scibench (before protocols)"
 
 def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
-    """Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items; '–' when there is none (no `<k>_n`: a run
-    scored before the three accuracies were recorded)."""
+    """Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items; '–' when there is none (no `<k>_n`: a
+    run scored before the three accuracies were recorded)."""
     n = v.get(f"{k}_n")
     if n is None: return "older scoring: rerun"
     return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
@@ -850,7 +885,8 @@ def _failure_note(s: dict, k: str = "accuracy") -> str:
     a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
     if k == "authors_accuracy":
         return (f"invalid responses (not exactly 3 pairs) {g('authors_invalid')}/{answered}, links without abs/ {g('authors_skipped_links')}, "
-                f"ids not found as written (counted no) {g('authors_not_found')}, pass {g('authors_passed')}, judge failures "
+                f"ids not found as written (counted no) {g('authors_not_found')}, pass {g('authors_passed')}, judge "
+                "failures "
                 f"{g('authors_judge_failures')}, request failures {a['request_failures']}"
                 + (f"; {a['authors_accuracy_reason']}" if a.get("authors_accuracy_reason") else ""))
     if k == "authors_population_accuracy":
@@ -912,7 +948,8 @@ def taxonomy_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 def figure_subjects():
-    "Accuracy (b) heatmap: one row per complete run of ours (by run label) and per model of the paper, one column per subject."
+    """Accuracy (b) heatmap: one row per complete run of ours (by run label) and per model of the paper, one column per
+    subject."""
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt, seaborn as sns
     cols = [SHORT.get(s, s) for s in SUBJECTS]
@@ -920,7 +957,8 @@ def figure_subjects():
     ref.index = [f"paper: {m}" for m in ref.index]
     ours = {}
     for d in complete_runs("arxivbench"):
-        meta, s = _ours(d); mine = meta["config"].get("protocol") == "authors"   # (b) exists under protocol authors only
+        # (b) exists under protocol authors only
+        meta, s = _ours(d); mine = meta["config"].get("protocol") == "authors"
         ours[f"ours: {run_label(d)}"] = [np.nan if not mine or (s.get(sub) or {}).get("authors_accuracy") is None else s[sub]["authors_accuracy"]
                                          for sub in SUBJECTS]
     df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
@@ -942,7 +980,8 @@ def model_size(name: str):
     return None
 
 def figure_model_size():
-    "Accuracy (b) vs size per model family (the paper's, and every complete run whose model or served model name carries a size)."
+    """Accuracy (b) vs size per model family (the paper's, and every complete run whose model or served model name
+    carries a size)."""
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     pts = []
@@ -979,12 +1018,18 @@ def make_tables() -> list:
     "Write every ArxivBench table and figure from `results/` (never calls a model)."
     runs = complete_runs("arxivbench")
     cap = ("accuracy (%) [95% CI] (n; below 10, no CI); column protocol: the requests a run sent. (b) protocol authors: the authors' "
-           "released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their calculate_ACC: over the "
-           "abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as written is no, pass excluded, "
-           "round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare them with our (b) rows; protocols "
-           "paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over every listed link, a link not found or malformed "
-           "is no, pass excluded; (b') the authors' population with our normalised ids and two-step verdicts; (c) strict: yes among the "
-           f"first three papers / (3 × answered prompts − judge failures). 'left out': what each did not count. {snapshot_note(runs)}")
+           "released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their "
+           "calculate_ACC: over the "
+           "abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as written is no, pass "
+           "excluded, "
+           "round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare them with our (b) "
+           "rows; protocols "
+           "paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over every listed link, a link not "
+           "found or malformed "
+           "is no, pass excluded; (b') the authors' population with our normalised ids and two-step verdicts; (c) "
+           "strict: yes among the "
+           "first three papers / (3 × answered prompts − judge failures). 'left out': what each did not count. "
+           f"{snapshot_note(runs)}")
     written = [save_table(accuracy_table(MAIN_SUBJECTS, "arxivbench_table1_subjects"), "arxivbench_table1",
                           caption(f"ArxivBench Table 1 (8 subjects): {cap}", runs))["md"],
                save_table(accuracy_table(CS_SUBFIELDS, "arxivbench_table2_cs_subfields"), "arxivbench_table2",
@@ -992,7 +1037,8 @@ def make_tables() -> list:
     if runs:
         written.append(save_table(details_table(), "arxivbench_details",
                                   caption("ArxivBench: every rate (%) [95% CI] (n = its items) and count per run and subject; accuracies "
-                                          f"(a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's protocol); {snapshot_note(runs)}",
+                                          "(a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's "
+                                          f"protocol); {snapshot_note(runs)}",
                                           runs))["md"])
         written.append(save_table(taxonomy_table(), "arxivbench_taxonomy",
                                   caption("ArxivBench: hallucination taxonomy of listed papers", runs))["md"])
@@ -1149,7 +1195,8 @@ def record_sections(r, ctx):
                      p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
                      p.get("verdict_source"), fails])
     secs.append(rv.table(f"Listed papers ({len(ps)})", cols, rows))
-    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]   # protocol authors: their parse, lookup and judge
+    # protocol authors: their parse, lookup and judge
+    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]
     secs.append(rv.table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
                       ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
                       [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),

@@ -70,7 +70,8 @@ def _schema_str(n, lo=0): return {"type": "string", "maxLength": n, **({"minLeng
 def _ids(ids=None, n=12): return {"type": "string", "enum": list(ids)} if ids else _schema_str(n)
 
 def kp_schema(max_points: int = 3, ids=None) -> dict:
-    "JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations where the endpoint supports schemas."
+    """JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations where the
+    endpoint supports schemas."""
     return {"type": "object", "properties": {"knowledge_points": {"type": "array", "minItems": 1, "maxItems": max_points, "items": {
         "type": "object", "properties": {"level": {"type": "string", "enum": list(LEVELS)}, "statement": _schema_str(300),
                                          "paragraphs": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 4},
@@ -80,7 +81,8 @@ def kp_schema(max_points: int = 3, ids=None) -> dict:
 def _excerpt(t, n=300): return t if len(t) <= n else t[:n].rsplit(" ", 1)[0] + " …"
 
 def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[str, str, str]]:
-    "(paragraph id, section title, text) of the other sections: an equal share of `budget` characters each, whole paragraphs in order, the first always."
+    """(paragraph id, section title, text) of the other sections: an equal share of `budget` characters each, whole
+    paragraphs in order, the first always."""
     sec = next(s for s in paper["sections"] if any(p["id"] == window[0] for p in s["paragraphs"]))
     others = [s for s in paper["sections"] if s["id"] != sec["id"]]
     share, out = max(1, budget // max(1, len(others))), []
@@ -100,8 +102,10 @@ def extraction_prompt(paper: dict, window: list[str], max_points: int = 3, other
     return (f"Extract testable knowledge points from a scientific paper.\n\nPaper: {paper['title']}\n\n"
             f"Passage (section \"{sec['title']}\"):\n" + "\n".join(f"[{i}] {paras[i]}" for i in window) +
             f"\n\nOther sections (excerpts):\n{others}\n\nLevels:\n{levels}\n\n"
-            f"Write up to {max_points} knowledge points about the passage. For each give its level; a statement, one complete "
-            "sentence restating what the passage says; the ids of the paragraphs it comes from (the ids in brackets above); "
+            f"Write up to {max_points} knowledge points about the passage. For each give its level; a statement, one "
+            "complete "
+            "sentence restating what the passage says; the ids of the paragraphs it comes from (the ids in brackets "
+            "above); "
             "and your confidence from 0 to 1. Answer in JSON with a list \"knowledge_points\" of objects with the keys "
             "\"level\", \"statement\", \"paragraphs\", \"confidence\".")
 
@@ -173,7 +177,8 @@ def number_points(merged: list[dict], start: int = 0) -> list[dict]:
     return merged
 
 async def aextract(llm, paper: dict, cfg) -> tuple[list[dict], list[dict]]:
-    "One paper's extraction, every window at once → (one record per window, the valid knowledge points, not yet merged)."
+    """One paper's extraction, every window at once → (one record per window, the valid knowledge points, not yet
+    merged)."""
     ws = paper_windows(paper, cfg.window_size, cfg.window_stride, cfg.max_windows)
     res = await asyncio.gather(*(llm.acall(extraction_request(paper, w, cfg.points_per_window, cfg.extract_max_tokens,
                                                               cfg.extract_context_chars)) for w in ws))
@@ -225,7 +230,8 @@ class Retriever:
             ranks = np.empty(len(rows)); ranks[np.argsort(-v, kind="stable")] = np.arange(len(rows)); fused += 1.0 / (60 + ranks)
         return fused
     def release(self, pid: str):
-        "Drop the BM25 indexes built for paper `pid` (its questions' contexts are done): memory stays flat in the number of papers."
+        """Drop the BM25 indexes built for paper `pid` (its questions' contexts are done): memory stays flat in the
+        number of papers."""
         self._bm25.pop(("same", pid), None); self._bm25.pop(("related", pid), None)
     def search(self, key, rows, query, k):
         if not rows: return []
@@ -288,8 +294,10 @@ def question_schema(qtype: str, ids=None) -> dict:
 
 TYPE_INSTR = {
     "mcq": ('a multiple-choice question. First write the correct answer, then three distractors built from it: '
-            'plausible but wrong, e.g. a similar but different method, entity or condition, or the number changed by 10-30%. '
-            'Answer in JSON with the keys "question", "answer", "distractors" (a list of three), "explanation", "evidence".'),
+            'plausible but wrong, e.g. a similar but different method, entity or condition, or the number changed by '
+            '10-30%. '
+            'Answer in JSON with the keys "question", "answer", "distractors" (a list of three), "explanation", '
+            '"evidence".'),
     "tf": ('a true/false statement about the paper (it may be true or false; say which). '
            'Answer in JSON with the keys "statement", "answer" (true or false), "explanation", "evidence".'),
     "short": ('a short-answer question whose answer is a few words. '
@@ -302,9 +310,11 @@ def _ctx_text(ctx: list[dict]) -> str:
 
 def generation_prompt(paper: dict, kp: dict, ctx: list[dict], qtype: str) -> str:
     return (f"Write an exam question that tests the knowledge point below, using the paper excerpts.\n\n"
-            f"Paper: {paper['title']}\n\nExcerpts:\n{_ctx_text(ctx)}\n\nKnowledge point ({kp['level']}): {kp['statement']}\n\n"
+            f"Paper: {paper['title']}\n\nExcerpts:\n{_ctx_text(ctx)}\n\nKnowledge point ({kp['level']}): "
+            f"{kp['statement']}\n\n"
             f"The question must be answerable from this paper alone; name the paper's method or subject explicitly. "
-            f"Write {TYPE_INSTR[qtype]}\nThe explanation says why the answer is correct; evidence lists the ids (in brackets) "
+            f"Write {TYPE_INSTR[qtype]}\nThe explanation says why the answer is correct; evidence lists the ids (in "
+            "brackets) "
             "of the paper paragraphs that support it.")
 
 def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) -> tuple[dict, str|None]:
@@ -336,7 +346,8 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
 # %% ../nbs/30_autobench.ipynb #633377cf
 def generation_jobs(points: list[dict], retriever: Retriever, types=TYPES, retrieval: bool = True, k_same: int = 2,
                     k_related: int = 1, start: int = 0) -> list[tuple[dict, str, list[dict]]]:
-    "(point, question type, context) per point; the types run round robin over all papers' points, `start` = this point's number."
+    """(point, question type, context) per point; the types run round robin over all papers' points, `start` = this
+    point's number."""
     if retrieval: retriever.prepare([kp["statement"] for kp in points])
     return [(kp, types[(start + n) % len(types)], retriever.context(kp, k_same, k_related, retrieval)) for n, kp in enumerate(points)]
 
@@ -388,7 +399,8 @@ CALIBRATION_INSTR = {"mcq": "Reply with the letter of the option you believe is 
                      "short": "Reply with the answer in a few words."}
 
 def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str:
-    "The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's request)."
+    """The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's
+    request)."""
     ctx = ""
     if context == "evidence": ctx = f"Paper excerpt:\n{q['evidence_text']}\n\n"
     elif context == "paper": ctx = f"Paper:\n{paper_text(paper)}\n\n"
@@ -405,7 +417,8 @@ _LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(
                r"[\[(]([{U}{L}])[\])]", r"(?m)^\s*\**([{U}])\**\s*(?:[.):]|$)", r"\b(?:([{UB}])|(A)(?!\s+[a-z]))\b"]
 
 def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None]:
-    "`parse_choice` (JSON first), with a free-text fallback for option letters that does not read the article 'a' as option A."
+    """`parse_choice` (JSON first), with a free-text fallback for option letters that does not read the article 'a' as
+    option A."""
     letters = [c for c in choices_ if len(c) == 1 and c.isalpha() and c.isupper()]
     obj, _ = parse_json(text) if text is not None else (None, None)
     if text is None or (obj is not None and "answer" in obj) or len(letters) != len(choices_): return parse_choice(text, choices_)
@@ -427,7 +440,8 @@ def grade_prompt(q: dict, response: str) -> str:
             'JSON: {"rationale": "...", "answer": "correct"}')
 
 def solve_request(q: dict, context: str = "none", paper: dict|None = None, max_tokens: int = 120, stage: str = "evaluate") -> Request:
-    "The answering request of one question in `stage`: `calibration_prompt` (answer only) to calibrate, else `solve_prompt`."
+    """The answering request of one question in `stage`: `calibration_prompt` (answer only) to calibrate, else
+    `solve_prompt`."""
     calib = stage == "calibrate"
     return Request(msgs((calibration_prompt if calib else solve_prompt)(q, context, paper)), max_tokens=max_tokens, stage=stage,
                    schema=(answer_schema(choices(q)) if calib else choice_schema(choices(q), 200)) if q["type"] != "short" else short_schema())
@@ -447,7 +461,8 @@ def solve_result(q: dict, r: dict) -> dict:
 GRADES = ["correct", "incorrect"]
 
 def grade_request(q: dict, response: str, max_tokens: int = 120) -> Request:
-    "The judge's grading request of a short answer (what `judge_many(judge, [grade_prompt(..)], choices=GRADES)` sends: same cache key)."
+    """The judge's grading request of a short answer (what `judge_many(judge, [grade_prompt(..)], choices=GRADES)`
+    sends: same cache key)."""
     return dataclasses.replace(judge_request(grade_prompt(q, response), GRADES, max_tokens=max_tokens), stage="grade")
 
 def grade_result(x: dict, r: dict) -> dict:
@@ -457,8 +472,8 @@ def grade_result(x: dict, r: dict) -> dict:
 
 async def asolve(llm, q: dict, paper: dict|None = None, context: str = "none", judge=None, max_tokens: int = 120,
                  stage: str = "evaluate") -> dict:
-    """One question inside a `pipeline` → `{response, correct (bool|None), failure}`: answer it, then (a short answer) grade
-    it as soon as the answer arrives. Stage `calibrate` asks for the answer only (`calibration_prompt`)."""
+    """One question inside a `pipeline` → `{response, correct (bool|None), failure}`: answer it, then (a short answer)
+    grade it as soon as the answer arrives. Stage `calibrate` asks for the answer only (`calibration_prompt`)."""
     x = solve_result(q, await llm.acall(solve_request(q, context, paper, max_tokens, stage)))
     if q["type"] != "short" or x["failure"] is not None: return x
     if judge is None: raise ValueError("short-answer questions need a judge")
@@ -471,7 +486,8 @@ def answerability_schema(ids=None) -> dict:
 
 def answerability_prompt(q: dict, paper: dict) -> str:
     return (f"Paper:\n{paper_text(paper)}\n\nQuestion: {question_text(q)}\n\nWhich paragraphs of the paper hold the evidence "
-            'needed to answer? Cite their ids (in brackets above), then answer. JSON: {"paragraph_ids": ["S1.P1"], "answer": "..."}')
+            'needed to answer? Cite their ids (in brackets above), then answer. JSON: {"paragraph_ids": ["S1.P1"], '
+            '"answer": "..."}')
 
 _STOP = set("the and for with that this from are was were which what when where how why does did not its their than into only".split())
 
@@ -630,9 +646,10 @@ def diversity(E) -> float:
     return float(1 - (S.sum() - np.trace(S)) / (n * (n - 1)))
 
 def diversity_ci(E, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
-    """`diversity` with a bootstrap CI over questions. A resample's statistic is the mean cosine over its pairs of distinct
-    questions, from the counts `c` of each question in it: (|Eᵀc|² - Σ c_i² |e_i|²) / (N² - Σ c_i²), O(n·d) memory and time
-    (not the n x n similarity matrix per resample, which at paper scale (5,000 kept questions) took minutes and GBs)."""
+    """`diversity` with a bootstrap CI over questions. A resample's statistic is the mean cosine over its pairs of
+    distinct questions, from the counts `c` of each question in it: (|Eᵀc|² - Σ c_i² |e_i|²) / (N² - Σ c_i²), O(n·d)
+    memory and time (not the n x n similarity matrix per resample, which at paper scale (5,000 kept questions) took
+    minutes and GBs)."""
     E = np.asarray(E, float); n = len(E)
     if n < 2: return float("nan"), float("nan"), float("nan"), n
     sq = np.einsum("ij,ij->i", E, E)
@@ -664,7 +681,8 @@ def discrimination_ci(C, n_resamples: int = 1000, seed: int = 0) -> tuple[float,
 
 # %% ../nbs/30_autobench.ipynb #b13f1ecc
 async def acalibrate(solvers: list[tuple[str, object, str]], q: dict, paper: dict|None, judge=None, max_tokens: int = 120) -> list[dict]:
-    "One question inside a `pipeline`: the answer of every solver `(entry, LLM, context)` at once (`calibration_prompt`), in order."
+    """One question inside a `pipeline`: the answer of every solver `(entry, LLM, context)` at once
+    (`calibration_prompt`), in order."""
     return list(await asyncio.gather(*(asolve(llm, q, paper, c, judge, max_tokens, "calibrate") for _, llm, c in solvers)))
 
 def calibration_row(solvers, res: list[dict]) -> tuple[np.ndarray, dict]:
@@ -716,8 +734,9 @@ def review_csv(records: list[dict]) -> str:
     return buf.getvalue()
 
 def human_correctness(path, config: str|None = None) -> tuple[float, float, float, int]|None:
-    """Share of reviewed questions marked correct (yes/no in `reviewer_correct`), or None if none reviewed; `config`: only
-    the questions that configuration kept (column `configurations`; a file without it holds the main configuration only)."""
+    """Share of reviewed questions marked correct (yes/no in `reviewer_correct`), or None if none reviewed; `config`:
+    only the questions that configuration kept (column `configurations`; a file without it holds the main
+    configuration only)."""
     p = Path(path)
     if not p.exists(): return None
     with p.open(encoding="utf-8") as f: rd = csv.DictReader(f); cols = rd.fieldnames or []; rows = list(rd)
@@ -757,7 +776,8 @@ def _control_rows(p: Path) -> list[tuple[int, dict]]:
     return out
 
 def load_control_set(path, papers: dict) -> list[dict]:
-    "Human-written control questions (schema above) as question records (`variant='control'`) for the filter and calibration."
+    """Human-written control questions (schema above) as question records (`variant='control'`) for the filter and
+    calibration."""
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"control set {p} not found")
     out = []
@@ -837,7 +857,8 @@ class AutoBenchConfig(Config):
     easy_above: float = param(0.667, "difficulty band: a question whose calibration pass rate is above this is easy (between: medium)")
     balance: str = param("", "target shares of easy,medium,hard in the benchmark, e.g. 0.3,0.4,0.3: drops kept questions to match ('' = no balancing)")
     control_set: str = param("", "human-written control questions (.jsonl or .csv, schema in the notebook), filtered and calibrated "
-                                 "like the generated ones ('' = none; relative: the split folder, then the working directory)")
+                                 "like the generated ones ('' = none; relative: the split folder, then the working "
+                                 "directory)")
     n_resamples: int = param(1000, "bootstrap resamples of each confidence interval")
     protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
                           "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
@@ -845,34 +866,44 @@ class AutoBenchConfig(Config):
 # %% ../nbs/30_autobench.ipynb #a8d5650a
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
 PAPER_CHOICES = (
-    "prompts: the paper prints none; every prompt (extraction, generation, solving, calibration, answerability, ambiguity, grading) "
+    "prompts: the paper prints none; every prompt (extraction, generation, solving, calibration, answerability, "
+    "ambiguity, grading) "
     "and its JSON schema is ours",
-    "windows: window_size 3 paragraphs moved by window_stride 2 within a section, points_per_window 3; the reasoning level also sees "
+    "windows: window_size 3 paragraphs moved by window_stride 2 within a section, points_per_window 3; the reasoning "
+    "level also sees "
     "the other sections within extract_context_chars (3,000)",
     "duplicate knowledge points of a paper (overlapping windows) merge at embedding cosine >= merge_threshold (0.9)",
-    "retrieval: hybrid = reciprocal-rank fusion of BM25 and embedding cosine, query = the knowledge point; k_same 2 same-paper and "
+    "retrieval: hybrid = reciprocal-rank fusion of BM25 and embedding cosine, query = the knowledge point; k_same 2 "
+    "same-paper and "
     "k_related 1 related-corpus paragraphs; question types round robin over the knowledge points",
-    "contrastive distractors: one generation call whose schema puts the answer before the distractors (the paper: the answer first, "
+    "contrastive distractors: one generation call whose schema puts the answer before the distractors (the paper: the "
+    "answer first, "
     "then distractors from its neighbourhood), plus our numeric distractors at -30%, -20%, +20%, +30%",
-    "correctness: the solver answers with the evidence paragraphs; a disagreement drops the question (on_disagree=drop; the paper: "
+    "correctness: the solver answers with the evidence paragraphs; a disagreement drops the question "
+    "(on_disagree=drop; the paper: "
     "manual review or discard) and a solver failure counts as one",
     "uniqueness: embedding cosine >= uniq_threshold (0.9) with an earlier kept question",
-    "answerability: the whole paper with paragraph ids; passes when a cited id is an evidence paragraph or the cited paragraphs hold "
+    "answerability: the whole paper with paragraph ids; passes when a cited id is an evidence paragraph or the cited "
+    "paragraphs hold "
     "at least half of the answer's content words",
     "ambiguity (MCQ only): the judge lists every correct option of the evidence; passes iff exactly one, the key",
-    "calibration and metrics: difficulty bands hard < 0.333 <= medium <= 0.667 < easy; diversity = 1 - mean pairwise cosine; "
+    "calibration and metrics: difficulty bands hard < 0.333 <= medium <= 0.667 < easy; diversity = 1 - mean pairwise "
+    "cosine; "
     "discrimination = the upper-lower index over solvers (the paper gives no formula)")
 # where protocol `paper` knowingly departs from the paper's text (not reproducible here, or not yet implemented)
 PAPER_GAPS = (
-    "human correctness needs reviewers: review.csv is exported and the column is filled only once a person has reviewed it",
-    "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet implemented)")
+    "human correctness needs reviewers: review.csv is exported and the column is filled only once a person has "
+    "reviewed it",
+    "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet "
+    "implemented)")
 SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper is silent are "
                         "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
 PAPER_GENERATOR, PAPER_SOLVERS = "GPT-4", 5
 
 def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note: str|None = None) -> dict:
     """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
-    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and gaps)."""
+    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and
+    gaps)."""
     notes = []
     if cfg.protocol == "paper":
         if "gpt-4" not in str(cfg.model).lower(): notes.append(f"model={cfg.model} generates (the paper: {PAPER_GENERATOR})")
@@ -915,7 +946,8 @@ def _control_path(cfg) -> Path|None:
     return split_dir(cfg.split)/p if not p.is_absolute() and (split_dir(cfg.split)/p).exists() else p
 
 def _control(cfg, papers: dict) -> list[dict]:
-    "The control questions about the papers in use (`limit` may leave some out); a paper that is not in the split is an error."
+    """The control questions about the papers in use (`limit` may leave some out); a paper that is not in the split is
+    an error."""
     p = _control_path(cfg)
     if not p: return []
     every = papers if not cfg.limit else {x["paper_id"]: x for x in load_split(cfg.split)[0]}
@@ -957,12 +989,13 @@ CHECKS = ("correctness", "answerability", "ambiguity")   # the stages with model
 class _Flow:
     """The run's model calls as one `pipeline` over the papers (then the control questions): a paper's windows are
     extracted at once (`aextract`); its questions are generated (`agenerate`) as soon as its points are merged; each
-    question's three checks and every calibration answer go out as soon as it is generated (the checks do not gate each
-    other: every generated question gets every check, so that each ablation row has its numbers); a short answer is
-    graded as soon as it arrives (`asolve`). The one ordering across papers: question types run round robin and point ids
-    count over all papers in order, so a paper's questions wait for the earlier papers' point counts (their extraction),
-    not for their questions. `window` bounds the questions in flight (their prompts: flat memory). Planning (the counting
-    stub): retrieval by BM25 alone and no merging, so no embedding model (the stub's points never merge)."""
+    question's three checks and every calibration answer go out as soon as it is generated (the checks do not gate
+    each other: every generated question gets every check, so that each ablation row has its numbers); a short answer
+    is graded as soon as it arrives (`asolve`). The one ordering across papers: question types run round robin and
+    point ids count over all papers in order, so a paper's questions wait for the earlier papers' point counts (their
+    extraction), not for their questions. `window` bounds the questions in flight (their prompts: flat memory).
+    Planning (the counting stub): retrieval by BM25 alone and no merging, so no embedding model (the stub's points
+    never merge)."""
     def __init__(self, cfg, ctx, papers_l: list[dict], related: list[dict]):
         self.cfg, self.papers_l, self.papers = cfg, papers_l, {p["paper_id"]: p for p in papers_l}
         self.planning, self.types = ctx.planning, tuple(cfg.types)
@@ -996,7 +1029,8 @@ class _Flow:
         cfg, p = self.cfg, self.papers_l[k]
         recs, pts = await aextract(self.gen, p, cfg)
         emb = np.eye(len(pts)) if self.planning else None
-        merged = await self._cpu(merge_points, pts, cfg.merge_threshold, emb)   # near duplicates merge within a paper only
+        # near duplicates merge within a paper only
+        merged = await self._cpu(merge_points, pts, cfg.merge_threshold, emb)
         chosen = select_points(merged, cfg.points_per_paper)
         n_points, n_chosen = await self.counts[k]                               # the earlier papers' counts
         self.counts[k + 1].set_result((n_points + len(merged), n_chosen + len(chosen)))
@@ -1017,7 +1051,8 @@ class _Flow:
             return await self.checked(await agenerate(self.gen, paper, job, self.cfg.generate_max_tokens, variant))
 
     async def checked(self, q: dict):
-        "(question, {check: verdict}, calibration row, calibration answers); a generation failure gets no check and no answer."
+        """(question, {check: verdict}, calibration row, calibration answers); a generation failure gets no check and no
+        answer."""
         if q.get("generation_failure") is not None: return q, {st: None for st in CHECKS}, np.full(len(self.solvers_l), np.nan), {}
         paper, mt, judge = self.papers[q["paper_id"]], self.cfg.check_max_tokens, self.judge
         *ch, cal = await asyncio.gather(acheck_correctness(self.solver, q, paper, judge, mt), acheck_answerability(judge, q, paper, mt),
@@ -1026,7 +1061,8 @@ class _Flow:
         return q, dict(zip(CHECKS, ch)), row, answers
 
 def _failure(q: dict, checks: dict, answers: dict) -> str|None:
-    "Why a question record has no complete verdict: generation, an unverified check, a failed calibration answer; else None."
+    """Why a question record has no complete verdict: generation, an unverified check, a failed calibration answer; else
+    None."""
     if q.get("generation_failure"): return f"generation: {q['generation_failure']}"
     for st, c in checks.items():
         if c is not None and not c.get("verified", True): return f"check {st}: {c['reason']}"
@@ -1040,7 +1076,8 @@ def _estimate(name: str, d: dict, key: str = "value", n: str = "n", failures: in
     return Estimate(name, d[key], d["lo"], d["hi"], int(d[n]), failures)
 
 def _evaluate(cfg, ctx, bench: list[dict], papers: dict, judge) -> dict:
-    "8. Each model of `evaluate_models` answers the kept questions, into `eval/<model>[-<context>]/` → {entry: summary}."
+    """8. Each model of `evaluate_models` answers the kept questions, into `eval/<model>[-<context>]/` → {entry:
+    summary}."""
     evals = {}
     for entry, name, context in _eval_targets(cfg):
         s = evaluate(ctx.llm("evaluate_models", name), judge, bench, ctx.out/"eval"/_eval_dir(name, context), context, papers,
@@ -1066,8 +1103,10 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     write_jsonl(d/"papers.jsonl", papers_l)
     cpath = _control_path(cfg)
     # 2. knowledge points, 3. questions (full and, for the ablation, without retrieval), 4. checks and 5. calibration of
-    # every generated question (and of the human-written control), as one pipeline: each call as soon as its input is there
-    control_qs = _control(cfg, papers)                                  # the human-written control: same checks and calibration
+    # every generated question (and of the human-written control), as one pipeline: each call as soon as its input is
+    # there
+    # the human-written control: same checks and calibration
+    control_qs = _control(cfg, papers)
     out = pipeline([("paper", k) for k in range(len(papers_l))] + [("control", q) for q in control_qs], flow, flow.llms)
     per, rows = out[:len(papers_l)], out[len(papers_l):]
     ext, points = [r for x in per for r in x["extraction"]], [m for x in per for m in x["points"]]
@@ -1082,7 +1121,8 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     # (no model call); the evaluation needs the kept set
     full_idx = [i for i, q in enumerate(qs) if q["variant"] == "full"]
     sel = lambda idx, arr: [arr[i] for i in idx]
-    if ctx.planning:   # the plan: no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
+    # the plan: no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
+    if ctx.planning:
         m, _, _ = apply_filters(sel(full_idx, qs), {k: sel(full_idx, v) for k, v in checks.items()},
                                 tuple(s for s in enabled if s != "uniqueness"), on_disagree=cfg.on_disagree)
         _evaluate(cfg, ctx, [qs[i] for i, k in zip(full_idx, m) if k], papers, judge_llm)
@@ -1095,7 +1135,8 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     pr = pass_rates(C)
     mask, counts, fate, main = config(full_idx, enabled)
     bal, target = None, parse_balance(cfg.balance)
-    if target:                                                          # 5b. balance the difficulty bands of the kept questions
+    # 5b. balance the difficulty bands of the kept questions
+    if target:
         kept_k = [k for k, m in enumerate(mask) if m]
         keep, bal = balance_bands([difficulty(pr[full_idx[k]], *bands) for k in kept_k], target)
         bal["dropped_qids"] = [qs[full_idx[k]]["qid"] for k, ok in zip(kept_k, keep) if not ok]
@@ -1175,33 +1216,42 @@ def data_files(cfg: AutoBenchConfig) -> list[Path]:
 
 # %% ../nbs/30_autobench.ipynb #1abecc24
 STUB_WORDS = ("protein gene cell tissue enzyme membrane receptor pathway mutation expression sequence genome plant leaf root soil "
-              "climate ocean river glacier carbon nitrogen oxygen sodium galaxy star planet orbit telescope spectrum photon electron "
-              "laser crystal magnet voltage current circuit sensor battery polymer fluid pressure heat entropy wave particle quantum "
-              "field lattice spin graph tree network node edge path query index cache memory processor compiler kernel thread socket "
-              "packet router protocol market price income trade policy survey vote city school hospital patient dose drug trial "
-              "vaccine virus bacteria immune tumor brain neuron cortex sleep language grammar syntax word sentence translation speech "
-              "audio image video pixel camera vision robot motor grasp navigation satellite weather storm rainfall drought forest "
-              "species habitat bird insect coral reef island volcano earthquake fault mineral sediment fossil model training "
-              "ablation module baseline accuracy method dataset evaluation layer attention encoder retrieval signal noise sample "
+              "climate ocean river glacier carbon nitrogen oxygen sodium galaxy star planet orbit telescope spectrum "
+              "photon electron "
+              "laser crystal magnet voltage current circuit sensor battery polymer fluid pressure heat entropy wave "
+              "particle quantum "
+              "field lattice spin graph tree network node edge path query index cache memory processor compiler kernel "
+              "thread socket "
+              "packet router protocol market price income trade policy survey vote city school hospital patient dose "
+              "drug trial "
+              "vaccine virus bacteria immune tumor brain neuron cortex sleep language grammar syntax word sentence "
+              "translation speech "
+              "audio image video pixel camera vision robot motor grasp navigation satellite weather storm rainfall "
+              "drought forest "
+              "species habitat bird insect coral reef island volcano earthquake fault mineral sediment fossil model "
+              "training "
+              "ablation module baseline accuracy method dataset evaluation layer attention encoder retrieval signal "
+              "noise sample "
               "metric variant control experiment benchmark representation objective").split()
 _STUB_KEY = "the stated"   # how the stub's answers (and only they) begin: its solvers and judge recognise the key by it
 _ID = r"\[(S\d+\.P\d+)\]"
 
 def _words(seed: str, n: int) -> str:
-    "`n` words of `STUB_WORDS` drawn by a generator seeded with `seed` (random text: never a near duplicate of another)."
+    """`n` words of `STUB_WORDS` drawn by a generator seeded with `seed` (random text: never a near duplicate of
+    another)."""
     r = random.Random(hashlib.sha256(seed.encode()).hexdigest())
     return " ".join(r.choice(STUB_WORDS) for _ in range(n))
 
 def stub_reply(body: dict) -> str:
     """The counting stub's answer to any AutoBench request (the derived plan; `FakeServer(reply=stub_reply)` makes the
-    same calls). Its assumptions, all upper bounds: every extraction window yields `points_per_window` valid points (each
-    cites the window's first paragraph) and no two merge (statements of random words); every generation parses (the
-    question names its evidence paragraph, the answer starts with "the stated"); every generated question passes every
-    filter: the solver and every calibration solver pick the key, the judge cites the paragraph the question names and
-    marks exactly the key, questions of random words are never near duplicates; the judge grades every short answer
-    correct, and each short answer differs (every grading is its own call). So every question survives to be evaluated;
-    under planning the run skips what needs embeddings or all questions (merging, uniqueness, balancing, metrics) and
-    keeps every question, as these answers would."""
+    same calls). Its assumptions, all upper bounds: every extraction window yields `points_per_window` valid points
+    (each cites the window's first paragraph) and no two merge (statements of random words); every generation parses
+    (the question names its evidence paragraph, the answer starts with "the stated"); every generated question passes
+    every filter: the solver and every calibration solver pick the key, the judge cites the paragraph the question
+    names and marks exactly the key, questions of random words are never near duplicates; the judge grades every
+    short answer correct, and each short answer differs (every grading is its own call). So every question survives
+    to be evaluated; under planning the run skips what needs embeddings or all questions (merging, uniqueness,
+    balancing, metrics) and keeps every question, as these answers would."""
     p = body["messages"][-1]["content"]
     if p.startswith("Extract testable knowledge points"):
         n = int(re.search(r"Write up to (\d+) knowledge points", p).group(1))
@@ -1229,7 +1279,8 @@ BENCH_FIELDS = ["qid", "paper_id", "level", "type", "question", "answer", "answe
 BENCH_TYPES = {**{f: str for f in BENCH_FIELDS}, "evidence": list, "options": (list, type(None))}
 
 def load_benchmark(path) -> list[dict]:
-    "A generated benchmark (`benchmark.jsonl`): field types, unique `qid`s; a multiple-choice row must carry 2 to 4 options."
+    """A generated benchmark (`benchmark.jsonl`): field types, unique `qid`s; a multiple-choice row must carry 2 to 4
+    options."""
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{p} not found: generate it with `make run BENCH=autobench`")
     rows = read_jsonl(p, BENCH_FIELDS, types=BENCH_TYPES, unique="qid", numbered=True)
@@ -1247,14 +1298,16 @@ def _acc(rows, n_resamples=1000):
 
 def evaluate(llm, judge, questions: list[dict], out, context: str = "none", papers: dict|None = None, max_tokens: int = 120,
              benchmark=None) -> dict:
-    "`llm` answers `questions` (`judge` grades short answers) → scores; writes `records.jsonl` and `scores.json` into `out`."
+    """`llm` answers `questions` (`judge` grades short answers) → scores; writes `records.jsonl` and `scores.json` into
+    `out`."""
     if context not in CONTEXTS: raise ValueError(f"context must be one of {CONTEXTS}, not {context!r}")
     out = Path(out)
     if judge is None and any(q["type"] == "short" for q in questions): raise ValueError("short-answer questions need a judge")
     desc = f"evaluate {llm.spec.name}"
     res = pipeline(questions, lambda q: asolve(llm, q, (papers or {}).get(q["paper_id"]), context, judge, max_tokens),
                    {desc: llm, f"{desc}: grade short answers": judge})
-    recs = [dict(id=q["qid"], qid=q["qid"], type=q["type"], level=q["level"], difficulty=q.get("difficulty"), **r)   # r: response, correct, failure
+    # r: response, correct, failure
+    recs = [dict(id=q["qid"], qid=q["qid"], type=q["type"], level=q["level"], difficulty=q.get("difficulty"), **r)
             for q, r in zip(questions, res)]
     write_jsonl(out/"records.jsonl", recs)
     subsets = dict(overall=_acc(recs), **{f"{k}={v}": _acc([r for r in recs if str(r[k]) == v]) for k in ("type", "level", "difficulty")
@@ -1276,7 +1329,8 @@ def _human(d, config: str = MAIN):
     return ("not reviewed", "–") if h is None else (fmt_ci(*[_pct(x) for x in h[:3]], 1, h[3]), str(h[3]))
 
 def _gen(m: dict, recs=None, area="Combined") -> tuple[int, int, str]:
-    "(generated, generation failures, survival % over generated) of a metrics dict; a run before 2026-11 counted failures in survival."
+    """(generated, generation failures, survival % over generated) of a metrics dict; a run before 2026-11 counted
+    failures in survival."""
     if "generation_failures" in m: return m["generated"], m["generation_failures"], _est(m["survival"], 1, 100)
     gf = sum(r.get("generation_failure") is not None for r in (recs or []) if area in ("Combined", r.get("field")))
     return m["generated"] - gf, gf, _est(m["survival"], 1, 100) + (" (old run: over attempts incl. generation failures)" if gf else "")
@@ -1321,7 +1375,8 @@ def table_stages() -> pd.DataFrame:
     rows = []
     for d, run_, st in _runs():
         s = read_json(d/"scores.json")
-        n0 = s["stages"][0]["passed"]                                   # generated questions: generation failures are not in the base
+        # generated questions: generation failures are not in the base
+        n0 = s["stages"][0]["passed"]
         for c in s["stages"]:
             rows.append({"run": run_, "settings": st, "protocol": run_protocol(d), "stage": c["stage"], "enabled": c["enabled"], "entered": c["entered"],
                          "passed": c["passed"], "dropped (check)": c["dropped_check"], "dropped (unverified / failed)": c["dropped_unverified"],
@@ -1505,7 +1560,8 @@ def _filter_rows(ch: dict) -> list:
             for st, c in ch.items() if isinstance(c, dict)]
 
 def record_sections(r, ctx):
-    "An AutoBench question: its knowledge point, options and key, evidence, retrieved context, filter stages and solvers."
+    """An AutoBench question: its knowledge point, options and key, evidence, retrieved context, filter stages and
+    solvers."""
     secs = [rv.kv("Question", {k: r.get(k) for k in _Q_FIELDS}),
             rv.text("Knowledge point", r.get("knowledge_point")), rv.text("Question", r.get("question"))]
     opts = r.get("options") or []

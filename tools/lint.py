@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # module -> (long lines, complex functions) still allowed
 BUDGET = {
     # benchmark modules (long lines from before the 120-character rule; new code keeps it)
-    "abgen": (133, 1), "abgen_eval": (28, 0), "rubrics": (152, 2), "paperbench": (59, 1), "autobench": (238, 3),
-    "arxivbench": (149, 1),
+    "abgen": (89, 1), "abgen_eval": (23, 0), "rubrics": (103, 2), "paperbench": (44, 1), "autobench": (177, 3),
+    "arxivbench": (96, 1),
     # generic modules moved out of them: functions still to split
     "perf_autobench": (0, 2), "arxiv_index": (4, 0), "perf_arxivbench": (4, 0),
 }
