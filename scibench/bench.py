@@ -228,7 +228,9 @@ class Benchmark:
         None  # stub_reply(body) -> answer text of the counting stub (the plan) and the fake server
     )
     record: object = None  # a `scibench.records.Record`: how its records read (report.html, compare)
-    tables: Callable | None = None  # tables() -> written paths (reads results/, never calls a model)
+    tables: list | Callable | None = (
+        None  # [scibench.tables.Table | Figure] specs (or tables() -> written paths); read results/, never call a model
+    )
     downloaders: list = field(default_factory=list)
     commands: list = field(
         default_factory=list

@@ -639,6 +639,7 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
 def _make_tables(run_missing: bool) -> list[Path]:
     import pandas as pd
     from scibench.report import save_table
+    from scibench.tables import write_all
 
     missing = [(b, p) for b, p in default_runs() if not has_run(b, p.get("split", "sample"), p.get("model", "local"))]
     if missing and run_missing:
@@ -661,7 +662,8 @@ def _make_tables(run_missing: bool) -> list[Path]:
             _echo(f"left out of the tables: {name}/{run_label(d)}: {w}")
         if b.tables is not None and id(b.tables) not in seen:
             seen.add(id(b.tables))
-            written += [p for p in (b.tables() or []) if p]
+            specs = b.tables
+            written += write_all(name, specs) if isinstance(specs, list) else [p for p in (specs() or []) if p]
     written.append(
         save_table(
             pd.DataFrame(rows, columns=["bench", "run", "status", "used", "why"]),
