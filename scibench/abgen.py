@@ -5,38 +5,36 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 
 # %% ../nbs/10_abgen.ipynb #6e428e76
 from __future__ import annotations
-import ast, asyncio, csv, io, json, os, random, re, string, sys, time, urllib.error, urllib.request
+import ast, asyncio, json, os, re, string, sys, urllib.error, urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import (DataError, data_dir, results_dir, read_jsonl, read_json_records, write_json, write_jsonl, write_text,
-                           jsonl_line, write_with, read_json, read_text, git_commit)
+from .core import (DataError, data_dir, read_jsonl, read_json_records, write_json, write_jsonl, jsonl_line,
+                           write_with, read_text)
 from .llm import Request, msgs, parse_json, pipeline
 from .judge import judge_result, score_schema
-from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, reference
-from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, filler, param, register
+from .report import Estimate, fmt, fmt_ci, fmt_est
+from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
 from .data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
-from .runs import complete_runs, run_label, settings, caption, rel
+from .tables import Table
+from .runs import rel
 
 # %% auto #0
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS', 'PROTOCOLS',
            'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'GENERATION_CONSTANT',
            'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'ALIASES',
-           'FEEDBACK_WORDS', 'FORM_COLUMNS', 'SKIP', 'COMMANDS', 'ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB',
-           'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path',
-           'load_abgen', 'context_text', 'generation_prompt', 'reference_text', 'released_prompts_path',
-           'string_constants', 'released_prompts', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
-           'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'released_generation_path',
-           'released_generation_system', 'authors_context', 'authors_generation_user', 'authors_judge_user',
-           'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema', 'agenerate', 'ajudge',
-           'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
+           'SKIP', 'TABLE2', 'ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS',
+           'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen', 'context_text',
+           'generation_prompt', 'reference_text', 'released_prompts_path', 'string_constants', 'released_prompts',
+           'resolve_prompts', 'prompt_set', 'criterion_prompt', 'judge_user_prompt', 'judge_prompt', 'revision_prompt',
+           'released_generation_path', 'released_generation_system', 'authors_context', 'authors_generation_user',
+           'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema', 'agenerate',
+           'ajudge', 'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
            'protocol_notes', 'note_protocol', 'run', 'stub_reply', 'human_path', 'released_dir', 'load_human_eval',
-           'canonical', 'SelectArgs', 'failure_cases', 'cases_path', 'export_form', 'import_form', 'feedback_prompt',
-           'simulate_feedback', 'Study1Args', 'study1', 'study1_dir', 'run_study1', 'AddSplitArgs', 'add_split',
-           'released_human_path', 'human_rows', 'table2', 'table4', 'make_tables', 'select_command', 'study1_command',
-           'add_split_command', 'download_abgen', 'download_abgen_released', 'download_abgen_prompts', 'abgen_context',
-           'abgen_sections', 'abgen_scores', 'abgen_paper', 'judge_prompts_block']
+           'canonical', 'released_human_path', 'human_rows', 'released_human_rows', 'table2_ours', 'download_abgen',
+           'download_abgen_released', 'download_abgen_prompts', 'abgen_context', 'abgen_sections', 'abgen_scores',
+           'abgen_paper', 'judge_prompts_block']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -55,8 +53,10 @@ def load_abgen(split: str = "sample", limit: int|None = None, path=None) -> list
     `example_id`) is a `DataError`."""
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or split_path(split))
+    if not p.exists() and path is not None: raise FileNotFoundError(f"{p} not found")
     if not p.exists():
-        how = f"add it with `scibench abgen add-split {split[5:]} FILE`" if split.startswith("user-") else "run `make data` to download"
+        user = split.startswith("user-")
+        how = f"add it with `scibench abgen add-split {split[5:]} FILE`" if user else "run `make data` to download"
         raise FileNotFoundError(f"{p} not found: {how} AbGen split '{split}'")
     rows = read_jsonl(p, FIELDS, types=TYPES, unique="example_id")
     return rows[:limit] if limit else rows
@@ -89,42 +89,60 @@ RELEASED_CONSTANTS = {"importance": "IMPORTANCE_CRITERIA", "faithfulness": "FAIT
 
 _CLOSE = ('Explain your reasoning first. Then end with a separate sentence giving the score from 1 to 5 in the form '
           '"Therefore, the score is: X".')
+_OPEN = ("You are reviewing a proposed ablation study of $module, given the research context of a paper "
+         "(background, method, main experiment setup and results).")
 SCIBENCH_PROMPTS = {
-    "importance": f"""You are reviewing a proposed ablation study of $module, given the research context of a paper (background, method, main experiment setup and results).
-Criterion: **importance**. An important ablation study gives insight into the role of $module within the overall method: evidence that the main experiments did not already provide.
+    "importance": f"""{_OPEN}
+Criterion: **importance**. An important ablation study gives insight into the role of $module within the overall \
+method: evidence that the main experiments did not already provide.
 Score it from 1 (unimportant) to 5 (very important):
 
-- Score 5: isolates the contribution of $module itself, or a central assumption behind it; whichever way the result falls, it changes how much credit $module deserves for the main results.
-- Score 4: tests a part of $module closely tied to the reported gains; the result would clearly raise or lower confidence in $module, though the method as a whole would stand.
-- Score 3: tests a relevant but secondary aspect of $module; it refines the picture without changing the main conclusion about it.
+- Score 5: isolates the contribution of $module itself, or a central assumption behind it; whichever way the result \
+falls, it changes how much credit $module deserves for the main results.
+- Score 4: tests a part of $module closely tied to the reported gains; the result would clearly raise or lower \
+confidence in $module, though the method as a whole would stand.
+- Score 3: tests a relevant but secondary aspect of $module; it refines the picture without changing the main \
+conclusion about it.
 - Score 2: tests a minor detail whose effect on the understanding of $module would be small.
 - Score 1: does not test $module at all, or only restates what is already established.
 
 {_CLOSE}""",
-    "faithfulness": f"""You are reviewing a proposed ablation study of $module, given the research context of a paper (background, method, main experiment setup and results).
-Criterion: **faithfulness**. A faithful ablation study agrees with the research context: it contradicts neither the method nor the main experimental setup, and it adds nothing the context does not support.
+    "faithfulness": f"""{_OPEN}
+Criterion: **faithfulness**. A faithful ablation study agrees with the research context: it contradicts neither the \
+method nor the main experimental setup, and it adds nothing the context does not support.
 Score it from 1 (unfaithful) to 5 (fully faithful):
 
-- Score 5: every element (data, baselines, model variants, settings, metrics) matches the research context; nothing contradicts it or is invented.
-- Score 4: consistent with all major details of the context; a minor detail is left out or assumed in a way that does not change how the results would be read.
+- Score 5: every element (data, baselines, model variants, settings, metrics) matches the research context; nothing \
+contradicts it or is invented.
+- Score 4: consistent with all major details of the context; a minor detail is left out or assumed in a way that does \
+not change how the results would be read.
 - Score 3: mostly consistent, but one secondary setting differs from the context or must be inferred by the reader.
-- Score 2: clear inconsistencies (a dataset, metric or model variant that is not in the context) that make its results hard to compare with the main experiments.
-- Score 1: contradicts the method or the main experimental setup, or rests on components that the context does not contain.
+- Score 2: clear inconsistencies (a dataset, metric or model variant that is not in the context) that make its \
+results hard to compare with the main experiments.
+- Score 1: contradicts the method or the main experimental setup, or rests on components that the context does not \
+contain.
 
 {_CLOSE}""",
-    "soundness": f"""You are reviewing a proposed ablation study of $module, given the research context of a paper (background, method, main experiment setup and results).
-Criterion: **soundness**. A sound ablation study is logically self-consistent and unambiguous: a researcher could understand and replicate it, and attribute its outcome to $module. Judge the planned design only, not any results.
+    "soundness": f"""{_OPEN}
+Criterion: **soundness**. A sound ablation study is logically self-consistent and unambiguous: a researcher could \
+understand and replicate it, and attribute its outcome to $module. Judge the planned design only, not any results.
 Score it from 1 (unsound) to 5 (fully sound):
 
-- Score 5: the experimental groups, the controls, the variables held fixed, the data, the metrics and the procedure are all specified; replicating it would attribute differences to $module without doubt.
-- Score 4: well controlled and clear, with one minor secondary check missing (for example repeated seeds or a hyper-parameter sweep).
-- Score 3: understandable but with gaps (an unclear control, a missing baseline, a single run) that weaken the attribution to $module.
+- Score 5: the experimental groups, the controls, the variables held fixed, the data, the metrics and the procedure \
+are all specified; replicating it would attribute differences to $module without doubt.
+- Score 4: well controlled and clear, with one minor secondary check missing (for example repeated seeds or a \
+hyper-parameter sweep).
+- Score 3: understandable but with gaps (an unclear control, a missing baseline, a single run) that weaken the \
+attribution to $module.
 - Score 2: critical controls or key steps are missing; the outcome would be ambiguous.
-- Score 1: incoherent or impossible to replicate: several variables change at once, or steps are missing or contradict each other.
+- Score 1: incoherent or impossible to replicate: several variables change at once, or steps are missing or \
+contradict each other.
 
 {_CLOSE}""",
-    "overall": f"""You are reviewing a proposed ablation study of $module, given the research context of a paper (background, method, main experiment setup and results).
-Criterion: **overall quality**. Weigh together its importance (insight into the role of $module), its faithfulness (agreement with the research context) and its soundness (a clear, controlled, replicable design). Judge the planned design only, not any results.
+    "overall": f"""{_OPEN}
+Criterion: **overall quality**. Weigh together its importance (insight into the role of $module), its faithfulness \
+(agreement with the research context) and its soundness (a clear, controlled, replicable design). Judge the planned \
+design only, not any results.
 Score it from 1 (weakest) to 5 (strongest):
 
 - Score 5: strong on all three: it would give clear, trustworthy evidence about the role of $module.
@@ -136,6 +154,7 @@ Score it from 1 (weakest) to 5 (strongest):
 {_CLOSE}""",
 }
 
+# %% ../nbs/10_abgen.ipynb #74a66a64
 def released_prompts_path() -> Path: return data_dir()/"abgen"/"released"/"evaluation_prompt.py"
 
 def string_constants(path) -> dict[str, str]:
@@ -146,7 +165,8 @@ def string_constants(path) -> dict[str, str]:
     except SyntaxError as e: raise DataError(p, e.lineno, None, f"not Python source: {e.msg}") from None
     out = {}
     for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)): continue
+        one = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        if not one: continue
         v = node.value
         if isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords: v = v.args[0]
         if isinstance(v, ast.Constant) and isinstance(v.value, str): out[node.targets[0].id] = v.value
@@ -163,6 +183,7 @@ def released_prompts(path=None) -> dict[str, str]:
         out[c] = consts[name]
     return out
 
+# %% ../nbs/10_abgen.ipynb #9b48ecc2
 def resolve_prompts(name: str) -> str:
     """`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without the file →
     `ConfigError`."""
@@ -179,6 +200,7 @@ def prompt_set(name: str) -> dict[str, str]:
     name = resolve_prompts(name)
     return released_prompts() if name == "released" else dict(SCIBENCH_PROMPTS)
 
+# %% ../nbs/10_abgen.ipynb #6828ad52
 def criterion_prompt(e: dict, criterion: str, prompts: dict) -> str:
     "The system turn for `criterion`: the set's template with the module name put in."
     return string.Template(prompts[criterion]).safe_substitute(module=e["ablation_study"]["module_name"])
@@ -196,9 +218,11 @@ def judge_prompt(e: dict, response: str, criterion: str, prompts: str|dict = "sc
     ps = prompt_set(prompts) if isinstance(prompts, str) else prompts
     return criterion_prompt(e, criterion, ps), judge_user_prompt(e, response)
 
+# %% ../nbs/10_abgen.ipynb #f7b79eb2
 def revision_prompt(e: dict, design: str, feedback: str) -> str:
     "User study 1 (Figure 4): regenerate a design from researcher feedback (at most 50 words)."
-    if len(feedback.split()) > 50: raise ValueError(f"feedback has {len(feedback.split())} words; the protocol allows at most 50")
+    if len(feedback.split()) > 50:
+        raise ValueError(f"feedback has {len(feedback.split())} words; the protocol allows at most 50")
     return (f"{generation_prompt(e)}\n\n## Your Previous Design\n{design}\n\n## Researcher Feedback\n{feedback}\n\n"
             "Revise the ablation study design to address the feedback. Use the same two parts.")
 
@@ -229,6 +253,8 @@ AUTHORS_DIFFERENCES = (
     "a score of 0 from their extraction (no score found) is a judge failure with its reason, not a 0 in the mean; "
     "scores.json keeps their mean with the zeros as `zeros_kept`",
     "a structured score outside 1-5 is a judge failure (their code would keep it)")
+
+# %% ../nbs/10_abgen.ipynb #dbc704c7
 GENERATION_CONSTANT = "GENERATION_SYSTEM_PROMPT"
 SCIBENCH_GENERATION_SYSTEM = (   # our stand-in for their generation system prompt when the file is not downloaded
     "Design an ablation study of the named module or process from the research context. Start with a clear research "
@@ -244,6 +270,7 @@ def released_generation_system(path=None) -> str:
     if GENERATION_CONSTANT not in consts: raise DataError(p, None, GENERATION_CONSTANT, "string constant not found")
     return consts[GENERATION_CONSTANT]
 
+# %% ../nbs/10_abgen.ipynb #b708ae8b
 def authors_context(e: dict, method: bool = False) -> str:
     """The research context as their `prepare_user_prompt` writes it; `method=True` (protocol `paper`) puts the method
     section in."""
@@ -260,16 +287,17 @@ def authors_judge_user(e: dict, response: str, method: bool = False) -> str:
     """Their judge user turn (`utils/evaluation_prompt.py`, `prepare_user_prompt`): context, design, module, the
     reference setup."""
     a = e["ablation_study"]
-    return (f"\nResearch Context:\n{authors_context(e, method)}\nBased on the above research context, the following ablation "
-            f"study has been designed:\n{response}\n\nUsing the provided scoring criteria, please evaluate this "
-            "ablation study, "
-            f"with a particular focus on the {a['module_name']}.\n\nFor reference, here is an example ablation study "
-            "setup from "
-            f"the original paper:\n{a['experiment_setup']}\n\nProvide your evaluation according to the specified "
-            "criteria.\n")
+    return (f"\nResearch Context:\n{authors_context(e, method)}\nBased on the above research context, the following "
+            f"ablation study has been designed:\n{response}\n\nUsing the provided scoring criteria, please evaluate "
+            f"this ablation study, with a particular focus on the {a['module_name']}.\n\nFor reference, here is an "
+            f"example ablation study setup from the original paper:\n{a['experiment_setup']}\n\nProvide your "
+            "evaluation according to the specified criteria.\n")
 
-AUTHORS_SCHEMA = {"type": "object", "title": "EVALUATION_RESPONSE", "additionalProperties": False, "required": ["explanation", "score"],
-                  "properties": {"explanation": {"title": "Explanation", "type": "string"}, "score": {"title": "Score", "type": "integer"}}}
+# %% ../nbs/10_abgen.ipynb #df4f704e
+AUTHORS_SCHEMA = {"type": "object", "title": "EVALUATION_RESPONSE", "additionalProperties": False,
+                  "required": ["explanation", "score"],
+                  "properties": {"explanation": {"title": "Explanation", "type": "string"},
+                                 "score": {"title": "Score", "type": "integer"}}}
 _PHRASE_RE = re.compile(r"therefore,?\s*the\s+score\s+is[^0-9]*([1-5])", re.I | re.S)
 _DIGIT_RE, _SENT_RE, _ALNUM_RE = re.compile(r"\b([1-5])\b"), re.compile(r"[.!?]|\n+"), re.compile(r"[A-Za-z0-9]")
 
@@ -283,6 +311,18 @@ def authors_extract_score(text: str) -> int:
     ds = _DIGIT_RE.findall(last)
     return int(ds[0]) if len(ds) == 1 else 0
 
+# %% ../nbs/10_abgen.ipynb #ce74dcf7
+def _authors_structured(obj, text: str, cut: str) -> dict:
+    "Their pydantic `EVALUATION_RESPONSE`: both fields required; the score an integer 1-5 (`\"4\"`, `4.0` accepted)."
+    if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation"), str):
+        return dict(value=None, rationale=None, raw=text, failure="structured answer is not {explanation, score} "
+                    "(their code: retried, then score 0)" + cut)
+    s = obj["score"]
+    try: v = int(s) if not isinstance(s, bool) and float(s) == int(float(s)) else None
+    except (TypeError, ValueError): v = None
+    fail = f"score {s!r} is not an integer" if v is None else None if 1 <= v <= 5 else f"score {v} outside 1-5"
+    return dict(value=None if fail else v, rationale=obj.get("explanation"), raw=text, failure=fail and fail + cut)
+
 def authors_judge_result(r: dict) -> dict:
     """A judge answer under `authors`/`paper` → {value, rationale, failure, raw}: the structured `score` (their
     pydantic: an int, `"4"` and `4.0` accepted), or for a text answer their extraction; their 0 is a failure with its
@@ -290,20 +330,10 @@ def authors_judge_result(r: dict) -> dict:
     if not r["ok"]: return dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)
     text, cut = r["text"], " (answer cut at max_tokens)" if r.get("finish_reason") == "length" else ""
     obj, _ = parse_json(text)
-    if r.get("structured") or (isinstance(obj, dict) and "score" in obj):
-        # both required
-        if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation"), str):
-            return dict(value=None, rationale=None, raw=text, failure="structured answer is not {explanation, score} "
-                        "(their code: retried, then score 0)" + cut)
-        s = obj["score"]
-        try: v = int(s) if not isinstance(s, bool) and float(s) == int(float(s)) else None
-        except (TypeError, ValueError): v = None
-        if v is None: return dict(value=None, rationale=obj.get("explanation"), raw=text, failure=f"score {s!r} is not an integer" + cut)
-        if not 1 <= v <= 5: return dict(value=None, rationale=obj.get("explanation"), raw=text, failure=f"score {v} outside 1-5" + cut)
-        return dict(value=v, rationale=obj.get("explanation"), failure=None, raw=text)
+    if r.get("structured") or (isinstance(obj, dict) and "score" in obj): return _authors_structured(obj, text, cut)
     v = authors_extract_score(text)
-    if v == 0: return dict(value=None, rationale=text, raw=text, failure="no score by the authors' score_extraction (their 0)" + cut)
-    return dict(value=v, rationale=text, failure=None, raw=text)
+    fail = "no score by the authors' score_extraction (their 0)" + cut if v == 0 else None
+    return dict(value=v or None, rationale=text, failure=fail, raw=text)
 
 # %% ../nbs/10_abgen.ipynb #cb5cd9b3
 _OURS = PROTOCOL_DEFAULTS["scibench"]   # the caps of our protocol: the one place they are written
@@ -334,7 +364,7 @@ class Setup:
 
     def turns(self, e: dict, design: str, criterion: str) -> tuple[str, str]:
         "(system, user) of the judge call scoring `design` on `criterion`."
-        if self.protocol == "scibench": return criterion_prompt(e, criterion, self.prompts), judge_user_prompt(e, design)
+        if self.protocol == "scibench": return judge_prompt(e, design, criterion, self.prompts)
         system = string.Template(self.prompts[criterion]).substitute(module=e["ablation_study"]["module_name"])
         return system, authors_judge_user(e, design, method=self.protocol == "paper")
 
@@ -364,15 +394,17 @@ class Setup:
         `scibench`."""
         return judge_result(r) if self.protocol == "scibench" else authors_judge_result(r)
 
+# %% ../nbs/10_abgen.ipynb #8b1ac43a
 def judge_schema(max_rationale: int = 0) -> dict:
     "Our structured output (a rationale, then an integer score 1-5); `max_rationale` 0 = no length cap."
     s = score_schema(1, 5, max_rationale or 1)
     if not max_rationale: s["properties"]["rationale"].pop("maxLength")
     return s
 
+# %% ../nbs/10_abgen.ipynb #7b337ba6
 JUDGE_LAYOUTS = ("paper", "shared-prefix")
-SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the research context, the proposed ablation study "
-                 "and the reference, then score the proposal on the one criterion given at the end.")
+SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the research context, the proposed "
+                 "ablation study and the reference, then score the proposal on the one criterion given at the end.")
 
 # %% ../nbs/10_abgen.ipynb #a6c3e911
 async def agenerate(model, e: dict, setup: Setup) -> dict:
@@ -412,47 +444,55 @@ def summarize(records: list[dict], criteria=CRITERIA) -> dict:
                     zeros_kept=dict(mean=ez.value, lo=ez.lo, hi=ez.hi, n=ez.n, zeros=sum(v == 0 for v in z)))
     return s
 
+# %% ../nbs/10_abgen.ipynb #9368271f
 def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
     "One example's record: the design (or why there is none) and per criterion the score or the judge's failure."
     fails = {c: (j[c]["failure"] if c in j else f"not judged: generation failed ({g['failure']})") for c in CRITERIA}
-    first = g["failure"] and f"generation: {g['failure']}" or next((f"judge {c}: {f}" for c, f in fails.items() if f), None)
-    return dict(id=e["example_id"], failure=first, example_id=e["example_id"], module_name=e["ablation_study"]["module_name"],
-                system=system, judge=judge, design=g["design"], generation_failure=g["failure"], finish_reason=g["finish_reason"],
-                scores={c: j[c]["value"] if c in j else None for c in CRITERIA}, failures=fails,
-                rationales={c: j[c]["rationale"] if c in j else None for c in CRITERIA},
-                judge_raw={c: j[c]["raw"] if c in j else None for c in CRITERIA})
+    first = g["failure"] and f"generation: {g['failure']}" or next((f"judge {c}: {f}" for c, f in fails.items() if f),
+                                                                    None)
+    pick = lambda k: {c: j[c][k] if c in j else None for c in CRITERIA}
+    return dict(id=e["example_id"], failure=first, example_id=e["example_id"],
+                module_name=e["ablation_study"]["module_name"], system=system, judge=judge, design=g["design"],
+                generation_failure=g["failure"], finish_reason=g["finish_reason"], scores=pick("value"), failures=fails,
+                rationales=pick("rationale"), judge_raw=pick("raw"))
 
 # %% ../nbs/10_abgen.ipynb #0aad9bf2
-_PROMPTS_DOC = ("texts in the judge's (and, for authors/paper, the generation's) system turns: released (the authors', fetched by "
-                "`make data`), scibench (ours, same structure); auto = released when downloaded")
+_PROMPTS_DOC = ("texts in the judge's (and, for authors/paper, the generation's) system turns: released (the authors', "
+                "fetched by `make data`), scibench (ours, same structure); auto = released when downloaded")
 def _caps(k: str) -> str: return "; ".join(f"{p}: {d[k]}" for p, d in PROTOCOL_DEFAULTS.items())
 
 @dataclass
 class JudgeSetup:
     "How the judge is prompted and sampled: shared by AbGen and AbGen-Eval."
-    protocol: str = param("authors", "whose requests and parsing: authors (the released code, byte for byte, quirks included), "
-                          "paper (the same with the method section inserted), scibench (our prompt and parser)", choices=PROTOCOLS)
+    protocol: str = param("authors", "whose requests and parsing: authors (the released code, byte for byte, quirks "
+                          "included), paper (the same with the method section inserted), scibench (our prompt and "
+                          "parser)", choices=PROTOCOLS)
     prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
-    judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)")
-    judge_max_tokens: int = param(0, f"completion cap of each judge answer; 0 = the protocol's ({_caps('judge_max_tokens')})")
-    max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)")
+    judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)", min=0, max=2)
+    judge_max_tokens: int = param(0, "completion cap of each judge answer; 0 = the protocol's "
+                                  f"({_caps('judge_max_tokens')})", min=0, max=1_000_000)
+    max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)", min=0)
 
+# %% ../nbs/10_abgen.ipynb #c3220a11
 @dataclass
 class AbGenConfig(JudgeSetup, Config):
     judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
-    temperature: float = param(1.0, "sampling temperature of the generation (the released code: 1.0)")
-    max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})")
-    sample: int = param(0, "sample index (sent as the seed; part of the cache key)")
-    judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or shared-prefix "
-                              "(the criterion last: an example's 4 judge calls share a cacheable prefix; not the "
-                              "paper's prompt)",
-                              choices=JUDGE_LAYOUTS)
+    temperature: float = param(1.0, "sampling temperature of the generation (the released code: 1.0)", min=0, max=2)
+    max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})",
+        min=0, max=1_000_000)
+    sample: int = param(0, "sample index (sent as the seed; part of the cache key)", min=0)
+    judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or "
+                              "shared-prefix (the criterion last: an example's 4 judge calls share a cacheable prefix; "
+                              "not the paper's prompt)", choices=JUDGE_LAYOUTS)
 
+# %% ../nbs/10_abgen.ipynb #42b5a095
 def validate(cfg) -> None:
     """`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`
     naming `make data`."""
     for k in ("max_rationale", "judge_max_tokens", "max_tokens"):
-        if getattr(cfg, k, 0) < 0: raise ConfigError(f"parameter '{k}' must be >= 0 (0 = {'no cap' if k == 'max_rationale' else 'the protocol default'}), got {getattr(cfg, k)}")
+        if getattr(cfg, k, 0) < 0:
+            zero = "no cap" if k == "max_rationale" else "the protocol default"
+            raise ConfigError(f"parameter '{k}' must be >= 0 (0 = {zero}), got {getattr(cfg, k)}")
     asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
     if asked == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
         raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
@@ -463,6 +503,7 @@ def validate(cfg) -> None:
 # AbGen-Eval generates nothing
 def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and hasattr(cfg, "max_tokens")
 
+# %% ../nbs/10_abgen.ipynb #65a6316a
 def setup_of(cfg, judge_spec=None) -> Setup:
     """The `Setup` a (validated) config asks for. A judge behind llama.cpp's grammar (`structured = "llama"`) gets their
     schema with the score bounded to 1-5: an unbounded integer lets a small model fill it with digits
@@ -470,45 +511,58 @@ def setup_of(cfg, judge_spec=None) -> Setup:
     released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
     gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
     return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
-                 temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0), sample=getattr(cfg, "sample", 0),
-                 judge_temperature=cfg.judge_temperature, judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
+                 temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0),
+                 sample=getattr(cfg, "sample", 0), judge_temperature=cfg.judge_temperature,
+                 judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
                  layout=getattr(cfg, "judge_layout", "paper"),
-                 bounded_score=cfg.protocol != "scibench" and judge_spec is not None and judge_spec.structured == "llama")
+                 bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama")
 
+# %% ../nbs/10_abgen.ipynb #c97349a3
+def _departures(cfg) -> list[str]:
+    "Where a run under `authors`/`paper` departs from their requests."
+    notes = []
+    if cfg.prompts != "released":
+        notes.append("the authors' prompt files are not downloaded (`make data`): their structure, roles, sampling and "
+                     "parsing, with our texts (prompts=scibench) in the system turns: not their requests byte for byte")
+    elif _needs_generation_text(cfg) and not released_generation_path().exists():
+        notes.append(f"the authors' generation prompt {rel(released_generation_path())} is not downloaded "
+                     "(`make data`): our text stands in for their system turn")
+    if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
+    if getattr(cfg, "judge_layout", "paper") != "paper":
+        notes.append("judge_layout=shared-prefix: not their message layout")
+    for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
+        if hasattr(cfg, k) and getattr(cfg, k) != v: notes.append(f"{k}={getattr(cfg, k)} (the protocol's: {v})")
+    if cfg.judge_temperature != 1.0: notes.append(f"judge_temperature={cfg.judge_temperature} (theirs: 1.0)")
+    if getattr(cfg, "temperature", 1.0) != 1.0: notes.append(f"temperature={cfg.temperature} (theirs: 1.0)")
+    return notes
+
+def _endpoint_notes(cfg, spec) -> list[str]:
+    "What the judge endpoint cannot follow."
+    notes, theirs = [], cfg.protocol != "scibench"
+    if spec.context and cfg.judge_max_tokens >= spec.context:
+        notes.append(f"judge context {spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; "
+                     "the server caps each answer at the context left after the prompt")
+    if spec.structured == "llama" and theirs:
+        notes.append("llama.cpp grammar: the score of their schema is bounded to 1-5 (theirs: any integer; a small "
+                     "model fills an unbounded one with digits), and response_format is llama.cpp's form of it")
+    if spec.structured == "none" and theirs:
+        notes.append("the judge endpoint has no structured output: answers are parsed as text by their "
+                     "score_extraction.py (as their open-source judges were)")
+    return notes
+
+# %% ../nbs/10_abgen.ipynb #79541f65
 def protocol_notes(cfg, judge_spec=None) -> dict:
     """What a run's protocol is and where it departs from it (the authors' quirks it keeps, our differences, the prompt
     texts used, what the judge endpoint cannot follow) → `meta.json` `provenance.protocol`, printed before the run."""
-    notes = []
-    if cfg.protocol != "scibench":
-        if cfg.prompts != "released":
-            notes.append("the authors' prompt files are not downloaded (`make data`): their structure, roles, sampling and parsing, "
-                         "with our texts (prompts=scibench) in the system turns: not their requests byte for byte")
-        elif _needs_generation_text(cfg) and not released_generation_path().exists():
-            notes.append(f"the authors' generation prompt {rel(released_generation_path())} is not downloaded (`make data`): our "
-                         "text stands in for their system turn")
-        if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
-        if getattr(cfg, "judge_layout", "paper") != "paper": notes.append("judge_layout=shared-prefix: not their message layout")
-        for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
-            if hasattr(cfg, k) and getattr(cfg, k) != v: notes.append(f"{k}={getattr(cfg, k)} (the protocol's: {v})")
-        if cfg.judge_temperature != 1.0: notes.append(f"judge_temperature={cfg.judge_temperature} (theirs: 1.0)")
-        if getattr(cfg, "temperature", 1.0) != 1.0: notes.append(f"temperature={cfg.temperature} (theirs: 1.0)")
-    if judge_spec is not None:
-        if judge_spec.context and cfg.judge_max_tokens >= judge_spec.context:
-            notes.append(f"judge context {judge_spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; the server "
-                         "caps each answer at the context left after the prompt")
-        if judge_spec.structured == "llama" and cfg.protocol != "scibench":
-            notes.append("llama.cpp grammar: the score of their schema is bounded to 1-5 (theirs: any integer; a small model fills an "
-                         "unbounded one with digits), and response_format is llama.cpp's form of it")
-        if judge_spec.structured == "none" and cfg.protocol != "scibench":
-            notes.append("the judge endpoint has no structured output: answers are parsed as text by their score_extraction.py "
-                         "(as their open-source judges were)")
+    notes = _departures(cfg) if cfg.protocol != "scibench" else []
+    notes += _endpoint_notes(cfg, judge_spec) if judge_spec is not None else []
+    ours = ["our own prompts and parser (protocol scibench)"]
     return dict(name=cfg.protocol, prompts=cfg.prompts, notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [],
-                differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ["our own prompts and parser (protocol scibench)"])
+                differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ours)
 
 def note_protocol(cfg, ctx, role: str) -> None:
     "Record `protocol_notes` in the run's provenance and print its departures (stderr)."
-    import sys
     p = ctx.provenance["protocol"] = protocol_notes(cfg, ctx.llm(role).spec)
     for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
@@ -524,7 +578,8 @@ def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
             r = record(examples[i], gj[0], gj[1], cfg.model, cfg.judge)
             f.write(jsonl_line(r).encode("utf-8"))
             kept.append(dict(scores=r["scores"], generation_failure=r["generation_failure"]))
-        generate_and_judge(ctx.llm("model"), ctx.llm("judge"), examples, on_result, setup_of(cfg, ctx.llm("judge").spec))
+        judge = ctx.llm("judge")
+        generate_and_judge(ctx.llm("model"), judge, examples, on_result, setup_of(cfg, judge.spec))
     write_with(ctx.out/"records.jsonl", write)
     if ctx.planning: return []   # a dry run's stub answers: the calls are counted, nothing to score
     write_json(ctx.out/"scores.json", summarize(kept))
@@ -560,7 +615,8 @@ def load_human_eval(path=None, split="sample", require_context=True) -> list[dic
     types = {**(TYPES if require_context else {}), "meta_id": str, "model_response": str}
     rows = read_json_records(p, req, types=types, unique="meta_id", numbered=True)
     for i, r in rows:
-        if "@" not in r["meta_id"]: raise DataError(p, i, "meta_id", f"expected '<example_id>@<system>', got {r['meta_id']!r}")
+        if "@" not in r["meta_id"]:
+            raise DataError(p, i, "meta_id", f"expected '<example_id>@<system>', got {r['meta_id']!r}")
         for c in HUMAN_CRITERIA:
             v = r[c]["score"]
             if v is not None and (isinstance(v, (bool, dict, list)) or np.isnan(_num(v))):
@@ -580,7 +636,8 @@ ALIASES = {   # canonical (Table 2) name → other spellings: released file name
     "Qwen3-235B-A22B": ["Qwen3-235B-A22B-fp8-tput", "Qwen3-235BA22B"],
     "Llama-3.1-70B": ["Meta-Llama-3.1-70B-Instruct-FP8", "Meta-Llama-3.1-70B-Instruct", "Llama-3.1-70B-Instruct"],
     "Llama-3.3-70B": ["Llama-3.3-70B-Instruct-FP8-dynamic", "Llama-3.3-70B-Instruct"],
-    "Llama-4-Maverick-17B": ["Llama-4-Maverick", "Llama-4-Maverick-17B-128E-Instruct-FP8", "Llama-4-Maverick-17B-Instruct"],
+    "Llama-4-Maverick-17B": ["Llama-4-Maverick", "Llama-4-Maverick-17B-128E-Instruct-FP8",
+                             "Llama-4-Maverick-17B-Instruct"],
     "Llama-4-Scout-17B": ["Llama-4-Scout", "Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout-17B-Instruct"],
     "DeepSeek-R1-0528": ["deepseek-reasoner"], "DeepSeek-R1-0528-Qwen3-8B": ["DS-R1-0528-Qwen3-8B"],
     "DeepSeek-V3": ["DeepSeek-V3-0324", "DeepSeekV3", "deepseek-chat"], "Phi-4": [], "Gemma-3-27b-it": [],
@@ -594,181 +651,18 @@ def canonical(name: str) -> str:
     "The paper's (Table 2) name for any spelling of a model: a released file name, a served id, a Table 5/9 name."
     return _CANON.get(_norm(name), name)
 
-# %% ../nbs/10_abgen.ipynb #aaa87641
-FEEDBACK_WORDS = 50
-FORM_COLUMNS = ["case_id", "system", "module_name", "context", "design", "feedback"]
-_CASE_FIELDS = ["case_id", "system", "example", "design", "before"]
-
-@dataclass
-class SelectArgs:
-    "`scibench abgen select`: which responses are study 1's failure cases, and the form to write."
-    form: str = param("", "the form to write (CSV); the cases go beside it as FORM.cases.jsonl", positional=True)
-    split: str = param("", "a human-evaluation split, human scores (sample, human_evaluation); or --run")
-    run: str = param("", "an abgen run folder, judge scores; or --split")
-    systems: list = param([], "systems to keep (default: all)")
-    below: float = param(3.0, "mean importance/faithfulness/soundness below this")
-    limit: int = param(20, "cases per system (the paper: 20; 0 = all)")
-    seed: int = param(0, "seed of the draw")
-
-def _candidates(a: SelectArgs) -> list[dict]:
-    "Every fully scored response: the judge's scores of an abgen run, or the human scores of a split."
-    if a.run:
-        d = Path(a.run); meta = read_json(d/"meta.json"); cfg = meta["config"]
-        if meta.get("bench") != "abgen": raise ValueError(f"{d} is not an abgen run (bench {meta.get('bench')!r})")
-        exs = {e["example_id"]: e for e in load_abgen(cfg["split"])}
-        return [dict(case_id=f"{r['example_id']}@{cfg['model']}", system=cfg["model"], example=exs[r["example_id"]],
-                     design=r["design"], scored_by=f"run {run_label(d)} (judge {cfg['judge']})",
-                     before={c: r["scores"][c] for c in HUMAN_CRITERIA}) for r in read_jsonl(d/"records.jsonl")
-                if r["design"] is not None and None not in map(r["scores"].get, HUMAN_CRITERIA)]
-    scored = lambda r: not np.isnan([_num(r[c]["score"]) for c in HUMAN_CRITERIA]).any()
-    keys = ("example_id", "research_background", "method", "main_experiment", "ablation_study")
-    return [dict(case_id=r["meta_id"], system=r["meta_id"].rsplit("@", 1)[1], example={k: r[k] for k in keys},
-                 design=r["model_response"], scored_by=f"split {a.split} (human)",
-                 before={c: _num(r[c]["score"]) for c in HUMAN_CRITERIA})
-            for r in filter(scored, load_human_eval(split=a.split))]
-
-def failure_cases(a: SelectArgs) -> list[dict]:
-    "Responses whose mean importance/faithfulness/soundness score is below `a.below`: `a.limit` per system (`a.seed`)."
-    if bool(a.split) == bool(a.run): raise ValueError("give one of --split (human scores) or --run (judge scores)")
-    low = lambda c: np.mean(list(c["before"].values())) < a.below and (not a.systems or c["system"] in a.systems)
-    cases = sorted(filter(low, _candidates(a)), key=lambda c: c["case_id"])
-    out = []
-    for s in sorted({c["system"] for c in cases}):
-        mine = [c for c in cases if c["system"] == s]
-        mine = random.Random(a.seed).sample(mine, min(a.limit, len(mine))) if a.limit else mine
-        out += sorted(mine, key=lambda c: c["case_id"])
-    return out
-
-def cases_path(form) -> Path: return Path(form).with_suffix(".cases.jsonl")
-
-def export_form(cases: list[dict], form) -> Path:
-    "The feedback form (CSV, one row per case, `feedback` empty) and the cases beside it (`FORM.cases.jsonl`)."
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows([FORM_COLUMNS] + [
-        [c["case_id"], c["system"], c["example"]["ablation_study"]["module_name"], context_text(c["example"]), c["design"], ""]
-        for c in cases])
-    write_jsonl(cases_path(form), cases)
-    return write_text(form, buf.getvalue())
-
-def import_form(form) -> tuple[list[dict], dict[str, str]]:
-    "The cases and the feedback researchers wrote (case_id → text; empty rows left out); over 50 words → `DataError`."
-    form = Path(form)
-    cases = read_jsonl(cases_path(form), _CASE_FIELDS, unique="case_id")
-    known, rows, fb = {c["case_id"] for c in cases}, list(csv.DictReader(io.StringIO(read_text(form)))), {}
-    if rows and not {"case_id", "feedback"} <= set(rows[0]): raise DataError(form, 1, "feedback", "the form needs columns case_id and feedback")
-    for i, r in enumerate(rows, start=2):
-        text = " ".join((r.get("feedback") or "").split())
-        if r["case_id"] not in known: raise DataError(form, i, "case_id", f"{r['case_id']!r} is not a case of {cases_path(form).name}")
-        if len(text.split()) > FEEDBACK_WORDS:
-            raise DataError(form, i, "feedback", f"{len(text.split())} words; the protocol allows at most {FEEDBACK_WORDS}")
-        if text: fb[r["case_id"]] = text
-    return cases, fb
-
-def feedback_prompt(e: dict, design: str) -> str:
-    "Simulated researcher feedback (labelled as such): the errors of Table 3, at most 50 words."
-    return (f"You are an expert researcher reviewing an ablation study design that a language model wrote for the module "
-            f"'{e['ablation_study']['module_name']}'.\n\n{context_text(e)}\n\n## Ablation Study Design\n{design}\n\n"
-            "Identify its most important errors (misalignment with the research context, ambiguity or steps that "
-            "cannot be "
-            "reproduced, a partial ablation or missing groups, an insignificant module, logical gaps) and give "
-            "constructive "
-            f"feedback for revising it, in at most {FEEDBACK_WORDS} words. Write only the feedback.")
-
-def simulate_feedback(llm, cases, max_tokens=128) -> dict[str, str]:
-    "Feedback written by `llm` (cut to 50 words); a failed request leaves the case without feedback."
-    res = llm.map([Request(msgs(feedback_prompt(c["example"], c["design"])), max_tokens=max_tokens, temperature=0.0) for c in cases],
-                  desc=f"feedback {llm.spec.name}")
-    return {c["case_id"]: " ".join(r["text"].split()[:FEEDBACK_WORDS]) for c, r in zip(cases, res) if r["ok"] and r["text"].strip()}
-
-# %% ../nbs/10_abgen.ipynb #0c7d5f19
-@dataclass
-class Study1Args:
-    "`scibench abgen study1`: the filled-in form, who revises and who judges, with what caps."
-    form: str = param("", "the filled-in form (feedback column, at most 50 words)", positional=True)
-    model: str = param("", "the model that revises (required; the paper: the model that wrote the design)")
-    judge: str = param("local", "the judge (models.toml name)")
-    prompts: str = param("auto", "judge prompts (default: released when downloaded)", choices=PROMPT_SETS)
-    simulate: str = param("", "let this model write the feedback instead of the form (labelled simulated)")
-    name: str = param("", "results/abgen_study1/NAME (default: the form's name)")
-    max_tokens: int = param(_OURS["max_tokens"], "completion cap of a revision")
-    judge_max_tokens: int = param(_OURS["judge_max_tokens"], "completion cap of a judge answer")
-    max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap")
-
-def study1(cases, feedback: dict, model, judge, setup: Setup) -> list[dict]:
-    """Revise every case that has feedback with `model` (`setup`'s generation cap and temperature); score the design
-    before and after with `judge` (`ajudge`), streamed → one record per case."""
-    async def one(c):
-        e, fb, cid = c["example"], feedback[c["case_id"]], c["case_id"]
-        r = await model.acall(Request(msgs(revision_prompt(e, c["design"], fb)), max_tokens=setup.max_tokens,
-                                      temperature=setup.temperature))
-        after = r["text"] if r["ok"] else None
-        b, d = await asyncio.gather(*(ajudge(judge, e, x, setup, HUMAN_CRITERIA) for x in (c["design"], after)))
-        fails = [f"judge {w} {k}: {x[k]['failure']}" for w, x in (("before", b), ("after", d)) for k in HUMAN_CRITERIA
-                 if k in x and x[k]["failure"]]
-        return dict(id=cid, case_id=cid, system=c["system"], module_name=e["ablation_study"]["module_name"],
-                    feedback=fb, design_before=c["design"], design_after=after,
-                    failure=None if r["ok"] and not fails else (f"revision: {r['error']}" if not r["ok"] else fails[0]),
-                    scored_by_before=c["scored_by"], before_source=c["before"],
-                    before={k: b[k]["value"] if k in b else None for k in HUMAN_CRITERIA},
-                    after={k: d[k]["value"] if k in d else None for k in HUMAN_CRITERIA})
-    return pipeline([c for c in cases if c["case_id"] in feedback], one,
-                    {f"revise {model.spec.name}": model, f"judge {judge.spec.name}": judge})
-
-def study1_dir(name: str) -> Path: return results_dir()/"abgen_study1"/name
-
-def run_study1(a: Study1Args) -> Path:
-    "Study 1 from a form: feedback from the form (or simulated by model `a.simulate`), revise, score → its folder."
-    from scibench.llm import LLM
-    from scibench.server import serving
-    if not a.model: raise ValueError("study1 needs --model (the model that revises)")
-    prompts = resolve_prompts(a.prompts)
-    if a.simulate: cases, fb = read_jsonl(cases_path(a.form), _CASE_FIELDS, unique="case_id"), None
-    else: cases, fb = import_form(a.form)
-    setup = Setup(protocol="scibench", prompts=prompt_set(prompts), max_tokens=a.max_tokens,   # our protocol
-                  judge_max_tokens=a.judge_max_tokens, max_rationale=a.max_rationale)
-    with serving(a.model, a.judge, a.simulate):
-        llms = {n: LLM(n) for n in dict.fromkeys([a.model, a.judge, a.simulate]) if n}
-        if a.simulate: fb = simulate_feedback(llms[a.simulate], cases)
-        recs = study1(cases, fb, llms[a.model], llms[a.judge], setup)
-    out = study1_dir(a.name or Path(a.form).stem)
-    write_jsonl(out/"records.jsonl", recs)
-    write_json(out/"study.json", dict(
-        study=1, name=out.name, form=rel(a.form), model=a.model, judge=a.judge, prompts=prompts,
-        params={k: getattr(a, k) for k in ("max_tokens", "judge_max_tokens", "max_rationale")},
-        feedback=f"simulated by {a.simulate}" if a.simulate else "researchers (form)", cases=len(cases),
-        revised=len(recs), failures=sum(r["failure"] is not None for r in recs),
-        scored_by=sorted({c["scored_by"] for c in cases}), usage={n: vars(x.usage) for n, x in llms.items()},
-        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), git_commit=git_commit()))
-    return out
-
-@dataclass
-class AddSplitArgs:
-    "`scibench abgen add-split`: study 2's user-annotated examples."
-    name: str = param("", "the split's name: user-NAME", positional=True)
-    file: str = param("", "examples in the AbGen schema (JSON lines)", positional=True)
-
-def add_split(a: AddSplitArgs) -> Path:
-    "Study 2: user-annotated examples in the AbGen schema (checked) as split `user-<name>`."
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", a.name):
-        raise ValueError(f"split name {a.name!r}: use letters, digits, '_' and '-'")
-    p = split_path(f"user-{a.name}")
-    write_jsonl(p, load_abgen(path=a.file))
-    return p
-
 # %% ../nbs/10_abgen.ipynb #bbdb5e4c
 SKIP = ("model", "split", "judge", "prompts", "protocol")   # shown in columns of their own
+_FAILS = "failures (imp/faith/sound/overall)"
 
 def _prompts(meta) -> str: return meta["config"].get("prompts", "legacy (one-line, before issue 10)")
 def _protocol(meta) -> str: return meta["config"].get("protocol", "scibench (before issue 18)")
 
-def _paper_split(system: str, half: str) -> tuple[str, int]:
-    "Table 2: what each paper row was scored on (§4.1: Human Expert and Reference on 20 testmini examples)."
-    if system in ("Reference (orig)", "Human Expert"): return "testmini", 20
-    return ("test", 1000) if half == "judge" else ("testmini", 100)
-
 def released_human_path() -> Path|None:
-    return next((p for p in (released_dir()/"human_evaluation.json", human_path("human_evaluation")) if p.exists()), None)
+    ps = (released_dir()/"human_evaluation.json", human_path("human_evaluation"))
+    return next((p for p in ps if p.exists()), None)
 
+# %% ../nbs/10_abgen.ipynb #28434e0a
 def human_rows(human: list[dict]) -> list[dict]:
     """Table 2's human half from human-evaluation rows: per system, mean [CI] per criterion and the mean of the three
     (Avg.)."""
@@ -777,117 +671,63 @@ def human_rows(human: list[dict]) -> list[dict]:
         mine = [r for r in human if r["meta_id"].rsplit("@", 1)[1] == s]
         vals = {c: [_num(r[c]["score"]) for r in mine] for c in HUMAN_CRITERIA}
         avg = [float(np.mean(v)) if not np.isnan(v).any() else None for v in zip(*vals.values())]
-        ests = {c: Estimate.of(c, [None if np.isnan(x) else x for x in v]) for c, v in vals.items()} | {"overall": Estimate.of("avg", avg)}
-        out.append(dict(system=canonical(s), n=len(mine), **{c: fmt_ci(e.value, e.lo, e.hi, 2, e.n) for c, e in ests.items()},
+        ests = {c: Estimate.of(c, [None if np.isnan(x) else x for x in v]) for c, v in vals.items()}
+        ests["overall"] = Estimate.of("avg", avg)
+        out.append(dict(system=canonical(s), n=len(mine),
+                        **{c: fmt_ci(e.value, e.lo, e.hi, 2, e.n) for c, e in ests.items()},
                         failures="/".join(str(ests[c].failures) for c in HUMAN_CRITERIA) + "/–"))
     return out
 
-def table2() -> pd.DataFrame:
-    rows, fc = [], "failures (imp/faith/sound/overall)"
-    for d in complete_runs("abgen"):
-        meta, s = read_json(d/"meta.json"), read_json(d/"scores.json")
-        row = dict(source="scibench", evaluation="LLM judge", split=d.parent.parent.name, n=meta["n"], system=meta["config"]["model"],
-                   judge=meta["config"]["judge"], protocol=_protocol(meta), prompts=_prompts(meta), run=run_label(d),
-                   settings=settings(d, skip=SKIP))
-        for c in CRITERIA: row[c] = fmt_est(s[c])
-        row[fc] = "/".join(str(s[c]["failures"]) for c in CRITERIA)
-        rows.append(row)
-        # their arithmetic: no score = 0
-        if _protocol(meta) != "scibench" and all("zeros_kept" in s[c] for c in CRITERIA):
-            rows.append({**row, "source": "scibench (their zeros kept)", **{c: fmt_est(s[c]["zeros_kept"]) for c in CRITERIA},
-                         fc: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)})
+def released_human_rows() -> list[dict]:
+    "Table 2's human half recomputed from the released human scores (when `make data` fetched them)."
     hp = released_human_path()
-    if hp is not None:
-        for r in human_rows(load_human_eval(hp, require_context=False)):
-            rows.append(dict(source="released (recomputed)", evaluation="human", split="testmini", n=r["n"], system=r["system"], judge="human experts",
-                             protocol="–", prompts="–", run=rel(hp), settings="–", **{c: r[c] for c in CRITERIA}, **{fc: r["failures"]}))
-    for _, r in reference("abgen_table2").iterrows():
-        for half, cols, judge in (("judge", [f"llm_{c}" for c in CRITERIA], "GPT-4.1-mini"),
-                                  ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"], "human experts")):
+    if hp is None: return []
+    return [dict(source="released (recomputed)", evaluation="human", split="testmini", n=r["n"], system=r["system"],
+                 judge="human experts", protocol="–", prompts="–", run=rel(hp), settings="–",
+                 **{c: r[c] for c in CRITERIA}, **{_FAILS: r["failures"]})
+            for r in human_rows(load_human_eval(hp, require_context=False))]
+
+# %% ../nbs/10_abgen.ipynb #8d9287dd
+def table2_ours(r) -> list[dict]:
+    "A run's rows of Table 2: its judge scores, and under the authors' protocol their arithmetic (no score = 0)."
+    s = r.scores
+    row = dict(source="scibench", evaluation="LLM judge", n=r.meta["n"], protocol=_protocol(r.meta),
+               prompts=_prompts(r.meta), **{c: fmt_est(s[c]) for c in CRITERIA},
+               **{_FAILS: "/".join(str(s[c]["failures"]) for c in CRITERIA)})
+    if _protocol(r.meta) == "scibench" or not all("zeros_kept" in s[c] for c in CRITERIA): return [row]
+    return [row, {**row, "source": "scibench (their zeros kept)", **{c: fmt_est(s[c]["zeros_kept"]) for c in CRITERIA},
+                  _FAILS: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)}]
+
+# %% ../nbs/10_abgen.ipynb #2101315a
+def _paper_split(system: str, half: str) -> tuple[str, int]:
+    "Table 2: what each paper row was scored on (§4.1: Human Expert and Reference on 20 testmini examples)."
+    if system in ("Reference (orig)", "Human Expert"): return "testmini", 20
+    return ("test", 1000) if half == "judge" else ("testmini", 100)
+
+def _paper2(ref: pd.DataFrame) -> list[dict]:
+    "The paper's Table 2: each system's LLM-judge half and human half, as two rows."
+    rows = []
+    for _, r in ref.iterrows():
+        for half, cols in (("judge", [f"llm_{c}" for c in CRITERIA]),
+                           ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"])):
             if pd.isna(r[cols]).all(): continue
             split, n = _paper_split(r["system"], half)
-            rows.append(dict(source="paper", evaluation="LLM judge" if half == "judge" else "human", split=split, n=n, system=r["system"],
-                             judge=judge, protocol="authors" if half == "judge" else "–", prompts="released" if half == "judge" else "–",
-                             run="paper", settings="paper",
-                             **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{fc: "–"}))
-    return pd.DataFrame(rows).rename(columns={"overall": "overall (human: avg of 3)"})
+            j = half == "judge"
+            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n,
+                             system=r["system"],
+                             judge="GPT-4.1-mini" if j else "human experts", protocol="authors" if j else "–",
+                             prompts="released" if j else "–", run="paper", settings="paper",
+                             **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{_FAILS: "–"}))
+    return rows
 
-def _delta(after, before) -> str:
-    if after is None or before is None or np.isnan(after) or np.isnan(before): return fmt(after, 2)
-    return f"{fmt(after, 2)} ({after - before:+.2f})"
-
-def table4() -> pd.DataFrame:
-    """User studies: ours (judge scores; study 1 from `results/abgen_study1/`, study 2 = runs on `user-*` splits) beside
-    the paper's."""
-    rows = []
-    for p in sorted(results_dir().glob("abgen_study1/*/study.json")):
-        st, recs = read_json(p), read_jsonl(p.parent/"records.jsonl")
-        ok = [r for r in recs if r["design_after"] is not None]
-        mean = lambda k, c: Estimate.of(c, [r[k][c] for r in ok]).value
-        base = dict(source="scibench", study="1: LLM-researcher interaction", system=st["model"], feedback=st["feedback"],
-                    prompts=st["prompts"], run=rel(p.parent))
-        if any("(human)" in s for s in st["scored_by"]):
-            rows.append(dict(base, condition="Initial failure case (human scores)", scorer="human", n=len(ok),
-                             **{c: fmt(mean("before_source", c)) for c in HUMAN_CRITERIA}))
-        rows.append(dict(base, condition="Initial failure case", scorer=f"judge {st['judge']}", n=len(ok), **{c: fmt(mean("before", c)) for c in HUMAN_CRITERIA}))
-        rows.append(dict(base, condition="Revision with feedback", scorer=f"judge {st['judge']}", n=len(ok),
-                         **{c: _delta(mean("after", c), mean("before", c)) for c in HUMAN_CRITERIA}))
-    for d in complete_runs("abgen"):
-        if not d.parent.parent.name.startswith("user-"): continue
-        meta, s = read_json(d/"meta.json"), read_json(d/"scores.json")
-        rows.append(dict(source="scibench", study="2: domain generalization", system=meta["config"]["model"], condition=f"split {d.parent.parent.name}",
-                         scorer=f"judge {meta['config']['judge']}", n=meta["n"], feedback="–", prompts=_prompts(meta), run=run_label(d),
-                         **{c: fmt_est(s[c]) for c in HUMAN_CRITERIA}))
-    ref = reference("abgen_table4")
-    for _, r in ref.iterrows():
-        base = {c: fmt(r[c], 1) for c in HUMAN_CRITERIA}
-        if r["condition"] == "Revision with Feedback":
-            b = ref[(ref.study == r.study) & (ref.system == r.system) & (ref.condition == "Initial Failure Case")].iloc[0]
-            base = {c: f"{r[c]:.1f} ({r[c] - b[c]:+.1f})" for c in HUMAN_CRITERIA}
-        rows.append(dict(source="paper", study="1: LLM-researcher interaction" if r.study == 1 else "2: domain generalization", system=r.system,
-                         condition=r.condition, scorer="human", n=20 if r.study == 1 else "–", feedback="researchers" if r.study == 1 else "–",
-                         prompts="–", run="paper", **base))
-    return pd.DataFrame(rows, columns=["source", "study", "system", "condition", "scorer", "n", "feedback", "prompts", "run", *HUMAN_CRITERIA])
-
-
-def make_tables() -> list:
-    "Write AbGen's tables (2 and 4) from `results/` (AbGen-Eval's: `scibench.abgen_eval.make_tables`)."
-    t2 = caption("AbGen (Table 2): judge scores per system, mean [95% CI] (n = judged examples); failures = responses without a "
-                 "score; the paper's rows: LLM judge on test (1000), human on testmini (100; Human Expert and "
-                 "Reference: 20)",
-                 complete_runs("abgen"))
-    return [save_table(table2(), "abgen_table2", t2)["md"],
-            save_table(table4(), "abgen_table4", "AbGen user studies (Table 4): ours are scored by an LLM judge (study 1: "
-                       "`scibench abgen select/study1`; study 2: runs on user-annotated splits `user-*`), the paper's by human experts")["md"]]
-
-# %% ../nbs/10_abgen.ipynb #8c039fe8
-def select_command(a: SelectArgs) -> int:
-    "`scibench abgen select`: study 1's failure cases → a feedback form."
-    cases = failure_cases(a)
-    if not cases: print(f"scibench abgen: no failure cases (mean score below {a.below})", file=sys.stderr); return 1
-    export_form(cases, a.form)
-    print(f"{len(cases)} failure cases → {a.form} (fill in 'feedback', at most {FEEDBACK_WORDS} words) and "
-          f"{cases_path(a.form)}")
-    return 0
-
-def study1_command(a: Study1Args) -> int:
-    "`scibench abgen study1`: the study, then its rows of Table 4."
-    out = run_study1(a)
-    t4 = table4()
-    print(t4[t4.run == rel(out)][["condition", "scorer", "n", *HUMAN_CRITERIA]].to_string(index=False))
-    print(f"results   {rel(out)}/  (Table 4: `scibench tables`)")
-    return 0
-
-def add_split_command(a: AddSplitArgs) -> int:
-    "`scibench abgen add-split`: study 2's split."
-    p = add_split(a)
-    print(f"{len(load_abgen(path=p))} examples → {rel(p)}; run them with "
-          f"`scibench run abgen --split user-{a.name} --model M --judge J`")
-    return 0
-
-COMMANDS = [Command("select", select_command, SelectArgs, "failure cases (mean score below --below) → a feedback form"),
-            Command("study1", study1_command, Study1Args, "revise each case from its feedback; judge before and after"),
-            Command("add-split", add_split_command, AddSplitArgs, "study 2: user-annotated examples: split user-NAME")]
+# %% ../nbs/10_abgen.ipynb #3cb2a4cb
+TABLE2 = Table(
+    "abgen_table2", "AbGen (Table 2): judge scores per system, mean [95% CI] (n = judged examples); failures = "
+    "responses without a score; the paper's rows: LLM judge on test (1000), human on testmini (100; Human Expert and "
+    "Reference: 20)",
+    ours=table2_ours, extra=released_human_rows, paper="abgen_table2", paper_rows=_paper2, skip=SKIP,
+    columns=["source", "evaluation", "split", "n", "system", "judge", "protocol", "prompts", "run", "settings",
+             *CRITERIA, _FAILS], rename={"overall": "overall (human: avg of 3)"})
 
 # %% ../nbs/10_abgen.ipynb #4f2cd8c6
 ABGEN_REPO = "yale-nlp/AbGen"
@@ -904,7 +744,8 @@ def download_abgen(dest=None) -> list[Path]:
     except Exception as e:
         where = f"mirror {current_mirror()}" if current_mirror() else "the Hugging Face hub"
         raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where}: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)") from None
+                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)"
+                           ) from None
     out = []
     for split in ds:
         p = dest/f"{split}.jsonl"; write_jsonl(p, list(ds[split])); out.append(p)
@@ -925,7 +766,8 @@ def download_abgen_released(dest=None, judges=None, base: str|None = None) -> li
         if judges is None:
             api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
             try:
-                with urllib.request.urlopen(api, timeout=60) as r: judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
+                with urllib.request.urlopen(api, timeout=60) as r:
+                    judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
             except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
         for j in judges:
             out.append(fetch_url(ABGEN_GITHUB + f"{sub}/{j}", dest/"processed_outputs"/j))
@@ -945,10 +787,12 @@ def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
     tmps = {src: p.with_name(p.name + ".new") for src, p in files.items()}
     try:
         with mirror(base):
-            shown = {src: mirror_url(current_mirror(), ABGEN_GITHUB + src) if current_mirror() else ABGEN_GITHUB + src for src in files}
+            m = current_mirror()
+            shown = {src: mirror_url(m, ABGEN_GITHUB + src) if m else ABGEN_GITHUB + src for src in files}
             for src in files: fetch_url(ABGEN_GITHUB + src, tmps[src])
         try: released_prompts(tmps[ABGEN_PROMPTS])
-        except DataError as e: raise OfflineError(f"{shown[ABGEN_PROMPTS]} is not the expected prompt file ({e}); nothing kept") from None
+        except DataError as e:
+            raise OfflineError(f"{shown[ABGEN_PROMPTS]} is not the expected prompt file ({e}); nothing kept") from None
         try: ok = released_generation_system(tmps[ABGEN_INFERENCE_PROMPTS]).strip()
         except DataError: ok = ""
         if not ok:
@@ -973,13 +817,16 @@ def abgen_context(ctx, eid, secs):
     secs.append(rv.text("Research context", context_text(e)))
     return reference_text(e)
 
+# %% ../nbs/10_abgen.ipynb #a9622343
 def abgen_sections(r, ctx):
     "An AbGen record: the context, the generated design beside the paper's, the judge per criterion."
     secs = []
     ref = abgen_context(ctx, r.get("example_id", r.get("id")), secs)
     secs.append(rv.kv("Generation", {"module": r.get("module_name"), "system": r.get("system"), "judge": r.get("judge"),
-                                  "finish_reason": r.get("finish_reason"), "generation failure": r.get("generation_failure")}))
-    if ref is not None: secs.append(rv.pair("Design", ("Generated design", r.get("design")), ("Reference design (paper)", ref)))
+                                     "finish_reason": r.get("finish_reason"),
+                                     "generation failure": r.get("generation_failure")}))
+    if ref is not None:
+        secs.append(rv.pair("Design", ("Generated design", r.get("design")), ("Reference design (paper)", ref)))
     else: secs.append(rv.text("Generated design", r.get("design")))
     sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
     crits = list(dict.fromkeys([*sc, *fa, *ra]))
@@ -990,13 +837,14 @@ def abgen_sections(r, ctx):
             "failures", "rationales", "judge_raw"}
     return secs, used, r.get("design")
 
+# %% ../nbs/10_abgen.ipynb #2dceba9c
 def abgen_scores(r): return {k: rv.num(v) for k, v in (r.get("scores") or {}).items()}
 
 def abgen_paper(name):
     "Table 2's LLM-judge range for a criterion."
     if name in ("importance", "faithfulness", "soundness", "overall"):
-        return rv.ref_range("abgen_table2", f"llm_{name}", lambda d: ~d.system.isin(["Reference (orig)", "Human Expert"]),
-                         "Table 2, LLM judge")
+        judged = lambda d: ~d.system.isin(["Reference (orig)", "Human Expert"])
+        return rv.ref_range("abgen_table2", f"llm_{name}", judged, "Table 2, LLM judge")
 
 def judge_prompts_block(run, ctx) -> list:
     "The judge prompts the run used (its prompt set, per criterion), collapsed."
@@ -1010,7 +858,8 @@ def judge_prompts_block(run, ctx) -> list:
             "reference design, then the criterion below" if shared else
             f"protocol {proto}; user turn: {ctxt}, the design, the module, the paper's reference design")
     texts = [([c, rv.Raw(f" ({where}; $module = the example's module)")], t) for c, t in prompt_set(name).items()]
-    return [rv.details_texts([rv.Raw("Judge prompts: set <b>"), resolve_prompts(name), rv.Raw(f"</b> ({turn}; shown per example)")], texts)]
+    head = [rv.Raw("Judge prompts: set <b>"), resolve_prompts(name), rv.Raw(f"</b> ({turn}; shown per example)")]
+    return [rv.details_texts(head, texts)]
 
 ABGEN_RECORD = rv.Record(sections=abgen_sections, scores=abgen_scores, paper=abgen_paper, extras=judge_prompts_block)
 
@@ -1023,8 +872,9 @@ _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.spl
 # grammar-constrained: a 200-character rationale and the score fit in 160 tokens; 100 cut one answer of 32)
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
-    AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=make_tables, downloaders=DOWNLOADERS, commands=COMMANDS,
+    AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2], downloaders=DOWNLOADERS,
     stub_reply=stub_reply,
     stages=[Stage("generate", "model", "one ablation study design per example"),
             Stage("judge", "judge", "each design scored 1-5 on the four criteria (4 calls, sent as it arrives)")],
-    default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160, max_rationale=200)]))
+    default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160,
+                       max_rationale=200)]))

@@ -12,17 +12,18 @@ import pandas as pd
 from .core import read_json, read_json_records, write_json, write_jsonl, write_text
 from .llm import pipeline
 from .metrics import CORRS, corr_ci, instance_level_detail
-from .report import Estimate, fmt, fmt_ci, save_table, save_figure, reference
+from .report import Estimate, fmt, fmt_ci, reference
 from .bench import Benchmark, Config, Stage, param, register
-from .runs import complete_runs, run_label, settings, caption
+from .tables import Figure, Table, write_all
 from .abgen import (CRITERIA, DOWNLOADERS, HUMAN_CRITERIA, PAPER, SKIP, JudgeSetup, _num, _prompts, _protocol,
                             ajudge, canonical, human_path, load_human_eval, note_protocol, released_dir, setup_of,
                             stub_reply, validate)
 
 # %% auto #0
-__all__ = ['IMPUTE', 'RELEASED_TABLES', 'ABGEN_EVAL_RECORD', 'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures',
-           'score_matrices', 'meta_evaluate', 'AbGenEvalConfig', 'run_eval', 'paper_name', 'table5', 'table9',
-           'released_tables', 'figure_human_vs_judge', 'make_tables', 'eval_sections', 'eval_scores', 'eval_paper']
+__all__ = ['IMPUTE', 'TABLE5', 'TABLE9', 'META_EVAL', 'RELEASED_TABLES', 'RELEASED', 'HUMAN_VS_JUDGE', 'TABLES',
+           'ABGEN_EVAL_RECORD', 'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices',
+           'meta_evaluate', 'AbGenEvalConfig', 'run_eval', 'paper_name', 'released_tables', 'figure_human_vs_judge',
+           'make_tables', 'eval_sections', 'eval_scores', 'eval_paper']
 
 # %% ../nbs/11_abgen_eval.ipynb #06c12a31
 def load_judge_outputs(path) -> list[dict]:
@@ -38,10 +39,12 @@ def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict]
         for c in criteria:
             s = r.get(c)
             if isinstance(s, dict) and _num(s.get("score")) == 0:
-                r2[c] = {**s, "score": None, "failure": "score 0 in the released file (unparsable answer)"}; zeros[c] += 1
+                r2[c] = {**s, "score": None, "failure": "score 0 in the released file (unparsable answer)"}
+                zeros[c] += 1
         out.append(r2)
     return out, zeros
 
+# %% ../nbs/11_abgen_eval.ipynb #c40192b6
 def score_matrices(human: list[dict], judged: list[dict], criterion: str):
     "H, M (examples × systems) for `criterion`; NaN where a judge score is missing or failed."
     hs = {}
@@ -59,7 +62,8 @@ def score_matrices(human: list[dict], judged: list[dict], criterion: str):
 
 IMPUTE = (1, 5)   # eq. 3 sensitivity: every missing judge score set to the lowest, then the highest score
 
-def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system", "instance", "pooled"), n_resamples=1000,
+def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system", "instance", "pooled"),
+                  n_resamples=1000,
                   impute=IMPUTE) -> pd.DataFrame:
     """Every (criterion, level, correlation) with a bootstrap CI over examples; `used` = examples that entered the value
     (eq. 3 leaves out constant rows and rows with a missing score), and eq. 3 with missing judge scores imputed (no
@@ -74,22 +78,27 @@ def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system
             for k in corrs:
                 r = corr_ci(H, M, lev, k, n_resamples=n_resamples)
                 used = instance_level_detail(H, M, k)[1] if lev == "instance" else both
-                rows.append(dict(**base, level=lev, corr=k, value=r["value"], lo=r["lo"], hi=r["hi"], used=used, skipped=r.get("skipped", 0)))
+                rows.append(dict(**base, level=lev, corr=k, value=r["value"], lo=r["lo"], hi=r["hi"], used=used,
+                                 skipped=r.get("skipped", 0)))
         if "instance" in levels:
             for v in impute:
                 Mv = M.copy(); Mv[gap] = v
                 for k in corrs:
                     val, used, skipped = instance_level_detail(H, Mv, k)
-                    rows.append(dict(**base, level=f"instance (missing judge = {v})", corr=k, value=val, lo=np.nan, hi=np.nan,
+                    rows.append(dict(**base, level=f"instance (missing judge = {v})", corr=k, value=val, lo=np.nan,
+                                     hi=np.nan,
                                      used=used, skipped=skipped))
-    cols = ["criterion", "level", "corr", "value", "lo", "hi", "examples", "systems", "used", "skipped", "missing_judge"]
+    cols = ["criterion", "level", "corr", "value", "lo", "hi", "examples", "systems", "used", "skipped",
+            "missing_judge"]
     return pd.DataFrame(rows, columns=cols)
 
 # %% ../nbs/11_abgen_eval.ipynb #eb5620ce
 @dataclass
 class AbGenEvalConfig(JudgeSetup, Config):
-    model: str = param("local", "the judge under evaluation: a models.toml name, or any name with --base-url", role=True)
+    model: str = param("local", "the judge under evaluation: a models.toml name, or any name with --base-url",
+                       role=True)
 
+# %% ../nbs/11_abgen_eval.ipynb #fba2e31c
 def _eval_rows(cfg) -> list[dict]:
     rows = load_human_eval(split=cfg.split)
     if cfg.limit:
@@ -105,20 +114,23 @@ def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
     llm = ctx.llm("model"); setup = setup_of(cfg, llm.spec)
     judged = pipeline(rows, lambda r: ajudge(llm, r, r["model_response"], setup), {f"judge {llm.spec.name}": llm})
     if ctx.planning: return []   # the plan's stub scores: no correlations to compute
-    outputs = [dict(meta_id=r["meta_id"], **{c: dict(explanation=j[c]["rationale"], score=j[c]["value"], failure=j[c]["failure"])
-                                           for c in CRITERIA}) for r, j in zip(rows, judged)]
+    out = lambda jc: dict(explanation=jc["rationale"], score=jc["value"], failure=jc["failure"])
+    outputs = [dict(meta_id=r["meta_id"], **{c: out(j[c]) for c in CRITERIA}) for r, j in zip(rows, judged)]
     write_json(ctx.out/"judge_outputs.json", outputs)
-    write_jsonl(ctx.out/"records.jsonl", [dict(id=o["meta_id"], failure=next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None),
-                                               human={c: r[c]["score"] for c in HUMAN_CRITERIA}, response=r["model_response"], **{c: o[c] for c in CRITERIA})
-                                          for r, o in zip(rows, outputs)])
+    write_jsonl(ctx.out/"records.jsonl", [_eval_record(r, o) for r, o in zip(rows, outputs)])
     me = meta_evaluate(rows, outputs)
     write_text(ctx.out/"meta_eval.csv", me.to_csv(index=False, lineterminator="\n"))
-    write_json(ctx.out/"scores.json", dict(responses=len(rows), judge_failures={c: sum(o[c]["failure"] is not None for o in outputs) for c in CRITERIA}))
-    head = []
-    for lev, corr in (("instance", "pearson"), ("system", "kendall")):
-        for _, x in me[(me.level == lev) & (me["corr"] == corr)].iterrows():
-            head.append(Estimate(f"{x.criterion} {lev} {corr}", x.value, x.lo, x.hi, int(x.examples), int(x.missing_judge)))
-    return head
+    fails = {c: sum(o[c]["failure"] is not None for o in outputs) for c in CRITERIA}
+    write_json(ctx.out/"scores.json", dict(responses=len(rows), judge_failures=fails))
+    sel = lambda lev, corr: me[(me.level == lev) & (me["corr"] == corr)].iterrows()
+    return [Estimate(f"{x.criterion} {lev} {corr}", x.value, x.lo, x.hi, int(x.examples), int(x.missing_judge))
+            for lev, corr in (("instance", "pearson"), ("system", "kendall")) for _, x in sel(lev, corr)]
+
+def _eval_record(r: dict, o: dict) -> dict:
+    "A response's record: human scores, the response and the judge's output per criterion."
+    first = next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None)
+    return dict(id=o["meta_id"], failure=first, human={c: r[c]["score"] for c in HUMAN_CRITERIA},
+                response=r["model_response"], **{c: o[c] for c in CRITERIA})
 
 # %% ../nbs/11_abgen_eval.ipynb #f6cb0362
 def paper_name(name: str, names) -> str|None:
@@ -126,76 +138,118 @@ def paper_name(name: str, names) -> str|None:
     return next((n for n in names if canonical(n) == canonical(name)), None)
 
 # %% ../nbs/11_abgen_eval.ipynb #79be4785
-def _ours_vs_paper(level, corr, ref_name, with_pooled=False) -> pd.DataFrame:
-    rows, e3 = [], "examples in eq. 3 (imp/faith/sound/overall)"
-    for d in complete_runs("abgen_eval"):
-        me = pd.read_csv(d/"meta_eval.csv"); meta, s = read_json(d/"meta.json"), read_json(d/"scores.json")
-        if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs before issue 10
-        fails = s["judge_failures"]
-        levels = [level] + (["pooled"] + [lv for lv in me.level.unique() if lv.startswith("instance (missing")] if with_pooled else [])
-        for lev in levels:
+_EQ3 = "examples in eq. 3 (imp/faith/sound/overall)"
+
+def _meta_eval(d) -> pd.DataFrame:
+    me = pd.read_csv(d/"meta_eval.csv")
+    if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs before issue 10
+    return me
+
+def _level_row(r, sel, lev: str, with_pooled: bool) -> dict:
+    row = dict(source="scibench", judge=r.config["model"], level=lev, protocol=_protocol(r.meta),
+               prompts=_prompts(r.meta))
+    for c in CRITERIA:
+        row[c] = fmt_ci(sel.loc[c, "value"], sel.loc[c, "lo"], sel.loc[c, "hi"], 3, int(sel.loc[c, "examples"]))
+    if with_pooled:
+        row[_EQ3] = ("/".join(str(int(sel.loc[c, "used"])) for c in CRITERIA) + f" of {int(sel['examples'].max())}"
+                     if lev.startswith("instance") else "–")
+    row["judge failures"] = "/".join(str(r.scores["judge_failures"][c]) for c in CRITERIA)
+    return row
+
+def _ours(level: str, corr: str, with_pooled=False):
+    "A run's rows of a table at `level` (and with `with_pooled`: pooled and the imputed eq. 3 rows) and `corr`."
+    def rows(r) -> list[dict]:
+        me, out = _meta_eval(r.dir), []
+        imputed = [lv for lv in me.level.unique() if lv.startswith("instance (missing")]
+        for lev in [level] + (["pooled"] + imputed if with_pooled else []):
             sel = me[(me.level == lev) & (me["corr"] == corr)].set_index("criterion")
-            if sel.empty: continue
-            row = dict(source="scibench", run=run_label(d), judge=meta["config"]["model"], level=lev, protocol=_protocol(meta),
-                       prompts=_prompts(meta), settings=settings(d, skip=SKIP))
-            for c in CRITERIA: row[c] = fmt_ci(sel.loc[c, "value"], sel.loc[c, "lo"], sel.loc[c, "hi"], 3, int(sel.loc[c, "examples"]))
-            if with_pooled:
-                row[e3] = ("/".join(str(int(sel.loc[c, "used"])) for c in CRITERIA) + f" of {int(sel['examples'].max())}"
-                           if lev.startswith("instance") else "–")
-            row["judge failures"] = "/".join(str(fails[c]) for c in CRITERIA)
-            rows.append(row)
-    for _, r in reference(ref_name).iterrows():
-        rows.append(dict(source="paper", run="human_evaluation", judge=r["judge"], level="pooled" if with_pooled else level, protocol="authors",
-                         prompts="released",
-                         settings="paper", **{c: fmt(r[c], 3) for c in CRITERIA}, **({e3: "–"} if with_pooled else {}), **{"judge failures": "–"}))
-    return pd.DataFrame(rows)
+            if not sel.empty: out.append(_level_row(r, sel, lev, with_pooled))
+        return out
+    return rows
 
-def table5() -> pd.DataFrame:
-    """Table 5: instance-level Pearson: eq. 3 (with its count and the imputed rows) and pooled; the paper's values are
-    pooled."""
-    return _ours_vs_paper("instance", "pearson", "abgen_table5_instance_pearson", with_pooled=True)
+# %% ../nbs/11_abgen_eval.ipynb #47a6980d
+_COLS = ["source", "run", "judge", "level", "protocol", "prompts", "settings", *CRITERIA]
+_PAPER = dict(paper_map=dict(judge="judge", **{c: c for c in CRITERIA}), paper_fmt=lambda v: fmt(v, 3))
 
-def table9() -> pd.DataFrame:
-    "Table 9: system-level Kendall (eq. 2)."
-    return _ours_vs_paper("system", "kendall", "abgen_table9_system_kendall")
+TABLE5 = Table(
+    "abgen_table5", "AbGen-Eval: instance-level Pearson (eq. 3; constant rows and rows with a missing score left out, "
+    "the count beside; imputed rows: missing judge scores set to 1 or 5) and pooled (released code); paper values "
+    "are pooled", ours=_ours("instance", "pearson", with_pooled=True), paper="abgen_table5_instance_pearson", **_PAPER,
+    paper_const=dict(run="human_evaluation", level="pooled", protocol="authors", prompts="released", settings="paper",
+                     **{_EQ3: "–", "judge failures": "–"}),
+    columns=[*_COLS, _EQ3, "judge failures"], skip=SKIP)
+TABLE9 = Table(
+    "abgen_table9", "AbGen-Eval: system-level Kendall (eq. 2)", ours=_ours("system", "kendall"),
+    paper="abgen_table9_system_kendall", **_PAPER,
+    paper_const=dict(run="human_evaluation", level="system", protocol="authors", prompts="released", settings="paper",
+                     **{"judge failures": "–"}),
+    columns=[*_COLS, "judge failures"], skip=SKIP)
 
+# %% ../nbs/11_abgen_eval.ipynb #04ec6943
+def _all_levels(r) -> list[dict]:
+    "A run's every level and correlation, value [95% CI] in one column."
+    me = pd.read_csv(r.dir/"meta_eval.csv")
+    me["value [95% CI]"] = [fmt_ci(v, lo, hi, 3, n) for v, lo, hi, n in zip(me.value, me.lo, me.hi, me.examples)]
+    me = me.drop(columns=["value", "lo", "hi"])
+    return [dict(run=r.label, prompts=_prompts(r.meta), **x) for x in me.to_dict("records")]
+
+META_EVAL = Table(
+    "abgen_meta_eval", "AbGen-Eval: all levels and correlations; used = examples that entered the value; 'instance "
+    "(missing judge = 1|5)': eq. 3 with every missing judge score imputed (sensitivity, no CI)",
+    ours=_all_levels, only_with_runs=True)
+
+# %% ../nbs/11_abgen_eval.ipynb #832ce939
 RELEASED_TABLES = (("abgen_released_table5", "pooled", "pearson", "abgen_table5_instance_pearson"),
                    ("abgen_released_table9", "system", "kendall", "abgen_table9_system_kendall"))
 
-def released_tables(root=None, n_resamples=1000) -> dict:
-    """Tables 5 and 9 recomputed from AbGen's released human scores and judge outputs, beside the published values. A
-    score 0 is a judge failure; a judge with zeros gets a second row that keeps them as scores, as the authors' code
-    did."""
+def _released_rows(human, files, level, corr, ref_name, n_resamples) -> list[dict]:
+    "One recomputed table: per released judge file, a row (two when the file has zeros: failures, and kept as scores)."
+    ref, rows = reference(ref_name).set_index("judge"), []
+    for jp in files:
+        raw = load_judge_outputs(jp)
+        judged, zeros = zeros_as_failures(raw)
+        pname = paper_name(jp.stem, ref.index)
+        for how, j in [("failure", judged)] + ([("score (authors' code)", raw)] if sum(zeros.values()) else []):
+            me = meta_evaluate(human, j, corrs=(corr,), levels=(level,), n_resamples=n_resamples).set_index("criterion")
+            row = dict(judge=pname or jp.stem, file=jp.name, prompts="released", **{"score 0 counted as": how})
+            for c in CRITERIA:
+                row[f"{c} (ours)"] = fmt_ci(me.loc[c, "value"], me.loc[c, "lo"], me.loc[c, "hi"], 3)
+                row[f"{c} (paper)"] = fmt(ref.loc[pname, c], 3) if pname else "–"
+            row["zeros (imp/faith/sound/overall)"] = "/".join(str(zeros[c]) for c in CRITERIA)
+            row["missing judge scores"] = int(me["missing_judge"].max())
+            rows.append(row)
+    return rows
+
+def released_tables(root=None, n_resamples=1000, names=None) -> dict:
+    """Tables 5 and 9 (or those of `names`) recomputed from AbGen's released human scores and judge outputs, beside the
+    published values. A score 0 is a judge failure; a judge with zeros gets a second row that keeps them as scores, as
+    the authors' code did."""
     root = Path(root or released_dir())
     hp = root/"human_evaluation.json"
     if not hp.exists(): return {}
     human = load_human_eval(hp, require_context=False)
     files = sorted((root/"processed_outputs").glob("*.json"))
-    out = {}
-    for name, level, corr, ref_name in RELEASED_TABLES:
-        ref = reference(ref_name).set_index("judge")
-        rows = []
-        for jp in files:
-            raw = load_judge_outputs(jp)
-            judged, zeros = zeros_as_failures(raw)
-            pname = paper_name(jp.stem, ref.index)
-            for how, j in [("failure", judged)] + ([("score (authors' code)", raw)] if sum(zeros.values()) else []):
-                me = meta_evaluate(human, j, corrs=(corr,), levels=(level,), n_resamples=n_resamples).set_index("criterion")
-                row = dict(judge=pname or jp.stem, file=jp.name, prompts="released", **{"score 0 counted as": how})
-                for c in CRITERIA:
-                    row[f"{c} (ours)"] = fmt_ci(me.loc[c, "value"], me.loc[c, "lo"], me.loc[c, "hi"], 3)
-                    row[f"{c} (paper)"] = fmt(ref.loc[pname, c], 3) if pname else "–"
-                row["zeros (imp/faith/sound/overall)"] = "/".join(str(zeros[c]) for c in CRITERIA)
-                row["missing judge scores"] = int(me["missing_judge"].max())
-                rows.append(row)
-        out[name] = pd.DataFrame(rows)
-    return out
+    return {name: pd.DataFrame(_released_rows(human, files, level, corr, ref_name, n_resamples))
+            for name, level, corr, ref_name in RELEASED_TABLES if names is None or name in names}
 
-def figure_human_vs_judge():
+# %% ../nbs/11_abgen_eval.ipynb #b6ac1415
+def _released(name: str) -> list[dict]:
+    df = released_tables(names=[name])[name]
+    print(f"\n{name} (recomputed from AbGen's released files, beside the published values):")
+    print(df.to_string(index=False))
+    return df.to_dict("records")
+
+_REL = ("Recomputed from AbGen's released human evaluation and judge outputs (judges named by the paper, file as "
+        "released). A score 0 in a released file is the authors' code for an unparsable answer: counted as a judge "
+        "failure; a second row keeps zeros as scores, as the authors' code did")
+RELEASED = [Table(name, _REL, extra=lambda name=name: _released(name), sample_note=False)
+            for name, *_ in RELEASED_TABLES]
+
+# %% ../nbs/11_abgen_eval.ipynb #e080308f
+def figure_human_vs_judge(runs):
     "Mean human vs judge score per system: one row of panels per AbGen-Eval run, one column per criterion."
     import matplotlib; matplotlib.use("Agg")
     import seaborn as sns
-    runs = complete_runs("abgen_eval")
     if not runs: return None
     pts = []
     for d in runs:
@@ -205,44 +259,25 @@ def figure_human_vs_judge():
             H, M, exs, syss = score_matrices(human, judged, c)
             with np.errstate(all="ignore"):
                 for s, h, m in zip(syss, np.nanmean(H, 0), np.nanmean(M, 0)):
-                    pts.append(dict(run=f"{d.parent.name}\n{d.name.split('-')[0]}", criterion=c, system=s, human=h, judge=m))
-    df = pd.DataFrame(pts)
-    g = sns.relplot(df, x="human", y="judge", hue="system", col="criterion", row="run", kind="scatter", height=2.6, s=60,
-                    facet_kws=dict(margin_titles=True))
+                    pts.append(dict(run=f"{d.parent.name}\n{d.name.split('-')[0]}", criterion=c, system=s, human=h,
+                                    judge=m))
+    g = sns.relplot(pd.DataFrame(pts), x="human", y="judge", hue="system", col="criterion", row="run", kind="scatter",
+                    height=2.6, s=60, facet_kws=dict(margin_titles=True))
     g.set_titles(col_template="{col_name}", row_template="{row_name}", size=7)
     g.set(xlim=(0.8, 5.2), ylim=(0.8, 5.2))
     for ax in g.axes.flat: ax.plot([1, 5], [1, 5], ls=":", c="grey", lw=1)
     g.figure.suptitle("AbGen-Eval: human vs judge, mean score per system (one row per run)", y=1.03)
-    return save_figure(g.figure, "abgen_human_vs_judge")
+    return g.figure
+
+HUMAN_VS_JUDGE = Figure("abgen_human_vs_judge", figure_human_vs_judge)
+
+# %% ../nbs/11_abgen_eval.ipynb #2698487c
+TABLES = [TABLE5, TABLE9, META_EVAL, *RELEASED, HUMAN_VS_JUDGE]
 
 def make_tables() -> list:
-    "Write AbGen-Eval's tables (5, 9, every level, the released judges recomputed) and its figure from `results/`."
-    runs = complete_runs("abgen_eval")
-    t5 = ("AbGen-Eval: instance-level Pearson (eq. 3; constant rows and rows with a missing score left out, the count "
-          "beside; imputed rows: missing judge scores set to 1 or 5) and pooled (released code); paper values are "
-          "pooled")
-    written = [save_table(table5(), "abgen_table5", caption(t5, runs))["md"],
-               save_table(table9(), "abgen_table9", caption("AbGen-Eval: system-level Kendall (eq. 2)", runs))["md"]]
-    allme = []
-    for d in runs:
-        me = pd.read_csv(d/"meta_eval.csv")
-        me.insert(0, "run", run_label(d)); me.insert(1, "prompts", _prompts(read_json(d/"meta.json")))
-        allme.append(me)
-    if allme:
-        df = pd.concat(allme)
-        df["value [95% CI]"] = [fmt_ci(v, l, h, 3, n) for v, l, h, n in zip(df.value, df.lo, df.hi, df.examples)]
-        me = ("AbGen-Eval: all levels and correlations; used = examples that entered the value; 'instance (missing "
-              "judge = 1|5)': eq. 3 with every missing judge score imputed (sensitivity, no CI)")
-        written.append(save_table(df.drop(columns=["value", "lo", "hi"]), "abgen_meta_eval", caption(me, runs))["md"])
-    rel = ("Recomputed from AbGen's released human evaluation and judge outputs (judges named by the paper, file as "
-           "released). A score 0 in a released file is the authors' code for an unparsable answer: counted as a judge "
-           "failure; a second row keeps zeros as scores, as the authors' code did")
-    for name, df in released_tables().items():
-        print(f"\n{name} (recomputed from AbGen's released files, beside the published values):")
-        print(df.to_string(index=False))
-        written.append(save_table(df, name, rel)["md"])
-    f = figure_human_vs_judge()
-    return written + ([f] if f else [])
+    "Write AbGen-Eval's tables and figure from `results/` (the released ones when their files are downloaded)."
+    have = (released_dir()/"human_evaluation.json").exists()
+    return write_all("abgen_eval", [t for t in TABLES if have or t not in RELEASED])
 
 # %% ../nbs/11_abgen_eval.ipynb #7e4d8d19
 from . import records as rv
@@ -252,7 +287,8 @@ def eval_sections(r, ctx):
     "An AbGen-Eval record: the judged design beside the paper's, human and judge scores per criterion."
     secs = []
     ref = abgen_context(ctx, str(r.get("id", "")).partition("@")[0], secs)
-    if ref is not None: secs.append(rv.pair("Design", ("Judged design", r.get("response")), ("Reference design (paper)", ref)))
+    if ref is not None:
+        secs.append(rv.pair("Design", ("Judged design", r.get("response")), ("Reference design (paper)", ref)))
     else: secs.append(rv.text("Judged design", r.get("response")))
     hu = r.get("human") or {}
     crits = [k for k, v in r.items() if isinstance(v, dict) and "score" in v]
@@ -269,13 +305,15 @@ def eval_paper(name):
          "system kendall": ("abgen_table9_system_kendall", "Table 9")}.get(lv)
     return rv.ref_range(t[0], c, None, f"{t[1]}, judges") if t else None
 
-ABGEN_EVAL_RECORD = rv.Record(sections=eval_sections, scores=eval_scores, group=lambda r: str(r.get("id", "")).partition("@")[2] or None,
-                           paper=eval_paper, extras=judge_prompts_block)
+ABGEN_EVAL_RECORD = rv.Record(sections=eval_sections, scores=eval_scores,
+                              group=lambda r: str(r.get("id", "")).partition("@")[2] or None,
+                              paper=eval_paper, extras=judge_prompts_block)
 
 # %% ../nbs/11_abgen_eval.ipynb #236b5caa
 ABGEN_EVAL = register(Benchmark(
     "abgen_eval", "AbGen-Eval: how well a judge (the model) agrees with human scores of ablation designs", PAPER,
-    AbGenEvalConfig, run_eval, validate=validate, data=lambda cfg: [human_path(cfg.split)], record=ABGEN_EVAL_RECORD, tables=make_tables,
+    AbGenEvalConfig, run_eval, validate=validate, data=lambda cfg: [human_path(cfg.split)], record=ABGEN_EVAL_RECORD,
+    tables=make_tables,
     downloaders=DOWNLOADERS, stub_reply=stub_reply,
     stages=[Stage("judge", "model", "every human-evaluated response scored 1-5 on the four criteria (4 calls each)")],
     default_runs=[dict(model="local", split="sample", judge_max_tokens=100, max_rationale=200)]))

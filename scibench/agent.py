@@ -15,7 +15,7 @@ from pathlib import Path
 from .llm import Request, parse_json
 
 # %% auto #0
-__all__ = ['TOOLS', 'OBS_CHARS', 'GREP_HITS', 'MAX_WRITE', 'action_schema', 'run_tool', 'AgentTask', 'drive']
+__all__ = ['TOOLS', 'OBS_CHARS', 'GREP_HITS', 'MAX_WRITE', 'action_schema', 'outside_root', 'run_tool', 'AgentTask', 'drive']
 
 # %% ../nbs/22_agent.ipynb #eabf98a3
 TOOLS = ("list_files", "read_file", "grep", "write_file", "append_file", "finish")
@@ -68,6 +68,22 @@ def _safe(ws: Path, rel) -> Path | None:
         return p if p == root or root in p.parents else None
     except Exception:
         return None  # noqa: BLE001 (symlink loops, over-long names: no usable path)
+
+
+def outside_root(root, p) -> str | None:
+    """Why file `p` under folder `root` must not be read as one of its files, or None when it may: the rule for every
+    reader of a folder (a workspace, a repository). `p` is resolved (symlinks followed) and must stay under `root`
+    resolved; a link out, a loop or a broken link gets its reason (listed where the file is skipped)."""
+    try:
+        r = Path(root).resolve()
+        q = Path(p).resolve(strict=True)
+    except FileNotFoundError:
+        return "broken symlink (its target does not exist)" if Path(p).is_symlink() else "no such file"
+    except (OSError, RuntimeError):
+        return "symlink loop"
+    if q != r and r not in q.parents:
+        return "symlink pointing outside the repository (not read)"
+    return None
 
 
 def _shown(rel) -> str:

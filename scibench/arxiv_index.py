@@ -1,5 +1,5 @@
-"""The arXiv id grammar (`normalize_id`, `valid_id`: any form a model or a citation writes → the snapshot's canonical id)
-and an SQLite index of the Kaggle arXiv metadata snapshot (`build_index`: streamed, memory flat in the number of
+"""The arXiv id grammar (`normalize_id`, `valid_id`: any form a model or a citation writes → the snapshot's canonical
+id) and an SQLite index of the Kaggle arXiv metadata snapshot (`build_index`: streamed, memory flat in the number of
 records, malformed lines skipped and reported; `ArxivIndex`: lookups by id as normalized or as written, and by title).
 Generic: ArxivBench (`scibench.arxivbench`) verifies the papers a model lists in it."""
 
@@ -7,14 +7,18 @@ Generic: ArxivBench (`scibench.arxivbench`) verifies the papers a model lists in
 
 # %% ../nbs/41_arxiv_index.ipynb #b736826d
 from __future__ import annotations
-import difflib, functools, gzip, json, os, re, sqlite3, sys, time, zlib
+import difflib, functools, gzip, hashlib, json, os, re, sqlite3, sys, time, zlib
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
-from .core import DataError, decode_line
+from .core import DataError, cache_dir, data_dir, decode_line
+from .bench import param
+from .runs import rel
 
 # %% auto #0
-__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'valid_id', 'normalize_id', 'id_candidates',
-           'norm_title', 'open_text', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index']
+__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'KAGGLE_URL', 'valid_id', 'normalize_id',
+           'id_candidates', 'norm_title', 'open_text', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex',
+           'open_index', 'snapshot_path', 'default_index_path', 'index_for', 'download_snapshot', 'IndexArgs',
+           'index_command', 'LookupArgs', 'lookup_command']
 
 # %% ../nbs/41_arxiv_index.ipynb #fc0f85d3
 OLD_ARCHIVES = frozenset(
@@ -126,7 +130,7 @@ _CANON_ID = re.compile(
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # = json.dumps(x, ensure_ascii=False), built once
 _BLANK = b" \t\n\r\x0b\x0c"  # what `bytes.strip()` removes
 
-
+# %% ../nbs/41_arxiv_index.ipynb #7f7381a0
 def open_text(path):
     "Open a snapshot file for streaming text (gzip detected by magic bytes)."
     p = Path(path)
@@ -143,7 +147,7 @@ def open_bytes(path):
         magic = f.read(2)
     return gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
 
-
+# %% ../nbs/41_arxiv_index.ipynb #4023dbac
 @dataclass
 class BuildStats:
     path: str
@@ -155,10 +159,10 @@ class BuildStats:
     snapshot_date: str | None = None  # the latest update_date of the records
     workers: int = 0  # parsing processes
 
-
+# %% ../nbs/41_arxiv_index.ipynb #cd153d6c
 def _squash(s: str) -> str:
-    r"""Whitespace runs to one space, ends stripped (= `re.sub(r"\s+", " ", s).strip()`), fast for the snapshot's abstracts,
-    wrapped with newlines: every whitespace character but the space is unprintable."""
+    r"""Whitespace runs to one space, ends stripped (= `re.sub(r"\s+", " ", s).strip()`), fast for the snapshot's
+    abstracts, wrapped with newlines: every whitespace character but the space is unprintable."""
     r = s.strip().replace("\n", " ")
     return r if "  " not in r and r.isprintable() else " ".join(s.split())
 
@@ -188,7 +192,7 @@ def _parse_line(line: str, path, lineno: int):
         keep["title_raw"] = t  # as written: what the authors' judge sees
     return pid, keep
 
-
+# %% ../nbs/41_arxiv_index.ipynb #9719f768
 def _snapshot_blocks(f, path, size: int = 1 << 20):
     """(bytes, first line number): an open snapshot in blocks of whole lines (about `size` bytes); a truncated or
     corrupt gzip stream is a `DataError`."""
@@ -251,7 +255,7 @@ def _parse_block(item, path: str, stop: bool):
             date = u
     return rows, errors, len(raws), date
 
-
+# %% ../nbs/41_arxiv_index.ipynb #b740f05d
 def _in_order(fn, items, workers: int):
     """`map(fn, items)`, in `workers` forked processes when > 0, with at most 2 x workers + 1 items in flight (bounded
     memory)."""
@@ -285,7 +289,7 @@ def _auto_workers(src: Path) -> int:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 0 if cpus <= 2 else min(4, cpus - 1)
 
-
+# %% ../nbs/41_arxiv_index.ipynb #6f7d28e9
 def build_index(
     snapshot_path,
     index_path,
@@ -311,7 +315,8 @@ def build_index(
     st.workers = workers = _auto_workers(src) if workers is None else workers
     con, results = sqlite3.connect(tmp), None
     try:
-        con.executescript(f"""PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-{cache_mb * 1024}; PRAGMA temp_store=FILE;
+        con.executescript(f"""PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-{cache_mb * 1024};
+            PRAGMA temp_store=FILE;
             CREATE TABLE papers (pk INTEGER PRIMARY KEY, id TEXT NOT NULL, title TEXT, norm_title TEXT, record TEXT);
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);""")
         with open_bytes(src) as f:
@@ -361,10 +366,11 @@ def build_index(
 
 # %% ../nbs/41_arxiv_index.ipynb #40c0bebb
 _STOP = set(
-    "the and for with from into onto via using its are was were has have this that which of on in to a an by at as or".split()
+    "the and for with from into onto via using its are was were has have this that which of on in to a an by at as "
+    "or".split()
 )
 
-
+# %% ../nbs/41_arxiv_index.ipynb #5f00262a
 class ArxivIndex:
     "Read-only lookups in an index written by `build_index`."
 
@@ -373,7 +379,12 @@ class ArxivIndex:
         if not self.path.exists():
             raise FileNotFoundError(f"{self.path} not found: build it with `scibench arxivbench index SNAPSHOT`")
         self.con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
-        v = dict(self.con.execute("SELECT key, value FROM meta")).get("version")
+        try:
+            v = dict(self.con.execute("SELECT key, value FROM meta")).get("version")
+        except sqlite3.DatabaseError as e:  # not SQLite, or SQLite without the index's tables
+            self.con.close()
+            raise DataError(self.path, None, None, f"not an arXiv index ({e}): build one with `scibench arxivbench "
+                            "index SNAPSHOT`") from None
         if v != str(INDEX_VERSION):
             raise ValueError(f"{self.path}: index version {v}, expected {INDEX_VERSION}: rebuild it")
 
@@ -445,7 +456,109 @@ class ArxivIndex:
     def __exit__(self, *a):
         self.close()
 
-
+# %% ../nbs/41_arxiv_index.ipynb #2a45a003
 def open_index(index_path) -> ArxivIndex:
     "Open an index built by `build_index`."
     return ArxivIndex(index_path)
+
+# %% ../nbs/41_arxiv_index.ipynb #c7e3360f
+def snapshot_path(split: str = "sample") -> Path:
+    "The arXiv metadata snapshot of `split`: the shipped sample's, else the Kaggle snapshot `make data` writes."
+    if split == "sample": return data_dir()/"samples"/"arxivbench"/"snapshot.jsonl"
+    return data_dir()/"arxivbench"/"arxiv-metadata-oai-snapshot.json"
+
+def default_index_path() -> Path:
+    "The real index (`make data` or `scibench arxivbench index SNAPSHOT` builds it)."
+    return data_dir()/"arxivbench"/"index.sqlite"
+
+
+# %% ../nbs/41_arxiv_index.ipynb #c02fd450
+def index_for(split: str = "sample", index=None) -> Path:
+    """The index a run uses: `index` if given; the cached index of the sample snapshot; else
+    data/arxivbench/index.sqlite."""
+    if index: return Path(index)
+    if split != "sample":
+        p = default_index_path()
+        if not p.exists():
+            raise FileNotFoundError(f"{p} not found: run `make data` or `scibench arxivbench index SNAPSHOT`")
+        return p
+    snap = snapshot_path("sample"); s = snap.stat()
+    key = hashlib.sha1(f"{snap.resolve()}|{s.st_size}|{s.st_mtime_ns}|{INDEX_VERSION}".encode()).hexdigest()[:16]
+    p = cache_dir()/"arxivbench"/f"sample-{key}.sqlite"
+    if not p.exists(): build_index(snap, p, on_error="raise")
+    return p
+
+# %% ../nbs/41_arxiv_index.ipynb #21233357
+KAGGLE_URL = "https://www.kaggle.com/api/v1/datasets/download/Cornell-University/arxiv"
+
+def download_snapshot(dest=None, url: str = KAGGLE_URL, build: bool = True) -> list[Path]:
+    """Download the Kaggle arXiv metadata snapshot into `data/arxivbench/` and build its index. With a mirror
+    (`scibench data download_snapshot --base URL_OR_DIR`), the zip Kaggle serves is read from the mirror's
+    `api/v1/datasets/download/Cornell-University/arxiv` (its path on kaggle.com); the Kaggle key is never sent there."""
+    import base64, zipfile, shutil
+    from scibench.data import OfflineError, fetch_url, current_mirror
+    dest = Path(dest or data_dir()/"arxivbench"); dest.mkdir(parents=True, exist_ok=True)
+    z = dest/"arxiv.zip"
+    headers = {}
+    if os.environ.get("KAGGLE_USERNAME") and os.environ.get("KAGGLE_KEY"):
+        tok = base64.b64encode(f"{os.environ['KAGGLE_USERNAME']}:{os.environ['KAGGLE_KEY']}".encode()).decode()
+        headers["Authorization"] = f"Basic {tok}"
+    try: fetch_url(url, z, headers=headers)   # from the active mirror, if any (without the header)
+    except OfflineError as e:
+        raise OfflineError(f"cannot download the arXiv snapshot: {e}" + ("" if current_mirror() else
+                           " (or set KAGGLE_USERNAME/KAGGLE_KEY; needed only for real-data runs)")) from None
+    snap = dest/"arxiv-metadata-oai-snapshot.json"
+    with zipfile.ZipFile(z) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".json"))
+        with zf.open(name) as src, open(snap, "wb") as out: shutil.copyfileobj(src, out, 1 << 20)
+    z.unlink()
+    out = [snap]
+    if build:
+        st = build_index(snap, dest/"index.sqlite", progress=True); out.append(dest/"index.sqlite")
+        print(f"[index] {st.records:,} records from {st.lines:,} lines; skipped {st.skipped} bad line(s)",
+              file=sys.stderr)
+    return out
+
+# %% ../nbs/41_arxiv_index.ipynb #670475d5
+@dataclass
+class IndexArgs:
+    snapshot: str = param("", "a Kaggle arXiv metadata snapshot (JSON lines, plain or .gz)", positional=True)
+    out: str = param("", "the index file (default: data/arxivbench/index.sqlite)")
+    strict: bool = param(False, "stop at the first malformed line (default: skip and report)")
+
+def index_command(a: IndexArgs) -> int:
+    "`scibench arxivbench index SNAPSHOT`: build the metadata index."
+    out = Path(a.out or default_index_path())
+    st = build_index(a.snapshot, out, on_error="raise" if a.strict else "skip", progress=True)
+    print(f"indexed {st.records:,} records from {st.lines:,} lines in {st.seconds}s → {out}; "
+          f"skipped {st.skipped} malformed line(s)")
+    for e in st.errors[:20]: print(f"  skipped: {e['msg']}")
+    return 0
+
+
+# %% ../nbs/41_arxiv_index.ipynb #1fbe4216
+def _index_path(index: str) -> tuple[Path, str|None]:
+    "The index to read, and a note when a fresh clone falls back to the sample index."
+    path = Path(index) if index else default_index_path()
+    if index or path.exists(): return path, None
+    return index_for("sample"), (f"no real index at {rel(default_index_path())} (`make data` builds it): looking up in "
+                                 f"the sample index built from {rel(snapshot_path('sample'))}")
+
+
+# %% ../nbs/41_arxiv_index.ipynb #65aaa4c6
+@dataclass
+class LookupArgs:
+    ids: list = param([], "arXiv ids (or titles, with --title)", positional=True)
+    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    title: bool = param(False, "the arguments are titles, not ids")
+
+def lookup_command(a: LookupArgs) -> int:
+    "`scibench arxivbench lookup ID...`: look ids (or titles) up in an index."
+    path, note = _index_path(a.index)
+    with open_index(path) as ix:
+        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
+        for x in a.ids:
+            r = ix.find_title(x) if a.title else ix.get(x)
+            print(json.dumps({"query": x, "result": r}, ensure_ascii=False))
+    return 0
+

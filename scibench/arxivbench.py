@@ -5,40 +5,41 @@
 
 # %% ../nbs/40_arxivbench.ipynb #9b4dd159
 from __future__ import annotations
-import asyncio, difflib, functools, hashlib, json, math, os, re, sys
-from dataclasses import dataclass, asdict, replace
+import asyncio, difflib, functools, json, math, re, sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import DataError, data_dir, cache_dir, read_jsonl, write_json, write_jsonl, read_json, jsonl_line, write_with
+from .core import DataError, data_dir, read_jsonl, write_json, write_jsonl, read_json, jsonl_line, write_with
 from .llm import Request, msgs, pipeline
 from .judge import judge_request, judge_result
 from .metrics import boot_rows, ratio_ci
-from .report import MIN_CI_N, Estimate, fmt, fmt_ci, save_table, save_figure, reference as _reference
+from .report import MIN_CI_N, Estimate, fmt, fmt_ci, reference as _reference
 from .bench import Benchmark, Command, Config, ConfigError, Stage, param, register, Paper as _BenchPaper
-from .runs import complete_runs, run_label, settings, caption, rel
-from .arxiv_index import (INDEX_VERSION, ArxivIndex, _CAND_RE, _squash, build_index, id_candidates, norm_title,
-                                  normalize_id, open_index)
+from .runs import rel
+from .tables import Figure, RunRow, Table
+from .arxiv_index import (ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path,
+                                  download_snapshot, id_candidates, index_command, index_for, lookup_command,
+                                  norm_title, normalize_id, open_index, snapshot_path)
+from .arxivbench_extract import Paper, extract_papers
+from .arxivbench_labels import LABELS, agreement, load_judge_labels
 
 # %% auto #0
 __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'DESCRIPTIONS', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO',
            'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
            'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'STATUSES', 'ACCURACIES',
            'ACCURACY_PROTOCOLS', 'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES',
-           'PAPER_DIFFERENCES', 'LABELS', 'RATES', 'KAGGLE_URL', 'COMMANDS', 'RECORD', 'PAPER', 'STAGES', 'ARXIVBENCH',
-           'subjects_of', 'generator_prompt', 'parse_generated', 'generate_prompts', 'prompts_path', 'load_prompts',
-           'subject_of_name', 'released_rows', 'download_prompts', 'query_prompt', 'authors_links', 'Paper',
-           'is_author_text', 'extract_papers', 'malformed_ids', 'format_pairs', 'is_repetition', 'classify',
-           'snapshot_path', 'default_index_path', 'index_for', 'relevance_prompt', 'match_prompt', 'title_similarity',
-           'taxonomy', 'verify_paper', 'ajudge_paper', 'ajudge_item', 'authors_judge_user', 'authors_judge_request',
-           'authors_verdict', 'ajudge_authors', 'verify_and_judge', 'calculate_acc', 'score_records', 'query_request',
-           'query_item', 'query', 'query_and_judge', 'ArxivBenchConfig', 'protocol_notes', 'note_protocol', 'record',
-           'headline', 'index_info', 'summary', 'run', 'stub_reply', 'data_files', 'load_judge_labels',
-           'validate_judge', 'reference', 'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table',
-           'details_table', 'taxonomy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'make_tables',
-           'download_snapshot', 'IndexArgs', 'LookupArgs', 'GenerateArgs', 'ValidateArgs', 'index_command',
-           'lookup_command', 'generate_command', 'validate_command', 'record_sections', 'record_scores',
-           'paper_numbers']
+           'PAPER_DIFFERENCES', 'RATES', 'ACCURACY_CAPTION', 'TABLE1', 'TABLE2', 'DETAILS', 'TAXONOMY_TABLE', 'TABLES',
+           'COMMANDS', 'RECORD', 'PAPER', 'STAGES', 'ARXIVBENCH', 'subjects_of', 'generator_prompt', 'parse_generated',
+           'generate_prompts', 'prompts_path', 'load_prompts', 'subject_of_name', 'released_rows', 'download_prompts',
+           'query_prompt', 'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt',
+           'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'ajudge_paper', 'ajudge_item',
+           'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'ajudge_authors',
+           'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'query_and_judge',
+           'ArxivBenchConfig', 'protocol_notes', 'note_protocol', 'record', 'headline', 'index_info', 'summary', 'run',
+           'stub_reply', 'data_files', 'validate_judge', 'reference', 'run_protocol', 'fmt_rate', 'snapshot_note',
+           'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs', 'generate_command',
+           'ValidateArgs', 'validate_command', 'record_sections', 'record_scores', 'paper_numbers']
 
 # %% ../nbs/40_arxivbench.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -129,11 +130,13 @@ def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, p
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or prompts_path(split))
     if not p.exists():
-        raise FileNotFoundError(f"{p} not found: " + ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
-                                                     else f"write it with `scibench arxivbench generate --split {split}`"))
+        how = ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
+               else f"write it with `scibench arxivbench generate --split {split}`")
+        raise FileNotFoundError(f"{p} not found: {how}")
     numbered = read_jsonl(p, PROMPT_FIELDS, types={f: str for f in PROMPT_FIELDS}, unique="id", numbered=True)
     for i, r in numbered:
-        if r["subject"] not in SUBJECTS: raise DataError(p, i, "subject", f"unknown subject {r['subject']!r} (known: {', '.join(SUBJECTS)})")
+        if r["subject"] not in SUBJECTS:
+            raise DataError(p, i, "subject", f"unknown subject {r['subject']!r} (known: {', '.join(SUBJECTS)})")
         if not r["prompt"].strip(): raise DataError(p, i, "prompt", "empty")
     rows = [r for _, r in numbered]
     if subjects: rows = [r for r in rows if r["subject"] in subjects]
@@ -148,14 +151,17 @@ def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, p
 # %% ../nbs/40_arxivbench.ipynb #8d216e8c
 RELEASED = "released"
 RELEASED_REPO = "arXivBenchLLM/arXivBench"
-_NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl", "json", "parquet"}
-_SUBJECT_ALIASES = {"cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology", "qf": "Quantitative Finance",
-                    "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science", "econ": "Economics",
-                    "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math", "ai": "Artificial Intelligence",
-                    "csai": "Artificial Intelligence", "cands": "Cryptography and Security", "csandsecurity": "Cryptography and Security",
-                    "cscr": "Cryptography and Security", "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
-                    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
-                    "pl": "Programming Languages", "cspl": "Programming Languages"}
+_NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl",
+              "json", "parquet"}
+_SUBJECT_ALIASES = {
+    "cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology",
+    "qf": "Quantitative Finance", "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science",
+    "econ": "Economics", "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math",
+    "ai": "Artificial Intelligence", "csai": "Artificial Intelligence", "cands": "Cryptography and Security",
+    "csandsecurity": "Cryptography and Security", "cscr": "Cryptography and Security",
+    "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
+    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
+    "pl": "Programming Languages", "cspl": "Programming Languages"}
 
 def _subject_key(s: str) -> str:
     toks = re.findall(r"[a-z0-9&]+", str(s).lower().replace("&", " & "))
@@ -168,41 +174,56 @@ def subject_of_name(name) -> str|None:
     None."""
     return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
 
+# %% ../nbs/40_arxivbench.ipynb #29c20ff1
+_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+
 def _read_table(f: Path) -> pd.DataFrame:
     suf = f.suffix.lower()
-    if suf in (".csv", ".tsv"): return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
+    if suf in (".csv", ".tsv"):
+        return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
     if suf == ".parquet": return pd.read_parquet(f)
     if suf == ".jsonl": return pd.read_json(f, lines=True, dtype=False)
     d = json.loads(f.read_text(encoding="utf-8"))
     return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
 
+def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]:
+    "The (subject, prompt) pairs of one released file, its rows, and its empty prompts."
+    df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
+    pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
+    if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
+    sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols),
+              None)
+    names = [f.name] + list(reversed(f.relative_to(root).parts[:-1]))
+    fs = next((x for x in map(subject_of_name, names) if x), None)
+    out, empty = [], 0
+    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
+        p = r[pc]
+        if not isinstance(p, str) or not p.strip(): empty += 1; continue
+        s = subject_of_name(r[sc]) if sc is not None else fs
+        if s is None:
+            raise DataError(f, i, sc or "subject", "cannot tell the subject from the file name or a subject column"
+                            if sc is None else f"cannot tell the subject ({r[sc]!r} is none of {', '.join(SUBJECTS)})")
+        out.append((s, re.sub(r"\s+", " ", p).strip()))
+    return out, len(df), empty
+
 def released_rows(root) -> tuple[list[dict], dict]:
     "The prompts of a downloaded copy of the released dataset (folder `root`) → ({id, subject, prompt} rows, stats)."
     root = Path(root)
-    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES
                    and not any(part.startswith(".") for part in f.relative_to(root).parts))
-    if not files: raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
+    if not files:
+        raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
     by_subject, st = {}, dict(files={}, empty_prompts=0)
     for f in files:
-        df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
-        pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
-        if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
-        sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols), None)
-        fs = next((x for x in [subject_of_name(f.name)] + [subject_of_name(p) for p in reversed(f.relative_to(root).parts[:-1])] if x), None)
-        for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
-            p = r[pc]
-            if not isinstance(p, str) or not p.strip(): st["empty_prompts"] += 1; continue
-            s = subject_of_name(r[sc]) if sc is not None else fs
-            if s is None:
-                raise DataError(f, i, sc or "subject", f"cannot tell the subject ({r[sc]!r} is none of {', '.join(SUBJECTS)})" if sc is not None
-                                else "cannot tell the subject from the file name or a subject column")
-            by_subject.setdefault(s, []).append(re.sub(r"\s+", " ", p).strip())
-        st["files"][str(f.relative_to(root))] = len(df)
+        pairs, n, empty = _file_prompts(f, root)
+        for s, p in pairs: by_subject.setdefault(s, []).append(p)
+        st["empty_prompts"] += empty; st["files"][str(f.relative_to(root))] = n
     rows = [dict(id=f"{re.sub(r'[^a-z]+', '-', s.lower()).strip('-')}-{i:03d}", subject=s, prompt=p)
             for s in SUBJECTS for i, p in enumerate(by_subject.get(s, []))]
     st["subjects"] = {s: len(by_subject[s]) for s in SUBJECTS if s in by_subject}
     return rows, st
 
+# %% ../nbs/40_arxivbench.ipynb #5bc2a488
 def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
     """The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl` (+
     `.stats.json`)."""
@@ -211,14 +232,15 @@ def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
     base = current_mirror()    # `scibench data arxivbench --base URL_OR_DIR`: a copy of the dataset repository
     try: root = hf_snapshot(repo)
     except Exception as e:
-        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from {f'mirror {base}' if base else 'the Hugging Face hub'}: "
-                           f"{type(e).__name__}: {str(e)[:200]} (offline? give a mirror: scibench data "
-                           "download_prompts --base URL_OR_DIR; "
+        where = f"mirror {base}" if base else "the Hugging Face hub"
+        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from {where}: {type(e).__name__}: "
+                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_prompts --base URL_OR_DIR; "
                            "needed only for split `released`)") from None
     rows, st = released_rows(root)
     out = dest/f"{RELEASED}.jsonl"
     write_jsonl(out, rows)
-    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st, **(dict(mirror=base) if base else {})))
+    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st,
+                                                    **(dict(mirror=base) if base else {})))
     return [out, out.with_suffix(".stats.json")]
 
 # %% ../nbs/40_arxivbench.ipynb #ab101d2e
@@ -248,121 +270,16 @@ def authors_links(text: str|None) -> tuple[int, list[dict]]:
     out = []
     for t, u in ms:
         skip = not u.lower().startswith("http") or "abs/" not in u
-        out.append(dict(title=t.strip(), url=u.strip(), id=None if skip else u.strip().split("abs/")[-1].strip(), skipped=skip,
-                        found=None, answer=None, verdict=None, failure=None,
+        out.append(dict(title=t.strip(), url=u.strip(), id=None if skip else u.strip().split("abs/")[-1].strip(),
+                        skipped=skip, found=None, answer=None, verdict=None, failure=None,
                         source="skipped: no abs/ in the link (their check)" if skip else None))
     return len(ms), out
-
-# %% ../nbs/40_arxivbench.ipynb #899fea82
-_MARKER = re.compile(r"^[ \t]*\**[ \t]*(?:\d+[.):]|\[\d+\]|\(\d+\)|[-*•+](?=\s)|#{1,6}\s|\[\[)")
-
-def _item_of(text: str):
-    "offset → (start of its list item, whether the item has a marker); unmarked lines continue the last marked item."
-    import bisect
-    starts, items, cur, pos = [], [], None, 0
-    for line in text.splitlines(keepends=True) or [""]:
-        if _MARKER.match(line): cur = pos
-        starts.append(pos); items.append((cur, True) if cur is not None else (pos, False))
-        pos += len(line)
-    return lambda off: items[bisect.bisect_right(starts, off) - 1]
-
-@dataclass
-class Paper:
-    """One listed paper: the title as written, the canonical id (None: a malformed link), the link as written, the
-    malformed id text."""
-    title: str
-    arxiv_id: str|None
-    url: str
-    malformed: str|None = None
-    def __getitem__(self, k): return getattr(self, k)
-    def get(self, k, default=None): return getattr(self, k, default)
-    def keys(self): return ["title", "arxiv_id", "url", "malformed"]
-    def to_dict(self) -> dict: return asdict(self)
-
-_LABEL = r"(?:paper\s*title|title|paper|url|link|arxiv\s*link|arxiv\s*url|arxiv|pdf|source|reference)\s*(?::|=|\s-\s)\s*"
-_TRAILING_LABEL = r"\s*(?:[-–—|,;(]\s*)?(?:url|link|arxiv\s*link|arxiv\s*url|arxiv|pdf|available\s+at|see)\s*[:=]?\s*$"
-_LINK_WORDS = {"link", "url", "pdf", "arxiv", "arxiv link", "paper", "here", "source", "abstract", "abs", "html", "view", "download",
-               "title", "research paper", "author", "authors", "author name", "author_name", "full text"}
-
-def _clean_title(s: str) -> str:
-    s = re.sub(r"\s+", " ", s).strip()
-    s = re.sub(r"[.,]?\s*\barxiv\s+(?:preprint|e-?prints?)\b.*$", "", s, flags=re.I)   # "... arXiv preprint"
-    m = re.match(r"^[^\[\]\"“]*?\((?:19|20)\d\d[a-z]?\)\.?\s+(.+)$", s)            # "Authors (2017). Title."
-    if m: s = m.group(1)
-    for _ in range(3):
-        s0 = s
-        s = re.sub(r"^(?:#+\s*|\d+\s*[.):]\s*|[-*•+]\s+|\(\d+\)\s*)", "", s)
-        s = re.sub(rf"^{_LABEL}", "", s, flags=re.I)
-        s = re.sub(_TRAILING_LABEL, "", s, flags=re.I) if re.search(r"[:=]\s*$|\b(?:url|link)\s*$", s, re.I) else s
-        s = s.strip(" \t*_`\"'“”‘’[](){}<>-–—:;,|")
-        if s == s0: break
-    return s.strip()
-
-def is_author_text(s: str, before: str = "") -> bool:
-    """Does a link text name authors rather than a paper? (`et al.`, initials + surname, `Surname (2017)`, or written
-    after 'by')."""
-    s = s.strip()
-    if re.search(r"\bby\s*$", before, re.I) or re.search(r"\bet\.?\s*al\b", s, re.I): return True
-    name = r"(?:[A-Z]\.\s*)+[A-Z][\w'’\-]+"
-    if re.fullmatch(rf"{name}(?:\s*(?:,|&|and)\s*{name})*\.?", s): return True
-    return bool(re.fullmatch(r"[A-Z][a-z][\w'’\-]*(?:\s+[A-Z][a-z][\w'’\-]*)?,?\s*\(?(?:19|20)\d\d[a-z]?\)?\.?", s))
-
-def _ok_title(t: str, before: str = "") -> bool:
-    return (len(t) >= 2 and bool(re.search(r"[^\W\d_]", t)) and not re.search(r"arxiv\.org|https?://|www\.", t, re.I)
-            and t.lower() not in _LINK_WORDS and not is_author_text(t, before))
-
-_INTRO = re.compile(r"\s*(?:sure|here|certainly|below|of course|okay|ok)\b", re.I)
-
-def _title_before(seg: str) -> str:
-    "The title in the text between the previous paper and this link (bracketed spans first)."
-    m = re.search(r"\[([^\[\]]+)\]\(\s*$", seg)          # markdown link [title](url
-    if m:
-        t = _clean_title(m.group(1))
-        if _ok_title(t, seg[:m.start()]): return t
-        seg = seg[:m.start()]                             # an author, a URL or a label: look before it
-    for pat in (r"\[\[(.+?)\]\]", r"\[([^\[\]]+)\]", r"\*\*(.+?)\*\*", r"[\"“](.+?)[\"”]", r"(?<!\w)\*([^*]+)\*(?!\w)", r"(?<!\w)_([^_]+)_(?!\w)"):
-        cands = [t for t, before in ((_clean_title(x.group(1)), seg[:x.start()]) for x in re.finditer(pat, seg, re.S)) if _ok_title(t, before)]
-        if cands: return cands[-1]
-    for k, line in enumerate(reversed(seg.splitlines())):
-        if k and (line.rstrip().endswith(":") or _INTRO.match(line)): break      # an introduction, not a title
-        t = _clean_title(re.sub(r"(?:https?://|www\.)\S+|\S*arxiv\.org/\S*", " ", line, flags=re.I))
-        if len(t) > 3 and _ok_title(t): return t
-    return ""
-
-def extract_papers(text: str|None, dedup: bool = True) -> list[Paper]:
-    "Every paper a model answer lists (one per arXiv link, malformed ones included), in order, with its title."
-    if not text: return []
-    item = _item_of(text)
-    out, seen, prev, linked = [], set(), 0, set()
-    for c in id_candidates(text):
-        if c["start"] < prev: continue                      # inside a title already taken after a URL
-        it, marked = item(c["start"])
-        if c["kind"] == "mention" and it in linked: continue   # an arXiv: mention in a listed paper's description
-        if c["kind"] == "link": linked.add(it)
-        title = _title_before(text[it if marked and it > prev else prev:c["start"]])
-        end = c["end"]
-        if not title:                                     # "url - Title" on the same line
-            eol = text.find("\n", end); eol = len(text) if eol < 0 else eol
-            after = text[end:eol]
-            nxt = _CAND_RE.search(after)
-            if nxt: after = after[:nxt.start()]
-            title = _clean_title(after)
-            if len(title) > 3 and _ok_title(title): end = end + len(after)
-            else: title = ""
-        prev = end
-        key = c["pid"] or c["raw"].lower()
-        if dedup and key in seen: continue
-        seen.add(key); out.append(Paper(title=title, arxiv_id=c["pid"], url=c["text"], malformed=None if c["pid"] else c["raw"]))
-    return out
-
-def malformed_ids(text: str|None) -> list[str]:
-    "The malformed links a response lists (what it wrote where an id belongs: `-2408937`, `19140567v1`, `1706.0376`)."
-    return [p.malformed for p in extract_papers(text) if p.malformed]
 
 def format_pairs(text: str|None) -> int:
     """How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has; the authors' code scores only
     responses with exactly 3."""
     return len(AUTHORS_PAIR_RE.findall(text or ""))
+
 
 # %% ../nbs/40_arxivbench.ipynb #4b7737d3
 _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|cannot|am unable to|am not able to|"
@@ -389,27 +306,6 @@ def classify(text: str|None, papers: list, finish_reason: str|None = None, n: in
     if len(papers) > n: return "too_many"
     return "ok"
 
-# %% ../nbs/40_arxivbench.ipynb #7d470f9a
-def snapshot_path(split: str = "sample") -> Path:
-    if split == "sample": return data_dir()/"samples"/"arxivbench"/"snapshot.jsonl"
-    return data_dir()/"arxivbench"/"arxiv-metadata-oai-snapshot.json"
-
-def default_index_path() -> Path: return data_dir()/"arxivbench"/"index.sqlite"
-
-def index_for(split: str = "sample", index=None) -> Path:
-    """The index a run uses: `index` if given; the cached index of the sample snapshot; else
-    data/arxivbench/index.sqlite."""
-    if index: return Path(index)
-    if split != "sample":
-        p = default_index_path()
-        if not p.exists(): raise FileNotFoundError(f"{p} not found: run `make data` or `scibench arxivbench index SNAPSHOT`")
-        return p
-    snap = snapshot_path("sample"); s = snap.stat()
-    key = hashlib.sha1(f"{snap.resolve()}|{s.st_size}|{s.st_mtime_ns}|{INDEX_VERSION}".encode()).hexdigest()[:16]
-    p = cache_dir()/"arxivbench"/f"sample-{key}.sqlite"
-    if not p.exists(): build_index(snap, p, on_error="raise")
-    return p
-
 # %% ../nbs/40_arxivbench.ipynb #a4b193b7
 def relevance_prompt(prompt: str, title: str, url: str) -> str:
     return (f"A researcher asked an AI assistant for research papers.\n\nRequest: {prompt}\n\nOne paper the assistant "
@@ -418,10 +314,9 @@ def relevance_prompt(prompt: str, title: str, url: str) -> str:
 
 def match_prompt(title: str, url: str, rec: dict) -> str:
     abstract = _squash(rec.get("abstract") or "")[:1500]
-    return (f"An AI assistant cited a paper as:\nTitle: {title or '(no title given)'}\nLink: {url}\n\nThe arXiv record at "
-            f"that link:\nTitle: {rec.get('title')}\nAbstract: {abstract}\n\nDo the cited title and the arXiv record "
-            "describe "
-            "the same paper? Answer yes, no, or pass if you cannot decide.")
+    return (f"An AI assistant cited a paper as:\nTitle: {title or '(no title given)'}\nLink: {url}\n\nThe arXiv "
+            f"record at that link:\nTitle: {rec.get('title')}\nAbstract: {abstract}\n\nDo the cited title and the "
+            "arXiv record describe the same paper? Answer yes, no, or pass if you cannot decide.")
 
 # %% ../nbs/40_arxivbench.ipynb #a7a3e7fd
 TAXONOMY = ("correct", "real_paper_wrong_id", "id_of_unrelated_paper", "non_existent_id", "invented_paper")
@@ -456,6 +351,7 @@ def verify_paper(p: dict, index: ArxivIndex) -> dict|None:
     elif rec is None: p.update(verdict="no", verdict_source="fabricated id (not in snapshot)")
     return rec
 
+# %% ../nbs/40_arxivbench.ipynb #97789a11
 async def ajudge_paper(llm, prompt: str, p: dict, rec: dict, judge_max_tokens: int = 256) -> None:
     """The two judge steps of one paper in the snapshot (in place): its title-match call goes out as soon as its
     relevance answer is yes."""
@@ -470,20 +366,27 @@ async def ajudge_paper(llm, prompt: str, p: dict, rec: dict, judge_max_tokens: i
     if j["failure"]: p.update(verdict_failure=f"title match: {j['failure']}", verdict_source="judge failed")
     else: p.update(verdict=j["value"], verdict_source="judge: relevant; title match")
 
+# %% ../nbs/40_arxivbench.ipynb #f9aa27ab
 async def ajudge_item(llm, it: dict, index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
     """Verify every paper of `it` ({prompt, papers}) and judge those in the snapshot, all at once (in place; returns
     `it`). Inside `pipeline`."""
     recs = [verify_paper(p, index) for p in it["papers"]]
-    await asyncio.gather(*(ajudge_paper(llm, it["prompt"], p, rec, judge_max_tokens) for p, rec in zip(it["papers"], recs) if rec is not None))
+    await asyncio.gather(*(ajudge_paper(llm, it["prompt"], p, rec, judge_max_tokens)
+                           for p, rec in zip(it["papers"], recs) if rec is not None))
     return it
 
+def verify_and_judge(llm, items: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> None:
+    "Fill in, for every paper of every item ({prompt, papers}), lookup, taxonomy, judge answers and verdict (in place)."
+    async def one(it): return await ajudge_item(llm, it, index, judge_max_tokens)
+    pipeline(items, one, {f"judge {llm.spec.name}": llm} if llm is not None else [])
+
+# %% ../nbs/40_arxivbench.ipynb #8e562dcb
 # their system turn (tools.py, compare_results) as the triple-quoted literal reads, indentation included
-AUTHORS_JUDGE_SYSTEM = ("You will be given a prompt, a LLM's response, and a paper's information. Your first task is to decide whether the "
-                        "response is relative to the prompt.\n                            If not, write 'no' and don't "
-                        "follow the second task.\n"
-                        "                            Second task: You will compare the LLM's response with paper's "
-                        "information, and your task "
-                        "is to decide whether they are talking about the same paper.")
+AUTHORS_JUDGE_SYSTEM = ("You will be given a prompt, a LLM's response, and a paper's information. Your first task is "
+                        "to decide whether the response is relative to the prompt.\n                            If "
+                        "not, write 'no' and don't follow the second task.\n                            Second task: "
+                        "You will compare the LLM's response with paper's information, and your task is to decide "
+                        "whether they are talking about the same paper.")
 AUTHORS_JUDGE_MAX_TOKENS, AUTHORS_ANSWERS = 1, ("no", "yes", "pass")
 
 def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
@@ -495,7 +398,8 @@ def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
 
 def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
     "Their judge call: system + user, temperature 0.0, max_tokens 1, plain text (no response_format)."
-    return Request([{"role": "system", "content": AUTHORS_JUDGE_SYSTEM}, {"role": "user", "content": authors_judge_user(prompt, title, rec)}],
+    return Request([{"role": "system", "content": AUTHORS_JUDGE_SYSTEM},
+                    {"role": "user", "content": authors_judge_user(prompt, title, rec)}],
                    max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
@@ -505,6 +409,7 @@ def authors_verdict(r: dict) -> tuple[str|None, str|None]:
     a = r["text"].lower()
     return (a if a in AUTHORS_ANSWERS else "pass"), None
 
+# %% ../nbs/40_arxivbench.ipynb #68af684b
 async def ajudge_authors(llm, it: dict, index: ArxivIndex) -> dict:
     """Protocol `authors`: their one-call judge of each non-skipped link of a valid response, all at once (in place;
     returns `it`)."""
@@ -519,15 +424,11 @@ async def ajudge_authors(llm, it: dict, index: ArxivIndex) -> dict:
     links = it.get("authors_links") or []
     if not it["authors_valid"]:
         for l in links:
-            if not l["skipped"]: l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
+            if not l["skipped"]:
+                l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
         return it
     await asyncio.gather(*(one(l) for l in links if not l["skipped"]))
     return it
-
-def verify_and_judge(llm, items: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> None:
-    "Fill in, for every paper of every item ({prompt, papers}), lookup, taxonomy, judge answers and verdict (in place)."
-    async def one(it): return await ajudge_item(llm, it, index, judge_max_tokens)
-    pipeline(items, one, {f"judge {llm.spec.name}": llm} if llm is not None else [])
 
 # %% ../nbs/40_arxivbench.ipynb #566d1552
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
@@ -546,9 +447,11 @@ def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
     zero (all pass)."""
     if not evals: return None, 0, "nothing to evaluate: no valid response with an abs/ link (their code writes no ACC)"
     kept = [e for e in evals if e != "pass"]
-    if not kept: return None, 0, f"all {len(evals)} judge answers are pass: calculate_ACC divides by zero (ZeroDivisionError)"
+    if not kept:
+        return None, 0, f"all {len(evals)} judge answers are pass: calculate_ACC divides by zero (ZeroDivisionError)"
     return round((kept.count("yes") / len(kept)) * 100, 2), len(kept), None
 
+# %% ../nbs/40_arxivbench.ipynb #064b145a
 def _authors_row(rs: list[dict], protocol: str) -> dict:
     "The authors' population, their counts and (protocol `authors`) their accuracy (b) of records `rs`."
     ans = [r for r in rs if r["status"] != "request_failed"]
@@ -558,72 +461,80 @@ def _authors_row(rs: list[dict], protocol: str) -> dict:
     evals = [l["verdict"] for l in flat if l.get("verdict") is not None]
     row = dict(authors_responses=len(valid), authors_invalid=len(ans) - len(valid), authors_links=len(flat),
                authors_skipped_links=sum(len(r.get("authors_links") or []) for r in valid) - len(flat),
-               authors_not_found=sum(l.get("found") is False for l in flat), authors_yes=evals.count("yes"), authors_no=evals.count("no"),
-               authors_passed=evals.count("pass"), authors_judge_failures=sum(l.get("failure") is not None for l in flat))
+               authors_not_found=sum(l.get("found") is False for l in flat), authors_yes=evals.count("yes"),
+               authors_no=evals.count("no"), authors_passed=evals.count("pass"),
+               authors_judge_failures=sum(l.get("failure") is not None for l in flat))
     if protocol != "authors":
-        return dict(row, authors_accuracy=None, authors_accuracy_lo=None, authors_accuracy_hi=None, authors_accuracy_n=0,
+        return dict(row, authors_accuracy=None, authors_accuracy_lo=None, authors_accuracy_hi=None,
+                    authors_accuracy_n=0,
                     authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
     acc, kept, why = calculate_acc(evals)
     yv = [sum(l.get("verdict") == "yes" for l in ls) for ls in links]
     dv = [sum(l.get("verdict") in ("yes", "no") for l in ls) for ls in links]
     _, lo, hi = ratio_ci(yv, dv) if kept else (None, None, None)
-    return dict(row, authors_accuracy=acc, authors_accuracy_lo=lo, authors_accuracy_hi=hi, authors_accuracy_n=kept, authors_accuracy_reason=why)
+    return dict(row, authors_accuracy=acc, authors_accuracy_lo=lo, authors_accuracy_hi=hi, authors_accuracy_n=kept,
+                authors_accuracy_reason=why)
 
+# %% ../nbs/40_arxivbench.ipynb #5ed2472f
 def _ci(name, t, n=None):
     return {name: t[0], f"{name}_lo": t[1], f"{name}_hi": t[2], **({} if n is None else {f"{name}_n": int(n)})}
 
 def _verdicts(papers) -> np.ndarray:
     "yes, no, pass, judge failures among `papers`."
     v = [p["verdict"] for p in papers]
-    return np.array([v.count("yes"), v.count("no"), v.count("pass"), sum(p["verdict_failure"] is not None for p in papers)])
+    return np.array([v.count("yes"), v.count("no"), v.count("pass"),
+                     sum(p["verdict_failure"] is not None for p in papers)])
+
+def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
+    "The counts, accuracies and rates of records `rs` (one subject, or all)."
+    ps = [r["papers"] for r in rs]
+    ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
+    ok = np.array([r["status"] != "request_failed" for r in rs], bool)
+    auth = np.array([bool(r.get("authors_valid")) and r["status"] != "request_failed" for r in rs], bool)
+    V = np.array([_verdicts(pp) for pp in ps]).reshape(-1, 4)        # every listed paper
+    V3 = np.array([_verdicts(pp[:n]) for pp in ps]).reshape(-1, 4)   # the first three
+    y, no, judged = V[:, 0], V[:, 1], V[:, 0] + V[:, 1]
+    fab = [sum(not p["in_snapshot"] for p in pp) for pp in ps]
+    listed = [len(pp) for pp in ps]
+    row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=n * len(ans),
+               papers_listed=sum(listed), yes=int(y.sum()), no=int(no.sum()), passed=int(V[:, 2].sum()),
+               judge_failures=int(V[:, 3].sum()), malformed_ids=sum(bool(p.get("malformed")) for pp in ps for p in pp),
+               fabricated=sum(fab), population_yes=int(y[auth].sum()), population_no=int(no[auth].sum()),
+               population_passed=int(V[auth, 2].sum()), population_judge_failures=int(V[auth, 3].sum()),
+               strict_yes=int(V3[ok, 0].sum()), strict_judge_failures=int(V3[ok, 3].sum()),
+               statuses={k: sum(r["status"] == k for r in rs) for k in STATUSES},
+               taxonomy={k: sum(p["taxonomy"] == k for pp in ps for p in pp) for k in TAXONOMY})
+    row.update(_ci("accuracy", ratio_ci(y, judged), judged.sum()))
+    row.update(_authors_row(rs, protocol))
+    row.update(_ci("authors_population_accuracy", ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
+    row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
+    if protocol == "authors":   # no two-step verdicts
+        for k in ("accuracy", "authors_population_accuracy", "strict_accuracy"):
+            row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0,
+                        f"{k}_reason": "needs the two-step judge's verdicts: protocols paper and scibench"})
+    row.update(_ci("fabricated_rate", ratio_ci(fab, listed), sum(listed)))
+    row.update(_ci("invalid_rate", ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
+    row.update(_ci("refusal_rate", ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
+    return row
 
 def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
     """Per subject (and `all`): the accuracies of `protocol` and the rates with 95% CIs and their n, plus every count
     behind them; an accuracy the protocol does not compute is None with `<key>_reason`."""
-    out = {}
     groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
     groups = {s: rs for s, rs in groups.items() if rs}
     groups["all"] = records
-    for s, rs in groups.items():
-        ps = [r["papers"] for r in rs]
-        ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
-        ok = np.array([r["status"] != "request_failed" for r in rs], bool)
-        auth = np.array([bool(r.get("authors_valid")) and r["status"] != "request_failed" for r in rs], bool)
-        V = np.array([_verdicts(pp) for pp in ps]).reshape(-1, 4)        # every listed paper
-        V3 = np.array([_verdicts(pp[:n]) for pp in ps]).reshape(-1, 4)   # the first three
-        y, no, judged = V[:, 0], V[:, 1], V[:, 0] + V[:, 1]
-        fab = [sum(not p["in_snapshot"] for p in pp) for pp in ps]
-        listed = [len(pp) for pp in ps]
-        row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=n * len(ans), papers_listed=sum(listed),
-                   yes=int(y.sum()), no=int(no.sum()), passed=int(V[:, 2].sum()), judge_failures=int(V[:, 3].sum()),
-                   malformed_ids=sum(bool(p.get("malformed")) for pp in ps for p in pp), fabricated=sum(fab),
-                   population_yes=int(y[auth].sum()), population_no=int(no[auth].sum()),
-                   population_passed=int(V[auth, 2].sum()), population_judge_failures=int(V[auth, 3].sum()),
-                   strict_yes=int(V3[ok, 0].sum()), strict_judge_failures=int(V3[ok, 3].sum()),
-                   statuses={k: sum(r["status"] == k for r in rs) for k in STATUSES},
-                   taxonomy={k: sum(p["taxonomy"] == k for pp in ps for p in pp) for k in TAXONOMY})
-        row.update(_ci("accuracy", ratio_ci(y, judged), judged.sum()))
-        row.update(_authors_row(rs, protocol))
-        row.update(_ci("authors_population_accuracy", ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
-        row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
-        if protocol == "authors":   # no two-step verdicts
-            for k in ("accuracy", "authors_population_accuracy", "strict_accuracy"):
-                row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0,
-                            f"{k}_reason": "needs the two-step judge's verdicts: protocols paper and scibench"})
-        row.update(_ci("fabricated_rate", ratio_ci(fab, listed), sum(listed)))
-        row.update(_ci("invalid_rate", ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
-        row.update(_ci("refusal_rate", ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
-        out[s] = row
+    out = {s: _subject_row(rs, n, protocol) for s, rs in groups.items()}
     boot_rows.cache_clear()
     return out
 
 # %% ../nbs/40_arxivbench.ipynb #73d3af77
-def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS, protocol: str = "scibench") -> Request:
+def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS,
+                  protocol: str = "scibench") -> Request:
     """The query of the model under test for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else
     our one user turn)."""
     if protocol == "authors":
-        return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}], max_tokens=max_tokens,
-                       temperature=temperature, stage="query")
+        return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
+                       max_tokens=max_tokens, temperature=temperature, stage="query")
     return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
 def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
@@ -634,12 +545,14 @@ def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
     return dict(id=p["id"], subject=p["subject"], prompt=p["prompt"], response=text,
                 request_failure=None if r["ok"] else r["error"], finish_reason=r.get("finish_reason"),
                 status=classify(text, papers, r.get("finish_reason"), n), n_listed=len(papers),
-                malformed_ids=[q.malformed for q in papers if q.malformed], format_pairs=pairs, authors_valid=pairs == AUTHORS_N,
-                authors_links=links, papers=[q.to_dict() for q in papers])
+                malformed_ids=[q.malformed for q in papers if q.malformed], format_pairs=pairs,
+                authors_valid=pairs == AUTHORS_N, authors_links=links, papers=[q.to_dict() for q in papers])
 
+# %% ../nbs/40_arxivbench.ipynb #3fdf6756
 def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
     "Ask the model under test (the whole stage); extract and classify each answer."
-    res = llm.map([query_request(p["prompt"], temperature, max_tokens, n) for p in prompts], desc=f"query {llm.spec.name}")
+    res = llm.map([query_request(p["prompt"], temperature, max_tokens, n) for p in prompts],
+                  desc=f"query {llm.spec.name}")
     return [query_item(p, r, n) for p, r in zip(prompts, res)]
 
 def query_and_judge(model, judge, prompts: list[dict], index: ArxivIndex, on_result, cfg: ArxivBenchConfig) -> None:
@@ -653,22 +566,28 @@ def query_and_judge(model, judge, prompts: list[dict], index: ArxivIndex, on_res
         it = query_item(p, r, N_PAPERS)
         if cfg.protocol != "authors": return await ajudge_item(judge, it, index, cfg.judge_max_tokens)
         for q in it["papers"]:
-            if verify_paper(q, index) is not None: q["verdict_source"] = "not judged: protocol authors (see authors_links)"
+            if verify_paper(q, index) is not None:
+                q["verdict_source"] = "not judged: protocol authors (see authors_links)"
         return await ajudge_authors(judge, it, index)
     pipeline(prompts, one, {f"query {model.spec.name}": model, f"judge {judge.spec.name}": judge}, on_result=on_result)
 
+# %% ../nbs/40_arxivbench.ipynb #d36b29f9
 @dataclass
 class ArxivBenchConfig(Config):
     limit: int = param(0, "use only the first N prompts of every subject (0 = all)")
     judge: str = param("local", "judge model (the paper: Llama-3.1-8B); the embedded model is weak", role=True)
-    temperature: float = param(0.0, "sampling temperature of the query (the paper: 0)")
-    max_tokens: int = param(1000, "completion cap of the query answer")
-    judge_max_tokens: int = param(256, "completion cap of each two-step judge answer (protocol authors: always 1, theirs)")
-    protocol: str = param("authors", "requests and scoring: authors (their released code, byte for byte), paper (§3 two-step judge), "
-                          "scibench (ours)", choices=PROTOCOLS)
-    subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)", choices=SUBJECTS)  # noqa: RUF009 (a fresh list per config)
+    temperature: float = param(0.0, "sampling temperature of the query (the paper: 0)", min=0, max=2)
+    max_tokens: int = param(1000, "completion cap of the query answer", min=1, max=1_000_000)
+    judge_max_tokens: int = param(256, "completion cap of each two-step judge answer (protocol authors: always 1, "
+                                  "theirs)", min=1, max=1_000_000)
+    protocol: str = param("authors", "requests and scoring: authors (their released code, byte for byte), paper (§3 "
+                          "two-step judge), scibench (ours)", choices=PROTOCOLS)
+    # a fresh list per config
+    subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)",  # noqa: RUF009
+                                choices=SUBJECTS)
     index: str = param("", "arXiv metadata index (SQLite) to verify ids in; empty: the split's default index")
 
+# %% ../nbs/40_arxivbench.ipynb #993299ae
 AUTHORS_MAX_TOKENS, AUTHORS_JUDGE = 1000, "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"   # their query cap, their judge
 # their quirks, kept under protocol `authors` (gpt_exp.py, tools.py)
 AUTHORS_QUIRKS = (
@@ -687,8 +606,8 @@ AUTHORS_DIFFERENCES = (
     "asked",
     "all answers pass: accuracy None with its reason, where calculate_ACC raises ZeroDivisionError",
     "a failed request is a counted failure with its reason, outside their arithmetic")
-PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title match) with our prompts and a yes/no/pass schema; their "
-                     "query and one-call judge are protocol authors",
+PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title match) with our prompts and a yes/no/pass "
+                     "schema; their query and one-call judge are protocol authors",
                      "our tolerant extractor and canonical ids instead of their regex and lookup of the id as written",
                      "accuracies (a), (b') and (c) over every listed paper; (b), their calculate_ACC, only under "
                      "protocol authors")
@@ -699,24 +618,27 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
     from their code)."""
     notes = []
     if cfg.protocol != "scibench":
-        if cfg.max_tokens != AUTHORS_MAX_TOKENS: notes.append(f"max_tokens={cfg.max_tokens} (theirs: {AUTHORS_MAX_TOKENS})")
+        if cfg.max_tokens != AUTHORS_MAX_TOKENS:
+            notes.append(f"max_tokens={cfg.max_tokens} (theirs: {AUTHORS_MAX_TOKENS})")
         if cfg.temperature != 0.0: notes.append(f"temperature={cfg.temperature} (theirs: 0)")
         if judge_spec is not None and "llama-3.1-8b" not in f"{judge_spec.name} {judge_spec.model}".lower():
-            who = f"the embedded SmolLM2 ({judge_spec.model})" if judge_spec.embedded else f"{judge_spec.name} ({judge_spec.model})"
+            who = (f"the embedded SmolLM2 ({judge_spec.model})" if judge_spec.embedded
+                   else f"{judge_spec.name} ({judge_spec.model})")
             notes.append(f"the judge is {who}, not their {AUTHORS_JUDGE}")
     if cfg.protocol == "authors" and cfg.judge_max_tokens != 256:
-        notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
-    diffs = (list(AUTHORS_DIFFERENCES) if cfg.protocol == "authors" else list(PAPER_DIFFERENCES) if cfg.protocol == "paper" else
-             ["our own query, extractor, two-step judge and scoring (protocol scibench)"])
+        notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in "
+                     f"max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
+    diffs = dict(authors=list(AUTHORS_DIFFERENCES), paper=list(PAPER_DIFFERENCES)).get(
+        cfg.protocol, ["our own query, extractor, two-step judge and scoring (protocol scibench)"])
     return dict(name=cfg.protocol, prompts="authors" if cfg.protocol == "authors" else "scibench", notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [], differences=diffs)
 
 def note_protocol(cfg, ctx) -> None:
     "Record `protocol_notes` in the run's provenance and print this run's departures (stderr)."
-    import sys
     p = ctx.provenance["protocol"] = protocol_notes(cfg, ctx.llm("judge").spec)
     for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
+# %% ../nbs/40_arxivbench.ipynb #8a5f4abe
 def record(it: dict) -> dict:
     """A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the
     item."""
@@ -731,8 +653,10 @@ def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scib
     a = scores["all"]; rf = a["request_failures"]
     est = lambda name, k, failed: Estimate(name, a[k], a[f"{k}_lo"], a[f"{k}_hi"], int(a[f"{k}_n"]), int(failed))
     failed = dict(accuracy=a["judge_failures"], authors_accuracy=a["authors_judge_failures"] + rf,
-                  authors_population_accuracy=a["population_judge_failures"], strict_accuracy=a["strict_judge_failures"] + N_PAPERS * rf)
-    return ([est(f"accuracy {label} (%)", k, failed[k]) for k, label in ACCURACIES.items() if protocol in ACCURACY_PROTOCOLS[k]]
+                  authors_population_accuracy=a["population_judge_failures"],
+                  strict_accuracy=a["strict_judge_failures"] + N_PAPERS * rf)
+    return ([est(f"accuracy {label} (%)", k, failed[k]) for k, label in ACCURACIES.items()
+             if protocol in ACCURACY_PROTOCOLS[k]]
             + [est(f"fabricated-id rate (%), snapshot {snapshot_date or 'undated'}", "fabricated_rate", 0),
                est("invalid-response rate (%)", "invalid_rate", rf)])
 
@@ -740,16 +664,20 @@ def index_info(split: str, index: str, records: int, snapshot_date: str|None = N
     """The index as `scores.json` records it: a project-relative path (the file name outside the project), its size and
     snapshot date."""
     if not index and split == "sample":
-        return dict(index=f"sample index built from {rel(snapshot_path('sample'))}", records=records, snapshot_date=snapshot_date)
+        return dict(index=f"sample index built from {rel(snapshot_path('sample'))}", records=records,
+                    snapshot_date=snapshot_date)
     p = Path(index) if index else default_index_path()
     r = rel(p)
     return dict(index=p.name if Path(r).is_absolute() else r, records=records, snapshot_date=snapshot_date)
 
+# %% ../nbs/40_arxivbench.ipynb #020f3a83
 def summary(it: dict) -> dict:
     "What `score_records` reads of a prompt's item (kept for every prompt while the records stream to disk)."
     return dict(subject=it["subject"], status=it["status"], authors_valid=it["authors_valid"],
-                papers=[{k: p.get(k) for k in ("verdict", "verdict_failure", "in_snapshot", "malformed", "taxonomy")} for p in it["papers"]],
-                authors_links=[{k: l.get(k) for k in ("skipped", "found", "verdict", "failure")} for l in it.get("authors_links") or []])
+                papers=[{k: p.get(k) for k in ("verdict", "verdict_failure", "in_snapshot", "malformed", "taxonomy")}
+                        for p in it["papers"]],
+                authors_links=[{k: l.get(k) for k in ("skipped", "found", "verdict", "failure")}
+                               for l in it.get("authors_links") or []])
 
 def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     """Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt
@@ -773,8 +701,9 @@ def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     return headline(scores, info["snapshot_date"], cfg.protocol)
 
 # %% ../nbs/40_arxivbench.ipynb #11b76dec
-_STUB_PAPERS = (("Attention Is All You Need", "1706.03762"), ("Deep Residual Learning for Image Recognition", "1512.03385"),
-                ("Adam: A Method for Stochastic Optimization", "1412.6980"))   # in the sample snapshot and in arXiv's
+_STUB_PAPERS = (("Attention Is All You Need", "1706.03762"),   # in the sample snapshot and in arXiv's
+                ("Deep Residual Learning for Image Recognition", "1512.03385"),
+                ("Adam: A Method for Stochastic Optimization", "1412.6980"))
 
 def stub_reply(body: dict) -> str:
     """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
@@ -786,11 +715,13 @@ def stub_reply(body: dict) -> str:
     irrelevant papers makes fewer judge calls, one listing more links more."""
     msgs_, user = body["messages"], body["messages"][-1]["content"]
     if msgs_[0]["content"] == AUTHORS_JUDGE_SYSTEM: return "yes"
-    if user.startswith(("A researcher asked", "An AI assistant cited")): return json.dumps(dict(rationale="stub", answer="yes"))
+    if user.startswith(("A researcher asked", "An AI assistant cited")):
+        return json.dumps(dict(rationale="stub", answer="yes"))
     m = re.search(r"List exactly (\d+) ", user)
     n = int(m.group(1)) if m else AUTHORS_N
     return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
 
+# %% ../nbs/40_arxivbench.ipynb #bc5466bd
 def data_files(cfg: ArxivBenchConfig) -> list[Path]:
     """Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index
     `make data` builds)."""
@@ -798,76 +729,43 @@ def data_files(cfg: ArxivBenchConfig) -> list[Path]:
     ix = Path(cfg.index) if cfg.index else snapshot_path("sample") if cfg.split == "sample" else default_index_path()
     # `make data` writes only the released prompts: say what does
     if cfg.split not in ("sample", RELEASED) and not prompts.exists():
-        raise ConfigError(f"arxivbench split '{cfg.split}' needs {rel(prompts)}: write it with `scibench arxivbench generate "
-                          f"--split {cfg.split}`" + ("" if ix.exists() else f"; and {rel(ix)}: run `make data` (or `scibench data arxivbench`)"))
+        raise ConfigError(f"arxivbench split '{cfg.split}' needs {rel(prompts)}: write it with `scibench arxivbench "
+                          f"generate --split {cfg.split}`" + ("" if ix.exists() else f"; and {rel(ix)}: run `make "
+                                                              "data` (or `scibench data arxivbench`)"))
     return [prompts, ix]
 
-# %% ../nbs/40_arxivbench.ipynb #25dd665c
-LABELS = ("yes", "no", "pass")
-
-def load_judge_labels(path) -> list[dict]:
-    """Human labels for (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label
-    (yes/no/pass); id optional."""
-    p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"{p} not found")
-    if p.suffix.lower() in (".csv", ".tsv"):
-        df = pd.read_csv(p, sep="\t" if p.suffix.lower() == ".tsv" else ",", dtype=str, keep_default_na=False)
-        numbered = list(enumerate(df.to_dict("records"), 2))
-    else: numbered = read_jsonl(p, ["prompt", "label"], numbered=True)
-    out = []
-    for i, r in numbered:
-        for k in ("prompt", "label"):
-            if not str(r.get(k) or "").strip(): raise DataError(p, i, k, "missing")
-        lab = str(r["label"]).strip().lower()
-        if lab not in LABELS: raise DataError(p, i, "label", f"must be one of {', '.join(LABELS)}, got {r['label']!r}")
-        url = str(r.get("url") or "").strip() or (f"https://arxiv.org/abs/{r['arxiv_id']}" if str(r.get("arxiv_id") or "").strip() else "")
-        if not url: raise DataError(p, i, "url", "missing (give url or arxiv_id)")
-        out.append(dict(id=str(r.get("id") or f"pair-{len(out):04d}"), prompt=str(r["prompt"]), title=str(r.get("title") or ""), url=url,
-                        label=lab))
-    return out
-
-def _agreement(rows: list[dict]) -> dict:
-    "Agreement [CI], Cohen's kappa, false-positive and false-negative rates of decided rows ({human, judge})."
-    n = len(rows)
-    if not n: return dict(n=0, agreement=None, agreement_lo=None, agreement_hi=None, cohen_kappa=None, false_positive_rate=None,
-                          false_negative_rate=None)
-    agree = [r["human"] == r["judge"] for r in rows]
-    v, lo, hi = ratio_ci(agree, [1] * n)
-    ph = {c: sum(r["human"] == c for r in rows) / n for c in LABELS}; pj = {c: sum(r["judge"] == c for r in rows) / n for c in LABELS}
-    pe = sum(ph[c] * pj[c] for c in LABELS)
-    kappa = (v / 100 - pe) / (1 - pe) if pe < 1 else None
-    hn = [r for r in rows if r["human"] == "no"]; hy = [r for r in rows if r["human"] == "yes"]
-    return dict(n=n, agreement=v, agreement_lo=lo, agreement_hi=hi, cohen_kappa=kappa,
-                false_positive_rate=100 * sum(r["judge"] == "yes" for r in hn) / len(hn) if hn else None, human_no=len(hn),
-                false_negative_rate=100 * sum(r["judge"] == "no" for r in hy) / len(hy) if hy else None, human_yes=len(hy))
-
+# %% ../nbs/40_arxivbench.ipynb #ef69a9b1
 def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
     "The judge's agreement with human yes/no/pass labels of (prompt, paper) pairs (see above); `rows` has every pair."
     items = []
     for l in labels:
         c = (id_candidates(l["url"]) or [dict(pid=normalize_id(l["url"]), raw=l["url"])])[0]
-        items.append(dict(prompt=l["prompt"], papers=[Paper(l["title"], c["pid"], l["url"], None if c["pid"] else c["raw"]).to_dict()]))
+        paper = Paper(l["title"], c["pid"], l["url"], None if c["pid"] else c["raw"])
+        items.append(dict(prompt=l["prompt"], papers=[paper.to_dict()]))
     verify_and_judge(llm, items, index, judge_max_tokens)
-    rows = [dict(id=l["id"], human=l["label"], judge=it["papers"][0]["verdict"], source=it["papers"][0]["verdict_source"],
-                 failure=it["papers"][0]["verdict_failure"]) for l, it in zip(labels, items)]
+    rows = [dict(id=l["id"], human=l["label"], judge=p["verdict"], source=p["verdict_source"],
+                 failure=p["verdict_failure"]) for l, p in zip(labels, (it["papers"][0] for it in items))]
     decided = [r for r in rows if r["judge"] is not None]
     by_llm = [r for r in decided if (r["source"] or "").startswith("judge:")]
     conf = {h: {j: sum(r["human"] == h and r["judge"] == j for r in decided) for j in LABELS} for h in LABELS}
-    return dict(pairs=len(rows), judge_failures=len(rows) - len(decided), **_agreement(decided), confusion=conf,
-                decided_by_judge_model=_agreement(by_llm), rows=rows)
+    return dict(pairs=len(rows), judge_failures=len(rows) - len(decided), **agreement(decided), confusion=conf,
+                decided_by_judge_model=agreement(by_llm), rows=rows)
 
-# %% ../nbs/40_arxivbench.ipynb #27716a2b
-def reference(name) -> pd.DataFrame:
-    "A published table; the paper's '-' (no relevant or correct paper) becomes NaN."
-    df = _reference(name, na_values=["-"])
+
+# %% ../nbs/40_arxivbench.ipynb #9b226215
+def _numeric(df: pd.DataFrame) -> pd.DataFrame:
+    "The paper's '-' (no relevant or correct paper) as NaN, every column but the model's as numbers."
     for c in df.columns[1:]: df[c] = pd.to_numeric(df[c], errors="coerce")
     return df
 
-def _ours(d) -> tuple[dict, dict]:
-    "(meta, per-subject scores) of a run folder."
-    return read_json(d/"meta.json"), read_json(d/"scores.json")["subjects"]
+def reference(name) -> pd.DataFrame:
+    "A published table of accuracies (b) per model and subject (NaN where the paper prints '-')."
+    return _numeric(_reference(name, na_values=["-"]))
 
-RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate", "invalid_rate", "refusal_rate")
+
+# %% ../nbs/40_arxivbench.ipynb #9ae79944
+RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate",
+         "invalid_rate", "refusal_rate")
 
 def run_protocol(c: dict) -> str:
     "A run's protocol as tables show it (a run made before protocols existed: ours, two-step judge)."
@@ -880,95 +778,128 @@ def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
     if n is None: return "older scoring: rerun"
     return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
 
+
+# %% ../nbs/40_arxivbench.ipynb #cbc0cbfb
 def _failure_note(s: dict, k: str = "accuracy") -> str:
     "What accuracy `k` of a run left out, over all subjects."
     a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
+    rf = f"request failures {a['request_failures']}"
     if k == "authors_accuracy":
-        return (f"invalid responses (not exactly 3 pairs) {g('authors_invalid')}/{answered}, links without abs/ {g('authors_skipped_links')}, "
-                f"ids not found as written (counted no) {g('authors_not_found')}, pass {g('authors_passed')}, judge "
-                "failures "
-                f"{g('authors_judge_failures')}, request failures {a['request_failures']}"
+        return (f"invalid responses (not exactly 3 pairs) {g('authors_invalid')}/{answered}, links without abs/ "
+                f"{g('authors_skipped_links')}, ids not found as written (counted no) {g('authors_not_found')}, pass "
+                f"{g('authors_passed')}, judge failures {g('authors_judge_failures')}, {rf}"
                 + (f"; {a['authors_accuracy_reason']}" if a.get("authors_accuracy_reason") else ""))
     if k == "authors_population_accuracy":
         return (f"exactly-three responses {g('authors_responses')}/{answered}, pass {g('population_passed')}, "
-                f"judge failures {g('population_judge_failures')}, request failures {a['request_failures']}")
+                f"judge failures {g('population_judge_failures')}, {rf}")
     if k == "strict_accuracy":
-        return f"judge failures {g('strict_judge_failures')} (first three papers), request failures {a['request_failures']}"
+        return f"judge failures {g('strict_judge_failures')} (first three papers), {rf}"
     return (f"pass {a['passed']}, judge failures {a['judge_failures']}, malformed links {a['malformed_ids']}, "
-            f"invalid {answered - a['statuses']['ok']}/{answered}, request failures {a['request_failures']}")
+            f"invalid {answered - a['statuses']['ok']}/{answered}, {rf}")
 
 def snapshot_note(runs) -> str:
     "The metadata snapshot date(s) of `runs` (latest update_date of each run's index), and the paper's."
-    dates = sorted({(read_json(Path(d)/"scores.json").get("index") or {}).get("snapshot_date") or "not recorded" for d in runs})
+    dates = sorted({(read_json(Path(d)/"scores.json").get("index") or {}).get("snapshot_date") or "not recorded"
+                    for d in runs})
     return (f"arXiv metadata snapshot (latest update_date): {', '.join(dates) or 'no runs'}; "
             "the paper's: the Kaggle arXiv dataset, cited as 2024, exact date not given")
 
-def accuracy_table(subjects, ref_name) -> pd.DataFrame:
-    "One row per run × accuracy of its protocol ((b); or (a), (b'), (c)), then the paper's models (definition b)."
-    rows = []
-    for d in complete_runs("arxivbench"):
-        meta, s = _ours(d); c = meta["config"]; proto = run_protocol(c)
-        for k, label in ACCURACIES.items():
-            if proto.split()[0] not in ACCURACY_PROTOCOLS[k]: continue
-            row = dict(source="scibench", run=run_label(d), protocol=proto, model=c["model"], judge=c["judge"], settings=settings(d),
-                       accuracy=label)
-            for sub in subjects: row[SHORT.get(sub, sub)] = fmt_rate(s[sub], k) if sub in s else "not run"
-            row["left out"] = _failure_note(s, k)
-            rows.append(row)
-    for _, r in reference(ref_name).iterrows():
-        row = dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)", model=r["model"],
-                   judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"])
-        for sub in subjects: row[SHORT.get(sub, sub)] = fmt(r[SHORT.get(sub, sub)])
-        row["left out"] = "–"
-        rows.append(row)
-    return pd.DataFrame(rows)
 
-def details_table() -> pd.DataFrame:
-    rows = []
-    for d in complete_runs("arxivbench"):
-        meta, s = _ours(d); c = meta["config"]
-        for sub, v in s.items():
-            row = dict(run=run_label(d), protocol=run_protocol(c), model=c["model"], judge=c["judge"], settings=settings(d), subject=sub,
-                       prompts=v["prompts"], request_failures=v["request_failures"], listed=v["papers_listed"], yes=v["yes"],
-                       no=v["no"], passed=v["passed"], judge_failures=v["judge_failures"], fabricated=v["fabricated"],
-                       malformed_ids=v["malformed_ids"], exactly_three=v.get("authors_responses"), skipped_links=v.get("authors_skipped_links"),
-                       not_found_as_written=v.get("authors_not_found"), authors_judge_failures=v.get("authors_judge_failures"))
-            for k in RATES: row[k] = fmt_rate(v, k, 1)
-            row["statuses"] = ", ".join(f"{k} {c}" for k, c in v["statuses"].items() if c)
-            rows.append(row)
-    return pd.DataFrame(rows)
+# %% ../nbs/40_arxivbench.ipynb #f1f60cc3
+ACCURACY_CAPTION = (
+    "accuracy (%) [95% CI] (n; below 10, no CI); column protocol: the requests a run sent. (b) protocol authors: the "
+    "authors' released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their "
+    "calculate_ACC: over the abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as "
+    "written is no, pass excluded, round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare "
+    "them with our (b) rows; protocols paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over "
+    "every listed link, a link not found or malformed is no, pass excluded; (b') the authors' population with our "
+    "normalised ids and two-step verdicts; (c) strict: yes among the first three papers / (3 × answered prompts − "
+    "judge failures). 'left out': what each did not count. ")
 
-def taxonomy_table() -> pd.DataFrame:
-    rows = []
-    for d in complete_runs("arxivbench"):
-        meta, s = _ours(d)
-        a = s["all"]; tot = sum(a["taxonomy"].values())
-        rows.append(dict(run=run_label(d), protocol=run_protocol(meta["config"]), model=meta["config"]["model"], settings=settings(d), listed=tot,
-                         **{k: f"{c} ({100 * c / tot:.1f}%)" if tot else "0" for k, c in a["taxonomy"].items()}))
-    return pd.DataFrame(rows)
+def _accuracy_ours(subjects):
+    "Our rows of an accuracy table: one per accuracy the run's protocol computes."
+    def ours(r: RunRow) -> list[dict]:
+        s, proto = r.scores["subjects"], run_protocol(r.config)
+        return [dict(protocol=proto, accuracy=label,
+                     **{SHORT.get(x, x): fmt_rate(s[x], k) if x in s else "not run" for x in subjects},
+                     **{"left out": _failure_note(s, k)})
+                for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
+    return ours
 
-def figure_subjects():
+def _accuracy_paper(subjects):
+    "The paper's rows of an accuracy table: its models' accuracy (b) per subject."
+    def rows(ref: pd.DataFrame) -> list[dict]:
+        return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
+                     model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
+                     **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
+                for _, r in _numeric(ref).iterrows()]
+    return rows
+
+def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
+    "Table `n` of the paper over `subjects`, ours beside the paper's."
+    return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
+                 f"{snapshot_note(runs)}", ours=_accuracy_ours(subjects), paper=paper,
+                 paper_rows=_accuracy_paper(subjects), columns=["source", "run", "protocol", "model", "judge",
+                 "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
+
+TABLE1 = accuracy_table(1, "8 subjects", MAIN_SUBJECTS, "arxivbench_table1_subjects")
+TABLE2 = accuracy_table(2, "CS subfields", CS_SUBFIELDS, "arxivbench_table2_cs_subfields")
+
+
+# %% ../nbs/40_arxivbench.ipynb #764da1da
+_COUNTS = dict(prompts="prompts", request_failures="request_failures", listed="papers_listed", yes="yes", no="no",
+               passed="passed", judge_failures="judge_failures", fabricated="fabricated", malformed_ids="malformed_ids",
+               exactly_three="authors_responses", skipped_links="authors_skipped_links",
+               not_found_as_written="authors_not_found", authors_judge_failures="authors_judge_failures")
+
+def _details(r: RunRow) -> list[dict]:
+    return [dict(protocol=run_protocol(r.config), subject=sub, **{c: v.get(k) for c, k in _COUNTS.items()},
+                 **{k: fmt_rate(v, k, 1) for k in RATES},
+                 statuses=", ".join(f"{k} {c}" for k, c in v["statuses"].items() if c))
+            for sub, v in r.scores["subjects"].items()]
+
+DETAILS = Table("arxivbench_details", lambda runs: "ArxivBench: every rate (%) [95% CI] (n = its items) and count per "
+                "run and subject; accuracies (a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's "
+                f"protocol); {snapshot_note(runs)}", ours=_details, only_with_runs=True,
+                columns=["run", "protocol", "model", "judge", "settings", "subject", *_COUNTS, *RATES, "statuses"])
+
+
+# %% ../nbs/40_arxivbench.ipynb #80c8a3f9
+def _taxonomy(r: RunRow) -> dict:
+    t = r.scores["subjects"]["all"]["taxonomy"]; tot = sum(t.values())
+    return dict(protocol=run_protocol(r.config), listed=tot,
+                **{k: f"{c} ({100 * c / tot:.1f}%)" if tot else "0" for k, c in t.items()})
+
+TAXONOMY_TABLE = Table("arxivbench_taxonomy", "ArxivBench: hallucination taxonomy of listed papers", ours=_taxonomy,
+                       columns=["run", "protocol", "model", "settings", "listed", *TAXONOMY], only_with_runs=True)
+
+
+# %% ../nbs/40_arxivbench.ipynb #a4bdf6f2
+def figure_subjects(runs):
     """Accuracy (b) heatmap: one row per complete run of ours (by run label) and per model of the paper, one column per
     subject."""
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt, seaborn as sns
     cols = [SHORT.get(s, s) for s in SUBJECTS]
-    ref = pd.concat([reference("arxivbench_table1_subjects").set_index("model"), reference("arxivbench_table2_cs_subfields").set_index("model")], axis=1)
+    ref = pd.concat([reference(n).set_index("model") for n in ("arxivbench_table1_subjects",
+                                                                "arxivbench_table2_cs_subfields")], axis=1)
     ref.index = [f"paper: {m}" for m in ref.index]
     ours = {}
-    for d in complete_runs("arxivbench"):
-        # (b) exists under protocol authors only
-        meta, s = _ours(d); mine = meta["config"].get("protocol") == "authors"
-        ours[f"ours: {run_label(d)}"] = [np.nan if not mine or (s.get(sub) or {}).get("authors_accuracy") is None else s[sub]["authors_accuracy"]
-                                         for sub in SUBJECTS]
+    for r in map(RunRow.of, runs):
+        s, mine = r.scores["subjects"], r.config.get("protocol") == "authors"   # (b) exists under protocol authors only
+        ours[f"ours: {r.label}"] = [np.nan if not mine or (s.get(sub) or {}).get("authors_accuracy") is None
+                                    else s[sub]["authors_accuracy"] for sub in SUBJECTS]
     df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
     fig, ax = plt.subplots(figsize=(11, 0.38 * len(df) + 2))
-    sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (b) (%)"), annot_kws=dict(size=7))
-    ax.set_title("ArxivBench accuracy (b), the authors' code's population, per subject (%); blank: nothing judged (ours) or \"-\" (paper)",
-                 fontsize=9)
+    sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (b) (%)"),
+                annot_kws=dict(size=7))
+    ax.set_title("ArxivBench accuracy (b), the authors' code's population, per subject (%); blank: nothing judged "
+                 "(ours) or \"-\" (paper)", fontsize=9)
     ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
-    return save_figure(fig, "arxivbench_subjects")
+    return fig
 
+
+# %% ../nbs/40_arxivbench.ipynb #2fcdcdf6
 def model_size(name: str):
     "(family, size in billions) from a model name like `Llama-3.1-70B-Instruct` or `smollm2-360m`, else None."
     base = re.sub(r"\s*instruct\s*", " ", name, flags=re.I)
@@ -979,28 +910,34 @@ def model_size(name: str):
         return fam, size
     return None
 
-def figure_model_size():
-    """Accuracy (b) vs size per model family (the paper's, and every complete run whose model or served model name
-    carries a size)."""
-    import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+# %% ../nbs/40_arxivbench.ipynb #d2b4fba2
+def _size_points(runs) -> pd.DataFrame:
+    "Accuracy (b) per subject of every paper model and run whose model name carries a size."
     pts = []
     for ref_name in ("arxivbench_table1_subjects", "arxivbench_table2_cs_subfields"):
         for _, r in reference(ref_name).iterrows():
             ms = model_size(r["model"])
             if ms:
                 for c in r.index[1:]: pts.append(dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]))
-    for d in complete_runs("arxivbench"):
-        meta, s = _ours(d); name = meta["config"]["model"]
-        ms = model_size(name) or model_size(meta.get("models", {}).get(name, {}).get("model") or "")
-        if ms:
-            for sub in SUBJECTS:
-                if sub in s:
-                    acc = s[sub].get("authors_accuracy") if meta["config"].get("protocol") == "authors" else None
-                    pts.append(dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub), acc=np.nan if acc is None else acc))
-    df = pd.DataFrame(pts)
-    if df.empty: return None
-    fams = [(src, f) for (src, f), g in df.groupby(["source", "family"]) if g["size"].nunique() >= 2]
+    for r in map(RunRow.of, runs):
+        s, name = r.scores["subjects"], r.config["model"]
+        ms = model_size(name) or model_size(r.meta.get("models", {}).get(name, {}).get("model") or "")
+        for sub in SUBJECTS if ms else ():
+            if sub in s:
+                acc = s[sub].get("authors_accuracy") if r.config.get("protocol") == "authors" else None
+                pts.append(dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub),
+                                acc=np.nan if acc is None else acc))
+    return pd.DataFrame(pts)
+
+def figure_model_size(runs):
+    """Accuracy (b) vs size per model family (the paper's, and every complete run whose model or served model name
+    carries a size); None without a family of two sizes."""
+    import matplotlib; matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    df = _size_points(runs)
+    fams = [] if df.empty else [(src, f) for (src, f), g in df.groupby(["source", "family"])
+                                if g["size"].nunique() >= 2]
     if not fams: return None
     fig, axes = plt.subplots(1, len(fams), figsize=(5 * len(fams), 4), squeeze=False)
     for ax, (src, f) in zip(axes[0], fams):
@@ -1009,136 +946,32 @@ def figure_model_size():
             gg = gg.sort_values("size")
             ax.plot(gg["size"], gg["acc"], marker="o", label=sub, color=plt.cm.tab20(k % 20),
                     ls="--" if sub in CS_SUBFIELDS else "-")
-        ax.set_xscale("log"); ax.set_xlabel("parameters (B)"); ax.set_ylabel("accuracy (b) (%)"); ax.set_title(f"{src}: {f}")
+        ax.set_xscale("log"); ax.set_xlabel("parameters (B)"); ax.set_ylabel("accuracy (b) (%)")
+        ax.set_title(f"{src}: {f}")
     axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1, 0.5))
     fig.suptitle("ArxivBench: accuracy (b) vs model size within a family")
-    return save_figure(fig, "arxivbench_model_size")
+    return fig
 
-def make_tables() -> list:
-    "Write every ArxivBench table and figure from `results/` (never calls a model)."
-    runs = complete_runs("arxivbench")
-    cap = ("accuracy (%) [95% CI] (n; below 10, no CI); column protocol: the requests a run sent. (b) protocol authors: the authors' "
-           "released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their "
-           "calculate_ACC: over the "
-           "abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as written is no, pass "
-           "excluded, "
-           "round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare them with our (b) "
-           "rows; protocols "
-           "paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over every listed link, a link not "
-           "found or malformed "
-           "is no, pass excluded; (b') the authors' population with our normalised ids and two-step verdicts; (c) "
-           "strict: yes among the "
-           "first three papers / (3 × answered prompts − judge failures). 'left out': what each did not count. "
-           f"{snapshot_note(runs)}")
-    written = [save_table(accuracy_table(MAIN_SUBJECTS, "arxivbench_table1_subjects"), "arxivbench_table1",
-                          caption(f"ArxivBench Table 1 (8 subjects): {cap}", runs))["md"],
-               save_table(accuracy_table(CS_SUBFIELDS, "arxivbench_table2_cs_subfields"), "arxivbench_table2",
-                          caption(f"ArxivBench Table 2 (CS subfields): {cap}", runs))["md"]]
-    if runs:
-        written.append(save_table(details_table(), "arxivbench_details",
-                                  caption("ArxivBench: every rate (%) [95% CI] (n = its items) and count per run and subject; accuracies "
-                                          "(a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's "
-                                          f"protocol); {snapshot_note(runs)}",
-                                          runs))["md"])
-        written.append(save_table(taxonomy_table(), "arxivbench_taxonomy",
-                                  caption("ArxivBench: hallucination taxonomy of listed papers", runs))["md"])
-    written.append(figure_subjects())
-    f = figure_model_size()
-    if f: written.append(f)
-    return written
+TABLES = [TABLE1, TABLE2, DETAILS, TAXONOMY_TABLE, Figure("arxivbench_subjects", figure_subjects),
+          Figure("arxivbench_model_size", figure_model_size)]
 
-# %% ../nbs/40_arxivbench.ipynb #583763a2
-KAGGLE_URL = "https://www.kaggle.com/api/v1/datasets/download/Cornell-University/arxiv"
-
-def download_snapshot(dest=None, url: str = KAGGLE_URL, build: bool = True) -> list[Path]:
-    """Download the Kaggle arXiv metadata snapshot into `data/arxivbench/` and build its index. With a mirror
-    (`scibench data download_snapshot --base URL_OR_DIR`), the zip Kaggle serves is read from the mirror's
-    `api/v1/datasets/download/Cornell-University/arxiv` (its path on kaggle.com); the Kaggle key is never sent there."""
-    import base64, zipfile, shutil
-    from scibench.data import OfflineError, fetch_url, current_mirror
-    dest = Path(dest or data_dir()/"arxivbench"); dest.mkdir(parents=True, exist_ok=True)
-    z = dest/"arxiv.zip"
-    headers = {}
-    if os.environ.get("KAGGLE_USERNAME") and os.environ.get("KAGGLE_KEY"):
-        tok = base64.b64encode(f"{os.environ['KAGGLE_USERNAME']}:{os.environ['KAGGLE_KEY']}".encode()).decode()
-        headers["Authorization"] = f"Basic {tok}"
-    try: fetch_url(url, z, headers=headers)   # from the active mirror, if any (without the header)
-    except OfflineError as e:
-        raise OfflineError(f"cannot download the arXiv snapshot: {e}" + ("" if current_mirror() else
-                           " (or set KAGGLE_USERNAME/KAGGLE_KEY; needed only for real-data runs)")) from None
-    snap = dest/"arxiv-metadata-oai-snapshot.json"
-    with zipfile.ZipFile(z) as zf:
-        name = next(n for n in zf.namelist() if n.endswith(".json"))
-        with zf.open(name) as src, open(snap, "wb") as out: shutil.copyfileobj(src, out, 1 << 20)
-    z.unlink()
-    out = [snap]
-    if build:
-        st = build_index(snap, dest/"index.sqlite", progress=True); out.append(dest/"index.sqlite")
-        print(f"[index] {st.records:,} records from {st.lines:,} lines; skipped {st.skipped} bad line(s)", file=sys.stderr)
-    return out
 
 # %% ../nbs/40_arxivbench.ipynb #12e9e6fe
 @dataclass
-class IndexArgs:
-    snapshot: str = param("", "a Kaggle arXiv metadata snapshot (JSON lines, plain or .gz)", positional=True)
-    out: str = param("", "the index file (default: data/arxivbench/index.sqlite)")
-    strict: bool = param(False, "stop at the first malformed line (default: skip and report)")
-
-@dataclass
-class LookupArgs:
-    ids: list = param([], "arXiv ids (or titles, with --title)", positional=True)
-    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
-    title: bool = param(False, "the arguments are titles, not ids")
-
-@dataclass
 class GenerateArgs:
     model: str = param("local", "the generator model")
-    n: int = param(500, "prompts per subject")
-    batch: int = param(20, "prompts asked for per call")
+    n: int = param(500, "prompts per subject", min=1)
+    batch: int = param(20, "prompts asked for per call", min=1)
     subjects: list = param([], "subjects (default: all)")
     split: str = param("generated", "the split written (not sample or released)")
-    threshold: float = param(0.9, "near-duplicate similarity above which a prompt is dropped")
-    temperature: float = param(1.0, "sampling temperature")
-
-@dataclass
-class ValidateArgs:
-    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
-    judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
-    judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
-    judge_max_tokens: int = param(256, "judge answer cap")
-    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
-    out: str = param("", "also write the full report (every pair) as JSON here")
-
-def index_command(a: IndexArgs) -> int:
-    "`scibench arxivbench index SNAPSHOT`: build the metadata index."
-    out = Path(a.out or default_index_path())
-    st = build_index(a.snapshot, out, on_error="raise" if a.strict else "skip", progress=True)
-    print(f"indexed {st.records:,} records from {st.lines:,} lines in {st.seconds}s → {out}; "
-          f"skipped {st.skipped} malformed line(s)")
-    for e in st.errors[:20]: print(f"  skipped: {e['msg']}")
-    return 0
-
-def _index_path(index: str) -> tuple[Path, str|None]:
-    "The index to read, and a note when a fresh clone falls back to the sample index."
-    path = Path(index) if index else default_index_path()
-    if index or path.exists(): return path, None
-    return index_for("sample"), (f"no real index at {rel(default_index_path())} (`make data` builds it): looking up in "
-                                 f"the sample index built from {rel(snapshot_path('sample'))}")
-
-def lookup_command(a: LookupArgs) -> int:
-    "`scibench arxivbench lookup ID...`: look ids (or titles) up in an index."
-    path, note = _index_path(a.index)
-    with open_index(path) as ix:
-        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
-        for x in a.ids:
-            r = ix.find_title(x) if a.title else ix.get(x)
-            print(json.dumps({"query": x, "result": r}, ensure_ascii=False))
-    return 0
+    threshold: float = param(0.9, "near-duplicate similarity above which a prompt is dropped", min=0, max=1)
+    temperature: float = param(1.0, "sampling temperature", min=0, max=2)
 
 def generate_command(a: GenerateArgs) -> int:
     "`scibench arxivbench generate`: a prompt split written by a generator model."
     from scibench.llm import LLM
-    if a.split in (RELEASED, "sample"): raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
+    if a.split in (RELEASED, "sample"):
+        raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
     llm = LLM(a.model); rows, stats = [], []
     for s in a.subjects or list(SUBJECTS):
         ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature, a.threshold); rows += ps; stats.append(st)
@@ -1147,6 +980,17 @@ def generate_command(a: GenerateArgs) -> int:
     write_json(prompts_path(a.split).with_suffix(".stats.json"), stats)
     print(f"wrote {len(rows)} prompts to {prompts_path(a.split)}")
     return 0
+
+
+# %% ../nbs/40_arxivbench.ipynb #1c73348d
+@dataclass
+class ValidateArgs:
+    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
+    judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
+    judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
+    judge_max_tokens: int = param(256, "judge answer cap", min=1, max=1_000_000)
+    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    out: str = param("", "also write the full report (every pair) as JSON here")
 
 def validate_command(a: ValidateArgs) -> int:
     "`scibench arxivbench validate-judge LABELS`: a judge's agreement with human yes/no/pass labels."
@@ -1162,11 +1006,15 @@ def validate_command(a: ValidateArgs) -> int:
     print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
     return 0
 
+
+# %% ../nbs/40_arxivbench.ipynb #d1fac139
 COMMANDS = [Command("index", index_command, IndexArgs, "build the metadata index from a Kaggle snapshot"),
-            Command("lookup", lookup_command, LookupArgs, "look ids (or titles) up in an index (the real one, else the sample's)"),
+            Command("lookup", lookup_command, LookupArgs,
+                    "look ids (or titles) up in an index (the real one, else the sample's)"),
             Command("generate", generate_command, GenerateArgs, "generate a prompt split with a generator model"),
             Command("validate-judge", validate_command, ValidateArgs,
                     "a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")]
+
 
 # %% ../nbs/40_arxivbench.ipynb #cc916dba
 from . import records as rv
@@ -1176,8 +1024,9 @@ def _found(p):
     if p.get("arxiv_id") is None and not p.get("url"): return "no link"
     return "found" if p.get("in_snapshot") else "not found"
 
-_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity", "title_found_as",
-                "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict", "verdict_failure",
+_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity",
+                "title_found_as", "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict",
+                "verdict_failure",
                 "verdict_source"}
 
 def record_sections(r, ctx):
@@ -1207,6 +1056,7 @@ def record_sections(r, ctx):
             "format_pairs", "malformed_ids", "papers", "authors_links"}
     return secs, used, r.get("response")
 
+# %% ../nbs/40_arxivbench.ipynb #19081b91
 def record_scores(r):
     "Per-response rates: accuracy, strict accuracy (of 3), fabricated and invalid (%)."
     ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
@@ -1220,22 +1070,25 @@ def record_scores(r):
 def paper_numbers(name):
     "Table 1's range of the models' mean accuracy over subjects."
     if name.startswith("accuracy"):
-        import pandas as pd
-        df = _reference("arxivbench_table1_subjects", na_values=["-"]).set_index("model")
-        v = df.apply(pd.to_numeric, errors="coerce").mean(axis=1).dropna()
+        v = reference("arxivbench_table1_subjects").set_index("model").mean(axis=1).dropna()
         return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
 
-RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("subject"), paper=paper_numbers)
+RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("subject"),
+                   paper=paper_numbers)
 
 # %% ../nbs/40_arxivbench.ipynb #74001545
-PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Research?", "Ning Li, Jingran Zhang, Justin Cui", "2504.10496")
-STAGES = [Stage("query", "model", "the model under test lists papers for each prompt"),
-          Stage("relevance", "judge", "protocols paper, scibench: is each listed paper in the index relevant to the prompt"),
-          Stage("match", "judge", "protocols paper, scibench: do a relevant paper's title and its record describe the same paper"),
-          Stage("authors_judge", "judge", "protocol authors: their one-call judge of each abs/ link of a response with 3 pairs")]
+PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Research?",
+                    "Ning Li, Jingran Zhang, Justin Cui", "2504.10496")
+STAGES = [
+    Stage("query", "model", "the model under test lists papers for each prompt"),
+    Stage("relevance", "judge", "protocols paper, scibench: is each listed paper in the index relevant to the prompt"),
+    Stage("match", "judge",
+          "protocols paper, scibench: do a relevant paper's title and its record describe the same paper"),
+    Stage("authors_judge", "judge",
+          "protocol authors: their one-call judge of each abs/ link of a response with 3 pairs")]
 # small caps keep the embedded model's sample run (13 prompts, up to 78 judge calls) to minutes on 2 cores
 ARXIVBENCH = register(Benchmark(
-    "arxivbench", "list three arXiv papers for a research request; ids verified against arXiv metadata, relevance and title match judged",
-    PAPER, ArxivBenchConfig, run, data=data_files, stages=STAGES, stub_reply=stub_reply, record=RECORD, tables=make_tables, commands=COMMANDS,
-    downloaders=[download_prompts, download_snapshot],
+    "arxivbench", "list three arXiv papers for a research request; ids verified against arXiv metadata, relevance and "
+    "title match judged", PAPER, ArxivBenchConfig, run, data=data_files, stages=STAGES, stub_reply=stub_reply,
+    record=RECORD, tables=TABLES, commands=COMMANDS, downloaders=[download_prompts, download_snapshot],
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=200, judge_max_tokens=200)]))

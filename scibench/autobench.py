@@ -5,43 +5,44 @@ the text we implement from is `shared/papers/002_*.txt`, which names no authors,
 
 # %% ../nbs/30_autobench.ipynb #366de170
 from __future__ import annotations
-import asyncio, contextlib, csv, dataclasses, hashlib, io, json, random, re, threading
+import asyncio, contextlib, csv, dataclasses, hashlib, io, json, re, threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-import pandas as pd
 from .core import DataError, data_dir, read_json, read_jsonl, read_text, write_json, write_jsonl, write_text
 from .llm import Request, msgs, parse_json, pipeline, pipeline_window
 from .judge import choice_schema, parse_choice, judge_request, judge_result
 from .metrics import mean_ci, bootstrap_ci
 from .retrieval import embed_cached, dedup, Index, tokenize
-from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
-from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, filler, param, register
-from .runs import complete_runs, run_label, settings, caption, run_parent, rel
+from .report import Estimate, fmt, fmt_ci, fmt_est, reference
+from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, param, register
+from .runs import complete_runs, run_label, run_parent, rel
 from .papers import load_manifest, load_paper, paper_text, paper_windows, paragraphs
+from .autobench_stub import stub_reply
+from .autobench_review import CONTROL, MAIN, human_correctness, review_csv
 
 # %% auto #0
 __all__ = ['LEVELS', 'TYPES', 'STAGES', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR', 'GRADES', 'NOT_MCQ', 'BANDS', 'ABLATIONS',
-           'REVIEW_COLUMNS', 'MAIN', 'CONTROL', 'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES',
-           'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'FILTER_NOTE', 'GENERATOR_NOTE',
-           'CHECKS', 'BENCH_KEYS', 'STUB_WORDS', 'BENCH_FIELDS', 'BENCH_TYPES', 'EVAL_COLUMNS', 'COMMANDS', 'ARXIV_IDS',
-           'RECORD', 'PAPER', 'FLOW', 'AUTOBENCH', 'split_dir', 'load_split', 'kp_schema', 'extraction_prompt',
-           'shown_ids', 'validate_point', 'merge_points', 'extraction_request', 'extraction_record', 'number_points',
-           'aextract', 'select_points', 'Retriever', 'numeric_distractors', 'make_options', 'question_schema',
-           'generation_prompt', 'build_question', 'generation_jobs', 'generation_request', 'question_record',
-           'agenerate', 'question_text', 'choices', 'solve_prompt', 'calibration_prompt', 'answer_schema',
-           'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result', 'grade_request',
-           'grade_result', 'asolve', 'answerability_schema', 'answerability_prompt', 'content_words', 'supports',
-           'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'acheck_correctness', 'answerability_request',
-           'answerability_result', 'acheck_answerability', 'ambiguity_request', 'ambiguity_result', 'acheck_ambiguity',
-           'apply_filters', 'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity',
-           'diversity_ci', 'item_discrimination', 'discrimination', 'discrimination_ci', 'acalibrate',
-           'calibration_row', 'set_metrics', 'review_csv', 'human_correctness', 'load_control_set', 'AutoBenchConfig',
-           'protocol_notes', 'note_protocol', 'run', 'data_files', 'stub_reply', 'load_benchmark', 'evaluate',
-           'run_protocol', 'table_main', 'table_stages', 'table_ablation', 'table_distribution', 'table_eval',
-           'figure_survival', 'make_tables', 'latest_benchmark', 'EvalArgs', 'IngestArgs', 'eval_command',
-           'ingest_command', 'download_arxiv', 'record_sections', 'record_scores', 'paper_numbers', 'stages_block']
+           'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES',
+           'PAPER_GENERATOR', 'PAPER_SOLVERS', 'FILTER_NOTE', 'GENERATOR_NOTE', 'CHECKS', 'BENCH_KEYS', 'BENCH_FIELDS',
+           'BENCH_TYPES', 'MAIN_TABLE', 'STAGES_TABLE', 'ABLATION_COLUMNS', 'ABLATION_TABLE', 'DISTRIBUTION_TABLE',
+           'EVAL_TABLE', 'TABLES', 'COMMANDS', 'ARXIV_IDS', 'RECORD', 'PAPER', 'FLOW', 'AUTOBENCH', 'split_dir',
+           'load_split', 'kp_schema', 'shown_ids', 'extraction_prompt', 'validate_point', 'merge_points',
+           'extraction_request', 'extraction_record', 'number_points', 'aextract', 'select_points', 'Retriever',
+           'numeric_distractors', 'make_options', 'question_schema', 'generation_prompt', 'build_question',
+           'generation_jobs', 'generation_request', 'question_record', 'agenerate', 'question_text', 'choices',
+           'solve_prompt', 'calibration_prompt', 'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt',
+           'solve_request', 'solve_result', 'grade_request', 'grade_result', 'asolve', 'answerability_schema',
+           'answerability_prompt', 'content_words', 'supports', 'ambiguity_schema', 'ambiguity_prompt',
+           'correctness_result', 'acheck_correctness', 'answerability_request', 'answerability_result',
+           'acheck_answerability', 'ambiguity_request', 'ambiguity_result', 'acheck_ambiguity', 'apply_filters',
+           'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
+           'item_discrimination', 'discrimination', 'discrimination_ci', 'acalibrate', 'calibration_row', 'set_metrics',
+           'load_control_set', 'AutoBenchConfig', 'protocol_notes', 'note_protocol', 'ControlSetMissing', 'run',
+           'data_files', 'load_benchmark', 'evaluate', 'figure_survival', 'latest_benchmark', 'EvalArgs', 'IngestArgs',
+           'eval_command', 'ingest_command', 'download_arxiv', 'record_sections', 'record_scores', 'paper_numbers',
+           'stages_block']
 
 # %% ../nbs/30_autobench.ipynb #361be90f
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -57,7 +58,8 @@ def load_split(split: str = "sample", limit: int|None = None) -> tuple[list[dict
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     d = split_dir(split)
     papers = [load_paper(d/r["path"], r["paper_id"], r["field"]) for r in load_manifest(d/"papers.jsonl")]
-    related = [load_paper(d/r["path"], r["paper_id"], r["field"]) for r in load_manifest(d/"related.jsonl")] if (d/"related.jsonl").exists() else []
+    related = ([load_paper(d/r["path"], r["paper_id"], r["field"]) for r in load_manifest(d/"related.jsonl")]
+               if (d/"related.jsonl").exists() else [])
     return (papers[:limit] if limit else papers), related
 
 # %% ../nbs/30_autobench.ipynb #9f0a0b3b
@@ -72,18 +74,24 @@ def _ids(ids=None, n=12): return {"type": "string", "enum": list(ids)} if ids el
 def kp_schema(max_points: int = 3, ids=None) -> dict:
     """JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations where the
     endpoint supports schemas."""
-    return {"type": "object", "properties": {"knowledge_points": {"type": "array", "minItems": 1, "maxItems": max_points, "items": {
-        "type": "object", "properties": {"level": {"type": "string", "enum": list(LEVELS)}, "statement": _schema_str(300),
-                                         "paragraphs": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 4},
-                                         "confidence": {"type": "number"}},
-        "required": ["level", "statement", "paragraphs", "confidence"]}}}, "required": ["knowledge_points"]}
+    props = {"level": {"type": "string", "enum": list(LEVELS)}, "statement": _schema_str(300),
+             "paragraphs": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 4},
+             "confidence": {"type": "number"}}
+    kps = {"type": "array", "minItems": 1, "maxItems": max_points, "items": {"type": "object", "properties": props,
+                                                                              "required": list(props)}}
+    return {"type": "object", "properties": {"knowledge_points": kps}, "required": ["knowledge_points"]}
 
+# %% ../nbs/30_autobench.ipynb #359b0475
 def _excerpt(t, n=300): return t if len(t) <= n else t[:n].rsplit(" ", 1)[0] + " …"
+
+def _section(paper: dict, pid: str) -> dict:
+    "The section holding paragraph `pid`."
+    return next(s for s in paper["sections"] if any(p["id"] == pid for p in s["paragraphs"]))
 
 def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[str, str, str]]:
     """(paragraph id, section title, text) of the other sections: an equal share of `budget` characters each, whole
     paragraphs in order, the first always."""
-    sec = next(s for s in paper["sections"] if any(p["id"] == window[0] for p in s["paragraphs"]))
+    sec = _section(paper, window[0])
     others = [s for s in paper["sections"] if s["id"] != sec["id"]]
     share, out = max(1, budget // max(1, len(others))), []
     for s in others:
@@ -94,25 +102,25 @@ def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[st
             out.append((p["id"], s["title"], t)); used += len(t)
     return out
 
-def extraction_prompt(paper: dict, window: list[str], max_points: int = 3, others_chars: int = 3000) -> str:
-    paras = paragraphs(paper)
-    sec = next(s for s in paper["sections"] if any(p["id"] == window[0] for p in s["paragraphs"]))
-    others = "\n".join(f"[{i}] ({t}) {x}" for i, t, x in _others(paper, window, others_chars))
-    levels = "\n".join(f"- {k}: {v}" for k, v in LEVEL_DEF.items())
-    return (f"Extract testable knowledge points from a scientific paper.\n\nPaper: {paper['title']}\n\n"
-            f"Passage (section \"{sec['title']}\"):\n" + "\n".join(f"[{i}] {paras[i]}" for i in window) +
-            f"\n\nOther sections (excerpts):\n{others}\n\nLevels:\n{levels}\n\n"
-            f"Write up to {max_points} knowledge points about the passage. For each give its level; a statement, one "
-            "complete "
-            "sentence restating what the passage says; the ids of the paragraphs it comes from (the ids in brackets "
-            "above); "
-            "and your confidence from 0 to 1. Answer in JSON with a list \"knowledge_points\" of objects with the keys "
-            "\"level\", \"statement\", \"paragraphs\", \"confidence\".")
-
 def shown_ids(paper: dict, window: list[str], others_chars: int = 3000) -> list[str]:
     "Paragraph ids the extraction prompt shows: the window, then the other sections' paragraphs within the budget."
     return list(window) + [i for i, _, _ in _others(paper, window, others_chars)]
 
+# %% ../nbs/30_autobench.ipynb #b42a846f
+def extraction_prompt(paper: dict, window: list[str], max_points: int = 3, others_chars: int = 3000) -> str:
+    paras = paragraphs(paper)
+    others = "\n".join(f"[{i}] ({t}) {x}" for i, t, x in _others(paper, window, others_chars))
+    levels = "\n".join(f"- {k}: {v}" for k, v in LEVEL_DEF.items())
+    passage = "\n".join(f"[{i}] {paras[i]}" for i in window)
+    return (f"Extract testable knowledge points from a scientific paper.\n\nPaper: {paper['title']}\n\n"
+            f"Passage (section \"{_section(paper, window[0])['title']}\"):\n{passage}"
+            f"\n\nOther sections (excerpts):\n{others}\n\nLevels:\n{levels}\n\n"
+            f"Write up to {max_points} knowledge points about the passage. For each give its level; a statement, one "
+            "complete sentence restating what the passage says; the ids of the paragraphs it comes from (the ids in "
+            "brackets above); and your confidence from 0 to 1. Answer in JSON with a list \"knowledge_points\" of "
+            "objects with the keys \"level\", \"statement\", \"paragraphs\", \"confidence\".")
+
+# %% ../nbs/30_autobench.ipynb #ae275604
 def validate_point(kp, paper: dict, window: list[str]) -> tuple[dict|None, str|None]:
     "A clean knowledge point, or (None, reason)."
     if not isinstance(kp, dict): return None, "not an object"
@@ -134,6 +142,8 @@ def validate_point(kp, paper: dict, window: list[str]) -> tuple[dict|None, str|N
     return dict(level=lvl, statement=st, paragraphs=sorted(set(ids), key=order.index), confidence=conf), None
 
 # %% ../nbs/30_autobench.ipynb #5ecc4893
+def _paragraph_order(s: str) -> list[int]: return [int(x) for x in re.findall(r"\d+", s)]
+
 def merge_points(points: list[dict], threshold: float = 0.9, emb=None) -> list[dict]:
     "Merge near-duplicate knowledge points of the same paper (cosine ≥ threshold)."
     if not points: return []
@@ -141,34 +151,47 @@ def merge_points(points: list[dict], threshold: float = 0.9, emb=None) -> list[d
     kept: list[int] = []
     out: list[dict] = []
     for i, p in enumerate(points):
-        j = next((k for k, ki in enumerate(kept) if points[ki]["paper_id"] == p["paper_id"] and float(E[ki] @ E[i]) >= threshold), None)
+        j = next((k for k, ki in enumerate(kept)
+                  if points[ki]["paper_id"] == p["paper_id"] and float(E[ki] @ E[i]) >= threshold), None)
         if j is None:
             kept.append(i); out.append({**p, "windows": list(p.get("windows", [])), "merged": 1}); continue
         m = out[j]
-        m["paragraphs"] = sorted(set(m["paragraphs"]) | set(p["paragraphs"]), key=lambda s: [int(x) for x in re.findall(r"\d+", s)])
+        m["paragraphs"] = sorted(set(m["paragraphs"]) | set(p["paragraphs"]), key=_paragraph_order)
         m["windows"] = m["windows"] + [w for w in p.get("windows", []) if w not in m["windows"]]
         m["confidence"] = max(m["confidence"], p["confidence"]); m["merged"] += 1
     return out
 
 # %% ../nbs/30_autobench.ipynb #98247f3e
-def extraction_request(paper: dict, window: list[str], max_points: int = 3, max_tokens: int = 400, others_chars: int = 3000) -> Request:
+def extraction_request(paper: dict, window: list[str], max_points: int = 3, max_tokens: int = 400,
+                       others_chars: int = 3000) -> Request:
     "The extraction request of one window (stage `extract`)."
     return Request(msgs(extraction_prompt(paper, window, max_points, others_chars)), max_tokens=max_tokens,
                    schema=kp_schema(max_points, shown_ids(paper, window, others_chars)), stage="extract")
 
+# %% ../nbs/30_autobench.ipynb #3a9f9d17
+def _answer(r: dict) -> tuple[dict|None, str|None]:
+    "(the JSON object of answer `r`, None) or (None, why)."
+    return parse_json(r["text"]) if r["ok"] else (None, f"request failed: {r['error']}")
+
+def _cut(why: str|None, r: dict) -> str|None:
+    "The failure `why`, noting when answer `r` was cut at max_tokens."
+    return why + " (answer cut at max_tokens)" if why and r.get("finish_reason") == "length" else why
+
+# %% ../nbs/30_autobench.ipynb #66af1b42
 def extraction_record(paper: dict, k: int, window: list[str], r: dict, levels=LEVELS) -> tuple[dict, list[dict]]:
     "(the record of window `k` with its failure and invalid points, its valid knowledge points) from the answer `r`."
-    rec = dict(paper_id=paper["paper_id"], window=k, paragraphs=window, failure=None, invalid=[], points=0, finish_reason=r.get("finish_reason"))
-    obj, why = parse_json(r["text"]) if r["ok"] else (None, f"request failed: {r['error']}")
+    rec = dict(paper_id=paper["paper_id"], window=k, paragraphs=window, failure=None, invalid=[], points=0,
+               finish_reason=r.get("finish_reason"))
+    obj, why = _answer(r)
     pts = []
     if obj is None or not isinstance(obj.get("knowledge_points"), list):
-        rec["failure"] = (why or "no 'knowledge_points' list") + (" (answer cut at max_tokens)" if r.get("finish_reason") == "length" else "")
-    else:
-        for kp in obj["knowledge_points"]:
-            c, bad = validate_point(kp, paper, window)
-            if bad: rec["invalid"].append(dict(point=kp, reason=bad)); continue
-            if c["level"] not in levels: continue
-            pts.append(dict(paper_id=paper["paper_id"], field=paper["field"], windows=[k], **c)); rec["points"] += 1
+        rec["failure"] = _cut(why or "no 'knowledge_points' list", r)
+        return rec, pts
+    for kp in obj["knowledge_points"]:
+        c, bad = validate_point(kp, paper, window)
+        if bad: rec["invalid"].append(dict(point=kp, reason=bad)); continue
+        if c["level"] not in levels: continue
+        pts.append(dict(paper_id=paper["paper_id"], field=paper["field"], windows=[k], **c)); rec["points"] += 1
     return rec, pts
 
 def number_points(merged: list[dict], start: int = 0) -> list[dict]:
@@ -187,12 +210,14 @@ async def aextract(llm, paper: dict, cfg) -> tuple[list[dict], list[dict]]:
         rec, ps = extraction_record(paper, k, w, r); recs.append(rec); pts += ps
     return recs, pts
 
+# %% ../nbs/30_autobench.ipynb #edc0bea0
 def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
     "At most `per_paper` points per paper, balanced over levels (round robin, highest confidence first)."
     if not per_paper: return list(points)
     out = []
     for pid in dict.fromkeys(p["paper_id"] for p in points):
-        by = {l: sorted([p for p in points if p["paper_id"] == pid and p["level"] == l], key=lambda p: -p["confidence"]) for l in LEVELS}
+        by = {l: sorted([p for p in points if p["paper_id"] == pid and p["level"] == l], key=lambda p: -p["confidence"])
+              for l in LEVELS}
         chosen = []
         while len(chosen) < per_paper and any(by.values()):
             for l in LEVELS:
@@ -206,7 +231,8 @@ class Retriever:
     (reciprocal-rank fusion, 1/(60 + rank), as `scibench.retrieval.Index`). Paragraphs and queries are embedded
     in one batch each (`prepare`), not one call per search."""
     def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid"):
-        if method not in ("bm25", "embedding", "hybrid"): raise ValueError(f"method must be bm25, embedding or hybrid, not {method!r}")
+        if method not in ("bm25", "embedding", "hybrid"):
+            raise ValueError(f"method must be bm25, embedding or hybrid, not {method!r}")
         self.method = method
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
@@ -227,7 +253,8 @@ class Retriever:
         if self.method != "hybrid": return out[self.method]
         fused = np.zeros(len(rows))
         for v in out.values():
-            ranks = np.empty(len(rows)); ranks[np.argsort(-v, kind="stable")] = np.arange(len(rows)); fused += 1.0 / (60 + ranks)
+            ranks = np.empty(len(rows)); ranks[np.argsort(-v, kind="stable")] = np.arange(len(rows))
+            fused += 1.0 / (60 + ranks)
         return fused
     def release(self, pid: str):
         """Drop the BM25 indexes built for paper `pid` (its questions' contexts are done): memory stays flat in the
@@ -243,13 +270,14 @@ class Retriever:
         ctx = [dict(paper_id=pid, id=i, text=own[i], source="source") for i in kp["paragraphs"]]
         if not retrieval: return ctx
         same = [r for r, u in enumerate(self.units) if u[0] == pid]
-        ranked = [r for r in self.search(("same", pid), same, kp["statement"], len(same)) if self.units[r][1] not in kp["paragraphs"]]
+        ranked = [r for r in self.search(("same", pid), same, kp["statement"], len(same))
+                  if self.units[r][1] not in kp["paragraphs"]]
         for r in ranked[:k_same]:
             ctx.append(dict(paper_id=pid, id=self.units[r][1], text=self.units[r][2], source="same paper"))
         rel = [r for r, u in enumerate(self.units) if u[0] != pid]
         for r in self.search(("related", pid), rel, kp["statement"], k_related):
-            ctx.append(dict(paper_id=self.units[r][0], id=self.units[r][1], text=self.units[r][2], source="related paper",
-                            title=self.papers[self.units[r][0]]["title"]))
+            pid_r, i, t = self.units[r]
+            ctx.append(dict(paper_id=pid_r, id=i, text=t, source="related paper", title=self.papers[pid_r]["title"]))
         return ctx
 
 # %% ../nbs/30_autobench.ipynb #1a92ca66
@@ -271,7 +299,8 @@ def make_options(qid: str, answer: str, distractors, n_options: int = 4) -> tupl
     "(options, key letter) with the answer at a hashed position, or (None, failure reason)."
     norm = lambda s: re.sub(r"\W+", " ", str(s).lower()).strip()
     ds, seen = [], {norm(answer)}
-    for d in [str(d).strip() for d in (distractors or []) if isinstance(d, (str, int, float))] + numeric_distractors(answer):
+    given = [str(d).strip() for d in (distractors or []) if isinstance(d, (str, int, float))]
+    for d in given + numeric_distractors(answer):
         if d and re.search(r"[A-Za-z0-9]", d) and not re.fullmatch(r"\[?S\d+\.P\d+\]?", d) and norm(d) not in seen:
             ds.append(d); seen.add(norm(d))
     ds = ds[:n_options - 1]
@@ -282,22 +311,23 @@ def make_options(qid: str, answer: str, distractors, n_options: int = 4) -> tupl
 
 # %% ../nbs/30_autobench.ipynb #5d04528e
 def question_schema(qtype: str, ids=None) -> dict:
-    ev = {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3}
+    ev, text = {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3}, _schema_str(300)
     if qtype == "mcq":
         props = dict(question=_schema_str(300, 12), answer=_schema_str(150, 1),
                      distractors={"type": "array", "items": _schema_str(150), "minItems": 3, "maxItems": 3},
-                     explanation=_schema_str(300), evidence=ev)
-    elif qtype == "tf": props = dict(statement=_schema_str(300, 12), answer={"type": "boolean"}, explanation=_schema_str(300), evidence=ev)
-    elif qtype == "short": props = dict(question=_schema_str(300, 12), answer=_schema_str(150, 1), explanation=_schema_str(300), evidence=ev)
+                     explanation=text, evidence=ev)
+    elif qtype == "tf":
+        props = dict(statement=_schema_str(300, 12), answer={"type": "boolean"}, explanation=text, evidence=ev)
+    elif qtype == "short":
+        props = dict(question=_schema_str(300, 12), answer=_schema_str(150, 1), explanation=text, evidence=ev)
     else: raise ValueError(f"question type must be one of {TYPES}, not {qtype!r}")
     return {"type": "object", "properties": props, "required": list(props)}
 
 TYPE_INSTR = {
     "mcq": ('a multiple-choice question. First write the correct answer, then three distractors built from it: '
             'plausible but wrong, e.g. a similar but different method, entity or condition, or the number changed by '
-            '10-30%. '
-            'Answer in JSON with the keys "question", "answer", "distractors" (a list of three), "explanation", '
-            '"evidence".'),
+            '10-30%. Answer in JSON with the keys "question", "answer", "distractors" (a list of three), '
+            '"explanation", "evidence".'),
     "tf": ('a true/false statement about the paper (it may be true or false; say which). '
            'Answer in JSON with the keys "statement", "answer" (true or false), "explanation", "evidence".'),
     "short": ('a short-answer question whose answer is a few words. '
@@ -314,8 +344,21 @@ def generation_prompt(paper: dict, kp: dict, ctx: list[dict], qtype: str) -> str
             f"{kp['statement']}\n\n"
             f"The question must be answerable from this paper alone; name the paper's method or subject explicitly. "
             f"Write {TYPE_INSTR[qtype]}\nThe explanation says why the answer is correct; evidence lists the ids (in "
-            "brackets) "
-            "of the paper paragraphs that support it.")
+            "brackets) of the paper paragraphs that support it.")
+
+# %% ../nbs/30_autobench.ipynb #236bddf1
+def _answer_fields(qid: str, qtype: str, obj: dict) -> tuple[dict, str|None]:
+    "The answer fields (answer, answer_text, options) of a generated question, or ({}, failure reason)."
+    a = obj.get("answer")
+    if qtype == "tf":
+        if isinstance(a, str) and a.strip().lower() in ("true", "false"): a = a.strip().lower() == "true"
+        if not isinstance(a, bool): return {}, f"answer {a!r} is not true/false"
+        return dict(answer="true" if a else "false", answer_text="true" if a else "false"), None
+    a = str(a or "").strip()
+    if not a: return {}, "empty answer"
+    if qtype != "mcq": return dict(answer=a, answer_text=a), None
+    opts, key = make_options(qid, a, obj.get("distractors"))
+    return ({}, key) if opts is None else (dict(answer=key, answer_text=a, options=opts), None)
 
 def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) -> tuple[dict, str|None]:
     "Question record fields from the model's JSON, or a failure reason."
@@ -325,22 +368,12 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
     known = paragraphs(paper)
     ev = [str(i).strip().strip("[]") for i in (obj.get("evidence") or []) if isinstance(i, (str, int))]
     valid = [i for i in ev if i in known]
-    q = dict(question=text, explanation=str(obj.get("explanation") or "").strip(), evidence=valid or list(kp["paragraphs"]),
-             evidence_from="model" if valid else "knowledge point", evidence_invalid=[i for i in ev if i not in known], options=None)
-    if qtype == "tf":
-        a = obj.get("answer")
-        if isinstance(a, str) and a.strip().lower() in ("true", "false"): a = a.strip().lower() == "true"
-        if not isinstance(a, bool): return {}, f"answer {a!r} is not true/false"
-        q.update(answer="true" if a else "false", answer_text="true" if a else "false")
-    else:
-        a = str(obj.get("answer") or "").strip()
-        if not a: return {}, "empty answer"
-        q.update(answer=a, answer_text=a)
-        if qtype == "mcq":
-            opts, key = make_options(qid, a, obj.get("distractors"))
-            if opts is None: return {}, key
-            q.update(options=opts, answer=key)
-    q["evidence_text"] = "\n".join(f"[{i}] {known[i]}" for i in q["evidence"])
+    q = dict(question=text, explanation=str(obj.get("explanation") or "").strip(),
+             evidence=valid or list(kp["paragraphs"]), evidence_from="model" if valid else "knowledge point",
+             evidence_invalid=[i for i in ev if i not in known], options=None)
+    a, fail = _answer_fields(qid, qtype, obj)
+    if fail: return {}, fail
+    q.update(a); q["evidence_text"] = "\n".join(f"[{i}] {known[i]}" for i in q["evidence"])
     return q, None
 
 # %% ../nbs/30_autobench.ipynb #633377cf
@@ -349,23 +382,26 @@ def generation_jobs(points: list[dict], retriever: Retriever, types=TYPES, retri
     """(point, question type, context) per point; the types run round robin over all papers' points, `start` = this
     point's number."""
     if retrieval: retriever.prepare([kp["statement"] for kp in points])
-    return [(kp, types[(start + n) % len(types)], retriever.context(kp, k_same, k_related, retrieval)) for n, kp in enumerate(points)]
+    return [(kp, types[(start + n) % len(types)], retriever.context(kp, k_same, k_related, retrieval))
+            for n, kp in enumerate(points)]
 
 def generation_request(paper: dict, kp: dict, ctx: list[dict], qtype: str, max_tokens: int = 300) -> Request:
     "The question-generation request of one point (stage `generate`)."
-    return Request(msgs(generation_prompt(paper, kp, ctx, qtype)), max_tokens=max_tokens, schema=question_schema(qtype, list(paragraphs(paper))),
-                   stage="generate")
+    return Request(msgs(generation_prompt(paper, kp, ctx, qtype)), max_tokens=max_tokens,
+                   schema=question_schema(qtype, list(paragraphs(paper))), stage="generate")
 
+# %% ../nbs/30_autobench.ipynb #bc08af28
 def question_record(kp: dict, qtype: str, ctx: list[dict], r: dict, paper: dict, variant: str = "full") -> dict:
     "The question record (or generation failure record) from the generation answer `r`."
     qid = f"{kp['kp_id']}:{qtype}" + ("" if variant == "full" else f":{variant}")
-    rec = dict(qid=qid, variant=variant, paper_id=kp["paper_id"], field=kp["field"], kp_id=kp["kp_id"], level=kp["level"], type=qtype,
-               knowledge_point=kp["statement"], context=[dict(paper_id=c["paper_id"], id=c["id"], source=c["source"]) for c in ctx],
+    rec = dict(qid=qid, variant=variant, paper_id=kp["paper_id"], field=kp["field"], kp_id=kp["kp_id"],
+               level=kp["level"], type=qtype, knowledge_point=kp["statement"],
+               context=[dict(paper_id=c["paper_id"], id=c["id"], source=c["source"]) for c in ctx],
                finish_reason=r.get("finish_reason"))
     if not r["ok"]: rec.update(generation_failure=f"request failed: {r['error']}"); return rec
     obj, why = parse_json(r["text"])
     q, fail = build_question(qid, kp, qtype, obj, paper) if obj is not None else ({}, why)
-    if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
+    fail = _cut(fail, r)
     rec.update(q); rec["generation_failure"] = fail
     if fail: rec["raw"] = r["text"]
     return rec
@@ -373,26 +409,31 @@ def question_record(kp: dict, qtype: str, ctx: list[dict], r: dict, paper: dict,
 async def agenerate(llm, paper: dict, job, max_tokens: int = 300, variant: str = "full") -> dict:
     "The question of one `generation_jobs` job `(point, type, context)`: its record (a generation failure is one too)."
     kp, t, ctx = job
-    return question_record(kp, t, ctx, await llm.acall(generation_request(paper, kp, ctx, t, max_tokens)), paper, variant)
+    r = await llm.acall(generation_request(paper, kp, ctx, t, max_tokens))
+    return question_record(kp, t, ctx, r, paper, variant)
 
 # %% ../nbs/30_autobench.ipynb #13f827bc
 def question_text(q: dict) -> str:
-    if q["type"] == "mcq": return q["question"] + "\n" + "\n".join(f"{'ABCD'[i]}. {o}" for i, o in enumerate(q["options"]))
+    if q["type"] == "mcq":
+        return q["question"] + "\n" + "\n".join(f"{'ABCD'[i]}. {o}" for i, o in enumerate(q["options"]))
     if q["type"] == "tf": return f"True or false: {q['question']}"
     return q["question"]
 
 def choices(q: dict) -> list[str]:
     return list("ABCD"[:len(q["options"])]) if q["type"] == "mcq" else ["true", "false"]
 
+def _context(q: dict, context: str, paper: dict|None) -> str:
+    "What a solver reads before the question: nothing, the evidence paragraphs, or the whole paper."
+    if context == "evidence": return f"Paper excerpt:\n{q['evidence_text']}\n\n"
+    if context == "paper": return f"Paper:\n{paper_text(paper)}\n\n"
+    if context != "none": raise ValueError(f"context must be none, evidence or paper, not {context!r}")
+    return ""
+
 def solve_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str:
-    ctx = ""
-    if context == "evidence": ctx = f"Paper excerpt:\n{q['evidence_text']}\n\n"
-    elif context == "paper": ctx = f"Paper:\n{paper_text(paper)}\n\n"
-    elif context != "none": raise ValueError(f"context must be none, evidence or paper, not {context!r}")
     how = {"mcq": "Answer with the letter of the correct option.", "tf": "Answer true or false.",
            "short": "Answer in a few words."}[q["type"]]
     fmt_ = ('JSON: {"rationale": "...", "answer": "<choice>"}' if q["type"] != "short" else 'JSON: {"answer": "..."}')
-    return f"{ctx}Question: {question_text(q)}\n\n{how} {fmt_}"
+    return f"{_context(q, context, paper)}Question: {question_text(q)}\n\n{how} {fmt_}"
 
 CALIBRATION_INSTR = {"mcq": "Reply with the letter of the option you believe is right.",
                      "tf": "Reply true if the statement is right, false if it is wrong.",
@@ -401,18 +442,17 @@ CALIBRATION_INSTR = {"mcq": "Reply with the letter of the option you believe is 
 def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str:
     """The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's
     request)."""
-    ctx = ""
-    if context == "evidence": ctx = f"Paper excerpt:\n{q['evidence_text']}\n\n"
-    elif context == "paper": ctx = f"Paper:\n{paper_text(paper)}\n\n"
-    elif context != "none": raise ValueError(f"context must be none, evidence or paper, not {context!r}")
     src = "from what you know (closed book)" if context == "none" else "using the text above"
-    return (f"{ctx}Question: {question_text(q)}\n\nDifficulty test: answer this exam question about a scientific paper {src}. "
-            f"{CALIBRATION_INSTR[q['type']]} Give no explanation. JSON: {{\"answer\": \"...\"}}")
+    return (f"{_context(q, context, paper)}Question: {question_text(q)}\n\nDifficulty test: answer this exam question "
+            f"about a scientific paper {src}. {CALIBRATION_INSTR[q['type']]} Give no explanation. "
+            'JSON: {"answer": "..."}')
 
 def answer_schema(choices_) -> dict:
     "JSON schema of an answer-only reply: one of `choices_`."
-    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(choices_)}}, "required": ["answer"]}
+    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(choices_)}},
+            "required": ["answer"]}
 
+# %% ../nbs/30_autobench.ipynb #dea46a1e
 _LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(?:([{U}])\b|([{L}])\b(?!\s+[a-z]))",
                r"[\[(]([{U}{L}])[\])]", r"(?m)^\s*\**([{U}])\**\s*(?:[.):]|$)", r"\b(?:([{UB}])|(A)(?!\s+[a-z]))\b"]
 
@@ -421,7 +461,8 @@ def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None
     option A."""
     letters = [c for c in choices_ if len(c) == 1 and c.isalpha() and c.isupper()]
     obj, _ = parse_json(text) if text is not None else (None, None)
-    if text is None or (obj is not None and "answer" in obj) or len(letters) != len(choices_): return parse_choice(text, choices_)
+    if text is None or (obj is not None and "answer" in obj) or len(letters) != len(choices_):
+        return parse_choice(text, choices_)
     U = "".join(letters); L = U.lower(); UB = U.replace("A", "") or "_"
     for pat in _LETTER_RES:
         pat = pat.replace("{U}", U).replace("{L}", L).replace("{UB}", UB)
@@ -431,6 +472,7 @@ def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None
             return v, text, None
     return None, text, "no option letter found in response"
 
+# %% ../nbs/30_autobench.ipynb #303a2e27
 def short_schema() -> dict:
     return {"type": "object", "properties": {"answer": _schema_str(200)}, "required": ["answer"]}
 
@@ -439,12 +481,15 @@ def grade_prompt(q: dict, response: str) -> str:
             "Does the candidate answer mean the same as the reference answer? Answer correct or incorrect. "
             'JSON: {"rationale": "...", "answer": "correct"}')
 
-def solve_request(q: dict, context: str = "none", paper: dict|None = None, max_tokens: int = 120, stage: str = "evaluate") -> Request:
+def solve_request(q: dict, context: str = "none", paper: dict|None = None, max_tokens: int = 120,
+                  stage: str = "evaluate") -> Request:
     """The answering request of one question in `stage`: `calibration_prompt` (answer only) to calibrate, else
     `solve_prompt`."""
     calib = stage == "calibrate"
-    return Request(msgs((calibration_prompt if calib else solve_prompt)(q, context, paper)), max_tokens=max_tokens, stage=stage,
-                   schema=(answer_schema(choices(q)) if calib else choice_schema(choices(q), 200)) if q["type"] != "short" else short_schema())
+    schema = ((answer_schema(choices(q)) if calib else choice_schema(choices(q), 200)) if q["type"] != "short"
+              else short_schema())
+    return Request(msgs((calibration_prompt if calib else solve_prompt)(q, context, paper)), max_tokens=max_tokens,
+                   stage=stage, schema=schema)
 
 def solve_result(q: dict, r: dict) -> dict:
     "`{response, correct, failure}` from the answer `r`; a short answer has `correct=None, failure=None` until graded."
@@ -455,7 +500,7 @@ def solve_result(q: dict, r: dict) -> dict:
         if not a: return dict(response=r["text"], correct=None, failure=why or "empty answer")
         return dict(response=a, correct=None, failure=None)
     v, _, fail = parse_answer(r["text"], choices(q))
-    if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
+    fail = _cut(fail, r)
     return dict(response=v, correct=None if fail else v == q["answer"], failure=fail)
 
 GRADES = ["correct", "incorrect"]
@@ -468,8 +513,10 @@ def grade_request(q: dict, response: str, max_tokens: int = 120) -> Request:
 def grade_result(x: dict, r: dict) -> dict:
     "`x` (a `solve_result` of a short answer) graded by the judge's answer `r` (`judge_result`)."
     j = judge_result(r, GRADES)
-    return dict(x, correct=None if j["failure"] else j["value"] == "correct", failure=f"grader: {j['failure']}" if j["failure"] else None)
+    return dict(x, correct=None if j["failure"] else j["value"] == "correct",
+                failure=f"grader: {j['failure']}" if j["failure"] else None)
 
+# %% ../nbs/30_autobench.ipynb #73ee7993
 async def asolve(llm, q: dict, paper: dict|None = None, context: str = "none", judge=None, max_tokens: int = 120,
                  stage: str = "evaluate") -> dict:
     """One question inside a `pipeline` → `{response, correct (bool|None), failure}`: answer it, then (a short answer)
@@ -481,15 +528,17 @@ async def asolve(llm, q: dict, paper: dict|None = None, context: str = "none", j
 
 # %% ../nbs/30_autobench.ipynb #4621b695
 def answerability_schema(ids=None) -> dict:
-    return {"type": "object", "properties": {"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3},
-                                             "answer": _schema_str(150)}, "required": ["paragraph_ids", "answer"]}
+    return {"type": "object", "properties": {"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1,
+                                                               "maxItems": 3}, "answer": _schema_str(150)},
+            "required": ["paragraph_ids", "answer"]}
 
 def answerability_prompt(q: dict, paper: dict) -> str:
-    return (f"Paper:\n{paper_text(paper)}\n\nQuestion: {question_text(q)}\n\nWhich paragraphs of the paper hold the evidence "
-            'needed to answer? Cite their ids (in brackets above), then answer. JSON: {"paragraph_ids": ["S1.P1"], '
-            '"answer": "..."}')
+    return (f"Paper:\n{paper_text(paper)}\n\nQuestion: {question_text(q)}\n\nWhich paragraphs of the paper hold the "
+            'evidence needed to answer? Cite their ids (in brackets above), then answer. JSON: {"paragraph_ids": '
+            '["S1.P1"], "answer": "..."}')
 
-_STOP = set("the and for with that this from are was were which what when where how why does did not its their than into only".split())
+_STOP = set("the and for with that this from are was were which what when where how why does did not its their than "
+            "into only".split())
 
 def content_words(s: str) -> set:
     return {w for w in tokenize(s) if len(w) >= 3 and w not in _STOP}
@@ -508,13 +557,16 @@ def supports(q: dict, cited: list[str], paper: dict) -> tuple[bool, str]:
     return (share >= 0.5, f"cited paragraphs hold {share:.0%} of the answer's content words")
 
 def ambiguity_schema(letters) -> dict:
-    return {"type": "object", "properties": {"correct_options": {"type": "array", "items": {"type": "string", "enum": list(letters)},
-                                                                 "maxItems": len(letters)}}, "required": ["correct_options"]}
+    return {"type": "object", "properties": {"correct_options": {
+        "type": "array", "items": {"type": "string", "enum": list(letters)}, "maxItems": len(letters)}},
+            "required": ["correct_options"]}
 
 def ambiguity_prompt(q: dict) -> str:
-    return (f"Paper excerpt:\n{q['evidence_text']}\n\nQuestion: {question_text(q)}\n\nAccording to the excerpt, which options are correct? "
-            'List every correct option letter (none, one or several). JSON: {"correct_options": ["A"]}')
+    return (f"Paper excerpt:\n{q['evidence_text']}\n\nQuestion: {question_text(q)}\n\nAccording to the excerpt, which "
+            'options are correct? List every correct option letter (none, one or several). JSON: {"correct_options": '
+            '["A"]}')
 
+# %% ../nbs/30_autobench.ipynb #80b7bb7a
 def correctness_result(q: dict, x: dict) -> dict:
     "The correctness check's verdict from the solver's scored answer `x` (`asolve`)."
     return dict(passed=x["correct"] is True, verified=x["correct"] is not None, response=x["response"],
@@ -526,14 +578,15 @@ async def acheck_correctness(solver, q: dict, paper: dict, judge=None, max_token
     return correctness_result(q, await asolve(solver, q, paper, "evidence", judge, max_tokens, "correctness"))
 
 def answerability_request(q: dict, paper: dict, max_tokens: int = 120) -> Request:
-    return Request(msgs(answerability_prompt(q, paper)), max_tokens=max_tokens, schema=answerability_schema(list(paragraphs(paper))),
-                   stage="answerability")
+    return Request(msgs(answerability_prompt(q, paper)), max_tokens=max_tokens,
+                   schema=answerability_schema(list(paragraphs(paper))), stage="answerability")
 
 def answerability_result(q: dict, r: dict, paper: dict) -> dict:
     "The answerability verdict from the judge's answer `r`: an unparsable answer is unverified, with its reason."
-    obj, why = parse_json(r["text"]) if r["ok"] else (None, f"request failed: {r['error']}")
+    obj, why = _answer(r)
     cited = obj.get("paragraph_ids") if obj else None
-    if not isinstance(cited, list): return dict(passed=False, verified=False, cited=None, reason=f"unverified: {why or 'no paragraph_ids list'}")
+    if not isinstance(cited, list):
+        return dict(passed=False, verified=False, cited=None, reason=f"unverified: {why or 'no paragraph_ids list'}")
     ok, why = supports(q, cited, paper)
     return dict(passed=ok, verified=True, cited=[str(c) for c in cited], reason=why)
 
@@ -544,22 +597,43 @@ async def acheck_answerability(judge, q: dict, paper: dict, max_tokens: int = 12
 NOT_MCQ = dict(passed=True, verified=True, applicable=False, reason="not multiple choice")
 
 def ambiguity_request(q: dict, max_tokens: int = 80) -> Request:
-    return Request(msgs(ambiguity_prompt(q)), max_tokens=max_tokens, schema=ambiguity_schema(choices(q)), stage="ambiguity")
+    return Request(msgs(ambiguity_prompt(q)), max_tokens=max_tokens, schema=ambiguity_schema(choices(q)),
+                   stage="ambiguity")
 
 def ambiguity_result(q: dict, r: dict) -> dict:
     "The ambiguity verdict from the judge's answer `r` (a multiple-choice question)."
-    obj, why = parse_json(r["text"]) if r["ok"] else (None, f"request failed: {r['error']}")
+    obj, why = _answer(r)
     co = obj.get("correct_options") if obj else None
-    if not isinstance(co, list): return dict(passed=False, verified=False, applicable=True, reason=f"unverified: {why or 'no correct_options list'}")
+    if not isinstance(co, list):
+        return dict(passed=False, verified=False, applicable=True,
+                    reason=f"unverified: {why or 'no correct_options list'}")
     co = sorted({str(c).strip().upper() for c in co}); key = q["answer"]
-    return dict(passed=co == [key], verified=True, applicable=True, correct_options=co,
-                reason=f"judge marks {len(co)} option(s) correct: {co}" + ("" if not co or co == [key] else f" (key {key})")
-                + (", not the key" if len(co) == 1 and co != [key] else ""))
+    why = (f"judge marks {len(co)} option(s) correct: {co}" + ("" if not co or co == [key] else f" (key {key})")
+           + (", not the key" if len(co) == 1 and co != [key] else ""))
+    return dict(passed=co == [key], verified=True, applicable=True, correct_options=co, reason=why)
 
 async def acheck_ambiguity(judge, q: dict, max_tokens: int = 80) -> dict:
     "The ambiguity check of one question (stage `ambiguity`): multiple choice only, else not applicable and no call."
     if q["type"] != "mcq": return dict(NOT_MCQ)
     return ambiguity_result(q, await judge.acall(ambiguity_request(q, max_tokens)))
+
+# %% ../nbs/30_autobench.ipynb #a74db94c
+def _uniqueness(questions: list[dict], alive: list[int], threshold: float, emb) -> set:
+    "The questions of `alive` that are not near duplicates of an earlier one."
+    if not alive: return set()
+    return {alive[j] for j in dedup([questions[i]["question"] for i in alive], threshold,
+                                    emb=None if emb is None else np.asarray(emb)[alive])}
+
+def _stage(st: str, alive: list[int], checks: dict, fate: list[dict], on_disagree: str, row: dict) -> list[int]:
+    "The survivors of model-checked stage `st`; the dropped get their fate, the row its counts."
+    nxt = []
+    for i in alive:
+        c = checks[st][i]
+        if c["passed"]: nxt.append(i); continue
+        if st == "correctness" and on_disagree == "flag":
+            fate[i]["flags"].append(c["reason"]); nxt.append(i); continue
+        fate[i]["dropped_at"] = st; row["dropped_check" if c["verified"] else "dropped_unverified"] += 1
+    return nxt
 
 def apply_filters(questions: list[dict], checks: dict, enabled=STAGES, uniq_threshold: float = 0.9, emb=None,
                   on_disagree: str = "drop") -> tuple[list[bool], list[dict], list[dict]]:
@@ -568,30 +642,22 @@ def apply_filters(questions: list[dict], checks: dict, enabled=STAGES, uniq_thre
     if on_disagree not in ("drop", "flag"): raise ValueError("on_disagree must be drop or flag")
     fate = [dict(dropped_at=None if q.get("generation_failure") is None else "generation", flags=[]) for q in questions]
     alive = [i for i, q in enumerate(questions) if q.get("generation_failure") is None]
-    counts = [dict(stage="generation", entered=len(questions), passed=len(alive), dropped_check=0, dropped_unverified=len(questions) - len(alive), enabled=True)]
+    counts = [dict(stage="generation", entered=len(questions), passed=len(alive), dropped_check=0,
+                   dropped_unverified=len(questions) - len(alive), enabled=True)]
     for st in STAGES:
-        row = dict(stage=st, entered=len(alive), passed=len(alive), dropped_check=0, dropped_unverified=0, enabled=st in enabled)
-        if st in enabled:
-            if st == "uniqueness":
-                keep = set(alive[j] for j in dedup([questions[i]["question"] for i in alive], uniq_threshold,
-                                                   emb=None if emb is None else np.asarray(emb)[alive])) if alive else set()
-                drop = [i for i in alive if i not in keep]
-                for i in drop: fate[i]["dropped_at"] = st
-                row["dropped_check"] = len(drop); alive = [i for i in alive if i in keep]
-            else:
-                nxt = []
-                for i in alive:
-                    c = checks[st][i]
-                    if c["passed"]: nxt.append(i); continue
-                    if st == "correctness" and on_disagree == "flag":
-                        fate[i]["flags"].append(c["reason"]); nxt.append(i); continue
-                    fate[i]["dropped_at"] = st; row["dropped_check" if c["verified"] else "dropped_unverified"] += 1
-                alive = nxt
-            row["passed"] = len(alive)
+        row = dict(stage=st, entered=len(alive), passed=len(alive), dropped_check=0, dropped_unverified=0,
+                   enabled=st in enabled)
+        if st in enabled and st == "uniqueness":
+            keep = _uniqueness(questions, alive, uniq_threshold, emb)
+            for i in alive:
+                if i not in keep: fate[i]["dropped_at"] = st; row["dropped_check"] += 1
+            alive = [i for i in alive if i in keep]
+        elif st in enabled:
+            alive = _stage(st, alive, checks, fate, on_disagree, row)
+        row["passed"] = len(alive)
         counts.append(row)
-    mask = [False]*len(questions)
-    for i in alive: mask[i] = True
-    return mask, counts, fate
+    kept = set(alive)
+    return [i in kept for i in range(len(questions))], counts, fate
 
 # %% ../nbs/30_autobench.ipynb #0425c520
 def parse_solver(s: str) -> tuple[str, str]:
@@ -611,7 +677,8 @@ def parse_balance(s: str) -> tuple[float, float, float]|None:
     if not str(s).strip(): return None
     try: v = [float(x) for x in str(s).split(",")]
     except ValueError: raise ValueError(f"balance: expected three numbers 'easy,medium,hard', got {s!r}") from None
-    if len(v) != 3 or min(v) < 0 or sum(v) <= 0: raise ValueError(f"balance: expected three shares >= 0 with a positive sum, got {s!r}")
+    if len(v) != 3 or min(v) < 0 or sum(v) <= 0:
+        raise ValueError(f"balance: expected three shares >= 0 with a positive sum, got {s!r}")
     return tuple(x / sum(v) for x in v)
 
 def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
@@ -624,8 +691,10 @@ def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
     seen, keep = Counter(), []
     for b in bands:
         ok = b in quota and seen[b] < quota[b]; seen[b] += ok; keep.append(bool(ok))
-    return keep, dict(target=t, before={b: have[b] for b in (*BANDS, "unknown")}, after=dict(quota), dropped=len(bands) - sum(keep))
+    return keep, dict(target=t, before={b: have[b] for b in (*BANDS, "unknown")}, after=dict(quota),
+                      dropped=len(bands) - sum(keep))
 
+# %% ../nbs/30_autobench.ipynb #c1fac6ed
 def _nanmean(a, axis):
     import warnings
     with warnings.catch_warnings():
@@ -662,6 +731,7 @@ def diversity_ci(E, n_resamples: int = 1000, seed: int = 0) -> tuple[float, floa
     lo, hi = bootstrap_ci(stat, np.arange(n), n_resamples=n_resamples, seed=seed)
     return diversity(E), lo, hi, n
 
+# %% ../nbs/30_autobench.ipynb #31679350
 def item_discrimination(C) -> np.ndarray:
     "Per item, mean correctness of the upper half of solvers minus the lower half (solvers ranked by accuracy)."
     C = np.asarray(C, float)
@@ -680,10 +750,12 @@ def discrimination_ci(C, n_resamples: int = 1000, seed: int = 0) -> tuple[float,
     return mean_ci(item_discrimination(C), n_resamples, seed)
 
 # %% ../nbs/30_autobench.ipynb #b13f1ecc
-async def acalibrate(solvers: list[tuple[str, object, str]], q: dict, paper: dict|None, judge=None, max_tokens: int = 120) -> list[dict]:
+async def acalibrate(solvers: list[tuple[str, object, str]], q: dict, paper: dict|None, judge=None,
+                     max_tokens: int = 120) -> list[dict]:
     """One question inside a `pipeline`: the answer of every solver `(entry, LLM, context)` at once
     (`calibration_prompt`), in order."""
-    return list(await asyncio.gather(*(asolve(llm, q, paper, c, judge, max_tokens, "calibrate") for _, llm, c in solvers)))
+    return list(await asyncio.gather(*(asolve(llm, q, paper, c, judge, max_tokens, "calibrate")
+                                       for _, llm, c in solvers)))
 
 def calibration_row(solvers, res: list[dict]) -> tuple[np.ndarray, dict]:
     "(the question's row of the correctness matrix, its answers by solver) from `acalibrate`'s results."
@@ -704,7 +776,8 @@ def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, band
     kept = [questions[i] for i in idx]
     return dict(attempted=len(mask), generation_failures=len(mask) - len(gen), generated=len(gen), kept=len(idx),
                 survival=dict(zip(("mean", "lo", "hi", "n"), surv)),
-                diversity=dict(zip(("value", "lo", "hi", "n"), dv)), discrimination=dict(zip(("value", "lo", "hi", "n_items"), dc)),
+                diversity=dict(zip(("value", "lo", "hi", "n"), dv)),
+                discrimination=dict(zip(("value", "lo", "hi", "n_items"), dc)),
                 pass_rate=dict(zip(("mean", "lo", "hi", "n"), pm)),
                 levels=dict(Counter(q["level"] for q in kept)), types=dict(Counter(q["type"] for q in kept)),
                 difficulty=dict(Counter(difficulty(p, *bands) for p in pr)))
@@ -715,53 +788,12 @@ ABLATIONS = {"Full MDQF": STAGES, "w/o Correctness Verification": ("uniqueness",
              "w/o Answerability Verification": ("correctness", "uniqueness", "ambiguity"),
              "w/o Ambiguity Detection": ("correctness", "uniqueness", "answerability")}
 
-REVIEW_COLUMNS = ["qid", "configurations", "variant", "paper_id", "field", "level", "type", "difficulty", "question", "options", "answer",
-                  "answer_text", "explanation", "evidence", "evidence_text", "flags", "reviewer_correct", "reviewer_answerable", "reviewer_notes"]
-MAIN, CONTROL = "main", "Human-written control"
-
-def review_csv(records: list[dict]) -> str:
-    """CSV text for human review: every question some configuration kept (`kept_by`; older records: `kept` = main) or
-    flagged, once, `configurations` naming those that kept it; reviewer columns blank."""
-    buf = io.StringIO(); w = csv.DictWriter(buf, REVIEW_COLUMNS, lineterminator="\n"); w.writeheader()
-    seen = set()
-    for r in records:
-        by = r.get("kept_by", [MAIN] if r.get("kept") else [])
-        if not (by or r.get("flags")) or r.get("qid") in seen: continue
-        seen.add(r.get("qid"))
-        w.writerow({k: ("; ".join(r[k]) if isinstance(r.get(k), list) else r.get(k, "")) for k in REVIEW_COLUMNS[:-3]} |
-                   {"options": " | ".join(f"{'ABCD'[i]}. {o}" for i, o in enumerate(r["options"])) if r.get("options") else "",
-                    "configurations": "; ".join(by), "variant": r.get("variant", "full")})
-    return buf.getvalue()
-
-def human_correctness(path, config: str|None = None) -> tuple[float, float, float, int]|None:
-    """Share of reviewed questions marked correct (yes/no in `reviewer_correct`), or None if none reviewed; `config`:
-    only the questions that configuration kept (column `configurations`; a file without it holds the main
-    configuration only)."""
-    p = Path(path)
-    if not p.exists(): return None
-    with p.open(encoding="utf-8") as f: rd = csv.DictReader(f); cols = rd.fieldnames or []; rows = list(rd)
-    if config is not None and "configurations" not in cols and config != MAIN: return None
-    vals = []
-    for i, r in enumerate(rows, 2):
-        if config is not None and "configurations" in cols and config not in [c.strip() for c in (r.get("configurations") or "").split(";")]:
-            continue
-        v = (r.get("reviewer_correct") or "").strip().lower()
-        if not v: continue
-        if v not in ("yes", "no", "1", "0", "true", "false"): raise DataError(p, i, "reviewer_correct", f"expected yes/no, got {v!r}")
-        vals.append(1.0 if v in ("yes", "1", "true") else 0.0)
-    return mean_ci(vals) if vals else None
-
 # %% ../nbs/30_autobench.ipynb #07e69477
 CONTROL_FIELDS = ["qid", "paper_id", "type", "question", "answer"]
 
-def _control_rows(p: Path) -> list[tuple[int, dict]]:
-    "(line, row) of a control-set file; CSV lists split (options on ' | ', evidence on ';')."
-    if p.suffix.lower() == ".jsonl":
-        return read_jsonl(p, CONTROL_FIELDS, types={**{f: str for f in CONTROL_FIELDS}, "answer": (str, bool), "options": (list, type(None)),
-                                                    "evidence": (list, type(None))}, unique="qid", numbered=True)
-    if p.suffix.lower() != ".csv": raise DataError(p, None, None, f"unknown control-set format {p.suffix!r} (expected .jsonl or .csv)")
-    text = read_text(p)
-    rd = csv.DictReader(io.StringIO(text))
+def _csv_control_rows(p: Path) -> list[tuple[int, dict]]:
+    "(line, row) of a CSV control set: lists split (options on ' | ', evidence on ';')."
+    rd = csv.DictReader(io.StringIO(read_text(p)))
     miss = [f for f in CONTROL_FIELDS if f not in (rd.fieldnames or [])]
     if miss: raise DataError(p, 1, miss[0], "missing column")
     out, seen = [], {}
@@ -775,48 +807,77 @@ def _control_rows(p: Path) -> list[tuple[int, dict]]:
     if not out: raise DataError(p, None, None, "no questions")
     return out
 
+def _control_rows(p: Path) -> list[tuple[int, dict]]:
+    "(line, row) of a control-set file (.jsonl or .csv)."
+    if p.suffix.lower() == ".jsonl":
+        return read_jsonl(p, CONTROL_FIELDS, types={**{f: str for f in CONTROL_FIELDS}, "answer": (str, bool),
+                                                    "options": (list, type(None)), "evidence": (list, type(None))},
+                          unique="qid", numbered=True)
+    if p.suffix.lower() != ".csv":
+        raise DataError(p, None, None, f"unknown control-set format {p.suffix!r} (expected .jsonl or .csv)")
+    return _csv_control_rows(p)
+
+# %% ../nbs/30_autobench.ipynb #a45fa824
+def _options_ok(opts) -> bool:
+    return isinstance(opts, list) and 2 <= len(opts) <= 4 and all(isinstance(o, str) and o.strip() for o in opts)
+
+def _control_answer(p: Path, i: int, r: dict, t: str) -> tuple[str, str]:
+    "(answer, answer text) of control row `r` (line `i`) of type `t`, or a `DataError`."
+    opts, a = r.get("options"), r["answer"]
+    if t == "mcq":
+        if not _options_ok(opts):
+            raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 non-empty options (strings)")
+        a = str(a).strip().upper()
+        if a not in "ABCD"[:len(opts)] or len(a) != 1:
+            raise DataError(p, i, "answer",
+                            f"{r['answer']!r} is not the letter of an option (A-{'ABCD'[len(opts) - 1]})")
+        return a, opts["ABCD".index(a)]
+    if opts: raise DataError(p, i, "options", f"only multiple-choice questions have options (type {t})")
+    if t == "tf":
+        a = ("true" if a else "false") if isinstance(a, bool) else str(a).strip().lower()
+        a = a if a in ("true", "false") else None
+        if a is None: raise DataError(p, i, "answer", f"{r['answer']!r} is not true/false")
+        return a, a
+    a = str(a).strip()
+    if not a: raise DataError(p, i, "answer", "empty")
+    return a, a
+
+def _control_evidence(p: Path, i: int, r: dict, known: dict, text: str) -> tuple[list[str], str]:
+    "(evidence ids, where they come from): the row's, else the 2 paragraphs BM25 ranks highest for question and answer."
+    ev = r.get("evidence")
+    if ev is not None and (not all(isinstance(e, str) for e in ev) or [e for e in ev if e not in known]):
+        bad = [e for e in ev if not isinstance(e, str) or e not in known]
+        raise DataError(p, i, "evidence", f"unknown paragraph ids {bad} (the paper has {list(known)[:3]}…)")
+    if ev: return list(ev), "control set"
+    ids = list(known); sc = Index([known[k] for k in ids]).scores(r["question"] + " " + text, "bm25")
+    return [ids[j] for j in np.argsort(-sc, kind="stable")[:2]], "retrieved (BM25)"
+
+# %% ../nbs/30_autobench.ipynb #4dfd3808
+def _control_question(p: Path, i: int, r: dict, papers: dict) -> dict:
+    "Control row `r` (line `i`) as a question record, or a `DataError` naming the file, line and field."
+    if r["paper_id"] not in papers:
+        raise DataError(p, i, "paper_id", f"{r['paper_id']!r} is not a paper of the split ({', '.join(papers)})")
+    paper = papers[r["paper_id"]]; known = paragraphs(paper)
+    t = r["type"].strip().lower()
+    if t not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not one of {TYPES}")
+    if len(r["question"].split()) < 3: raise DataError(p, i, "question", "shorter than 3 words")
+    lvl = str(r.get("level") or "unlabelled").strip().lower()
+    if lvl not in (*LEVELS, "unlabelled"): raise DataError(p, i, "level", f"{r['level']!r} not one of {LEVELS}")
+    a, text = _control_answer(p, i, r, t)
+    ev, ev_from = _control_evidence(p, i, r, known, text)
+    return dict(qid=f"control:{r['qid']}", variant="control", paper_id=r["paper_id"], field=paper["field"], kp_id=None,
+                level=lvl, type=t, knowledge_point=None, context=[], finish_reason=None, question=r["question"].strip(),
+                explanation=str(r.get("explanation") or "").strip(), evidence=ev, evidence_from=ev_from,
+                evidence_invalid=[], options=list(r["options"]) if t == "mcq" else None, answer=a, answer_text=text,
+                evidence_text="\n".join(f"[{k}] {known[k]}" for k in ev), generation_failure=None,
+                source=f"{p.name}:{i}")
+
 def load_control_set(path, papers: dict) -> list[dict]:
     """Human-written control questions (schema above) as question records (`variant='control'`) for the filter and
     calibration."""
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"control set {p} not found")
-    out = []
-    for i, r in _control_rows(p):
-        if r["paper_id"] not in papers: raise DataError(p, i, "paper_id", f"{r['paper_id']!r} is not a paper of the split ({', '.join(papers)})")
-        paper = papers[r["paper_id"]]; known = paragraphs(paper)
-        t = r["type"].strip().lower()
-        if t not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not one of {TYPES}")
-        if len(r["question"].split()) < 3: raise DataError(p, i, "question", "shorter than 3 words")
-        lvl = str(r.get("level") or "unlabelled").strip().lower()
-        if lvl not in (*LEVELS, "unlabelled"): raise DataError(p, i, "level", f"{r['level']!r} not one of {LEVELS}")
-        opts, a = r.get("options"), r["answer"]
-        if t == "mcq":
-            if not (isinstance(opts, list) and 2 <= len(opts) <= 4 and all(isinstance(o, str) and o.strip() for o in opts)):
-                raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 non-empty options (strings)")
-            a = str(a).strip().upper()
-            if a not in "ABCD"[:len(opts)] or len(a) != 1: raise DataError(p, i, "answer", f"{r['answer']!r} is not the letter of an option (A-{'ABCD'[len(opts) - 1]})")
-            text = opts["ABCD".index(a)]
-        elif opts: raise DataError(p, i, "options", f"only multiple-choice questions have options (type {t})")
-        elif t == "tf":
-            a = {"true": "true", "false": "false"}.get(str(a).strip().lower()) if not isinstance(a, bool) else ("true" if a else "false")
-            if a is None: raise DataError(p, i, "answer", f"{r['answer']!r} is not true/false")
-            text = a
-        else:
-            a = text = str(a).strip()
-            if not a: raise DataError(p, i, "answer", "empty")
-        ev = r.get("evidence")
-        if ev is not None and (not all(isinstance(e, str) for e in ev) or [e for e in ev if e not in known]):
-            raise DataError(p, i, "evidence", f"unknown paragraph ids {[e for e in ev if not isinstance(e, str) or e not in known]} (the paper has {list(known)[:3]}…)")
-        if not ev:
-            ids = list(known); sc = Index([known[k] for k in ids]).scores(r["question"] + " " + text, "bm25")
-            ev, ev_from = [ids[j] for j in np.argsort(-sc, kind="stable")[:2]], "retrieved (BM25)"
-        else: ev_from = "control set"
-        out.append(dict(qid=f"control:{r['qid']}", variant="control", paper_id=r["paper_id"], field=paper["field"], kp_id=None, level=lvl,
-                        type=t, knowledge_point=None, context=[], finish_reason=None, question=r["question"].strip(),
-                        explanation=str(r.get("explanation") or "").strip(), evidence=list(ev), evidence_from=ev_from, evidence_invalid=[],
-                        options=list(opts) if t == "mcq" else None, answer=a, answer_text=text,
-                        evidence_text="\n".join(f"[{k}] {known[k]}" for k in ev), generation_failure=None, source=f"{p.name}:{i}"))
-    return out
+    return [_control_question(p, i, r, papers) for i, r in _control_rows(p)]
 
 # %% ../nbs/30_autobench.ipynb #6083d18d
 CONTEXTS = ("none", "evidence", "paper")
@@ -827,41 +888,57 @@ PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 class AutoBenchConfig(Config):
     "AutoBench: `model` generates the knowledge points and questions from the papers of `split`."
     limit: int = param(0, "use only the first N papers of the split (0 = all)")
-    judge: str = param("local", "judge: answerability and ambiguity checks, grades short answers (the embedded model is weak)", role=True)
-    solver: str = param("", "correctness-check solver ('' = the judge); the paper uses a model other than the generator", role=True)
-    solvers: str = param("", "difficulty-calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = every configured model "
-                               "other than the generator and the filter solver; none: the filter solver's model, labelled not independent)", role=True)
-    evaluate_models: str = param("", "models evaluated on the kept questions, comma-separated, `+evidence`/`+paper` = open book ('' = none)", role=True)
+    judge: str = param("local", "judge: answerability and ambiguity checks, grades short answers (the embedded model "
+                                "is weak)", role=True)
+    solver: str = param("", "correctness-check solver ('' = the judge); the paper uses a model other than the "
+                            "generator", role=True)
+    solvers: str = param("", "difficulty-calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = "
+                             "every configured model other than the generator and the filter solver; none: the filter "
+                             "solver's model, labelled not independent)", role=True)
+    evaluate_models: str = param("", "models evaluated on the kept questions, comma-separated, `+evidence`/`+paper` = "
+                                     "open book ('' = none)", role=True)
     eval_context: str = param("none", "context of an evaluated model given without a `+` suffix", choices=CONTEXTS)
-    eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading")
-    types: list[str] = param(list(TYPES), "question types, assigned round robin over the knowledge points", choices=TYPES)
-    stages: list[str] = param(list(STAGES), "quality-filter stages to apply (always in the paper's order)", choices=STAGES)
-    window_size: int = param(3, "paragraphs per extraction window")
-    window_stride: int = param(2, "paragraphs between the starts of consecutive windows (1 <= stride <= size)")
-    max_windows: int = param(0, "extraction windows per paper at most (0 = all)")
-    points_per_window: int = param(3, "knowledge points asked for per window")
-    points_per_paper: int = param(0, "knowledge points kept per paper, balanced over levels (0 = all)")
-    merge_threshold: float = param(0.9, "embedding cosine at or above which two knowledge points of a paper merge")
-    retrieval_method: str = param("hybrid", "retrieval of the question context", choices=("bm25", "embedding", "hybrid"))
-    k_same: int = param(2, "retrieved same-paper paragraphs per question")
-    k_related: int = param(1, "retrieved related-corpus paragraphs per question")
-    ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row; doubles generation calls)")
-    uniq_threshold: float = param(0.9, "uniqueness stage: cosine at or above which a question duplicates an earlier one")
-    on_disagree: str = param("drop", "correctness stage: drop a question whose solver disagrees with the key, or keep it flagged",
-                             choices=("drop", "flag"))
-    extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction")
-    extract_context_chars: int = param(3000, "characters of the paper's other sections shown beside each extraction window (for reasoning-level points)")
-    generate_max_tokens: int = param(300, "completion cap of each question generation")
-    check_max_tokens: int = param(120, "completion cap of each filter check, calibration answer and grading")
-    hard_below: float = param(0.333, "difficulty band: a question whose calibration pass rate is below this is hard")
-    easy_above: float = param(0.667, "difficulty band: a question whose calibration pass rate is above this is easy (between: medium)")
-    balance: str = param("", "target shares of easy,medium,hard in the benchmark, e.g. 0.3,0.4,0.3: drops kept questions to match ('' = no balancing)")
-    control_set: str = param("", "human-written control questions (.jsonl or .csv, schema in the notebook), filtered and calibrated "
-                                 "like the generated ones ('' = none; relative: the split folder, then the working "
-                                 "directory)")
-    n_resamples: int = param(1000, "bootstrap resamples of each confidence interval")
-    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
-                          "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
+    eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading", min=1, max=1_000_000)
+    types: list[str] = param(list(TYPES), "question types, assigned round robin over the knowledge points",
+                             choices=TYPES)
+    stages: list[str] = param(list(STAGES), "quality-filter stages to apply (always in the paper's order)",
+                              choices=STAGES)
+    window_size: int = param(3, "paragraphs per extraction window", min=1)
+    window_stride: int = param(2, "paragraphs between the starts of consecutive windows (1 <= stride <= size)", min=1)
+    max_windows: int = param(0, "extraction windows per paper at most (0 = all)", min=0)
+    points_per_window: int = param(3, "knowledge points asked for per window", min=1)
+    points_per_paper: int = param(0, "knowledge points kept per paper, balanced over levels (0 = all)", min=0)
+    merge_threshold: float = param(0.9, "embedding cosine at or above which two knowledge points of a paper merge",
+        min=0, max=1)
+    retrieval_method: str = param("hybrid", "retrieval of the question context",
+                                  choices=("bm25", "embedding", "hybrid"))
+    k_same: int = param(2, "retrieved same-paper paragraphs per question", min=0)
+    k_related: int = param(1, "retrieved related-corpus paragraphs per question", min=0)
+    ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row; doubles "
+                                         "generation calls)")
+    uniq_threshold: float = param(0.9, "uniqueness stage: cosine at or above which a question duplicates an earlier "
+                                       "one", min=0, max=1)
+    on_disagree: str = param("drop", "correctness stage: drop a question whose solver disagrees with the key, or keep "
+                                     "it flagged", choices=("drop", "flag"))
+    extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction", min=1, max=1_000_000)
+    extract_context_chars: int = param(3000, "characters of the paper's other sections shown beside each extraction "
+                                             "window (for reasoning-level points)", min=0)
+    generate_max_tokens: int = param(300, "completion cap of each question generation", min=1, max=1_000_000)
+    check_max_tokens: int = param(120, "completion cap of each filter check, calibration answer and grading",
+        min=1, max=1_000_000)
+    hard_below: float = param(0.333, "difficulty band: a question whose calibration pass rate is below this is hard",
+        min=0, max=1)
+    easy_above: float = param(0.667, "difficulty band: a question whose calibration pass rate is above this is easy "
+                                     "(between: medium)", min=0, max=1)
+    balance: str = param("", "target shares of easy,medium,hard in the benchmark, e.g. 0.3,0.4,0.3: drops kept "
+                             "questions to match ('' = no balancing)")
+    control_set: str = param("", "human-written control questions (.jsonl or .csv, schema in the notebook), filtered "
+                                 "and calibrated like the generated ones ('' = none; relative: the split folder, then "
+                                 "the working directory)")
+    n_resamples: int = param(1000, "bootstrap resamples of each confidence interval", min=1, max=1_000_000)
+    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in "
+                                   "PAPER_CHOICES) or scibench (ours; today the same requests, differences in "
+                                   "SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
 
 # %% ../nbs/30_autobench.ipynb #a8d5650a
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
@@ -896,8 +973,9 @@ PAPER_GAPS = (
     "reviewed it",
     "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet "
     "implemented)")
-SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper is silent are "
-                        "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
+SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper "
+                        "is silent are the ones listed, and no departure from the paper's text is implemented yet",
+                        *PAPER_CHOICES)
 PAPER_GENERATOR, PAPER_SOLVERS = "GPT-4", 5
 
 def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note: str|None = None) -> dict:
@@ -906,15 +984,21 @@ def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note:
     gaps)."""
     notes = []
     if cfg.protocol == "paper":
-        if "gpt-4" not in str(cfg.model).lower(): notes.append(f"model={cfg.model} generates (the paper: {PAPER_GENERATOR})")
-        if solver_is_generator: notes.append("the correctness solver serves the generator's model (the paper: a different model, e.g. Claude-3)")
-        if len(solvers) != PAPER_SOLVERS: notes.append(f"{len(solvers)} calibration solvers (the paper: {PAPER_SOLVERS} LLMs of 7B-70B)")
+        if "gpt-4" not in str(cfg.model).lower():
+            notes.append(f"model={cfg.model} generates (the paper: {PAPER_GENERATOR})")
+        if solver_is_generator:
+            notes.append("the correctness solver serves the generator's model (the paper: a different model, e.g. "
+                         "Claude-3)")
+        if len(solvers) != PAPER_SOLVERS:
+            notes.append(f"{len(solvers)} calibration solvers (the paper: {PAPER_SOLVERS} LLMs of 7B-70B)")
         if cal_note: notes.append(cal_note)
         if tuple(cfg.stages) != STAGES: notes.append(f"stages={','.join(cfg.stages)} (the paper: all four)")
         if tuple(cfg.types) != TYPES: notes.append(f"types={','.join(cfg.types)} (the paper: {', '.join(TYPES)})")
         for k in ("max_windows", "points_per_paper"):
-            if getattr(cfg, k): notes.append(f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
-        if cfg.on_disagree != "drop": notes.append(f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")
+            if getattr(cfg, k):
+                notes.append(f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
+        if cfg.on_disagree != "drop":
+            notes.append(f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
     return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
 
@@ -940,6 +1024,18 @@ def _solvers(cfg) -> tuple[str, list[str], str|None]:
     used = {parse_solver(x)[0] for x in sl}
     return solver, sl, FILTER_NOTE if solver in used else GENERATOR_NOTE if cfg.model in used else None
 
+def _eval_targets(cfg) -> list[tuple[str, str, str]]:
+    "(entry as given, model, context) of each evaluated model."
+    return [(s.strip(), parse_solver(s)[0], parse_solver(s)[1] if "+" in s else cfg.eval_context)
+            for s in cfg.evaluate_models.split(",") if s.strip()]
+
+def _eval_dir(name: str, context: str) -> str:
+    return name.replace("/", "_") + ("" if context == "none" else f"-{context}")
+
+# %% ../nbs/30_autobench.ipynb #7c225428
+class ControlSetMissing(ConfigError, FileNotFoundError):
+    "The `control_set` file does not exist (a bad parameter: exit 2 before anything runs)."
+
 def _control_path(cfg) -> Path|None:
     if not cfg.control_set.strip(): return None
     p = Path(cfg.control_set)
@@ -953,37 +1049,26 @@ def _control(cfg, papers: dict) -> list[dict]:
     every = papers if not cfg.limit else {x["paper_id"]: x for x in load_split(cfg.split)[0]}
     return [q for q in load_control_set(p, every) if q["paper_id"] in papers]
 
-def _eval_targets(cfg) -> list[tuple[str, str, str]]:
-    "(entry as given, model, context) of each evaluated model."
-    return [(s.strip(), parse_solver(s)[0], parse_solver(s)[1] if "+" in s else cfg.eval_context)
-            for s in cfg.evaluate_models.split(",") if s.strip()]
-
-def _eval_dir(name: str, context: str) -> str: return name.replace("/", "_") + ("" if context == "none" else f"-{context}")
-
+# %% ../nbs/30_autobench.ipynb #600a71bf
 def _validate(cfg) -> None:
     "What one parameter alone cannot check; a bad value raises `ConfigError` before anything runs."
     bad = []
     if not cfg.types: bad.append("types: give at least one question type")
-    if not 1 <= cfg.window_stride <= cfg.window_size: bad.append(f"need 1 <= window_stride <= window_size (got {cfg.window_stride}, {cfg.window_size})")
-    for k in ("max_windows", "points_per_paper", "k_same", "k_related"):
-        if getattr(cfg, k) < 0: bad.append(f"{k} must be >= 0")
-    for k in ("points_per_window", "extract_max_tokens", "generate_max_tokens", "check_max_tokens", "eval_max_tokens", "n_resamples"):
-        if getattr(cfg, k) < 1: bad.append(f"{k} must be >= 1")
-    if cfg.extract_context_chars < 0: bad.append("extract_context_chars must be >= 0")
-    if not 0 <= cfg.hard_below <= cfg.easy_above <= 1: bad.append(f"need 0 <= hard_below <= easy_above <= 1 (got {cfg.hard_below}, {cfg.easy_above})")
+    if not cfg.window_stride <= cfg.window_size:
+        bad.append(f"need 1 <= window_stride <= window_size (got {cfg.window_stride}, {cfg.window_size})")
+    if not cfg.hard_below <= cfg.easy_above:
+        bad.append(f"need 0 <= hard_below <= easy_above <= 1 (got {cfg.hard_below}, {cfg.easy_above})")
     try: parse_balance(cfg.balance)
     except ValueError as e: bad.append(str(e))
     for s in _solvers(cfg)[1] + [e for e, _, _ in _eval_targets(cfg)]:
         if parse_solver(s)[1] not in CONTEXTS: bad.append(f"{s!r}: the suffix must be +evidence or +paper")
+    p = _control_path(cfg)
     if bad: raise ConfigError("autobench: " + "; ".join(bad))
+    if p and not p.exists():
+        where = "" if p.is_absolute() else f" in {rel(split_dir(cfg.split))}/ nor in the working directory"
+        raise ControlSetMissing(f"autobench: control_set: control set {cfg.control_set!r} not found{where}")
 
 # %% ../nbs/30_autobench.ipynb #8ceaa6d3
-def _emb_questions(qs):
-    ok = [i for i, q in enumerate(qs) if q.get("generation_failure") is None]
-    E = np.zeros((len(qs), 384), np.float32)
-    if ok: E[ok] = embed_cached([qs[i]["question"] for i in ok])
-    return E
-
 CHECKS = ("correctness", "answerability", "ambiguity")   # the stages with model calls (uniqueness compares embeddings)
 
 class _Flow:
@@ -1018,7 +1103,8 @@ class _Flow:
     async def __call__(self, item):
         if self.counts is None:   # created inside the pipeline's event loop
             loop = asyncio.get_running_loop()
-            self.counts = [loop.create_future() for _ in range(len(self.papers_l) + 1)]; self.counts[0].set_result((0, 0))
+            self.counts = [loop.create_future() for _ in range(len(self.papers_l) + 1)]
+            self.counts[0].set_result((0, 0))
             self.qsem = asyncio.Semaphore(self.window) if self.window else contextlib.nullcontext()
         kind, x = item
         if kind == "control":
@@ -1029,16 +1115,14 @@ class _Flow:
         cfg, p = self.cfg, self.papers_l[k]
         recs, pts = await aextract(self.gen, p, cfg)
         emb = np.eye(len(pts)) if self.planning else None
-        # near duplicates merge within a paper only
         merged = await self._cpu(merge_points, pts, cfg.merge_threshold, emb)
         chosen = select_points(merged, cfg.points_per_paper)
         n_points, n_chosen = await self.counts[k]                               # the earlier papers' counts
         self.counts[k + 1].set_result((n_points + len(merged), n_chosen + len(chosen)))
         number_points(merged, n_points)
         def contexts():
-            v = [("full", generation_jobs(chosen, self.retr, self.types, True, cfg.k_same, cfg.k_related, n_chosen))]
-            if cfg.ablate_retrieval:
-                v.append(("no_retrieval", generation_jobs(chosen, self.retr, self.types, False, cfg.k_same, cfg.k_related, n_chosen)))
+            v = [(name, generation_jobs(chosen, self.retr, self.types, name == "full", cfg.k_same, cfg.k_related,
+                                        n_chosen)) for name in ("full", "no_retrieval")[:1 + cfg.ablate_retrieval]]
             self.retr.release(p["paper_id"])
             return v
         variants = await self._cpu(contexts)
@@ -1053,13 +1137,16 @@ class _Flow:
     async def checked(self, q: dict):
         """(question, {check: verdict}, calibration row, calibration answers); a generation failure gets no check and no
         answer."""
-        if q.get("generation_failure") is not None: return q, {st: None for st in CHECKS}, np.full(len(self.solvers_l), np.nan), {}
+        if q.get("generation_failure") is not None:
+            return q, {st: None for st in CHECKS}, np.full(len(self.solvers_l), np.nan), {}
         paper, mt, judge = self.papers[q["paper_id"]], self.cfg.check_max_tokens, self.judge
-        *ch, cal = await asyncio.gather(acheck_correctness(self.solver, q, paper, judge, mt), acheck_answerability(judge, q, paper, mt),
-                                        acheck_ambiguity(judge, q, mt), acalibrate(self.sl, q, paper, judge, mt))
+        *ch, cal = await asyncio.gather(acheck_correctness(self.solver, q, paper, judge, mt),
+                                        acheck_answerability(judge, q, paper, mt), acheck_ambiguity(judge, q, mt),
+                                        acalibrate(self.sl, q, paper, judge, mt))
         row, answers = calibration_row(self.solvers_l, cal)
         return q, dict(zip(CHECKS, ch)), row, answers
 
+# %% ../nbs/30_autobench.ipynb #a611d1e2
 def _failure(q: dict, checks: dict, answers: dict) -> str|None:
     """Why a question record has no complete verdict: generation, an unverified check, a failed calibration answer; else
     None."""
@@ -1069,21 +1156,170 @@ def _failure(q: dict, checks: dict, answers: dict) -> str|None:
     return next((f"calibration {s}: {a['failure']}" for s, a in answers.items() if a.get("failure")), None)
 
 # %% ../nbs/30_autobench.ipynb #76f37f15
-BENCH_KEYS = ("qid", "paper_id", "field", "level", "type", "question", "options", "answer", "answer_text", "explanation",
-              "evidence", "evidence_text", "pass_rate", "difficulty", "flags")
+def _emb_questions(qs):
+    ok = [i for i, q in enumerate(qs) if q.get("generation_failure") is None]
+    E = np.zeros((len(qs), 384), np.float32)
+    if ok: E[ok] = embed_cached([qs[i]["question"] for i in ok])
+    return E
 
+@dataclass
+class _Questions:
+    """Every question of a run (full, no_retrieval, control, in that order) with its checks, calibration rows (`C`)
+    and answers; `E`, their embeddings (None while planning)."""
+    cfg: AutoBenchConfig
+    qs: list
+    checks: dict
+    C: np.ndarray
+    answers: list
+    E: np.ndarray|None = None
+
+    def variant(self, v: str) -> list[int]: return [i for i, q in enumerate(self.qs) if q["variant"] == v]
+
+    def filter(self, idx: list[int], stages) -> tuple[list[bool], list[dict], list[dict]]:
+        "`apply_filters` on the questions `idx`."
+        return apply_filters([self.qs[i] for i in idx], {k: [v[i] for i in idx] for k, v in self.checks.items()},
+                             stages, self.cfg.uniq_threshold, None if self.E is None else self.E[idx],
+                             self.cfg.on_disagree)
+
+    def metrics(self, idx: list[int], mask) -> dict:
+        "`set_metrics` of the questions `idx` that `mask` keeps."
+        return set_metrics([self.qs[i] for i in idx], mask, self.E[idx], self.C[idx], self.cfg.n_resamples,
+                           _bands(self.cfg))
+
+def _bands(cfg) -> tuple[float, float]: return cfg.hard_below, cfg.easy_above
+
+def _enabled(cfg) -> tuple: return tuple(s for s in STAGES if s in cfg.stages)
+
+# %% ../nbs/30_autobench.ipynb #646920ad
+def _balance(Q: _Questions, full: list[int], mask: list[bool], fate: list[dict], counts: list[dict]) -> dict|None:
+    "5b. Drop kept questions of the main configuration until the difficulty bands have `balance`'s shares (in place)."
+    target = parse_balance(Q.cfg.balance)
+    if not target: return None
+    pr = pass_rates(Q.C)
+    kept_k = [k for k, m in enumerate(mask) if m]
+    keep, bal = balance_bands([difficulty(pr[full[k]], *_bands(Q.cfg)) for k in kept_k], target)
+    bal["dropped_qids"] = [Q.qs[full[k]]["qid"] for k, ok in zip(kept_k, keep) if not ok]
+    for k, ok in zip(kept_k, keep):
+        if not ok: mask[k] = False; fate[k]["dropped_at"] = "balance"
+    counts.append(dict(stage="balance", entered=len(kept_k), passed=sum(keep), dropped_check=len(kept_k) - sum(keep),
+                       dropped_unverified=0, enabled=True))
+    return bal
+
+def _configurations(Q: _Questions) -> dict:
+    "Masks (question indices, kept) by configuration, the fate of each question, and the metrics of each."
+    cfg, full = Q.cfg, Q.variant("full")
+    mask, counts, fate = Q.filter(full, _enabled(cfg))
+    bal = _balance(Q, full, mask, fate, counts)
+    out = dict(masks={MAIN: (full, mask)}, fate=dict(zip(full, fate)), counts=counts, balance=bal, ablation={},
+               main=Q.metrics(full, mask), control=None)
+    parts = [(name, full, st) for name, st in ABLATIONS.items()]
+    if cfg.ablate_retrieval: parts.append(("w/o Retrieval Augmentation", Q.variant("no_retrieval"), _enabled(cfg)))
+    parts.append(("Factual-level only", [i for i in full if Q.qs[i]["level"] == "factual"], _enabled(cfg)))
+    for name, idx, st in parts:
+        m, _, _ = Q.filter(idx, st); out["masks"][name] = (idx, m); out["ablation"][name] = Q.metrics(idx, m)
+    cidx = Q.variant("control")
+    if _control_path(cfg):
+        cm, ccounts, cfate = Q.filter(cidx, _enabled(cfg))
+        out["masks"][CONTROL] = (cidx, cm); out["fate"].update(zip(cidx, cfate))
+        out["control"] = dict(file=rel(_control_path(cfg)), questions=len(cidx), metrics=Q.metrics(cidx, cm),
+                              stages=ccounts)
+    return out
+
+# %% ../nbs/30_autobench.ipynb #fe8dddc8
+BENCH_KEYS = ("qid", "paper_id", "field", "level", "type", "question", "options", "answer", "answer_text",
+              "explanation", "evidence", "evidence_text", "pass_rate", "difficulty", "flags")
+
+def _records(Q: _Questions, conf: dict) -> list[dict]:
+    pr, kept_by = pass_rates(Q.C), [[] for _ in Q.qs]
+    for name, (idx, m) in conf["masks"].items():
+        for i, k in zip(idx, m):
+            if k: kept_by[i].append(name)
+    main_idx, main_mask = conf["masks"][MAIN]
+    kept_of = dict(zip(main_idx, main_mask))
+    records = []
+    for i, q in enumerate(Q.qs):
+        f = conf["fate"].get(i, dict(dropped_at=None, flags=[]))
+        ch = {st: Q.checks[st][i] for st in Q.checks}
+        records.append(dict(id=q["qid"], failure=_failure(q, ch, Q.answers[i]), **q, checks=ch,
+                            calibration=Q.answers[i], pass_rate=None if np.isnan(pr[i]) else float(pr[i]),
+                            difficulty=difficulty(pr[i], *_bands(Q.cfg)), kept=bool(kept_of.get(i, False)),
+                            kept_by=kept_by[i], dropped_at=f["dropped_at"] if q["variant"] in ("full", "control")
+                            else None, flags=f["flags"]))
+    return records
+
+# %% ../nbs/30_autobench.ipynb #1044f20e
 def _estimate(name: str, d: dict, key: str = "value", n: str = "n", failures: int = 0) -> Estimate:
     return Estimate(name, d[key], d["lo"], d["hi"], int(d[n]), failures)
 
 def _evaluate(cfg, ctx, bench: list[dict], papers: dict, judge) -> dict:
-    """8. Each model of `evaluate_models` answers the kept questions, into `eval/<model>[-<context>]/` → {entry:
-    summary}."""
+    "→ {entry: summary} of each evaluated model."
     evals = {}
     for entry, name, context in _eval_targets(cfg):
-        s = evaluate(ctx.llm("evaluate_models", name), judge, bench, ctx.out/"eval"/_eval_dir(name, context), context, papers,
-                     cfg.eval_max_tokens, benchmark="benchmark.jsonl of this run")
-        evals[entry] = dict(model=name, context=context, dir=f"eval/{_eval_dir(name, context)}", overall=s["subsets"]["overall"])
+        s = evaluate(ctx.llm("evaluate_models", name), judge, bench, ctx.out/"eval"/_eval_dir(name, context), context,
+                     papers, cfg.eval_max_tokens, benchmark="benchmark.jsonl of this run")
+        evals[entry] = dict(model=name, context=context, dir=f"eval/{_eval_dir(name, context)}",
+                            overall=s["subsets"]["overall"])
     return evals
+
+def _headline(main: dict, evals: dict) -> list[Estimate]:
+    gen_fail = main["generation_failures"]
+    return [_estimate("survival (kept / generated)", main["survival"], "mean", failures=gen_fail),
+            Estimate("kept questions", float(main["kept"]), n=main["generated"], failures=gen_fail),
+            _estimate("diversity (kept)", main["diversity"]),
+            _estimate("discrimination (kept)", main["discrimination"], n="n_items"),
+            *[_estimate(f"accuracy {e}", v["overall"], "mean", failures=v["overall"]["failures"])
+              for e, v in evals.items()]]
+
+# %% ../nbs/30_autobench.ipynb #462f111c
+def _summary(Q: _Questions, conf: dict, flow: _Flow, ext: list[dict], points: list[dict], papers: dict,
+             related: list) -> dict:
+    cfg, qs, full, (_, mask) = Q.cfg, Q.qs, Q.variant("full"), conf["masks"][MAIN]
+    fields = {}
+    for fld in sorted({papers[p]["field"] for p in papers}):
+        ks = [k for k, i in enumerate(full) if qs[i]["field"] == fld]
+        fields[fld] = Q.metrics([full[k] for k in ks], [mask[k] for k in ks])
+    sl, note = flow.solvers_l, flow.cal_note
+    failed = lambda v: [q["generation_failure"] for q in qs
+                        if q["variant"] == v and q.get("generation_failure") is not None]
+    gen = dict(extraction=dict(windows=len(ext), failed=sum(r["failure"] is not None for r in ext),
+                               invalid_points=sum(len(r["invalid"]) for r in ext), points=len(points),
+                               selected=len(select_points(points, cfg.points_per_paper)),
+                               levels=dict(Counter(p["level"] for p in points))),
+               generation={v: dict(questions=sum(q["variant"] == v for q in qs), failures=len(failed(v)),
+                                   failure_reasons=dict(Counter(re.sub(r"\d+", "N", f) for f in failed(v) if f)))
+                           for v in dict.fromkeys(q["variant"] for q in qs)})
+    return dict(main=conf["main"], stages=conf["counts"], fields=fields, ablation=conf["ablation"], solvers=sl,
+                control=conf["control"],
+                calibration=dict(solvers=sl, default=not cfg.solvers.strip(),
+                                 prompt="calibration_prompt (answer only; not the filter's request)",
+                                 independent=note is None, note=note,
+                                 bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above),
+                                 balance=conf["balance"]),
+                solver_accuracy={s: mean_ci(list(Q.C[full][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(sl)},
+                setup=dict(solver=flow.solver_name, solvers=sl, types=list(cfg.types), stages=list(_enabled(cfg)),
+                           n_papers=len(papers), n_related=len(related), solver_is_generator=flow.solver_is_generator),
+                **gen)
+
+# %% ../nbs/30_autobench.ipynb #9737d3bc
+def _note(cfg, ctx, flow: _Flow) -> None:
+    "Which calibration solvers serve the filter solver's or the generator's model (into `flow.cal_note`); the protocol."
+    served = lambda llm: (llm.spec.base_url, llm.spec.model)
+    filt = (served(flow.solver), served(flow.gen))
+    same = [x for x in flow.solvers_l if served(ctx.llm("solvers", parse_solver(x)[0])) in filt]
+    if same and flow.cal_note is None:
+        flow.cal_note = (f"calibration solvers {same} serve the filter solver's or the generator's model: difficulty "
+                         "not independent")
+    flow.solver_is_generator = filt[0] == filt[1]
+    note_protocol(cfg, ctx, solver_is_generator=flow.solver_is_generator, solvers=flow.solvers_l,
+                  cal_note=flow.cal_note)
+
+def _questions(cfg, flow: _Flow, out: list) -> _Questions:
+    "The pipeline's results (per paper, then per control question) as one `_Questions`."
+    per, rows = out[:len(flow.papers_l)], out[len(flow.papers_l):]
+    rows = [r for x in per for r in x["full"]] + [r for x in per for r in x["no_retrieval"]] + rows
+    C = np.array([r[2] for r in rows], float).reshape(len(rows), len(flow.solvers_l))
+    checks = {st: [r[1][st] for r in rows] for st in CHECKS}
+    return _Questions(cfg, [r[0] for r in rows], checks, C, [r[3] for r in rows])
 
 def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     "Generate, filter and calibrate a benchmark from the papers of `cfg.split`, then evaluate `evaluate_models` on it."
@@ -1091,118 +1327,34 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     d = ctx.out
     papers_l, related = load_split(cfg.split, cfg.limit or None)
     papers = {p["paper_id"]: p for p in papers_l}
-    types_t, enabled = tuple(cfg.types), tuple(s for s in STAGES if s in cfg.stages)
-    bands = (cfg.hard_below, cfg.easy_above)
     flow = _Flow(cfg, ctx, papers_l, related)
-    solver, solvers_l, cal_note = flow.solver_name, flow.solvers_l, flow.cal_note
-    gen, judge_llm, solver_llm = flow.gen, flow.judge, flow.solver
-    served = lambda sp: (sp.base_url, sp.model)
-    same = [x for x in solvers_l if served(ctx.llm("solvers", parse_solver(x)[0]).spec) in (served(solver_llm.spec), served(gen.spec))]
-    if same and cal_note is None: cal_note = f"calibration solvers {same} serve the filter solver's or the generator's model: difficulty not independent"
-    note_protocol(cfg, ctx, solver_is_generator=served(solver_llm.spec) == served(gen.spec), solvers=solvers_l, cal_note=cal_note)
+    _note(cfg, ctx, flow)
     write_jsonl(d/"papers.jsonl", papers_l)
-    cpath = _control_path(cfg)
-    # 2. knowledge points, 3. questions (full and, for the ablation, without retrieval), 4. checks and 5. calibration of
-    # every generated question (and of the human-written control), as one pipeline: each call as soon as its input is
-    # there
-    # the human-written control: same checks and calibration
-    control_qs = _control(cfg, papers)
-    out = pipeline([("paper", k) for k in range(len(papers_l))] + [("control", q) for q in control_qs], flow, flow.llms)
-    per, rows = out[:len(papers_l)], out[len(papers_l):]
-    ext, points = [r for x in per for r in x["extraction"]], [m for x in per for m in x["points"]]
+    # 2. knowledge points, 3. questions, 4. checks and 5. calibration of every generated question (and of the
+    # human-written control) as one pipeline: each call as soon as its input is there
+    out = pipeline([("paper", k) for k in range(len(papers_l))] + [("control", q) for q in _control(cfg, papers)], flow,
+                   flow.llms)
+    ext = [r for x in out[:len(papers_l)] for r in x["extraction"]]
+    points = [m for x in out[:len(papers_l)] for m in x["points"]]
     write_jsonl(d/"extraction.jsonl", ext); write_jsonl(d/"knowledge_points.jsonl", points)
-    chosen = select_points(points, cfg.points_per_paper)
-    rows = [r for x in per for r in x["full"]] + [r for x in per for r in x["no_retrieval"]] + rows
-    qs = [r[0] for r in rows]
-    checks = {st: [r[1][st] for r in rows] for st in CHECKS}
-    C = np.array([r[2] for r in rows], float).reshape(len(rows), len(solvers_l)); answers = [r[3] for r in rows]
-    del out, per, rows
-    # what follows needs every question: uniqueness compares them all, then the ablations, balance and metrics
-    # (no model call); the evaluation needs the kept set
-    full_idx = [i for i, q in enumerate(qs) if q["variant"] == "full"]
-    sel = lambda idx, arr: [arr[i] for i in idx]
-    # the plan: no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
-    if ctx.planning:
-        m, _, _ = apply_filters(sel(full_idx, qs), {k: sel(full_idx, v) for k, v in checks.items()},
-                                tuple(s for s in enabled if s != "uniqueness"), on_disagree=cfg.on_disagree)
-        _evaluate(cfg, ctx, [qs[i] for i, k in zip(full_idx, m) if k], papers, judge_llm)
+    Q = _questions(cfg, flow, out)
+    del out
+    if ctx.planning:   # no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
+        m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in _enabled(cfg) if s != "uniqueness"))
+        _evaluate(cfg, ctx, [Q.qs[i] for i, k in zip(Q.variant("full"), m) if k], papers, flow.judge)
         return []
-    E = _emb_questions(qs)
-    def config(idx, stages_):
-        m, counts, fate = apply_filters(sel(idx, qs), {k: sel(idx, v) for k, v in checks.items()}, stages_, cfg.uniq_threshold,
-                                        E[idx], cfg.on_disagree)
-        return m, counts, fate, set_metrics(sel(idx, qs), m, E[idx], C[idx], cfg.n_resamples, bands)
-    pr = pass_rates(C)
-    mask, counts, fate, main = config(full_idx, enabled)
-    bal, target = None, parse_balance(cfg.balance)
-    # 5b. balance the difficulty bands of the kept questions
-    if target:
-        kept_k = [k for k, m in enumerate(mask) if m]
-        keep, bal = balance_bands([difficulty(pr[full_idx[k]], *bands) for k in kept_k], target)
-        bal["dropped_qids"] = [qs[full_idx[k]]["qid"] for k, ok in zip(kept_k, keep) if not ok]
-        for k, ok in zip(kept_k, keep):
-            if not ok: mask[k] = False; fate[k]["dropped_at"] = "balance"
-        counts.append(dict(stage="balance", entered=len(kept_k), passed=sum(keep), dropped_check=len(kept_k) - sum(keep),
-                           dropped_unverified=0, enabled=True))
-        main = set_metrics(sel(full_idx, qs), mask, E[full_idx], C[full_idx], cfg.n_resamples, bands)
-    masks, ablation = {MAIN: (full_idx, mask)}, {}
-    def ablate(name, idx, stages_):
-        m, _, _, ablation[name] = config(idx, stages_); masks[name] = (idx, m)
-    for name, st in ABLATIONS.items(): ablate(name, full_idx, st)
-    if cfg.ablate_retrieval: ablate("w/o Retrieval Augmentation", [i for i, q in enumerate(qs) if q["variant"] == "no_retrieval"], enabled)
-    ablate("Factual-level only", [i for i in full_idx if qs[i]["level"] == "factual"], enabled)
-    fate_of = dict(zip(full_idx, fate)); kept_of = dict(zip(full_idx, mask))
-    control = None
-    if cpath:
-        cidx = [i for i, q in enumerate(qs) if q["variant"] == "control"]
-        cm, ccounts, cfate, cmet = config(cidx, enabled); masks[CONTROL] = (cidx, cm); fate_of.update(zip(cidx, cfate))
-        control = dict(file=rel(cpath), questions=len(cidx), metrics=cmet, stages=ccounts)
-    kept_by = [[] for _ in qs]
-    for name, (idx, m) in masks.items():
-        for i, k in zip(idx, m):
-            if k: kept_by[i].append(name)
-    # records: one per generated question of every variant (and per control question)
-    records = []
-    for i, q in enumerate(qs):
-        f = fate_of.get(i, dict(dropped_at=None, flags=[]))
-        ch = {st: checks[st][i] for st in checks}
-        records.append(dict(id=q["qid"], failure=_failure(q, ch, answers[i]), **q, checks=ch, calibration=answers[i],
-                            pass_rate=None if np.isnan(pr[i]) else float(pr[i]), difficulty=difficulty(pr[i], *bands),
-                            kept=bool(kept_of.get(i, False)), kept_by=kept_by[i],
-                            dropped_at=f["dropped_at"] if q["variant"] in ("full", "control") else None, flags=f["flags"]))
+    # what follows needs every question: uniqueness compares them all, then the ablations, balance and metrics
+    Q.E = _emb_questions(Q.qs)
+    conf = _configurations(Q)
+    records = _records(Q, conf)
     write_jsonl(d/"records.jsonl", records)
     bench = [{k: r[k] for k in BENCH_KEYS} for r in records if r["kept"]]
     write_jsonl(d/"benchmark.jsonl", bench)
     write_text(d/"review.csv", review_csv(records))
-    fields = {}
-    for fld in sorted({papers[p]["field"] for p in papers}):
-        idx = [k for k, i in enumerate(full_idx) if qs[i]["field"] == fld]
-        fields[fld] = set_metrics([qs[full_idx[k]] for k in idx], [mask[k] for k in idx], E[full_idx][idx], C[full_idx][idx], cfg.n_resamples, bands)
-    evals = _evaluate(cfg, ctx, bench, papers, judge_llm)
-    gs, ss = ctx.llm("model").spec, solver_llm.spec
-    summary = dict(main=main, stages=counts, fields=fields, ablation=ablation, solvers=solvers_l, control=control,
-                   calibration=dict(solvers=solvers_l, default=not cfg.solvers.strip(), prompt="calibration_prompt (answer only; not the filter's request)",
-                                    independent=cal_note is None, note=cal_note, bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above),
-                                    balance=bal),
-                   solver_accuracy={s: mean_ci(list(C[full_idx][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(solvers_l)},
-                   setup=dict(solver=solver, solvers=solvers_l, types=list(types_t), stages=list(enabled), n_papers=len(papers),
-                              n_related=len(related), solver_is_generator=(gs.base_url, gs.model) == (ss.base_url, ss.model)),
-                   extraction=dict(windows=len(ext), failed=sum(r["failure"] is not None for r in ext),
-                                   invalid_points=sum(len(r["invalid"]) for r in ext), points=len(points), selected=len(chosen),
-                                   levels=dict(Counter(p["level"] for p in points))),
-                   generation={v: dict(questions=sum(q["variant"] == v for q in qs),
-                                       failures=sum(q["variant"] == v and q.get("generation_failure") is not None for q in qs),
-                                       failure_reasons=dict(Counter(re.sub(r"\d+", "N", q["generation_failure"]) for q in qs
-                                                                    if q["variant"] == v and q.get("generation_failure"))))
-                               for v in dict.fromkeys(q["variant"] for q in qs)},
-                   evaluation=evals)
+    summary = _summary(Q, conf, flow, ext, points, papers, related)
+    summary["evaluation"] = evals = _evaluate(cfg, ctx, bench, papers, flow.judge)
     write_json(d/"scores.json", summary)
-    gen_fail = main["generation_failures"]
-    return [_estimate("survival (kept / generated)", main["survival"], "mean", failures=gen_fail),
-            Estimate("kept questions", float(main["kept"]), n=main["generated"], failures=gen_fail),
-            _estimate("diversity (kept)", main["diversity"]),
-            _estimate("discrimination (kept)", main["discrimination"], n="n_items"),
-            *[_estimate(f"accuracy {e}", v["overall"], "mean", failures=v["overall"]["failures"]) for e, v in evals.items()]]
+    return _headline(conf["main"], evals)
 
 # %% ../nbs/30_autobench.ipynb #9c524c37
 def data_files(cfg: AutoBenchConfig) -> list[Path]:
@@ -1213,66 +1365,6 @@ def data_files(cfg: AutoBenchConfig) -> list[Path]:
         if (d/man).exists(): files += [d/r["path"] for r in read_jsonl(d/man, ["path"])]
     if _control_path(cfg): files.append(_control_path(cfg))
     return files
-
-# %% ../nbs/30_autobench.ipynb #1abecc24
-STUB_WORDS = ("protein gene cell tissue enzyme membrane receptor pathway mutation expression sequence genome plant leaf root soil "
-              "climate ocean river glacier carbon nitrogen oxygen sodium galaxy star planet orbit telescope spectrum "
-              "photon electron "
-              "laser crystal magnet voltage current circuit sensor battery polymer fluid pressure heat entropy wave "
-              "particle quantum "
-              "field lattice spin graph tree network node edge path query index cache memory processor compiler kernel "
-              "thread socket "
-              "packet router protocol market price income trade policy survey vote city school hospital patient dose "
-              "drug trial "
-              "vaccine virus bacteria immune tumor brain neuron cortex sleep language grammar syntax word sentence "
-              "translation speech "
-              "audio image video pixel camera vision robot motor grasp navigation satellite weather storm rainfall "
-              "drought forest "
-              "species habitat bird insect coral reef island volcano earthquake fault mineral sediment fossil model "
-              "training "
-              "ablation module baseline accuracy method dataset evaluation layer attention encoder retrieval signal "
-              "noise sample "
-              "metric variant control experiment benchmark representation objective").split()
-_STUB_KEY = "the stated"   # how the stub's answers (and only they) begin: its solvers and judge recognise the key by it
-_ID = r"\[(S\d+\.P\d+)\]"
-
-def _words(seed: str, n: int) -> str:
-    """`n` words of `STUB_WORDS` drawn by a generator seeded with `seed` (random text: never a near duplicate of
-    another)."""
-    r = random.Random(hashlib.sha256(seed.encode()).hexdigest())
-    return " ".join(r.choice(STUB_WORDS) for _ in range(n))
-
-def stub_reply(body: dict) -> str:
-    """The counting stub's answer to any AutoBench request (the derived plan; `FakeServer(reply=stub_reply)` makes the
-    same calls). Its assumptions, all upper bounds: every extraction window yields `points_per_window` valid points
-    (each cites the window's first paragraph) and no two merge (statements of random words); every generation parses
-    (the question names its evidence paragraph, the answer starts with "the stated"); every generated question passes
-    every filter: the solver and every calibration solver pick the key, the judge cites the paragraph the question
-    names and marks exactly the key, questions of random words are never near duplicates; the judge grades every
-    short answer correct, and each short answer differs (every grading is its own call). So every question survives
-    to be evaluated; under planning the run skips what needs embeddings or all questions (merging, uniqueness,
-    balancing, metrics) and keeps every question, as these answers would."""
-    p = body["messages"][-1]["content"]
-    if p.startswith("Extract testable knowledge points"):
-        n = int(re.search(r"Write up to (\d+) knowledge points", p).group(1))
-        win = re.findall(rf"^{_ID} ", p.partition("\n\nOther sections")[0], flags=re.M)[:1]
-        return json.dumps(dict(knowledge_points=[dict(level=LEVELS[j % 3], statement=f"The passage states {_words(p + str(j), 16)}.",
-                                                      paragraphs=win, confidence=0.9) for j in range(n)]))
-    if p.startswith("Write an exam question"):
-        ev = re.findall(rf"^{_ID} ", p.partition("Excerpts:\n")[2], flags=re.M)[:1]
-        q, a = f"What does [{''.join(ev)}] state about {_words(p, 16)}?", f"{_STUB_KEY} {_words(p + 'a', 2)}"
-        if TYPE_INSTR["tf"] in p: return json.dumps(dict(statement=q, answer=True, explanation="stub", evidence=ev))
-        ds = dict(distractors=[f"{w} {a}" for w in ("not", "never", "hardly")]) if TYPE_INSTR["mcq"] in p else {}
-        return json.dumps(dict(question=q, answer=a, **ds, explanation="stub", evidence=ev))
-    if "Which paragraphs of the paper hold the evidence" in p:
-        return json.dumps(dict(paragraph_ids=re.findall(_ID, p.rpartition("\n\nQuestion: ")[2])[:1], answer="stub"))
-    key = next((l for l, o in re.findall(r"^([A-D])\. (.*)$", p, flags=re.M) if o.startswith(_STUB_KEY)), None)
-    if "which options are correct?" in p: return json.dumps(dict(correct_options=[key] if key else []))
-    if "Does the candidate answer mean the same" in p: return json.dumps(dict(rationale="stub", answer="correct"))
-    if "Question: " in p:
-        a = key or ("true" if "Question: True or false: " in p else _words(p, 3))
-        return json.dumps(dict(answer=a) if "Difficulty test" in p or a not in (key, "true") else dict(rationale="stub", answer=a))
-    return filler(body)
 
 # %% ../nbs/30_autobench.ipynb #1bb1026d
 BENCH_FIELDS = ["qid", "paper_id", "level", "type", "question", "answer", "answer_text", "evidence", "evidence_text"]
@@ -1286,23 +1378,28 @@ def load_benchmark(path) -> list[dict]:
     rows = read_jsonl(p, BENCH_FIELDS, types=BENCH_TYPES, unique="qid", numbered=True)
     for i, r in rows:
         if r["type"] not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not in {TYPES}")
-        if r["type"] == "mcq" and not (isinstance(r.get("options"), list) and 2 <= len(r["options"]) <= 4 and all(isinstance(o, str) for o in r["options"])):
+        opts = r.get("options")
+        if r["type"] == "mcq" and not (isinstance(opts, list) and 2 <= len(opts) <= 4
+                                       and all(isinstance(o, str) for o in opts)):
             raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 options (strings)")
-        if r["type"] != "short" and r["answer"] not in choices(r): raise DataError(p, i, "answer", f"{r['answer']!r} not one of {choices(r)}")
-        if not all(isinstance(e, str) for e in r["evidence"]): raise DataError(p, i, "evidence", "expected a list of paragraph ids (strings)")
+        if r["type"] != "short" and r["answer"] not in choices(r):
+            raise DataError(p, i, "answer", f"{r['answer']!r} not one of {choices(r)}")
+        if not all(isinstance(e, str) for e in r["evidence"]):
+            raise DataError(p, i, "evidence", "expected a list of paragraph ids (strings)")
     return [r for _, r in rows]
 
 def _acc(rows, n_resamples=1000):
     m, lo, hi, n = mean_ci([None if r["correct"] is None else float(r["correct"]) for r in rows], n_resamples)
     return dict(mean=m, lo=lo, hi=hi, n=n, failures=sum(r["correct"] is None for r in rows), total=len(rows))
 
-def evaluate(llm, judge, questions: list[dict], out, context: str = "none", papers: dict|None = None, max_tokens: int = 120,
-             benchmark=None) -> dict:
+def evaluate(llm, judge, questions: list[dict], out, context: str = "none", papers: dict|None = None,
+             max_tokens: int = 120, benchmark=None) -> dict:
     """`llm` answers `questions` (`judge` grades short answers) → scores; writes `records.jsonl` and `scores.json` into
     `out`."""
     if context not in CONTEXTS: raise ValueError(f"context must be one of {CONTEXTS}, not {context!r}")
     out = Path(out)
-    if judge is None and any(q["type"] == "short" for q in questions): raise ValueError("short-answer questions need a judge")
+    if judge is None and any(q["type"] == "short" for q in questions):
+        raise ValueError("short-answer questions need a judge")
     desc = f"evaluate {llm.spec.name}"
     res = pipeline(questions, lambda q: asolve(llm, q, (papers or {}).get(q["paper_id"]), context, judge, max_tokens),
                    {desc: llm, f"{desc}: grade short answers": judge})
@@ -1310,7 +1407,8 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
     recs = [dict(id=q["qid"], qid=q["qid"], type=q["type"], level=q["level"], difficulty=q.get("difficulty"), **r)
             for q, r in zip(questions, res)]
     write_jsonl(out/"records.jsonl", recs)
-    subsets = dict(overall=_acc(recs), **{f"{k}={v}": _acc([r for r in recs if str(r[k]) == v]) for k in ("type", "level", "difficulty")
+    subsets = dict(overall=_acc(recs), **{f"{k}={v}": _acc([r for r in recs if str(r[k]) == v])
+                                          for k in ("type", "level", "difficulty")
                                           for v in sorted({str(r[k]) for r in recs}) if v != "None"})
     s = dict(model=llm.spec.name, served=llm.spec.model, judge=judge.spec.name, context=context, max_tokens=max_tokens,
              benchmark=str(benchmark) if benchmark else None, questions=len(questions), subsets=subsets)
@@ -1318,11 +1416,23 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
     return s
 
 # %% ../nbs/30_autobench.ipynb #403fe1db
+from .tables import Figure, RunRow, Table
+
 def _pct(x): return None if x is None or (isinstance(x, float) and np.isnan(x)) else 100 * x
+
 def _est(d: dict, nd: int = 2, scale: float = 1.0) -> str:
     "`fmt_est` of a scores.json summary (`n_items` counts as n)."
     return fmt_est({**d, "n": d.get("n", d.get("n_items"))}, nd, scale)
 
+def _share(a, b) -> str: return fmt(100 * a / b, 1) if b else "–"
+
+def _protocol(r: RunRow) -> str:
+    "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
+    return r.config.get("protocol") or "paper (before issue 18)"
+
+_PAPER = dict(source="paper", run="GPT-4 generator", settings="paper", protocol="paper")   # the paper's rows
+
+# %% ../nbs/30_autobench.ipynb #6a0222ea
 def _human(d, config: str = MAIN):
     "(human correctness % of `config` over its reviewed kept questions, n) from the run's `review_reviewed.csv`."
     h = human_correctness(d/"review_reviewed.csv", config)
@@ -1333,149 +1443,153 @@ def _gen(m: dict, recs=None, area="Combined") -> tuple[int, int, str]:
     failures in survival."""
     if "generation_failures" in m: return m["generated"], m["generation_failures"], _est(m["survival"], 1, 100)
     gf = sum(r.get("generation_failure") is not None for r in (recs or []) if area in ("Combined", r.get("field")))
-    return m["generated"] - gf, gf, _est(m["survival"], 1, 100) + (" (old run: over attempts incl. generation failures)" if gf else "")
+    old = " (old run: over attempts incl. generation failures)" if gf else ""
+    return m["generated"] - gf, gf, _est(m["survival"], 1, 100) + old
 
 def _calibration(s: dict) -> str:
     c = s.get("calibration")
     if c is None: return "not recorded (old run: calibration shared the filter's request)"
     return (c["note"] or "independent of the filter solver and generator") + f" ({', '.join(c['solvers'])})"
 
-def _runs() -> list[tuple[Path, str, str]]:
-    "(folder, label, settings) of every complete AutoBench run."
-    return [(d, run_label(d), settings(d)) for d in complete_runs("autobench")]
-
-def run_protocol(d: Path) -> str:
-    "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
-    return read_json(d/"meta.json")["config"].get("protocol") or "paper (before issue 18)"
-
-def table_main() -> pd.DataFrame:
+# %% ../nbs/30_autobench.ipynb #65329d03
+def _main_rows(r: RunRow) -> list[dict]:
+    s = r.scores
+    (hc, hn), (cc, cn) = _human(r.dir), _human(r.dir, CONTROL) if s.get("control") else ("no control set", "–")
+    comb = {"human correctness %": hc, "reviewed": hn, "human-written control %": cc, "control reviewed": cn,
+            "calibration": _calibration(s)}
+    recs = [x for x in read_jsonl(r.dir/"records.jsonl") if x["variant"] == "full"]
     rows = []
-    for d, run_, st in _runs():
-        s = read_json(d/"scores.json"); hc, hn = _human(d)
-        cc, cn = _human(d, CONTROL) if s.get("control") else ("no control set", "–")
-        recs = [r for r in read_jsonl(d/"records.jsonl") if r["variant"] == "full"]
-        for area, m in list(s["fields"].items()) + [("Combined", s["main"])]:
-            g, gf, sv = _gen(m, recs, area)
-            rows.append({"source": "scibench", "run": run_, "settings": st, "protocol": run_protocol(d), "area": area, "generated": g,
-                         "post-filtering": m["kept"], "survival % (of generated)": sv,
-                         "human correctness %": hc if area == "Combined" else "–", "reviewed": hn if area == "Combined" else "–",
-                         "human-written control %": cc if area == "Combined" else "–", "control reviewed": cn if area == "Combined" else "–",
-                         "discrimination": _est(m["discrimination"]), "diversity": _est(m["diversity"]),
-                         "generation failures (not in survival)": gf, "calibration": _calibration(s) if area == "Combined" else "–"})
-    for _, r in reference("autobench_main").iterrows():
-        rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "protocol": "paper", "area": r["area"], "generated": int(r["generated"]),
-                     "post-filtering": int(r["post_filtering"]), "survival % (of generated)": fmt(100 * r["post_filtering"] / r["generated"], 1),
-                     "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–",
-                     "human-written control %": fmt(r["human_written_control_pct"], 1) if "human_written_control_pct" in r else "–",
-                     "control reviewed": "–", "discrimination": fmt(r["llm_discrimination"]), "diversity": "–",
-                     "generation failures (not in survival)": "–", "calibration": "5 LLMs, 7B-70B"})
-    return pd.DataFrame(rows)
+    for area, m in list(s["fields"].items()) + [("Combined", s["main"])]:
+        g, gf, sv = _gen(m, recs, area)
+        rows.append({"protocol": _protocol(r), "area": area, "generated": g, "post-filtering": m["kept"],
+                     "survival % (of generated)": sv, "discrimination": _est(m["discrimination"]),
+                     "diversity": _est(m["diversity"]), "generation failures (not in survival)": gf,
+                     **(comb if area == "Combined" else dict.fromkeys(comb, "–"))})
+    return rows
 
-def table_stages() -> pd.DataFrame:
-    rows = []
-    for d, run_, st in _runs():
-        s = read_json(d/"scores.json")
-        # generated questions: generation failures are not in the base
-        n0 = s["stages"][0]["passed"]
-        for c in s["stages"]:
-            rows.append({"run": run_, "settings": st, "protocol": run_protocol(d), "stage": c["stage"], "enabled": c["enabled"], "entered": c["entered"],
-                         "passed": c["passed"], "dropped (check)": c["dropped_check"], "dropped (unverified / failed)": c["dropped_unverified"],
-                         "stage survival %": fmt(100 * c["passed"] / c["entered"], 1) if c["entered"] else "–",
-                         "cumulative survival % (of generated)": "–" if c["stage"] == "generation" else fmt(100 * c["passed"] / n0, 1) if n0 else "–"})
-    ref = reference("autobench_main").set_index("area").loc["Combined"]
-    rows.append({"run": "paper (Combined)", "settings": "paper", "protocol": "paper", "stage": "all four", "enabled": True, "entered": int(ref["generated"]),
-                 "passed": int(ref["post_filtering"]), "dropped (check)": "–", "dropped (unverified / failed)": "–", "stage survival %": "–",
-                 "cumulative survival % (of generated)": fmt(100 * ref["post_filtering"] / ref["generated"], 1)})
-    return pd.DataFrame(rows)
+def _paper_main(ref) -> list[dict]:
+    return [{**_PAPER, "area": r["area"], "generated": int(r["generated"]), "post-filtering": int(r["post_filtering"]),
+             "survival % (of generated)": _share(r["post_filtering"], r["generated"]),
+             "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–",
+             "human-written control %": fmt(r["human_written_control_pct"], 1) if "human_written_control_pct" in r
+             else "–", "control reviewed": "–", "discrimination": fmt(r["llm_discrimination"]), "diversity": "–",
+             "generation failures (not in survival)": "–", "calibration": "5 LLMs, 7B-70B"}
+            for _, r in ref.iterrows()]
 
-def table_ablation() -> pd.DataFrame:
-    ref = reference("autobench_ablation").set_index("configuration")
-    rows = []
-    for d, run_, st in _runs():
-        s = read_json(d/"scores.json")
-        abl = dict(s["ablation"], **({CONTROL: s["control"]["metrics"]} if s.get("control") else {}))
-        for name in [*ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only", CONTROL]:
-            if name not in abl:
-                if name == CONTROL: continue
-                rows.append({"source": "scibench", "run": run_, "settings": st, "protocol": run_protocol(d), "configuration": name,
-                             **{k: "not run" for k in ("kept / generated", "survival %", "diversity", "discrimination", "mean pass rate")},
-                             "human correctness %": "not run (ablate_retrieval=False)" if "Retrieval" in name else "not run", "reviewed": "–"}); continue
-            m = abl[name]; hc, hn = _human(d, name)
-            g, _, sv = _gen(m)
-            rows.append({"source": "scibench", "run": run_, "settings": st, "protocol": run_protocol(d), "configuration": name,
-                         "kept / generated": f"{m['kept']}/{g}",
-                         "survival %": sv, "diversity": _est(m["diversity"]), "discrimination": _est(m["discrimination"]),
-                         "mean pass rate": _est(m["pass_rate"]), "human correctness %": hc, "reviewed": hn})
-    for name, r in ref.iterrows():
-        rows.append({"source": "paper", "run": "GPT-4 generator", "settings": "paper", "protocol": "paper", "configuration": name,
-                     "kept / generated": "–",
-                     "survival %": "–", "diversity": fmt(r["question_diversity"]), "discrimination": "–", "mean pass rate": "–",
-                     "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–"})
-    return pd.DataFrame(rows)
+MAIN_TABLE = Table("autobench_main", "AutoBench: per area; survival, discrimination and diversity, mean [95% CI] or "
+                   "(n) below 10 items; paper's numbers below ours", _main_rows, "autobench_main",
+                   paper_rows=_paper_main,
+                   columns=["source", "run", "settings", "protocol", "area", "generated", "post-filtering",
+                            "survival % (of generated)", "human correctness %", "reviewed", "human-written control %",
+                            "control reviewed", "discrimination", "diversity", "generation failures (not in survival)",
+                            "calibration"])
 
-def table_distribution() -> pd.DataFrame:
-    rows = []
-    for d, run_, st in _runs():
-        full = [r for r in read_jsonl(d/"records.jsonl") if r["variant"] == "full"]
-        for key, vals in (("level", LEVELS), ("type", TYPES), ("difficulty", ("easy", "medium", "hard", "unknown"))):
-            for v in vals:
-                g = [r for r in full if r.get(key) == v]
-                rows.append({"run": run_, "settings": st, "protocol": run_protocol(d), "by": key, "value": v, "generated": len(g),
-                             "generation failures": sum(r["generation_failure"] is not None for r in g), "kept": sum(r["kept"] for r in g)})
-    return pd.DataFrame(rows, columns=["run", "settings", "protocol", "by", "value", "generated", "generation failures", "kept"])
+# %% ../nbs/30_autobench.ipynb #4fee9bf9
+def _stage_rows(r: RunRow) -> list[dict]:
+    st = r.scores["stages"]
+    return [{"protocol": _protocol(r), "stage": c["stage"], "enabled": c["enabled"], "entered": c["entered"],
+             "passed": c["passed"], "dropped (check)": c["dropped_check"],
+             "dropped (unverified / failed)": c["dropped_unverified"],
+             "stage survival %": _share(c["passed"], c["entered"]),
+             "cumulative survival % (of generated)": "–" if c["stage"] == "generation"
+             else _share(c["passed"], st[0]["passed"])} for c in st]
 
-EVAL_COLUMNS = ["run", "settings", "protocol", "model", "context", "subset", "accuracy %", "answered", "failures", "questions"]
+def _paper_stages(ref) -> dict:
+    r = ref.set_index("area").loc["Combined"]
+    return {"run": "paper (Combined)", "settings": "paper", "protocol": "paper", "stage": "all four", "enabled": True,
+            "entered": int(r["generated"]), "passed": int(r["post_filtering"]), "dropped (check)": "–",
+            "dropped (unverified / failed)": "–", "stage survival %": "–",
+            "cumulative survival % (of generated)": _share(r["post_filtering"], r["generated"])}
 
-def table_eval() -> pd.DataFrame:
-    rows = []
-    for d, run_, st in _runs():
-        for f in sorted((d/"eval").glob("*/scores.json")):
-            s = read_json(f)
-            for k, v in s["subsets"].items():
-                rows.append({"run": run_, "settings": st, "protocol": run_protocol(d), "model": s["model"], "context": s["context"], "subset": k,
-                             "accuracy %": fmt_est(v, 1, 100), "answered": v["n"], "failures": v["failures"], "questions": v["total"]})
-    return pd.DataFrame(rows, columns=EVAL_COLUMNS)
+STAGES_TABLE = Table("autobench_stages", "AutoBench: questions through the quality-filter stages", _stage_rows,
+                     "autobench_main", paper_rows=_paper_stages,
+                     columns=["run", "settings", "protocol", "stage", "enabled", "entered", "passed", "dropped (check)",
+                              "dropped (unverified / failed)", "stage survival %",
+                              "cumulative survival % (of generated)"])
 
-def figure_survival():
-    "Questions surviving each filter stage: one line (colour) per complete run."
-    runs = _runs()
+# %% ../nbs/30_autobench.ipynb #273ea6e7
+ABLATION_COLUMNS = ["source", "run", "settings", "protocol", "configuration", "kept / generated", "survival %",
+                    "diversity", "discrimination", "mean pass rate", "human correctness %", "reviewed"]
+
+def _ablation_row(r: RunRow, name: str, m: dict|None) -> dict:
+    row = {"protocol": _protocol(r), "configuration": name}
+    if m is None:
+        return {**row, **dict.fromkeys(ABLATION_COLUMNS[5:10], "not run"), "reviewed": "–",
+                "human correctness %": "not run (ablate_retrieval=False)" if "Retrieval" in name else "not run"}
+    (hc, hn), (g, _, sv) = _human(r.dir, name), _gen(m)
+    return {**row, "kept / generated": f"{m['kept']}/{g}", "survival %": sv, "diversity": _est(m["diversity"]),
+            "discrimination": _est(m["discrimination"]), "mean pass rate": _est(m["pass_rate"]),
+            "human correctness %": hc, "reviewed": hn}
+
+def _ablation_rows(r: RunRow) -> list[dict]:
+    s = r.scores
+    abl = dict(s["ablation"], **({CONTROL: s["control"]["metrics"]} if s.get("control") else {}))
+    names = [*ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only", CONTROL]
+    return [_ablation_row(r, n, abl.get(n)) for n in names if n in abl or n != CONTROL]
+
+def _paper_ablation(ref) -> list[dict]:
+    return [{**_PAPER, "configuration": r["configuration"], **dict.fromkeys(ABLATION_COLUMNS[5:], "–"),
+             "diversity": fmt(r["question_diversity"]), "human correctness %": fmt(r["human_correctness_pct"], 1)}
+            for _, r in ref.iterrows()]
+
+ABLATION_TABLE = Table("autobench_ablation", "AutoBench: filter ablation (ours: the same generated questions with "
+                       "stages switched off)", _ablation_rows, "autobench_ablation", paper_rows=_paper_ablation,
+                       columns=ABLATION_COLUMNS)
+
+# %% ../nbs/30_autobench.ipynb #8a311e20
+def _distribution_rows(r: RunRow) -> list[dict]:
+    full = [x for x in read_jsonl(r.dir/"records.jsonl") if x["variant"] == "full"]
+    return [{"protocol": _protocol(r), "by": key, "value": v, "generated": len(g),
+             "generation failures": sum(x["generation_failure"] is not None for x in g),
+             "kept": sum(x["kept"] for x in g)}
+            for key, vals in (("level", LEVELS), ("type", TYPES), ("difficulty", (*BANDS, "unknown")))
+            for v in vals for g in [[x for x in full if x.get(key) == v]]]
+
+def _eval_rows(r: RunRow) -> list[dict]:
+    return [{"protocol": _protocol(r), "model": s["model"], "context": s["context"], "subset": k,
+             "accuracy %": fmt_est(v, 1, 100), "answered": v["n"], "failures": v["failures"], "questions": v["total"]}
+            for s in map(read_json, sorted((r.dir/"eval").glob("*/scores.json"))) for k, v in s["subsets"].items()]
+
+DISTRIBUTION_TABLE = Table("autobench_distribution", "AutoBench: generated and kept questions by level, type and "
+                           "difficulty", _distribution_rows,
+                           columns=["run", "settings", "protocol", "by", "value", "generated", "generation failures",
+                                    "kept"])
+EVAL_TABLE = Table("autobench_eval", "AutoBench: models evaluated on generated benchmarks, accuracy % [95% CI] or (n) "
+                   "below 10 answered questions", _eval_rows,
+                   columns=["run", "settings", "protocol", "model", "context", "subset", "accuracy %", "answered",
+                            "failures", "questions"])
+
+# %% ../nbs/30_autobench.ipynb #d00666c1
+def figure_survival(runs):
+    "The survival figure over `runs` (None without runs)."
     if not runs: return None
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    for d, run_, _ in runs:
+    for d in runs:
         st = read_json(d/"scores.json")["stages"]
-        ax.plot(["generated", "parsed"] + [c["stage"] for c in st[1:]], [st[0]["entered"]] + [c["passed"] for c in st], marker="o", label=run_)
+        ax.plot(["generated", "parsed"] + [c["stage"] for c in st[1:]], [st[0]["entered"]] + [c["passed"] for c in st],
+                marker="o", label=run_label(d))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("questions surviving"); ax.set_title("AutoBench: survival through the quality filter (one line per run)")
+    ax.set_ylabel("questions surviving")
+    ax.set_title("AutoBench: survival through the quality filter (one line per run)")
     ax.legend(fontsize=7, title="run", title_fontsize=7)
     ax.set_ylim(bottom=0); fig.autofmt_xdate(rotation=20)
-    return save_figure(fig, "autobench_survival")
+    return fig
 
-def make_tables() -> list:
-    "Write every AutoBench table and figure from `results/`."
-    runs = complete_runs("autobench")
-    out = [save_table(table_main(), "autobench_main", caption("AutoBench: per area; survival, discrimination and diversity, "
-                                                              "mean [95% CI] or (n) below 10 items; paper's numbers below ours", runs))["md"],
-           save_table(table_stages(), "autobench_stages", caption("AutoBench: questions through the quality-filter stages", runs))["md"],
-           save_table(table_ablation(), "autobench_ablation", caption("AutoBench: filter ablation (ours: the same generated questions "
-                                                                      "with stages switched off)", runs))["md"],
-           save_table(table_distribution(), "autobench_distribution",
-                      caption("AutoBench: generated and kept questions by level, type and difficulty", runs))["md"],
-           save_table(table_eval(), "autobench_eval", caption("AutoBench: models evaluated on generated benchmarks, "
-                                                              "accuracy % [95% CI] or (n) below 10 answered questions", runs))["md"]]
-    f = figure_survival()
-    if f: out.append(f)
-    return out
+TABLES = [MAIN_TABLE, STAGES_TABLE, ABLATION_TABLE, DISTRIBUTION_TABLE, EVAL_TABLE,
+          Figure("autobench_survival", figure_survival)]
 
 # %% ../nbs/30_autobench.ipynb #81fbe301
 def latest_benchmark(split: str = "sample", generator: str = "local") -> Path:
     "`benchmark.jsonl` of the latest complete run of `generator` on `split`."
     parent = run_parent("autobench", split, generator)
     runs = [d for d in complete_runs("autobench") if d.parent == parent]
-    if not runs: raise FileNotFoundError(f"no complete autobench run of generator '{generator}' on split '{split}' in {rel(parent)}: "
-                                         f"run `scibench run autobench --model {generator} --split {split}` first")
+    if not runs:
+        raise FileNotFoundError(f"no complete autobench run of generator '{generator}' on split '{split}' in "
+                                f"{rel(parent)}: run `scibench run autobench --model {generator} --split {split}` "
+                                "first")
     return runs[-1]/"benchmark.jsonl"
 
 @dataclass
@@ -1488,7 +1602,7 @@ class EvalArgs:
     context: str = param("none", "what the evaluated model reads beside the question", choices=CONTEXTS)
     out: str = param("", "the evaluation folder (default: beside the benchmark, eval/<model>-<context>)")
     base_url: str = param("", "an ad-hoc endpoint for --model")
-    max_tokens: int = param(120, "answer cap")
+    max_tokens: int = param(120, "answer cap", min=1, max=1_000_000)
 
 @dataclass
 class IngestArgs:
@@ -1532,16 +1646,19 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
     from scibench.data import fetch_url
     ids = ids or ARXIV_IDS
     dest = Path(dest or data_dir()/"autobench"/"arxiv"); dest.mkdir(parents=True, exist_ok=True)
-    xml = fetch_url("http://export.arxiv.org/api/query?id_list=" + ",".join(ids) + f"&max_results={len(ids)}", dest/"arxiv_api.xml")
+    xml = fetch_url("http://export.arxiv.org/api/query?id_list=" + ",".join(ids) + f"&max_results={len(ids)}",
+                    dest/"arxiv_api.xml")
     ns = {"a": "http://www.w3.org/2005/Atom"}
     out, man = [], []
     for ent in ET.parse(xml).getroot().findall("a:entry", ns):
         aid = re.sub(r"v\d+$", "", ent.findtext("a:id", "", ns).rsplit("/abs/", 1)[-1])
-        title = re.sub(r"\s+", " ", ent.findtext("a:title", "", ns)).strip(); abstract = re.sub(r"\s+", " ", ent.findtext("a:summary", "", ns)).strip()
+        title = re.sub(r"\s+", " ", ent.findtext("a:title", "", ns)).strip()
+        abstract = re.sub(r"\s+", " ", ent.findtext("a:summary", "", ns)).strip()
         if not aid or not abstract: continue
         sents = _sents(abstract); half = max(1, len(sents) // 2)
         rec = dict(paper_id=aid, title=title, abstract=[dict(section="Abstract", text=" ".join(sents[:half]))],
-                   body_text=[dict(section="Abstract (continued)", text=" ".join(sents[half:]))] if sents[half:] else [])
+                   body_text=[dict(section="Abstract (continued)", text=" ".join(sents[half:]))] if sents[half:]
+                   else [])
         p = dest/f"{aid.replace('/', '_')}.json"; write_json(p, rec); out.append(p)
         man.append(dict(paper_id=aid, path=p.name, field=ids.get(aid, "") if isinstance(ids, dict) else ""))
     write_jsonl(dest/"papers.jsonl", man)
@@ -1551,8 +1668,8 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
 from . import records as rv
 
 _LETTERS = "ABCDEFGHIJ"
-_Q_FIELDS = ("qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty", "pass_rate", "kept", "dropped_at",
-             "flags", "finish_reason", "generation_failure")
+_Q_FIELDS = ("qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty", "pass_rate", "kept",
+             "dropped_at", "flags", "finish_reason", "generation_failure")
 
 def _filter_rows(ch: dict) -> list:
     return [[st, c.get("passed"), c.get("verified"), c.get("reason"),
@@ -1569,19 +1686,23 @@ def record_sections(r, ctx):
         secs.append(rv.table("Options", ["", "option", "key"],
                           [[_LETTERS[i] if i < 10 else i, o, "✓" if _LETTERS[i:i+1] == str(r.get("answer")) else ""]
                            for i, o in enumerate(opts)]))
-    secs.append(rv.kv("Answer", {"answer": r.get("answer"), "answer text": r.get("answer_text"), "explanation": r.get("explanation"),
+    secs.append(rv.kv("Answer", {"answer": r.get("answer"), "answer text": r.get("answer_text"),
+                                 "explanation": r.get("explanation"),
                               "evidence": r.get("evidence"), "evidence from": r.get("evidence_from"),
                               "invalid evidence ids": r.get("evidence_invalid")}))
     if r.get("evidence_text"): secs.append(rv.text("Evidence paragraphs", r["evidence_text"]))
     if r.get("context"):
         secs.append(rv.table("Retrieved context", ["paper", "paragraph", "source"],
-                          [[c.get("paper_id"), c.get("id"), c.get("source")] for c in r["context"] if isinstance(c, dict)]))
+                             [[c.get("paper_id"), c.get("id"), c.get("source")] for c in r["context"]
+                              if isinstance(c, dict)]))
     if r.get("checks"):
-        secs.append(rv.table("Filter stages", ["stage", "passed", "verified", "reason", "details"], _filter_rows(r["checks"])))
+        secs.append(rv.table("Filter stages", ["stage", "passed", "verified", "reason", "details"],
+                             _filter_rows(r["checks"])))
     cal = r.get("calibration") or {}
     if cal:
         secs.append(rv.table("Solvers (difficulty)", ["solver", "response", "correct", "failure"],
-                          [[m, c.get("response"), c.get("correct"), c.get("failure")] for m, c in sorted(cal.items()) if isinstance(c, dict)]))
+                             [[m, c.get("response"), c.get("correct"), c.get("failure")] for m, c in sorted(cal.items())
+                              if isinstance(c, dict)]))
     used = {*_Q_FIELDS, "knowledge_point", "question", "options", "answer", "answer_text", "explanation", "evidence",
             "evidence_from", "evidence_invalid", "evidence_text", "context", "checks", "calibration"}
     return secs, used, r.get("question")
@@ -1616,17 +1737,23 @@ RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda 
 
 # %% ../nbs/30_autobench.ipynb #ae3698b8
 # the source text names neither authors nor an arXiv id, and none is invented
-PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs", "authors not named in the source text (ACL 2025)")
+PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs",
+              "authors not named in the source text (ACL 2025)")
 FLOW = [Stage("extract", "model", "knowledge points of every extraction window of every paper"),
-        Stage("generate", "model", "one question per selected knowledge point (again without retrieval with ablate_retrieval)"),
-        Stage("correctness", "solver", "the filter solver answers every generated and control question with its evidence"),
+        Stage("generate", "model",
+              "one question per selected knowledge point (again without retrieval with ablate_retrieval)"),
+        Stage("correctness", "solver",
+              "the filter solver answers every generated and control question with its evidence"),
         Stage("answerability", "judge", "the judge cites the paragraphs of the whole paper that answer each question"),
         Stage("ambiguity", "judge", "the judge lists every correct option of each multiple-choice question"),
         Stage("calibrate", "solvers", "every calibration solver answers each question (answer only)"),
         Stage("evaluate", "evaluate_models", "each evaluated model answers the kept questions"),
-        Stage("grade", "judge", "the judge grades every short answer (of the correctness check, calibration and evaluation)")]
+        Stage("grade", "judge",
+              "the judge grades every short answer (of the correctness check, calibration and evaluation)")]
 AUTOBENCH = register(Benchmark(
-    "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER, AutoBenchConfig, run,
-    validate=_validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD, tables=make_tables, commands=COMMANDS, downloaders=[download_arxiv],
-    default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2, extract_max_tokens=220,
-                       generate_max_tokens=200, check_max_tokens=90, evaluate_models="local", ablate_retrieval=False, control_set="control.jsonl")]))
+    "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
+    AutoBenchConfig, run, validate=_validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
+    tables=TABLES, commands=COMMANDS, downloaders=[download_arxiv],
+    default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2,
+                       extract_max_tokens=220, generate_max_tokens=200, check_max_tokens=90, evaluate_models="local",
+                       ablate_retrieval=False, control_set="control.jsonl")]))

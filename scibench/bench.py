@@ -5,23 +5,45 @@
 
 # %% ../nbs/06_bench.ipynb #ecf4f9d9
 from __future__ import annotations
-import dataclasses, difflib, importlib, json, typing
+import dataclasses, difflib, importlib, json, math, typing, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 
 # %% auto #0
-__all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'make_config', 'config_dict',
-           'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'register', 'benchmarks', 'get_benchmark', 'describe']
+__all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name', 'make_config',
+           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'register', 'benchmarks', 'get_benchmark',
+           'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
     "A bad run configuration; the CLI prints it on one line and exits 2 before anything runs."
 
 
-def param(default, doc: str, choices=None, role: bool = False, positional: bool = False):
+def param(
+    default,
+    doc: str,
+    choices=None,
+    role: bool = False,
+    positional: bool = False,
+    min=None,
+    max=None,
+    finite: bool = True,
+    folder: bool = False,
+):
     """A run (or command) parameter: default, one-line doc, optional choices (every element, for lists), `role`: names
-    model(s); `positional`: a command's required argument (`scibench rubrics check RUBRIC`)."""
-    meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role, positional=positional)
+    model(s); `positional`: a command's required argument (`scibench rubrics check RUBRIC`). Bounds, checked by
+    `coerce` before anything runs: `min`/`max` (inclusive), `finite` (a float: no NaN or infinity); `folder`: the value
+    names a folder or file (`check_name`)."""
+    meta = dict(
+        doc=doc,
+        choices=tuple(choices) if choices else None,
+        role=role,
+        positional=positional,
+        min=min,
+        max=max,
+        finite=finite,
+        folder=folder,
+    )
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -32,8 +54,10 @@ class Config:
     "Parameters every benchmark run has (subclasses add their own)."
 
     model: str = param("local", "model under test: a models.toml name, or any name with --base-url", role=True)
-    split: str = param("sample", "data split; `sample` is the small synthetic sample shipped with the repo")
-    limit: int = param(0, "use only the first N items (0 = all)")
+    split: str = param(
+        "sample", "data split; `sample` is the small synthetic sample shipped with the repo", folder=True
+    )
+    limit: int = param(0, "use only the first N items (0 = all)", min=0)
 
 
 @dataclass
@@ -47,10 +71,22 @@ class Param:
     choices: tuple | None
     role: bool
     positional: bool = False
+    min: float | None = None
+    max: float | None = None
+    finite: bool = True
+    folder: bool = False
 
     @property
     def type_name(self) -> str:
         return "list" if self.type is list else self.type.__name__
+
+    @property
+    def bounds(self) -> str:
+        "The bounds as text ('' when none): `>= 0`, `0 to 1`, `<= 8`."
+        lo, hi = self.min, self.max
+        if lo is not None and hi is not None:
+            return f"{lo} to {hi}"
+        return f">= {lo}" if lo is not None else f"<= {hi}" if hi is not None else ""
 
 
 def params_of(cls) -> list[Param]:
@@ -61,15 +97,20 @@ def params_of(cls) -> list[Param]:
         t = hints[f.name]
         t = list if typing.get_origin(t) is list else t
         d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        m = f.metadata
         out.append(
             Param(
                 f.name,
                 t,
                 d,
-                f.metadata.get("doc", ""),
-                f.metadata.get("choices"),
-                f.metadata.get("role", False),
-                f.metadata.get("positional", False),
+                m.get("doc", ""),
+                m.get("choices"),
+                m.get("role", False),
+                m.get("positional", False),
+                m.get("min"),
+                m.get("max"),
+                m.get("finite", True),
+                m.get("folder", False),
             )
         )
     return out
@@ -142,7 +183,56 @@ def coerce(p: Param, value):
         for x in v if isinstance(v, list) else [v]:
             if x not in p.choices and not (x == "" and p.default == ""):
                 raise ConfigError(f"parameter '{p.name}': {x!r} is not one of {', '.join(map(str, p.choices))}")
+    _check_bounds(p, v)
     return v
+
+
+def _check_bounds(p: Param, v) -> None:
+    "`p`'s bounds (`param`: min, max, finite) and names (a role's models, a folder) on value `v`; else `ConfigError`."
+    for x in v if isinstance(v, list) else [v]:
+        if isinstance(x, float) and p.finite and not math.isfinite(x):
+            raise ConfigError(f"parameter '{p.name}' must be a finite number, got {x}")
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            if p.min is not None and x < p.min:
+                raise ConfigError(f"parameter '{p.name}' must be >= {p.min}, got {x}")
+            if p.max is not None and x > p.max:
+                raise ConfigError(f"parameter '{p.name}' must be <= {p.max}, got {x}")
+        if isinstance(x, str) and p.folder:
+            check_name(x, f"parameter '{p.name}'")
+        if isinstance(x, str) and p.role:  # each model it names (`a,b`; empty: none)
+            for n in filter(None, (n.strip() for n in x.split(","))):
+                check_name(n, f"parameter '{p.name}'", slash=True)
+
+
+_NOT_IN_NAMES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # control, format, surrogate, private, unassigned, breaks
+
+
+def check_name(value, what: str = "name", slash: bool = False) -> str:
+    """`value` as one path component under its parent (a split, a model's folder, a run id, a user split's name): not
+    empty, no path separator (`/` allowed with `slash`: a model name, whose folder replaces it by `_`), not `.` or
+    `..`, no leading `.` (hidden and temporary folders), no control characters or line breaks, at most 200 bytes;
+    else `ConfigError` naming `what`."""
+    s = value if isinstance(value, str) else str(value)
+    comp = s.replace("/", "_") if slash else s
+    bad = next((c for c in s if unicodedata.category(c) in _NOT_IN_NAMES), None)
+    why = (
+        "must not be empty"
+        if not s
+        else f"must not contain control characters or line breaks (found {bad!r})"
+        if bad
+        else "must not contain a path separator (/ or a backslash)"
+        if "/" in comp or "\\" in comp
+        else "must not be '.' or '..'"
+        if comp in (".", "..")
+        else "must not start with '.'"
+        if comp.startswith(".")
+        else "is longer than 200 bytes"
+        if len(comp.encode("utf-8", "surrogatepass")) > 200
+        else ""
+    )
+    if why:
+        raise ConfigError(f"{what}: {s!r} {why} (it names a folder under results/ or data/)")
+    return s
 
 
 def make_config(cls, params: dict | None = None, bench: str = "?"):
@@ -159,8 +249,6 @@ def make_config(cls, params: dict | None = None, bench: str = "?"):
                 + f"; parameters: {', '.join(ps)}"
             )
         kw[k2] = coerce(ps[k2], v)
-    if kw.get("limit", 0) < 0:
-        raise ConfigError(f"parameter 'limit' must be >= 0, got {kw['limit']}")
     return cls(**kw)
 
 
@@ -250,7 +338,14 @@ class Benchmark:
         return [p for p in self.params() if p.role]
 
 # %% ../nbs/06_bench.ipynb #84886ea8
-MODULES = ("scibench.abgen", "scibench.abgen_eval", "scibench.rubrics", "scibench.autobench", "scibench.arxivbench")
+MODULES = (
+    "scibench.abgen",
+    "scibench.abgen_eval",
+    "scibench.abgen_studies",
+    "scibench.rubrics",
+    "scibench.autobench",
+    "scibench.arxivbench",
+)
 REGISTRY: dict[str, Benchmark] = {}
 
 
@@ -281,6 +376,7 @@ def describe(b: Benchmark) -> str:
     for p in b.params():
         d = ",".join(p.default) if isinstance(p.default, list) else p.default
         ch = f" {{{', '.join(p.choices)}}}" if p.choices else ""
+        ch += f" [{p.bounds}]" if p.bounds else ""
         lines.append(
             f"  {p.name:20s} {p.type_name:5s} = {json.dumps(d) if isinstance(d, str) else d!s:12s} {p.doc}{ch}"
         )

@@ -8,7 +8,7 @@ import argparse, os, signal, sys
 
 # %% auto #0
 __all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'VERBS', 'run_parser', 'parse_run', 'command_parser', 'run_command', 'plan_text',
-           'main']
+           'install_signals', 'main']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -46,6 +46,7 @@ def run_parser(b) -> argparse.ArgumentParser:
     for q in b.params():
         d = ",".join(q.default) if isinstance(q.default, list) else q.default
         ch = f"; one of {', '.join(q.choices)}" if q.choices else ""
+        ch += f"; {q.bounds}" if q.bounds else ""
         g.add_argument(
             f"--{q.name.replace('_', '-')}",
             dest=f"param:{q.name}",
@@ -98,6 +99,21 @@ def run_parser(b) -> argparse.ArgumentParser:
     return p
 
 
+def _endpoint_value(f: str, role: str, v: str):
+    "An endpoint option's value, typed and in its bounds (`scibench.run.ENDPOINT_BOUNDS`); else `ConfigError`."
+    from scibench.bench import ConfigError
+    from scibench.run import check_endpoint_value
+
+    if f not in ("max_concurrency", "timeout"):
+        return v
+    try:
+        x = int(v) if f == "max_concurrency" else float(v)
+    except ValueError:
+        what = "an integer" if f == "max_concurrency" else "seconds"
+        raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects {what}, got {v!r}") from None
+    return check_endpoint_value(f, x, f"--{ENDPOINT_OPTS[f]} for {role}")
+
+
 def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
     "(params, endpoints by model name, options) from `scibench run <bench> ...` arguments."
     from scibench.bench import ConfigError
@@ -118,16 +134,7 @@ def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
         names = role_models(b, cfg).get(role, [])
         if not names:
             raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
-        if f in ("max_concurrency",):
-            try:
-                v = int(v)
-            except ValueError:
-                raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects an integer, got {v!r}") from None
-        if f == "timeout":
-            try:
-                v = float(v)
-            except ValueError:
-                raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects seconds, got {v!r}") from None
+        v = _endpoint_value(f, role, v)
         for name in names:
             endpoints.setdefault(name, {})[f] = v  # a list role: every model in the list
     return params, endpoints, a
@@ -273,11 +280,14 @@ def _run(argv) -> int:
     if meta["status"] == "interrupted":
         from scibench.runs import rel
 
-        print(
-            f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ "
-            "(rerun the same command to resume from the cache)",
-            file=sys.stderr,
-        )
+        try:
+            print(
+                f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ "
+                "(rerun the same command to resume from the cache)",
+                file=sys.stderr,
+            )
+        except BrokenPipeError:  # `scibench run ... 2>&1 | tee log`: Ctrl-C ended the reader too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
         return 130
     print(summary_text(meta))
     return 0 if meta["status"] == "complete" else 1
@@ -311,6 +321,14 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def install_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM end a run as interrupted (marked so, servers stopped), whatever disposition this
+    process inherited (a background job of a script starts with SIGINT ignored): SIGINT gets Python's own handler,
+    which asyncio recognises (it cancels the running tasks first); SIGTERM raises the same KeyboardInterrupt."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     from scibench.bench import ConfigError
@@ -318,7 +336,7 @@ def main(argv=None):
     from scibench.run import PreflightError
     from scibench.server import ServerError
 
-    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a run like Ctrl-C: marked interrupted, servers stopped
+    install_signals()
     try:
         sys.exit(_main(argv))
     except (ConfigError, DataError) as e:
@@ -419,8 +437,11 @@ def _view(a):
 def _compare(a):
     from pathlib import Path
     from scibench.core import _atomic_write_text
+    from scibench.bench import ConfigError
     from scibench.view import compare_runs, compare_text, compare_html
 
+    if a.html and (Path(a.html).is_dir() or str(a.html).endswith(os.sep)):
+        raise ConfigError(f"compare --html: {a.html} is a folder; give the path of a file to write")
     c = compare_runs(a.run_a, a.run_b, top=a.top)
     print(compare_text(c))
     if a.html:
@@ -429,9 +450,17 @@ def _compare(a):
 
 
 def _models(a):
+    from scibench.bench import ConfigError
     from scibench.llm import load_registry
+    from scibench.run import check_endpoint
 
-    for n, s in load_registry().items():
+    try:
+        reg = load_registry()
+        for s in reg.values():
+            check_endpoint(s)
+    except (ValueError, TypeError) as e:  # the same one-line error `run` prints (exit 2)
+        raise ConfigError(str(e)) from None
+    for n, s in reg.items():
         print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
 
 

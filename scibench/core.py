@@ -49,7 +49,7 @@ class DataError(ValueError):
     "Bad input data; the message names the file, the line (and column) and the field."
 
     def __init__(self, path, line, field, msg, col=None):
-        self.path, self.line, self.field, self.col = str(path), line, field, col
+        self.path, self.line, self.field, self.col, self.msg = str(path), line, field, col, msg
         where = str(path) + (f":{line}" if line is not None else "")
         super().__init__(f"{where}: field '{field}': {msg}" if field else f"{where}: {msg}")
 

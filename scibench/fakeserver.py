@@ -28,7 +28,14 @@ class FakeServer:
 
     Batch API: `batch_delay`: seconds from a batch's creation to its completion; `batch_expire`, `batch_error`,
     `batch_missing`: substrings of a prompt whose line expires unanswered, gets HTTP 500, or is left out;
-    `batch_reject`: a substring of a prompt that makes its whole batch fail validation."""
+    `batch_reject`: a substring of a prompt that makes its whole batch fail validation; `batch_create_drop`: the first
+    this many batch creations create the batch but drop the connection before answering; `batch_create_hang`: seconds
+    to wait after creating a batch before answering (a client killed meanwhile never learns its id). `GET /batches`
+    lists batches newest first (`limit`, `after`), as OpenAI's API does.
+
+    A careless or small server: `echo_auth`: a substring of a prompt whose HTTP 200 answer quotes the Authorization
+    header; `slots`: chat requests handled at once (the rest wait in the server's queue, as llama.cpp's do; `GET /props`
+    says `total_slots`, as llama.cpp's does)."""
 
     BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
@@ -51,6 +58,10 @@ class FakeServer:
         batch_reject=None,
         latency_dist=None,
         slow=None,
+        echo_auth=None,
+        slots=None,
+        batch_create_drop: int = 0,
+        batch_create_hang: float = 0.0,
     ):
         bad = set(faults) - set(self.FAULTS)
         if bad:
@@ -80,6 +91,9 @@ class FakeServer:
             batch_missing,
         )
         self.batch_reject = batch_reject
+        self.echo_auth, self.slots, self._slot_sem = echo_auth, slots, None
+        self.batch_create_drop, self.batch_create_hang = batch_create_drop, batch_create_hang
+        self.batch_lists = 0  # GET /batches calls
         self.files: dict = {}
         self.batches: dict = {}
         self._batch_input: dict = {}  # id → bytes; id → batch object; id → lines
@@ -117,7 +131,12 @@ class FakeServer:
     def stats(self) -> dict:
         """Counts a client in another process can read (`GET /v1/stats`): attempts, completions, peak chat requests in
         flight."""
-        return dict(calls=self.calls, completions=sum(self.completions.values()), peak_inflight=self.peak_inflight)
+        return dict(
+            calls=self.calls,
+            completions=sum(self.completions.values()),
+            peak_inflight=self.peak_inflight,
+            batches_created=self.batches_created,
+        )
 
     @property
     def base_url(self) -> str:
@@ -140,23 +159,12 @@ class FakeServer:
                     headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 self.headers_seen.append(headers)
-                if method == "GET" and path.split("?")[0].endswith("/stats"):  # for a client in another process
-                    await self._send(writer, 200, self.stats())
-                    continue
-                if method == "GET" and path.split("?")[0].endswith("/models"):
-                    await self._send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                if method == "GET" and await self._info(path.split("?")[0], writer):
                     continue
                 if method != "POST" or not path.split("?")[0].endswith("/chat/completions"):
                     await self._batch_api(method, path, body, headers, writer)
                     continue
-                req = json.loads(body)
-                self.inflight += 1
-                self.peak_inflight = max(self.peak_inflight, self.inflight)
-                try:
-                    done = await self._chat(req, writer, headers)
-                finally:
-                    self.inflight -= 1
-                if done:
+                if await self._queued_chat(json.loads(body), writer, headers):
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
@@ -165,6 +173,31 @@ class FakeServer:
                 writer.close()
             except Exception:
                 pass
+
+    async def _info(self, path: str, writer) -> bool:
+        "The GET routes that are not the Batch API: `/stats`, `/props` (with `slots`), `/models`; True when answered."
+        if path.endswith("/stats"):  # for a client in another process
+            await self._send(writer, 200, self.stats())
+        elif path == "/props" and self.slots:  # llama.cpp's server properties
+            await self._send(writer, 200, {"total_slots": self.slots, "model_alias": "fake"})
+        elif path.endswith("/models"):
+            await self._send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        else:
+            return False
+        return True
+
+    async def _queued_chat(self, req, writer, headers) -> bool:
+        "One chat request, counted in flight, waiting for one of the server's `slots` when it has a number of them."
+        self.inflight += 1
+        self.peak_inflight = max(self.peak_inflight, self.inflight)
+        try:
+            if not self.slots:
+                return await self._chat(req, writer, headers)
+            self._slot_sem = self._slot_sem or asyncio.Semaphore(self.slots)
+            async with self._slot_sem:  # queued at the server beyond its slots
+                return await self._chat(req, writer, headers)
+        finally:
+            self.inflight -= 1
 
     async def _refuse(self, req, writer, headers) -> bool:
         "The permanent (400) and unauthorized (401) answers, for requests that name their marker; True when sent."
@@ -235,6 +268,8 @@ class FakeServer:
             self.injected[fault] += 1
             return await self._fault(fault, req, writer)
         text = self._answer(req)
+        if self.echo_auth is not None and self.echo_auth in json.dumps(req["messages"]):
+            text += f" (you sent Authorization: {(headers or {}).get('authorization', '')})"
         self.completions[key] += 1
         await self._send(writer, 200, self._completion(req, text))
         return False
@@ -252,23 +287,8 @@ class FakeServer:
             fid = "file-" + os.urandom(8).hex()
             self.files[fid] = form.get("file", b"")
             return await self._send(writer, 200, self._file_obj(fid, form.get("purpose", b"batch").decode()))
-        if method == "POST" and parts == ["batches"]:
-            req = json.loads(body)
-            if req.get("input_file_id") not in self.files:
-                return await nf("file")
-            return await self._send(writer, 200, self._create_batch(req))
-        if parts[:1] == ["batches"] and len(parts) >= 2:
-            b = self.batches.get(parts[1])
-            if b is None:
-                return await nf("batch")
-            if method == "GET" and len(parts) == 2:
-                self.batch_polls += 1
-                self._advance(parts[1])
-                return await self._send(writer, 200, b)
-            if method == "POST" and parts[2:] == ["cancel"]:
-                if b["status"] in ("validating", "in_progress"):
-                    b.update(status="cancelled", cancelled_at=int(time.time()))
-                return await self._send(writer, 200, b)
+        if parts[:1] == ["batches"]:
+            return await self._batches_api(method, path, parts, body, writer, nf)
         if method == "GET" and parts[:1] == ["files"] and len(parts) >= 2:
             if parts[1] not in self.files:
                 return await nf("file")
@@ -276,6 +296,53 @@ class FakeServer:
                 return await self._send_raw(writer, 200, self.files[parts[1]], {}, "application/octet-stream")
             return await self._send(writer, 200, self._file_obj(parts[1], "batch"))
         await self._send(writer, 404, {"error": {"message": f"unknown route {method} {path}"}})
+
+    async def _batches_api(self, method, path, parts, body, writer, nf):
+        "Batches: create (maybe dropping or delaying the answer), list, read, cancel."
+        if method == "POST" and parts == ["batches"]:
+            req = json.loads(body)
+            if req.get("input_file_id") not in self.files:
+                return await nf("file")
+            b = self._create_batch(req)
+            if self.batch_create_hang:
+                await asyncio.sleep(self.batch_create_hang)
+            if self.batches_created <= self.batch_create_drop:  # created, but the answer never arrives
+                writer.transport.abort()
+                return
+            return await self._send(writer, 200, b)
+        if method == "GET" and parts == ["batches"]:
+            return await self._send(writer, 200, self._list_batches(path))
+        b = self.batches.get(parts[1]) if len(parts) >= 2 else None
+        if b is None:
+            return await nf("batch")
+        if method == "GET" and len(parts) == 2:
+            self.batch_polls += 1
+            self._advance(parts[1])
+            return await self._send(writer, 200, b)
+        if method == "POST" and parts[2:] == ["cancel"]:
+            if b["status"] in ("validating", "in_progress"):
+                b.update(status="cancelled", cancelled_at=int(time.time()))
+            return await self._send(writer, 200, b)
+        await self._send(writer, 404, {"error": {"message": f"unknown route {method} {path}"}})
+
+    def _list_batches(self, path: str) -> dict:
+        "A page of `GET /batches?limit=&after=`: newest first, as OpenAI lists them."
+        from urllib.parse import parse_qs, urlsplit
+
+        self.batch_lists += 1
+        q = {k: v[0] for k, v in parse_qs(urlsplit(path).query).items()}
+        ids = list(reversed(self.batches))
+        if q.get("after") in self.batches:
+            ids = ids[ids.index(q["after"]) + 1 :]
+        page = ids[: int(q.get("limit") or 20)]
+        data = [self.batches[i] for i in page]
+        return dict(
+            object="list",
+            data=data,
+            first_id=page[0] if page else None,
+            last_id=page[-1] if page else None,
+            has_more=len(ids) > len(page),
+        )
 
     @staticmethod
     def _multipart(ctype: str, body: bytes) -> dict:

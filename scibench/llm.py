@@ -13,9 +13,10 @@ from pathlib import Path
 from .core import project_root, cache_dir
 
 # %% auto #0
-__all__ = ['STRUCTURED', 'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_ENDPOINT', 'BATCH_GATHER_S', 'ModelSpec', 'public_url',
-           'check_spec', 'load_registry', 'get_model', 'redact', 'Request', 'cache_key', 'msgs', 'Cache', 'Usage',
-           'run_sync', 'LLM', 'batch_lines', 'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
+__all__ = ['STRUCTURED', 'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_ENDPOINT', 'BATCH_GATHER_S', 'LEASE_TTL_S',
+           'LEASE_POLL_S', 'ModelSpec', 'public_url', 'check_spec', 'load_registry', 'get_model', 'note_url_secrets',
+           'redact', 'Request', 'cache_key', 'msgs', 'lease_owner', 'Cache', 'Usage', 'run_sync', 'LLM', 'batch_lines',
+           'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
 
 # %% ../nbs/01_llm.ipynb #ac7decf8
 @dataclass
@@ -125,6 +126,7 @@ def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
                 else f"{redact(repr(v))} ({type(v).__name__})"
             )
             raise ValueError(f"{at}model '{spec.name}': field '{f}' must be {what}, got {got}")
+    note_url_secrets(spec.base_url)  # its credentials are redacted from everything written
     return spec
 
 
@@ -205,13 +207,45 @@ _SECRET_PARAM = re.compile(
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}")
 _REG_SEEN: dict = {}
+_URL_SECRETS: dict = {}  # credential values of the base URLs in use → what they are (user:password, a query key …)
+
+
+def note_url_secrets(url: str):
+    """Remember the credentials inside `url` (user:password, its password, the Basic-auth form, key-like query values):
+    `redact` removes them from everything written, answer text included."""
+    import base64
+    from urllib.parse import urlsplit, unquote
+
+    try:
+        u = urlsplit(url)
+        user, pw = u.username, u.password
+    except (ValueError, TypeError):
+        return
+    if user is not None and pw:
+        cred = f"{unquote(user)}:{unquote(pw)}"
+        forms = [cred, f"{user}:{pw}", base64.b64encode(cred.encode()).decode()]
+        forms += [x for x in (unquote(pw), pw) if len(x) >= 8]  # a password alone: only one that is not a common word
+        for form in forms:
+            _URL_SECRETS[form] = "url credentials"
+    for m in _SECRET_PARAM.finditer("?" + (u.query or "")):
+        v = m.group(0)[len(m.group(1)) :]
+        _URL_SECRETS[v] = "url key"
+        _URL_SECRETS[unquote(v)] = "url key"
 
 
 def _registry_key_vars() -> set:
-    "The key variables of the registry in effect (read once per file version) and those in use."
+    """The key variables of the registry in effect (read once per file version; its file looked at once a second at
+    most) and those in use (added as soon as a model is loaded or used)."""
+    now = time.monotonic()
+    if now - _REG_LAST[0] < 1.0:
+        return _KEY_VARS.copy()
+    _REG_LAST[0] = now
     try:
-        p = Path(os.environ.get("SCIBENCH_MODELS") or project_root() / "models.toml")
-        k = (str(p), p.stat().st_mtime_ns)
+        where = (os.environ.get("SCIBENCH_MODELS"), os.environ.get("SCIBENCH_ROOT"), os.getcwd())
+        p = _REG_PATH.get(where)
+        if p is None:  # the path once per setting: `project_root` costs ≈0.3 ms, and this runs for every answer
+            p = _REG_PATH[where] = str(Path(where[0] or project_root() / "models.toml"))
+        k = (p, os.stat(p).st_mtime_ns)
         if k not in _REG_SEEN:
             _REG_SEEN[k] = True
             load_registry(p)  # adds its key variables to _KEY_VARS
@@ -220,14 +254,38 @@ def _registry_key_vars() -> set:
     return _KEY_VARS.copy()  # a copy: another thread may be adding to it
 
 
-def redact(text):
-    "`text` with API-key values, URL credentials, key-like query values and bearer tokens replaced by `[redacted ...]`."
+_REG_PATH: dict = {}
+_REG_LAST = [-1e9]
+_SECRETS_MEMO: dict = {}
+
+
+def _secret_values() -> list:
+    "(value, label) of every key and URL credential in use, longest first (recomputed when one of them changes)."
+    names = sorted(_registry_key_vars())
+    sig = (tuple((v, os.environ.get(v)) for v in names), len(_URL_SECRETS))
+    if sig not in _SECRETS_MEMO:
+        found = {os.environ.get(v): f"${v}" for v in names}
+        found.update({k: v for k, v in list(_URL_SECRETS.items()) if k not in found})
+        _SECRETS_MEMO.clear()
+        _SECRETS_MEMO[sig] = [
+            (s, v, json.dumps(s)[1:-1])
+            for s, v in sorted(((s, v) for s, v in found.items() if s and len(s) >= 4), key=lambda x: -len(x[0]))
+        ]
+    return _SECRETS_MEMO[sig]
+
+
+def redact(text, patterns: bool = True):
+    """`text` with API-key values, URL credentials, key-like query values and bearer tokens replaced by
+    `[redacted ...]`. `patterns=False`: only the values of the keys and URL credentials in use (for answer text,
+    where a URL the model wrote is not a secret)."""
     if not isinstance(text, str) or not text:
         return text
-    secrets = {os.environ.get(v): v for v in sorted(_registry_key_vars())}
-    for val, var in sorted(((s, v) for s, v in secrets.items() if s and len(s) >= 4), key=lambda x: -len(x[0])):
-        for form in {val, json.dumps(val)[1:-1]}:
-            text = text.replace(form, f"[redacted ${var}]")
+    for val, var, quoted in _secret_values():
+        for form in {val, quoted}:
+            if form in text:
+                text = text.replace(form, f"[redacted {var}]")
+    if not patterns:
+        return text
     text = _URL_USERINFO.sub(r"\1[redacted]@", text)
     text = _SECRET_PARAM.sub(r"\1[redacted]", text)
     return _BEARER.sub(r"\1\2[redacted]", text)
@@ -275,6 +333,37 @@ def msgs(user: str, system: str | None = None) -> list:
     return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
 
 # %% ../nbs/01_llm.ipynb #77e6383a
+_CHECKED: set = set()  # cache files (path, inode, size, mtime) this process has checked
+
+
+def lease_owner() -> str:
+    "This process as a lease owner: host, pid and a token (a reused pid is another owner)."
+    import socket
+
+    if not _OWNER or _OWNER[0] != os.getpid():  # a forked child is another owner
+        _OWNER[:] = [os.getpid(), f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"]
+    return _OWNER[1]
+
+
+_OWNER: list = []
+
+
+def _owner_alive(owner: str) -> bool:
+    "Is the lease owner's process alive? (Another host's: assumed so until its lease ends.)"
+    import socket
+
+    host, _, rest = owner.partition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(rest.split(":")[0]), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return True
+
+
 class Cache:
     "On-disk response cache (SQLite, WAL), safe under crashes and concurrent writers."
 
@@ -282,14 +371,76 @@ class Cache:
         self.path = Path(path or cache_dir() / "llm-cache.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        try:
+            self._open()
+        except sqlite3.DatabaseError as e:  # a truncated or garbled file: moved aside, a fresh cache in its place
+            self._set_aside(e)
+            self._open()
+        self._clean_scopes()
+
+    def _open(self):
+        "Connect, check the file (`PRAGMA quick_check`, once per process and file) and make the tables."
         self.con = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self.con.execute("PRAGMA journal_mode=WAL")
-        self.con.execute("PRAGMA synchronous=NORMAL")
-        self.con.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)")
-        self.con.execute(
-            "CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, scope TEXT NOT NULL, batch_id TEXT NOT NULL, "
-            "input_file_id TEXT, status TEXT NOT NULL, n INTEGER, keys TEXT NOT NULL, created REAL, updated REAL)"
+        try:
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("PRAGMA synchronous=NORMAL")
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
+            )
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, scope TEXT NOT NULL, "
+                "batch_id TEXT NOT NULL, input_file_id TEXT, status TEXT NOT NULL, n INTEGER, keys TEXT NOT NULL, "
+                "created REAL, updated REAL)"
+            )
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, until REAL NOT NULL)"
+            )
+            st = self.path.stat()
+            seen = (str(self.path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)  # WAL: rarely changes
+            if seen not in _CHECKED:
+                bad = [r[0] for r in self.con.execute("PRAGMA quick_check(3)")]
+                if bad != ["ok"]:
+                    raise sqlite3.DatabaseError("; ".join(map(str, bad))[:200])
+                _CHECKED.add(seen)
+        except BaseException:
+            self.con.close()
+            raise
+
+    def _set_aside(self, e: Exception):
+        "Move a corrupt cache file (and its WAL) aside, under a lock: two processes never move each other's fresh one."
+        import fcntl
+
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lk:
+            fcntl.flock(lk.fileno(), fcntl.LOCK_EX)
+            try:  # another process may have set it aside already: then its fresh cache opens fine
+                probe = sqlite3.connect(self.path, timeout=60)
+                try:
+                    if [r[0] for r in probe.execute("PRAGMA quick_check(1)")] == ["ok"]:
+                        return
+                finally:
+                    probe.close()
+            except sqlite3.DatabaseError:
+                pass
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+            for suffix in ("", "-wal", "-shm"):
+                src = self.path.with_name(self.path.name + suffix)
+                if src.exists():
+                    os.replace(src, aside.with_name(aside.name + suffix))
+        print(
+            f"scibench: the response cache {self.path} is corrupt ({e}); moved it to {aside.name} and started a "
+            "fresh one",
+            file=sys.stderr,
         )
+
+    def _clean_scopes(self):
+        """Batch scopes recorded by older versions with a base URL's credentials: rewritten without them; leases that
+        ended an hour ago (of killed runs): removed."""
+        with self._lock:
+            self.con.execute("DELETE FROM leases WHERE until < ?", (time.time() - 3600,))
+            rows = self.con.execute("SELECT key, scope FROM batches").fetchall()
+            for k, sc in rows:
+                if redact(sc) != sc:
+                    self.con.execute("UPDATE batches SET scope=? WHERE key=?", (redact(sc), k))
 
     def get_many(self, keys) -> dict:
         out, keys = {}, list(keys)
@@ -303,9 +454,50 @@ class Cache:
     def get(self, key):
         return self.get_many([key]).get(key)
 
-    def put(self, key, value: dict):
+    def put(self, key, value: dict, owner: str | None = None):
+        "Store an answer (and, with `owner`, end that owner's lease on it, in the same transaction)."
         with self._lock:
-            self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+            if owner is None:
+                self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+                return
+            with self.con:
+                self.con.execute("BEGIN IMMEDIATE")
+                self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+                self.con.execute("DELETE FROM leases WHERE key=? AND owner=?", (key, owner))
+
+    # -- leases: a request one process is asking now (so that an identical run waits for its answer) --
+    def lease(self, key: str, owner: str, ttl: float) -> str | None:
+        """Take the lease on `key` for `ttl` seconds → None (taken), the live owner holding it, or "cached" (its answer
+        is stored by now)."""
+        now = time.time()
+        with self._lock, self.con:
+            self.con.execute("BEGIN IMMEDIATE")
+            if self.con.execute("SELECT 1 FROM cache WHERE key=?", (key,)).fetchone():
+                return "cached"
+            row = self.con.execute("SELECT owner, until FROM leases WHERE key=?", (key,)).fetchone()
+            if row is not None and row[0] != owner and row[1] > now and _owner_alive(row[0]):
+                return row[0]
+            self.con.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, now + ttl))
+            return None
+
+    def renew(self, owner: str, ttl: float):
+        "Extend every lease of `owner` by `ttl` seconds from now."
+        with self._lock:
+            self.con.execute("UPDATE leases SET until=? WHERE owner=?", (time.time() + ttl, owner))
+
+    def release(self, key: str, owner: str):
+        with self._lock:
+            self.con.execute("DELETE FROM leases WHERE key=? AND owner=?", (key, owner))
+
+    def leased(self, keys) -> set:
+        "Those of `keys` whose lease a live owner holds."
+        keys, now, out = list(keys), time.time(), set()
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                q = f"SELECT key, owner, until FROM leases WHERE key IN ({','.join('?' * len(chunk))})"
+                out.update(k for k, o, u in self.con.execute(q, chunk) if u > now and _owner_alive(o))
+        return out
 
     def count(self) -> int:
         return self.con.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
@@ -319,9 +511,14 @@ class Cache:
                 (key, scope, batch_id, input_file_id, status, len(keys), json.dumps(keys), time.time(), time.time()),
             )
 
-    def batch_status(self, batch_id: str, status: str):
+    def batch_status(self, batch_id: str, status: str, key: str | None = None):
+        "Set the status of the batch `batch_id` (or of the record `key`)."
         with self._lock:
-            self.con.execute("UPDATE batches SET status=?, updated=? WHERE batch_id=?", (status, time.time(), batch_id))
+            if key is not None:
+                self.con.execute("UPDATE batches SET status=?, updated=? WHERE key=?", (status, time.time(), key))
+            else:
+                q = "UPDATE batches SET status=?, updated=? WHERE batch_id=?"
+                self.con.execute(q, (status, time.time(), batch_id))
 
     def batches(self, scope: str | None = None, pending: bool = True) -> list[dict]:
         """Recorded batches (of endpoint+model `scope`), oldest first; `pending`: only those whose results were not yet
@@ -370,6 +567,7 @@ class Usage:
     cost_usd: float = 0.0
     truncated: int = 0  # answers cut at the model's max_response_chars
     batch_calls: int = 0  # fresh calls answered through the Batch API (billed at batch_price x the live prices)
+    retries: dict = field(default_factory=dict)  # requests sent again, by reason ("429", "5xx", "timeout", ...)
 
     def add(self, res: dict, spec: ModelSpec):
         self.requests += 1
@@ -396,9 +594,17 @@ class Usage:
         if res.get("truncated"):
             self.truncated += 1
 
+    def retry(self, reason: str):
+        "Count one retry (the client sends a request again) for `reason`."
+        self.retries[reason] = self.retries.get(reason, 0) + 1
+
     def merge(self, other: "Usage"):
         for k in self.__dataclass_fields__:
-            setattr(self, k, getattr(self, k) + getattr(other, k))
+            if k == "retries":
+                for why, n in other.retries.items():
+                    self.retries[why] = self.retries.get(why, 0) + n
+            else:
+                setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
 # %% ../nbs/01_llm.ipynb #011ce814
@@ -478,6 +684,15 @@ def _client_class():
     token, counter = uuid.uuid4().hex[:12], itertools.count()
 
     class _Client(openai.AsyncOpenAI):
+        on_retry = None  # called with the reason of each retry (`Usage.retry`)
+
+        async def _sleep_for_retry(self, *, retries_taken, max_retries, options, response):
+            if self.on_retry is not None:
+                self.on_retry(_retry_reason(response, sys.exc_info()[1]))
+            return await super()._sleep_for_retry(
+                retries_taken=retries_taken, max_retries=max_retries, options=options, response=response
+            )
+
         def _idempotency_key(
             self,
         ) -> str:  # unique per request without `uuid4()`, whose os.urandom costs ≈0.3 ms per call here
@@ -500,6 +715,23 @@ def _client_class():
 
     _CLIENT_CLS.append(_Client)
     return _Client
+
+
+def _retry_reason(response, exc) -> str:
+    "Why the client sends a request again: its HTTP status (429, 5xx, bad body) or its exception (timeout, connection)."
+    import httpx2
+
+    if response is not None:
+        if response.headers.get(_BAD_BODY):
+            return "bad body"
+        c = response.status_code
+        return str(c) if c in (408, 409, 429) else f"{c // 100}xx"
+    cause = exc.__cause__ or exc.__context__ if exc is not None else None
+    if cause is not None and "timeout" not in type(cause).__name__.lower() and not isinstance(cause, TimeoutError):
+        return "connection"  # the aiohttp transport reports a dropped connection as a ConnectTimeout
+    if isinstance(exc, (httpx2.TimeoutException, asyncio.TimeoutError, TimeoutError)):
+        return "timeout"
+    return "connection"
 
 
 def _error_reason(e: Exception) -> str:
@@ -553,6 +785,51 @@ def _completion_parts(d: dict) -> tuple:
     return text, ch.get("finish_reason"), usage
 
 
+_SLOTS: dict = {}  # endpoint scope → the slot count its server reported (None: it says none)
+
+
+def _slots_of(d) -> int | None:
+    "A slot count in a server's `/props` (llama.cpp: `total_slots`) or `/models` answer, where it gives one."
+    if isinstance(d, dict):
+        for k in ("total_slots", "n_slots", "slots"):
+            v = d.get(k)
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+                return v
+        for x in d.get("data") or [] if isinstance(d.get("data"), list) else []:
+            v = _slots_of(x) or _slots_of(x.get("meta") if isinstance(x, dict) else None)
+            if v:
+                return v
+    return None
+
+
+async def _server_slots(spec: ModelSpec, client) -> int | None:
+    "How many requests the server handles at once, from its `/props` or `/models` (once per endpoint and process)."
+    import httpx2
+    from urllib.parse import urlsplit, urlunsplit
+
+    import openai
+
+    scope = _batch_scope(spec)
+    if scope not in _SLOTS:
+        u = urlsplit(spec.base_url)
+        root = urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1"), "", ""))
+        slots, answered = None, False
+        for url in (root + "/props", spec.base_url.rstrip("/") + "/models"):
+            try:
+                r = await client.get(url, cast_to=httpx2.Response, options=dict(max_retries=0, timeout=5.0))
+                answered, slots = True, _slots_of(json.loads(r.content))
+            except openai.APIStatusError:  # e.g. 404: this server has no such route
+                answered = True
+            except Exception:  # unreachable now (or no client: a plan): ask again next time
+                continue
+            if slots:
+                break
+        if not answered:
+            return None
+        _SLOTS[scope] = slots
+    return _SLOTS[scope]
+
+
 def run_sync(coro):
     "Run a coroutine to completion, also from inside a running event loop (Jupyter)."
     try:
@@ -577,6 +854,8 @@ def run_sync(coro):
 
 class LLM:
     "Async OpenAI-compatible client with cache, bounded concurrency, retries and failure records."
+
+    learns_slots = True  # at its first call, lower the concurrency to the server's slot count (`_fit_slots`)
 
     def __init__(
         self,
@@ -612,6 +891,7 @@ class LLM:
         self.usage = Usage()
         if self.spec.api_key_env:
             _KEY_VARS.add(self.spec.api_key_env)
+        note_url_secrets(self.spec.base_url)
         self._lives: dict = {}  # event loop id → its open `_Live` (see `live`, `acall`)
 
     def _client(self):
@@ -625,13 +905,15 @@ class LLM:
         from urllib.parse import urlsplit
 
         aio = {} if urlsplit(self.spec.base_url).username else dict(http_client=openai.DefaultAioHttpClient())
-        return _client_class()(
+        c = _client_class()(
             base_url=self.spec.base_url,
             api_key=self.spec.api_key(),
             max_retries=self.spec.max_retries,
             timeout=httpx.Timeout(self.spec.timeout, connect=min(10.0, self.spec.timeout)),
             **aio,
         )
+        c.on_retry = lambda why: self.usage.retry(why)  # counted in this LLM's usage (meta.json)
+        return c
 
     def _body(self, req: Request) -> dict:
         "The chat-completion request body (the same for a live call and a Batch API line)."
@@ -661,6 +943,8 @@ class LLM:
             structured=structured,
             seconds=seconds,
         )
+        if text:  # a key or URL credential that the server echoes into its answer is never stored
+            res["text"] = text = redact(text, patterns=False)
         cap = self.spec.max_response_chars
         if text is not None and len(text) > cap:  # never store a runaway answer whole
             res.update(text=text[:cap], truncated=True, response_chars=len(text))
@@ -725,6 +1009,8 @@ class LLM:
 
 # %% ../nbs/01_llm.ipynb #2ecb665f
 BATCH_GATHER_S = 0.3  # batch mode: a queue unchanged this long (every item waiting) is submitted
+LEASE_TTL_S = 60.0  # a lease on a request being asked lasts this long unless its owner renews it (every third of it)
+LEASE_POLL_S = 0.25  # how often a run waiting for another run's answers looks in the cache
 
 
 def _fail(fut, e: BaseException):
@@ -742,11 +1028,10 @@ class _Live:
     def __init__(self, llm: "LLM", desc: str | None, sem=None, quiet: bool = False):
         from tqdm.auto import tqdm
 
-        self.llm, self.client, self.sem = (
-            llm,
-            None,
-            sem or asyncio.Semaphore(llm.concurrency),
-        )  # the client: at the first uncached call
+        self.llm, self.client, self.sem = llm, None, sem or _limit(llm.concurrency)  # client: at the first call
+        self.probe = None  # the task learning the server's slot count (`_fit_slots`)
+        self.waiting: dict = {}  # cache key → future: another run holds its lease; its answer (or None: ask it)
+        self.others, self.renewing = set(), False  # lease owners we waited for; a task renews our leases
         self.inflight: dict = {}  # cache key → future of the first identical request still in flight
         self.queue: dict = {}  # batch mode: cache key → Request waiting to be submitted
         self.gathering, self.tasks, self.fails, self.hits = False, set(), 0, 0
@@ -785,6 +1070,50 @@ class _Live:
         for k, res in got.items():
             self.inflight.pop(k).set_result(res)
 
+    def start(self, coro):
+        t = asyncio.ensure_future(coro)
+        self.tasks.add(t)
+        t.add_done_callback(self.tasks.discard)
+
+    async def wait_other(self, key: str, holder: str):
+        "The answer another run is asking (None when its lease ended without one)."
+        if holder not in self.others:
+            self.others.add(holder)
+            if self.llm.progress:
+                self.bar.write(
+                    f"{self.desc}: another run ({holder}) is asking some of these requests; using its answers",
+                    file=sys.stderr,
+                )
+        fut = self.waiting.get(key)
+        if fut is None:
+            fut = self.waiting[key] = asyncio.get_running_loop().create_future()
+            if len(self.waiting) == 1:
+                self.start(self.poll_others())
+        return await asyncio.shield(fut)
+
+    async def poll_others(self):
+        "Hand the waiters the answers another run stored, or None where that run's lease ended without one."
+        cache = self.llm.cache
+        while self.waiting:
+            await asyncio.sleep(LEASE_POLL_S)
+            keys = list(self.waiting)
+            try:
+                got = cache.get_many(keys)
+                held = cache.leased([k for k in keys if k not in got])
+            except sqlite3.Error:  # the cache cannot tell now: every waiter asks for itself
+                got, held = {}, set()
+            for k in keys:
+                if k in got or k not in held:
+                    fut = self.waiting.pop(k)
+                    if not fut.done():
+                        fut.set_result(got.get(k))
+
+    async def renew(self):
+        "Keep this process's leases alive while it runs (a killed or frozen run's leases end)."
+        while True:
+            await asyncio.sleep(LEASE_TTL_S / 3)
+            self.llm.cache.renew(lease_owner(), LEASE_TTL_S)
+
     def note(self, res: dict, fresh: bool):
         if fresh:
             self.bar.update()
@@ -818,16 +1147,12 @@ async def _acall(self: "LLM", req: Request) -> dict:
                 lv.kick()
                 res = await asyncio.shield(fut)
             else:
-                if lv.client is None:
-                    lv.client = self._client()
                 try:
-                    res = await self._one(lv.client, lv.sem, req)
+                    res = await _ask(self, lv, key, req)
                 except BaseException as e:
                     lv.inflight.pop(key, None)
                     _fail(fut, e)
                     raise
-                if res["ok"] and self.cache is not None:
-                    self.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
                 lv.inflight.pop(key, None)
                 fut.set_result(res)
             lv.note(res, True)
@@ -836,6 +1161,66 @@ async def _acall(self: "LLM", req: Request) -> dict:
     lv.hits += 1
     lv.note(res, False)
     self.usage.add(res, self.spec)
+    return res
+
+
+def _limit(n: int) -> asyncio.Semaphore:
+    "A concurrency limit of `n` requests (it remembers `n`, so that `_fit_slots` can lower it)."
+    sem = asyncio.Semaphore(n)
+    sem.scibench_limit = n
+    return sem
+
+
+async def _fit_slots(llm: "LLM", lv: _Live):
+    "Lower the concurrency limit to the server's slot count, where it says one: beyond it requests wait in its queue."
+    sem = lv.sem
+    n = getattr(sem, "scibench_limit", None)
+    if not n or n <= 1 or llm.spec.embedded or getattr(sem, "scibench_slots", None):
+        return  # one at a time already; the embedded server's limit is in the registry
+    slots = await _server_slots(llm.spec, lv.client)
+    if not slots or slots >= n or getattr(sem, "scibench_slots", None):
+        return
+    sem.scibench_slots = slots
+    if llm.progress:
+        lv.bar.write(f"{lv.desc}: the server has {slots} slot(s); {slots} request(s) at a time", file=sys.stderr)
+
+    async def hold():  # the permits above the slot count, taken for good as they come free
+        for _ in range(n - slots):
+            await sem.acquire()
+
+    lv.start(hold())
+
+
+async def _ask(self: "LLM", lv: _Live, key: str, req: Request) -> dict:
+    """A request no answer in the cache holds: sent here, or the answer of an identical run that is asking it now (its
+    lease in the cache); a lease taken here ends with the answer stored, or without one on a failure."""
+    owner = lease_owner() if self.cache is not None and not self.refresh else None
+    while owner is not None:
+        holder = self.cache.lease(key, owner, LEASE_TTL_S)
+        if holder is None:
+            if not lv.renewing:
+                lv.renewing = True
+                lv.start(lv.renew())
+            break
+        hit = self.cache.get(key) if holder == "cached" else await lv.wait_other(key, holder)
+        if hit is not None:
+            return {**hit, "cached": True}
+    if lv.client is None:
+        lv.client = self._client()
+        if self.learns_slots:
+            lv.probe = asyncio.ensure_future(_fit_slots(self, lv))
+    try:
+        if lv.probe is not None:
+            await asyncio.shield(lv.probe)
+        res = await self._one(lv.client, lv.sem, req)
+    except BaseException:
+        if owner is not None:
+            self.cache.release(key, owner)
+        raise
+    if res["ok"] and self.cache is not None:
+        self.cache.put(key, {k: v for k, v in res.items() if k != "cached"}, owner)
+    elif owner is not None:
+        self.cache.release(key, owner)
     return res
 
 
@@ -853,6 +1238,8 @@ async def _live(self: "LLM", desc: str | None = None, sem: asyncio.Semaphore | N
     finally:
         for t in list(lv.tasks):
             t.cancel()
+        if lv.probe is not None:
+            lv.probe.cancel()
         lv.bar.close()
         self._lives.pop(lid, None)
         if lv.client is not None:
@@ -867,7 +1254,8 @@ _BATCH_MISSING = {
 
 
 def _batch_scope(spec: ModelSpec) -> str:
-    return f"{spec.base_url.rstrip('/')}|{spec.model}"
+    "The endpoint and served model of a batch, as recorded in the cache: without the base URL's credentials."
+    return f"{redact(spec.base_url.rstrip('/'))}|{spec.model}"
 
 
 def _batch_key(scope: str, keys) -> str:
@@ -926,26 +1314,86 @@ def _batch_result(llm: "LLM", d: dict, structured: bool, seconds: float) -> dict
 
 
 async def _batch_submit(llm: "LLM", client, chunk: list, got: dict, note) -> dict | None:
-    """Upload one input file and create its batch; record it before anything waits on it. None (and failures in `got`)
-    if refused."""
+    """Upload one input file and create its batch; the intent (with the file id) is recorded before the batch is
+    created, and the batch before anything waits on it. None (and failures in `got`) if refused."""
     scope, keys = _batch_scope(llm.spec), [k for k, _ in chunk]
+    row = dict(key=_batch_key(scope, keys), scope=scope, batch_id="", input_file_id=None, status="creating", keys=keys)
     try:
         f = await client.files.create(
             file=("scibench-batch.jsonl", b"".join(line for _, line in chunk), "application/jsonl"),
             purpose="batch",
             timeout=max(llm.spec.timeout, 600.0),
         )
-        b = await client.batches.create(input_file_id=f.id, endpoint=BATCH_ENDPOINT, completion_window="24h")
+        row["input_file_id"] = f.id
+        if llm.cache is not None:  # a run killed from here on finds the batch by its input file (`_batch_adopt`)
+            llm.cache.batch_record(**row)
+        b = await _batch_create(llm, client, f.id)
     except Exception as e:
         why = f"batch submission failed: {_error_reason(e)}"
         for k in keys:
             got.setdefault(k, _batch_fail(why))
         note(f"{llm.spec.name}: {why}")
         return None
-    row = dict(key=_batch_key(scope, keys), scope=scope, batch_id=b.id, input_file_id=f.id, status=b.status, keys=keys)
+    row.update(batch_id=b.id, status=b.status)
     if llm.cache is not None:
         llm.cache.batch_record(**row)
     note(f"{llm.spec.name}: batch {b.id} submitted ({len(keys)} requests)")
+    return row
+
+
+async def _batch_find(client, file_id: str, scan: int = 1000):
+    "The provider's batch of input file `file_id` among its `scan` newest batches, or None."
+    n = 0
+    async for b in client.batches.list(limit=100):
+        if b.input_file_id == file_id:
+            return b
+        n += 1
+        if n >= scan:
+            break
+    return None
+
+
+async def _batch_create(llm: "LLM", client, file_id: str):
+    """Create the batch of input file `file_id` at most once: after an attempt that got no answer, the provider's list
+    of batches is read before another attempt (a create that reached it is found there)."""
+    import openai
+
+    once, err = client.with_options(max_retries=0), None
+    for attempt in range(llm.spec.max_retries + 1):
+        if attempt:
+            await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+            found = await _batch_find(client, file_id)
+            if found is not None:
+                return found
+        try:
+            return await once.batches.create(input_file_id=file_id, endpoint=BATCH_ENDPOINT, completion_window="24h")
+        except openai.APIStatusError as e:
+            if e.status_code < 500 and e.status_code not in (408, 409, 429):
+                raise
+            err = e
+        except openai.APIConnectionError as e:  # timeouts too: the batch may exist
+            err = e
+        llm.usage.retry("batch create")
+    raise err
+
+
+async def _batch_adopt(llm: "LLM", client, row: dict, todo: dict, got: dict, note, bar) -> dict | None:
+    """A batch recorded as being created (its run was killed meanwhile): the provider's batch of its input file, or one
+    created now from that file. None when the file is gone (its requests are submitted again)."""
+    import openai
+
+    try:
+        b = await _batch_find(client, row["input_file_id"]) or await _batch_create(llm, client, row["input_file_id"])
+    except openai.NotFoundError:
+        if llm.cache is not None:
+            llm.cache.batch_status("", "lost", key=row["key"])
+        note(f"{llm.spec.name}: the input file of an unfinished batch is gone; submitting its requests again")
+        await _batch_resubmit(llm, client, {k: todo[k] for k in row["keys"] if k in todo}, todo, got, note, bar)
+        return None
+    row = {**row, "batch_id": b.id, "status": b.status}
+    if llm.cache is not None:
+        llm.cache.batch_record(**row)
+    note(f"{llm.spec.name}: found batch {b.id} of an interrupted submission ({b.status})")
     return row
 
 
@@ -1029,6 +1477,10 @@ async def _batch_download(llm: "LLM", client, b, todo: dict, got: dict, mine: li
 
 async def _batch_collect(llm: "LLM", client, row: dict, todo: dict, got: dict, note, bar):
     "Poll the batch of `row` until it ends, then read its output and error files into `got` (and the cache)."
+    if row["status"] == "creating":
+        row = await _batch_adopt(llm, client, row, todo, got, note, bar)
+        if row is None:
+            return
     t0 = time.time()
     mine = [k for k in row["keys"] if k in todo]
     polled = await _batch_wait(llm, client, row, todo, got, note, bar, t0)
@@ -1075,7 +1527,10 @@ async def _batch_answers(llm: "LLM", todo: dict, desc: str | None = None) -> dic
     for row in llm.cache.batches(_batch_scope(llm.spec)) if llm.cache is not None else []:
         if any(k in left for k in row["keys"]):
             resumed.append(row)
-            note(f"{llm.spec.name}: resuming batch {row['batch_id']} ({row['status']}, {len(row['keys'])} requests)")
+            note(
+                f"{llm.spec.name}: resuming batch {row['batch_id'] or '(being created)'} ({row['status']}, "
+                f"{len(row['keys'])} requests)"
+            )
             for k in row["keys"]:
                 left.pop(k, None)
     async with llm._client() as client:
@@ -1108,7 +1563,7 @@ def _shared_limits(llms) -> dict:
     for x in llms:
         k = _batch_scope(x.spec)
         caps[k] = min(caps.get(k, x.concurrency), x.concurrency)
-    return {k: asyncio.Semaphore(c) for k, c in caps.items()}
+    return {k: _limit(c) for k, c in caps.items()}
 
 
 async def apipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:

@@ -18,13 +18,13 @@ from .llm import Request
 from .metrics import mean_ci
 
 # %% auto #0
-__all__ = ['CATEGORIES', 'ARCHIVES', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'CHARS_PER_TOKEN',
-           'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS', 'GRADE_CHOICES',
-           'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score', 'to_checklist',
-           'category_shares', 'rank_importance', 'checklist_view', 'fit_checklist', 'checklist_text', 'locate_repo',
-           'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report', 'context_budget', 'judge_context',
-           'paper_view', 'paper_summary', 'fit_files', 'context_text', 'grade_prompt', 'rubric_score', 'GradeOpts',
-           'grade_request', 'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases',
+__all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'RETRIEVAL',
+           'CHARS_PER_TOKEN', 'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS',
+           'GRADE_CHOICES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score',
+           'to_checklist', 'category_shares', 'rank_importance', 'checklist_view', 'fit_checklist', 'checklist_text',
+           'locate_repo', 'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report', 'context_budget',
+           'judge_context', 'paper_view', 'paper_summary', 'fit_files', 'context_text', 'grade_prompt', 'rubric_score',
+           'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases',
            'load_judge_eval', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval']
 
 # %% ../nbs/21_paperbench.ipynb #d136f797
@@ -34,32 +34,48 @@ _NODE_FIELDS = ("id", "requirements", "weight", "sub_tasks")
 def _read_tree(path, leaf_scores: bool = False) -> dict:
     """A rubric tree, checked node by node: an object with `id`, `requirements` (text), `weight` (a number
     >= 0) and `sub_tasks` (a list; children's weights not all 0); with `leaf_scores`, each leaf's `score` is 0 or 1.
-    Every error is a `DataError` naming the file, the line where the node starts and the field's path. Ids need not be unique:
-    real PaperBench trees repeat a leaf id under different parents (bbox, bridging-data-gaps), and nothing is keyed by it."""
+    Every error is a `DataError` naming the file, the line where the node starts and the field's path. Ids need not
+    be unique: real PaperBench trees repeat a leaf id under different parents (bbox, bridging-data-gaps), and nothing
+    is keyed by it."""
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{p} not found")
     tree, line_of = read_json_lines(p)
     def check(n, where, line):
         if not isinstance(n, dict): raise DataError(p, line, where, f"node is not an object (got {type(n).__name__})")
         line = line_of(n) or line
-        for f in _NODE_FIELDS:
-            if f not in n: raise DataError(p, line, f"{where}.{f}", f"missing field in node {n.get('id', '?')!r}")
+        _check_fields(p, n, where, line)
         nid = n["id"]
-        if not isinstance(nid, (str, int)) or isinstance(nid, bool): raise DataError(p, line, f"{where}.id", f"expected a string, got {type(nid).__name__} {nid!r}")
-        if not isinstance(n["requirements"], str): raise DataError(p, line, f"{where}.requirements", f"node {nid!r}: expected text, got {type(n['requirements']).__name__}")
-        w = n["weight"]
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0 or w == float("inf"):
-            raise DataError(p, line, f"{where}.weight", f"node {nid!r}: weight must be a number >= 0, got {type(w).__name__} {w!r}")
-        if not isinstance(n["sub_tasks"], list): raise DataError(p, line, f"{where}.sub_tasks", f"node {nid!r}: expected a list of nodes, got {type(n['sub_tasks']).__name__}")
-        if not isinstance(n.get("task_category") or "", str): raise DataError(p, line, f"{where}.task_category", f"node {nid!r}: expected a string")
         for i, c in enumerate(n["sub_tasks"]): check(c, f"{where}.sub_tasks[{i}]", line)
         if n["sub_tasks"] and sum(c["weight"] for c in n["sub_tasks"]) <= 0:
             raise DataError(p, line, f"{where}.sub_tasks", f"node {nid!r}: children weights sum to 0")
-        if leaf_scores and not n["sub_tasks"] and (isinstance(n.get("score"), (dict, list, str)) or n.get("score") not in (0, 1)):
-            raise DataError(p, line, f"{where}.score", f"leaf {nid!r}: leaf score must be 0 or 1, got {n.get('score')!r}")
+        score = n.get("score")
+        if leaf_scores and not n["sub_tasks"] and (isinstance(score, (dict, list, str)) or score not in (0, 1)):
+            raise DataError(p, line, f"{where}.score",
+                            f"leaf {nid!r}: leaf score must be 0 or 1, got {n.get('score')!r}")
     check(tree, "root", 1)
     return tree
 
+def _check_fields(p: Path, n: dict, where: str, line: int) -> None:
+    "A tree node's own fields (a `DataError` for the first missing or bad one); its children are checked by the caller."
+    for f in _NODE_FIELDS:
+        if f not in n: raise DataError(p, line, f"{where}.{f}", f"missing field in node {n.get('id', '?')!r}")
+    nid = n["id"]
+    if not isinstance(nid, (str, int)) or isinstance(nid, bool):
+        raise DataError(p, line, f"{where}.id", f"expected a string, got {type(nid).__name__} {nid!r}")
+    if not isinstance(n["requirements"], str):
+        raise DataError(p, line, f"{where}.requirements",
+                        f"node {nid!r}: expected text, got {type(n['requirements']).__name__}")
+    w = n["weight"]
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0 or w == float("inf"):
+        raise DataError(p, line, f"{where}.weight",
+                        f"node {nid!r}: weight must be a number >= 0, got {type(w).__name__} {w!r}")
+    if not isinstance(n["sub_tasks"], list):
+        raise DataError(p, line, f"{where}.sub_tasks",
+                        f"node {nid!r}: expected a list of nodes, got {type(n['sub_tasks']).__name__}")
+    if not isinstance(n.get("task_category") or "", str):
+        raise DataError(p, line, f"{where}.task_category", f"node {nid!r}: expected a string")
+
+# %% ../nbs/21_paperbench.ipynb #fa5a9bc1
 def rubric_leaves(tree: dict) -> list[dict]:
     """Leaves of a rubric tree in order with their effective weight (share of the root score), `path` (ids root→parent)
     and `ancestors` (requirement texts root→parent: what PaperBench's judge sees above a leaf)."""
@@ -80,6 +96,7 @@ def load_paperbench_rubric(path) -> list[dict]:
     `weight`."""
     return rubric_leaves(_read_tree(path))
 
+# %% ../nbs/21_paperbench.ipynb #ceb1186d
 def tree_score(graded: dict) -> float:
     "Root score of a graded tree: a leaf's own `score` (0/1), a parent the weighted mean of its children."
     subs = graded.get("sub_tasks") or []
@@ -89,6 +106,7 @@ def tree_score(graded: dict) -> float:
     tot = sum(c["weight"] for c in subs)
     return sum(c["weight"] * tree_score(c) for c in subs) / tot
 
+# %% ../nbs/21_paperbench.ipynb #b3d45a78
 def to_checklist(leaves: list[dict]) -> list[dict]:
     """A PaperBench tree's leaves as checklist items; the effective weight stands in for the importance; `ancestors`
     pass through."""
@@ -101,7 +119,8 @@ def category_shares(rubric) -> dict:
     elif isinstance(rubric, dict): rubric = rubric_leaves(rubric)
     w = Counter()
     for it in rubric:
-        w[it.get("category", it.get("task_category")) or "Uncategorized"] += float(it["importance"] if "importance" in it else it["weight"])
+        cat = it.get("category", it.get("task_category")) or "Uncategorized"
+        w[cat] += float(it["importance"] if "importance" in it else it["weight"])
     tot = sum(w.values())
     return {c: (w[c] / tot if tot else float("nan")) for c in sorted(w)}
 
@@ -123,6 +142,7 @@ def rank_importance(weights) -> list[int]:
     q = [((w < x).sum() + 0.5 * np.isclose(w, x, rtol=1e-9, atol=0).sum()) / n for x in w]
     return [int(min(5, 1 + np.floor(5 * x))) for x in q]
 
+# %% ../nbs/21_paperbench.ipynb #084bdb20
 def _majority_category(node: dict):
     "The node's `task_category`, else the category holding most of its leaves' weight (ties: first in CATEGORIES)."
     if node.get("task_category"): return node["task_category"]
@@ -153,6 +173,7 @@ def checklist_view(tree: dict, n_items: int = 80) -> list[dict]:
     return [dict(criterion=n["requirements"], importance=i, category=_majority_category(n), weight=info[id(n)][0],
                  id=n["id"], ancestors=info[id(n)][2], leaves=len(rubric_leaves(n))) for n, i in zip(front, imp)]
 
+# %% ../nbs/21_paperbench.ipynb #9a4fd553
 def fit_checklist(items: list[dict], max_chars: int|None = None) -> list[dict]:
     """The items, as {criterion, importance, category}, that fit `max_chars` characters of `checklist_text`: when
     they do not all fit, the least important (lowest weight, then last) are left out; the order is kept."""
@@ -180,22 +201,45 @@ def _archive_name(p: Path) -> str|None:
     "The repository name of an archive file (its name without the archive extension), or None if not an archive."
     return next((p.name[:-len(x)] for x in ARCHIVES if p.name.endswith(x) and len(p.name) > len(x)), None)
 
+# %% ../nbs/21_paperbench.ipynb #3be155e9
+MAX_EXPANDED = 256 << 20  # bytes an archive's files may expand to (256 MiB); over it, it is not extracted
+
+
+def _expanded(t: tarfile.TarFile, cap: int) -> int:
+    "The bytes the files of archive `t` expand to, counted from its headers until past `cap`."
+    n = 0
+    for m in t:
+        n += m.size if m.isfile() else 0
+        if n > cap: break
+    return n
+
+
 def _extract(archive: Path) -> Path:
-    "An archive extracted once into the cache → the extraction folder (its members as they are; see `locate_repo`)."
+    """An archive extracted once into the cache → the extraction folder (its members as they are; see `locate_repo`).
+    An archive whose files expand to more than `MAX_EXPANDED` bytes is not extracted: a `DataError` names it."""
     import hashlib
     from scibench.core import cache_dir
     a = Path(archive); st = a.stat()
     key = hashlib.sha1(str(a.resolve()).encode()).hexdigest()[:12]
     dest = cache_dir()/"paperbench_archives"/f"{_archive_name(a) or a.name}-{key}-{st.st_size}-{st.st_mtime_ns}"
-    if not dest.exists():
-        tmp = dest.with_name(dest.name + ".part"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
-        try:
-            with tarfile.open(a) as t: t.extractall(tmp, filter="data")
-        except (tarfile.TarError, OSError, EOFError) as e:
-            shutil.rmtree(tmp, ignore_errors=True); raise DataError(a, None, None, f"cannot extract the archive: {e}") from None
-        os.replace(tmp, dest)
+    if dest.exists(): return dest
+    tmp = dest.with_name(dest.name + ".part"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+    try:
+        with tarfile.open(a) as t:
+            size = _expanded(t, MAX_EXPANDED)
+            if size <= MAX_EXPANDED: t.extractall(tmp, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DataError(a, None, None, f"cannot extract the archive: {e}") from None
+    if size > MAX_EXPANDED:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DataError(a, None, None,
+                        f"the archive ({st.st_size:,} bytes) expands to more than {MAX_EXPANDED:,} bytes "
+                        "(MAX_EXPANDED): not extracted; unpack what should be graded into a folder entry instead")
+    os.replace(tmp, dest)
     return dest
 
+# %% ../nbs/21_paperbench.ipynb #a140b1e8
 SUBMISSION_ARCHIVES = ("submission.tar", "submission.tar.gz", "submission.tgz")
 LEFT_OUT_WHY = {"logs": "agent logs, not the submission", "grading": "the human grades, not the submission",
                 "expected_result.json": "the human grades, not the submission"}
@@ -211,8 +255,10 @@ def _left_out(p: Path, rel: str) -> list[dict]:
     if not p.is_dir(): return [dict(path=rel, why=why)]
     fs = _files_under(p)
     if len(fs) > MAX_LEFT_OUT: return [dict(path=rel + "/", why=f"{why} ({len(fs)} files)")]
-    return [dict(path=f"{rel}/{f.relative_to(p).as_posix()}", why=why) for f in fs] or [dict(path=rel + "/", why=f"{why} (empty folder)")]
+    return ([dict(path=f"{rel}/{f.relative_to(p).as_posix()}", why=why) for f in fs]
+            or [dict(path=rel + "/", why=f"{why} (empty folder)")])
 
+# %% ../nbs/21_paperbench.ipynb #81465603
 def _submission_in(d: Path, rel: str = "", descend_any: bool = False) -> tuple[Path, str, list[dict]]|None:
     """The `submission/` folder of a PaperBench layout under `d` → (folder, its path relative to the entry, left out):
     `d/submission/`, or one below a single folder (`<timestamp>/submission/`); with `descend_any` (an archive's
@@ -238,7 +284,8 @@ def locate_repo(repo) -> tuple[Path, str, list[dict]]:
     contents (a single top-level folder descended into); any other folder is the repository as is."""
     p = Path(repo)
     if p.is_file():
-        if _archive_name(p) is None: raise DataError(p, None, None, f"a repository entry must be a folder or a {'/'.join(ARCHIVES)} archive")
+        if _archive_name(p) is None:
+            raise DataError(p, None, None, f"a repository entry must be a folder or a {'/'.join(ARCHIVES)} archive")
         root = _extract(p)
         return _submission_in(root, descend_any=True) or (root, "", [])
     if not p.is_dir(): raise FileNotFoundError(f"{p}: repository not found")
@@ -257,6 +304,7 @@ def resolve_repo(repo) -> Path:
     is its `submission/`."""
     return locate_repo(repo)[0]
 
+# %% ../nbs/21_paperbench.ipynb #b15f6204
 def repo_entries(folder) -> dict:
     "The repositories of one paper, `repos/<paper>/`: {name: path} for each folder and archive file, sorted by name."
     folder = Path(folder); out: dict = {}
@@ -265,30 +313,37 @@ def repo_entries(folder) -> dict:
         if p.name.startswith("."): continue
         name = p.name if p.is_dir() else _archive_name(p)
         if name is None: continue
-        if name in out: raise DataError(p, None, None, f"two entries for repository {name!r}: {out[name].name} and {p.name}")
+        if name in out:
+            raise DataError(p, None, None, f"two entries for repository {name!r}: {out[name].name} and {p.name}")
         out[name] = p
     return out
 
+# %% ../nbs/21_paperbench.ipynb #a4c2878b
 def _is_binary(b: bytes) -> bool:
     if b"\x00" in b[:8192]: return True
     try: b[:8192].decode("utf-8"); return False
     except UnicodeDecodeError as e: return e.start < len(b[:8192]) - 4    # a cut multi-byte char at the end is fine
 
-def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200, skip_logs: bool = False) -> dict:
+def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200,
+               skip_logs: bool = False) -> dict:
     """Text chunks of a repository → {chunks: [(path, text)], texts: {path: text}, skipped: {path: reason}}.
     Hidden files and folders (`.git/` …) are skipped and listed (a folder once, with its file count)."""
+    from scibench.agent import outside_root
     from scibench.retrieval import chunk
     repo = Path(repo); chunks, texts, skipped = [], {}, {}
     for top, dirs, files in os.walk(repo):
         dirs.sort(); rel_top = Path(top).relative_to(repo)
         for d in [d for d in dirs if d.startswith(".") or (skip_logs and d == "logs")]:
             n = sum(len(f) for _, _, f in os.walk(Path(top)/d))
-            skipped[str(rel_top/d) + "/"] = f"{'hidden' if d.startswith('.') else 'logs (skip_logs)'} folder ({n} files)"
+            kind = "hidden" if d.startswith(".") else "logs (skip_logs)"
+            skipped[str(rel_top/d) + "/"] = f"{kind} folder ({n} files)"
             dirs.remove(d)
         for f in sorted(files):
             p = Path(top)/f; rel = str(rel_top/f)
             if f.startswith("."): skipped[rel] = "hidden"; continue
             if skip_logs and f.endswith(".log"): skipped[rel] = "log (skip_logs)"; continue
+            why = outside_root(repo, p)             # a symlink out of the repository (or a loop) is never read
+            if why: skipped[rel] = why; continue
             if not p.is_file(): continue
             size = p.stat().st_size
             if size > max_bytes: skipped[rel] = f"oversized ({size} bytes > {max_bytes})"; continue
@@ -301,11 +356,14 @@ def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: 
     order = lambda kv: kv[0]
     return dict(chunks=chunks, texts=texts, skipped=dict(sorted(skipped.items(), key=order)))
 
+# %% ../nbs/21_paperbench.ipynb #58648592
 def _rel(p) -> str:
     "A path as recorded in results: relative to the project root when under it (no machine-specific prefix)."
     from scibench.core import project_root
     try: return Path(p).resolve().relative_to(project_root().resolve()).as_posix()
     except ValueError: return str(p)
+
+RETRIEVAL = ("bm25", "embedding", "hybrid")  # how `RepoIndex` ranks a repository's files for a criterion
 
 class RepoIndex:
     """Retrieve the top-K files of one repository (a folder or a submission archive) for a criterion. Its `report` says
@@ -320,8 +378,10 @@ class RepoIndex:
         self.index = Index([f"{path}\n{text}" for path, text in self.chunks])
         inside = [dict(path=f"{self.within}/{p}" if self.within else p, why=why) for p, why in self.skipped.items()]
         self.left_out = outside + inside
-        self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo), archive=self.source.is_file() or self.repo != self.source,
-                           submission=self.within or ".", files=len(self.texts), chars=sum(len(t) for t in self.texts.values()),
+        self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo),
+                           archive=self.source.is_file() or self.repo != self.source,
+                           submission=self.within or ".", files=len(self.texts),
+                           chars=sum(len(t) for t in self.texts.values()),
                            chunks=len(self.chunks), skipped=dict(self.skipped), left_out=list(self.left_out))
 
     def retrieve(self, query: str, k: int = 10) -> list[tuple[str, list[str]]]:
@@ -359,7 +419,9 @@ def judge_context(spec) -> int:
     "The judge's context window in tokens (`models.toml` `context`, else `DEFAULT_CONTEXT_TOKENS`)."
     return getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
 
-def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k: int = 10, context_chars: int|None = None,
+# %% ../nbs/21_paperbench.ipynb #090d43da
+def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k: int = 10,
+               context_chars: int|None = None,
                paper_chars: int = PAPER_AUTO) -> dict:
     """What of the paper the judge reads → {text, chars (the paper's), shown (characters shown), note (None when the
     whole paper is shown, else what and why)}. `paper_chars` -1 (auto, the default): the whole paper; N > 0: its first
@@ -373,19 +435,24 @@ def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k:
     if not paper: return none("no paper text given")
     if paper_chars == 0: return none("paper not shown (paper_chars=0)")
     text = paper if paper_chars < 0 else paper[:paper_chars]
-    files = context_chars or k * (MIN_FILE_CHARS + len(_file_block("", "", " [truncated: 000000 of 000000 characters shown]")) + 2)
+    mark = " [truncated: 000000 of 000000 characters shown]"
+    files = context_chars or k * (MIN_FILE_CHARS + len(_file_block("", "", mark)) + 2)
     need = len(grade_prompt(title, "", "", (), text, len(paper))) + ITEM_CHARS + files
-    if need > context_budget(spec, max_tokens): return none(f"paper omitted (judge context {judge_context(spec)} tokens)")
-    cut = None if len(text) == len(paper) else f"paper cut to its first {len(text)} of {len(paper)} characters (paper_chars={paper_chars})"
+    if need > context_budget(spec, max_tokens):
+        return none(f"paper omitted (judge context {judge_context(spec)} tokens)")
+    cut = None if len(text) == len(paper) else \
+        f"paper cut to its first {len(text)} of {len(paper)} characters (paper_chars={paper_chars})"
     return dict(text=text, chars=len(paper), shown=len(text), note=cut)
 
 def paper_summary(views: dict) -> str:
     """One line on what the judge read of each paper, from {name: `paper_view`}: e.g. `paper omitted (judge context 8192
     tokens): pinn`."""
     by: dict = {}
-    for name, v in views.items(): by.setdefault(v["note"] or "whole paper shown", []).append(f"{name} ({v['chars']:,} characters)")
+    for name, v in views.items():
+        by.setdefault(v["note"] or "whole paper shown", []).append(f"{name} ({v['chars']:,} characters)")
     return "; ".join(f"{why}: {', '.join(names)}" for why, names in by.items()) or "no paper"
 
+# %% ../nbs/21_paperbench.ipynb #69d811ad
 def _file_block(path: str, body: str, note: str = "") -> str:
     return f"### File: {path}{note}\n```\n{body}\n```"
 
@@ -405,10 +472,12 @@ def fit_files(hits, texts: dict|None, budget: int) -> tuple[str, list[dict]]:
     for i, (path, chunks) in enumerate(hits):
         body = full[i]
         if len(body) <= alloc[i]:
-            parts.append(_file_block(path, body)); seen.append(dict(path=path, chars=len(body), of=len(body), truncated=False))
+            parts.append(_file_block(path, body))
+            seen.append(dict(path=path, chars=len(body), of=len(body), truncated=False))
         else:
             best = "\n...\n".join(chunks)[:alloc[i]]
-            parts.append(_file_block(path, best, f" [truncated: {len(best)} of {len(body)} characters shown, the parts most relevant to the criterion]"))
+            why = f" [truncated: {len(best)} of {len(body)} characters shown, the parts most relevant to the criterion]"
+            parts.append(_file_block(path, best, why))
             seen.append(dict(path=path, chars=len(best), of=len(body), truncated=True))
     return "\n\n".join(parts), seen
 
@@ -416,28 +485,36 @@ def context_text(hits, budget: int = 6000, texts: dict|None = None) -> str:
     "The retrieved files as prompt text within `budget` characters (see `fit_files`)."
     return fit_files(hits, texts, budget)[0]
 
+# %% ../nbs/21_paperbench.ipynb #c198d49f
 def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "", paper_of: int = 0) -> str:
     """The grading prompt: instructions, the paper, the criterion's ancestors, the criterion, then the files. What is
     the same for every criterion of a paper comes first (providers' prefix caches apply). `paper_of`: the whole
     paper's length, when `paper` is only its beginning (the heading says so)."""
-    head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a time.")
-    if paper: head += (f"\n\n## Paper (its first {len(paper)} of {paper_of} characters)" if paper_of > len(paper) else "\n\n## Paper") + f"\n{paper}"
+    head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a "
+            f"time.")
+    if paper:
+        cut = f" (its first {len(paper)} of {paper_of} characters)" if paper_of > len(paper) else ""
+        head += f"\n\n## Paper{cut}\n{paper}"
     if ancestors:
-        head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down to its parent):\n"
+        head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down "
+                 "to its parent):\n"
                  + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
     return (f"{head}\n\n## Criterion\n{criterion}\n\n## Repository files\nThe repository files most relevant to the "
             f"criterion, in rank order; a file is shown whole unless marked truncated.\n\n{context}\n\n"
             "Does the repository satisfy the criterion? Judge only from the files shown. Answer with JSON: "
             '{"answer": "pass" or "fail", "rationale": "one short sentence"}.')
 
+# %% ../nbs/21_paperbench.ipynb #b6c71bc6
 def rubric_score(items: list[dict], verdicts: list) -> dict:
     "Eq. 1 over judged items: {score, judged_share, passed, judged, failures}; `verdicts` holds 'pass'/'fail'/None."
     w = np.array([float(i["importance"]) for i in items]); v = np.array([x is not None for x in verdicts])
     p = np.array([x == "pass" for x in verdicts])
     tot = w[v].sum() if len(w) else 0.0
-    return dict(score=float((w * p).sum() / tot) if tot > 0 else None, judged_share=float(tot / w.sum()) if len(w) and w.sum() else None,
+    return dict(score=float((w * p).sum() / tot) if tot > 0 else None,
+                judged_share=float(tot / w.sum()) if len(w) and w.sum() else None,
                 passed=int(p.sum()), judged=int(v.sum()), failures=int((~v).sum()) if len(w) else 0)
 
+# %% ../nbs/21_paperbench.ipynb #5a461e61
 GRADE_CHOICES = ("pass", "fail")
 
 def _index(indexes: dict, repo, method: str) -> RepoIndex:
@@ -457,6 +534,7 @@ class GradeOpts:
     paper_chars: int = PAPER_AUTO
     stage: str = ""             # the stage its requests are tagged with (the plan counts calls by stage)
 
+# %% ../nbs/21_paperbench.ipynb #371a1ab6
 def _view(llm, job: dict, o: GradeOpts) -> dict:
     return paper_view(llm.spec, job.get("paper"), job["title"], o.max_tokens, o.k, o.context_chars, o.paper_chars)
 
@@ -483,8 +561,10 @@ def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
     """One verdict from the judge's answer `r` (`judge_result`: a failed request or an unparsable answer is a failure
     with its reason)."""
     j = judge_result(r, GRADE_CHOICES)
-    return dict(verdict=j["value"], rationale=j["rationale"], failure=j["failure"], files=seen, prompt_chars=prompt_chars)
+    return dict(verdict=j["value"], rationale=j["rationale"], failure=j["failure"], files=seen,
+                prompt_chars=prompt_chars)
 
+# %% ../nbs/21_paperbench.ipynb #3885833e
 def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown", "note")}
 
 def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
@@ -507,7 +587,8 @@ def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None
     per = [[None] * len(job["items"]) for job in jobs]
     for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
         per[j][n] = grade_verdict(r, seen, chars)
-    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]), verdicts=per[j])
+    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]),
+                 verdicts=per[j])
             for j, job in enumerate(jobs)]
 
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
@@ -543,6 +624,7 @@ def _case_dirs(root: Path) -> list[tuple[str, Path, Path]]:
         out.append((d.relative_to(root).as_posix(), d, f))
     return sorted(out)
 
+# %% ../nbs/21_paperbench.ipynb #766098f3
 def judge_eval_trees(root) -> list[tuple[str, dict]]:
     "(case, human-graded tree) of the JudgeEval cases under `root`, without extracting the submissions (for planning)."
     root = Path(root)
@@ -558,15 +640,19 @@ def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
     for name, d, f in _case_dirs(root):
         tree = _read_tree(f, leaf_scores=True)
         try: sub, src = _submission_dir(d)
-        except FileNotFoundError: skipped.append(dict(case=name, reason="no submission archive (submission.tar) or submission/ folder")); continue
+        except FileNotFoundError:
+            skipped.append(dict(case=name, reason="no submission archive (submission.tar) or submission/ folder"))
+            continue
         except DataError as e: skipped.append(dict(case=name, reason=str(e))); continue
-        cases.append(dict(case=name, paper=name.split("/")[0], tree=tree, leaves=rubric_leaves(tree), submission=sub, source=src, folder=d))
+        cases.append(dict(case=name, paper=name.split("/")[0], tree=tree, leaves=rubric_leaves(tree), submission=sub,
+                          source=src, folder=d))
     return cases, skipped
 
 def load_judge_eval(root) -> list[dict]:
     "The JudgeEval cases under `root` that have a submission (see `judge_eval_cases` for the skipped ones)."
     return judge_eval_cases(root)[0]
 
+# %% ../nbs/21_paperbench.ipynb #3bb67164
 def _f1(tp: int, fp: int, fn: int) -> float:
     if tp: return 2 * tp / (2 * tp + fp + fn)
     return 0.0 if fp or fn else float("nan")
@@ -581,9 +667,11 @@ def agreement(human: list, pred: list) -> dict:
     prec = tp / (tp + fp) if tp + fp else float("nan"); rec = tp / (tp + fn) if tp + fn else float("nan")
     f_pass, f_fail = _f1(tp, fp, fn), _f1(tn, fn, fp)
     macro = float(np.nanmean([f_pass, f_fail])) if not (np.isnan(f_pass) and np.isnan(f_fail)) else float("nan")
-    return dict(n=len(ok), failures=len(pred) - len(ok), human_pass=int(h.sum()), accuracy=acc, accuracy_lo=lo, accuracy_hi=hi,
+    return dict(n=len(ok), failures=len(pred) - len(ok), human_pass=int(h.sum()), accuracy=acc, accuracy_lo=lo,
+                accuracy_hi=hi,
                 precision=prec, recall=rec, f1=f_pass, f1_pass=f_pass, f1_macro=macro)
 
+# %% ../nbs/21_paperbench.ipynb #205eb674
 def _je_items(c: dict) -> list[dict]:
     return [dict(criterion=l["requirements"], importance=l["weight"], ancestors=l["ancestors"]) for l in c["leaves"]]
 
@@ -598,11 +686,15 @@ def _je_records(cases, graded) -> list[dict]:
     recs = []
     for c, g in zip(cases, graded):
         for l, v in zip(c["leaves"], g["verdicts"]):
-            recs.append(dict(case=c.get("case", c["paper"]), paper=c["paper"], leaf=l["id"], category=l["task_category"], weight=l["weight"],
-                             human=int(l["score"]), predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
-                             failure=v["failure"], rationale=v["rationale"], files=v["files"], prompt_chars=v.get("prompt_chars")))
+            recs.append(dict(case=c.get("case", c["paper"]), paper=c["paper"], leaf=l["id"],
+                             category=l["task_category"], weight=l["weight"],
+                             human=int(l["score"]),
+                             predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
+                             failure=v["failure"], rationale=v["rationale"], files=v["files"],
+                             prompt_chars=v.get("prompt_chars")))
     return recs
 
+# %% ../nbs/21_paperbench.ipynb #de7c3519
 def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None, **kw) -> tuple[list[dict], dict]:
     """JudgeEval on the cases under `root`, graded with `opts` (or its fields as keywords) → (leaf records, summary
     {root, cases_found, cases_graded, cases_skipped [{case, reason}], leaves, judge_failures, metrics [rows per
@@ -613,17 +705,23 @@ def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None,
     method = o.method
     cases, skipped = judge_eval_cases(root)
     found = len(cases) + len(skipped)
-    summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0, judge_failures=0,
+    summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0,
+                   judge_failures=0,
                    metrics=[], repos=[], paper={}, paper_note=None, failure=None)
     recs: list = []
     try:
         indexes, ok = {}, []
         for c in cases:
-            try: indexes[(str(c["submission"]), method)] = RepoIndex(c.get("folder", c["submission"]), method); ok.append(c)
-            except (OSError, DataError, ValueError) as e: skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
-        summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report, "repo": _rel(c.get("source", c["submission"]))})
+            try:
+                indexes[(str(c["submission"]), method)] = RepoIndex(c.get("folder", c["submission"]), method)
+                ok.append(c)
+            except (OSError, DataError, ValueError) as e:
+                skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
+        summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report,
+                                 "repo": _rel(c.get("source", c["submission"]))})
                             for c in ok]
-        jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"], paper=(papers or {}).get(c["paper"], "")) for c in ok]
+        jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"],
+                     paper=(papers or {}).get(c["paper"], "")) for c in ok]
         graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
         recs = _je_records(ok, graded)
         summary["paper"] = {c["case"]: g["paper_seen"] for c, g in zip(ok, graded)}
@@ -641,6 +739,7 @@ def _categories() -> dict:
     p = data_dir()/"reference"/"rubrics_paper_categories.csv"
     return dict(pd.read_csv(p).values) if p.exists() else {}
 
+# %% ../nbs/21_paperbench.ipynb #7d81fb75
 PB_REPO = "openai/preparedness"
 PB_DATA = "project/paperbench/data"
 PB_MEDIA = f"https://media.githubusercontent.com/media/{PB_REPO}/main/{PB_DATA}/"
@@ -663,6 +762,7 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
     write_json(dest/"papers.json", meta); out.append(dest/"papers.json")
     return out
 
+# %% ../nbs/21_paperbench.ipynb #4451ac9d
 def _gh_list(path: str) -> list[dict]:
     """A folder of PaperBench's repository, as GitHub's contents API lists it; under a local mirror (`scibench data
     --base DIR`), DIR's folder."""
@@ -672,11 +772,13 @@ def _gh_list(path: str) -> list[dict]:
     if local is not None:
         f = local/path
         if not f.is_dir(): raise OfflineError(f"mirror {local}: no folder {path}")
-        return [dict(name=c.name, path=f"{path}/{c.name}", type="dir" if c.is_dir() else "file") for c in sorted(f.iterdir())]
+        return [dict(name=c.name, path=f"{path}/{c.name}",
+                     type="dir" if c.is_dir() else "file") for c in sorted(f.iterdir())]
     url = f"https://api.github.com/repos/{PB_REPO}/contents/{path}"
     try:
         with urllib.request.urlopen(url, timeout=60) as r: return json.load(r)
-    except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {url}: {getattr(e, 'reason', e)}") from None
+    except (urllib.error.URLError, OSError) as e:
+        raise OfflineError(f"cannot list {url}: {getattr(e, 'reason', e)}") from None
 
 def download_judge_eval(dest=None) -> list[Path]:
     """PaperBench JudgeEval cases into `data/paperbench/judge_eval/` in PaperBench's layout:

@@ -23,7 +23,7 @@ _FILLER = (
 ) * 5
 _AUTHORS = [f"{c}. Author" for c in "ABCDEF"]
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #21c8918e
 def _write_fake_snapshot(path, n: int, seed: int = 0, real_size: bool = False) -> Path:
     """A Kaggle-format JSON-lines file of `n` records (new- and old-style ids) for tests and P3 (not public API);
     streamed, 10,000 lines a write. `real_size`: records the size of the real snapshot's (~1.6 KB a line: a
@@ -51,13 +51,15 @@ def _write_fake_snapshot(path, n: int, seed: int = 0, real_size: bool = False) -
                 pid = (
                     f"{15 + i // 90000:02d}{1 + i // 7500 % 12:02d}.{i % 7500 + 1:05d}"
                     if i % 10
-                    else f"{('hep-th', 'hep-ph', 'math', 'cond-mat')[j // 107892 % 4]}/{91 + j // 11988 % 9:02d}{1 + j // 999 % 12:02d}{j % 999 + 1:03d}"
+                    else f"{('hep-th', 'hep-ph', 'math', 'cond-mat')[j // 107892 % 4]}/"
+                    f"{91 + j // 11988 % 9:02d}{1 + j // 999 % 12:02d}{j % 999 + 1:03d}"
                 )
                 t = f"{words[w[0]]} {words[w[1]]} {words[w[2]]} {words[w[3]]} {words[w[4]]} {words[w[5]]} {i}"
                 cats = "hep-th math-ph" if i % 10 == 0 else "cs.LG stat.ML"
                 # what json.dumps writes for the record (ids, titles and categories need no escaping)
                 out.append(
-                    f'{{"id": "{pid}", "submitter": "A. Author", "authors": "{authors}", "title": "{t}", "comments": "10 pages", '
+                    f'{{"id": "{pid}", "submitter": "A. Author", "authors": "{authors}", "title": "{t}", '
+                    '"comments": "10 pages", '
                     f'"journal-ref": null, "doi": null, "report-no": null, "categories": "{cats}", "license": null, '
                     f'"abstract": "  We study {t} and show that it is useful.\\n{filler}", "versions": {versions}, '
                     f'"update_date": "2008-11-13", "authors_parsed": {parsed}}}\n'
@@ -65,16 +67,17 @@ def _write_fake_snapshot(path, n: int, seed: int = 0, real_size: bool = False) -
             f.write("".join(out))
     return Path(path)
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #ede1f1fc
 _BUILD_CHILD = """
 import json, resource, sys
 import scibench.arxivbench   # the process `make data` builds in: the benchmark module loaded
 from scibench.arxiv_index import build_index
 from scibench.core import peak_rss_mb
 st = build_index(sys.argv[1], sys.argv[2], **json.loads(sys.argv[3]))
-w = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)   # the largest worker (reaped)
-print(json.dumps(dict(records=st.records, lines=st.lines, seconds=st.seconds, workers=st.workers, peak_rss_mb=peak_rss_mb(),
-                      worker_peak_rss_mb=w if st.workers else 0.0)))
+# the largest worker (reaped)
+w = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)
+print(json.dumps(dict(records=st.records, lines=st.lines, seconds=st.seconds, workers=st.workers,
+                      peak_rss_mb=peak_rss_mb(), worker_peak_rss_mb=w if st.workers else 0.0)))
 """
 
 
@@ -103,7 +106,7 @@ def build_in_child(snapshot_path, index_path, workers: int | None = None, **kw) 
     b["total_rss_mb"] = b["peak_rss_mb"] + b["workers"] * b["worker_peak_rss_mb"]
     return b
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #e8dcc332
 def p3_index(
     n: int | None = None,
     lookups: int = 10_000,
@@ -211,7 +214,7 @@ _W2_INVENTED = (
     "zorvexic plenthar quandrile moxified vantrel obscuron filtrane cadmic sorrelian trivex".split()
 )  # in no title of the index
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #3fe4af68
 def _w2_words(key: str, k: int, vocab=_W2_VOCAB) -> list[str]:
     h = int(hashlib.sha1(key.encode()).hexdigest(), 16)
     return [vocab[(h >> (6 * j)) % len(vocab)] for j in range(k)]
@@ -225,7 +228,7 @@ def _w2_title(k: int) -> str:
     w = _w2_words(f"title {k}", 6)
     return f"{w[0].capitalize()} {w[1]} for {w[2]} {w[3]}: {w[4]} and {w[5]} {k}"
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #dfdbf1e9
 def _w2_plan(i: int, records: int = W2_RECORDS) -> list[tuple[str, str, str]]:
     """What the fake model lists for prompt `i`: (kind, title, id as written) per paper. Kinds: `real` (an id in the
     index, its title), `unrelated` (an id in the index, an invented title), `wrong_id` (a real title, an id not in
@@ -251,7 +254,7 @@ def _w2_plan(i: int, records: int = W2_RECORDS) -> list[tuple[str, str, str]]:
         )  # 4 digits after 1501: not an id
     return out
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #26820328
 def w2_data(n: int, folder, split: str = "test", records: int | None = None, seed: int = 0) -> Path:
     """`n` synthetic prompts (13 subjects in turn) as `folder/arxivbench/<split>.jsonl` and an index of `records`
     (default `W2_RECORDS`, at least 3n) synthetic records at `folder/arxivbench/index.sqlite`; returns the prompts
@@ -302,7 +305,7 @@ def w2_data(n: int, folder, split: str = "test", records: int | None = None, see
     snap.unlink()
     return d / f"{split}.jsonl"
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #56831e69
 def w2_reply(body: dict) -> str:
     """The fake server's answers for W2: the papers `_w2_plan` lists (query); relevance yes (3 in 4) or no; title match
     yes, no or pass."""
@@ -324,7 +327,7 @@ def w2_reply(body: dict) -> str:
         for j, (_, t, pid) in enumerate(plan, 1)
     )
 
-
+# %% ../nbs/96_perf_arxivbench.ipynb #ee094383
 def w2_arxivbench(
     n: int | None = None,
     concurrency: int | None = None,

@@ -13,7 +13,8 @@ from .fakeserver import FakeServer
 from .retrieval import embed
 from .run import execute
 from .perf import W1_CONCURRENCY, W1_LATENCY, whole_run
-from .autobench import STUB_WORDS, content_words
+from .autobench import content_words
+from .autobench_stub import STUB_WORDS
 
 # %% auto #0
 __all__ = ['W4_SECTIONS', 'W4_WINDOWS', 'W4_PARAMS', 'PERF', 'scripted_reply', 'fake_registry', 'perf_pipeline', 'w4_data',
@@ -29,48 +30,56 @@ def _ovl(a, b):
     return len(A & content_words(b)) / max(1, len(A))
 
 
+def _scripted_points(p: str, ids: list) -> str:
+    "The extraction answer: a factual, a conceptual and a reasoning point from the window's sentences."
+    passage = p.split("Other sections")[0]
+    win = re.findall(r"^\[(S\d+\.P\d+)\] (.*)$", passage, flags=re.M)
+    kps = [dict(level="factual", statement=_sents(win[0][1])[0], paragraphs=[win[0][0]], confidence=0.9)]
+    if len(win) > 1:
+        kps.append(dict(level="conceptual", statement=_sents(win[-1][1])[-1], paragraphs=[win[-1][0]], confidence=0.7))
+    others = [i for i in ids if i not in win]
+    if others:
+        kps.append(
+            dict(
+                level="reasoning",
+                statement=f"{_sents(win[0][1])[0].rstrip('.')} relates to {others[0][0]}.",
+                paragraphs=[win[0][0], others[0][0]],
+                confidence=0.5,
+            )
+        )
+    return json.dumps(dict(knowledge_points=kps))
+
+
+def _scripted_question(p: str, ids: list) -> str:
+    "The generation answer: the knowledge point with its number (or last word) blanked out."
+    kp = re.search(r"Knowledge point \(\w+\): (.*)", p).group(1)
+    src = ids[0][0] if ids else "S1.P1"
+    words = [w for w in re.findall(r"[\w.,%-]+", kp) if len(w) > 2]
+    ans = next((w for w in words if re.search(r"\d", w)), words[-1] if words else "yes").strip(".,")
+    q = f"According to the paper, what completes this statement: {kp.replace(ans, '____')}"
+    if "multiple-choice" in p:
+        return json.dumps(
+            dict(
+                question=q,
+                answer=ans,
+                distractors=[f"not {ans}", f"{ans} or more", "neither"],
+                explanation=f"The paper says: {kp}",
+                evidence=[src],
+            )
+        )
+    if "true/false" in p:
+        return json.dumps(dict(statement=kp, answer=True, explanation="Stated in the paper.", evidence=[src]))
+    return json.dumps(dict(question=q, answer=ans, explanation=f"The paper says: {kp}", evidence=[src]))
+
+
 def scripted_reply(body: dict) -> str:
     "A deterministic reading-based answer to any AutoBench prompt (for FakeServer)."
     p = body["messages"][-1]["content"]
     ids = re.findall(r"^\[(S\d+\.P\d+)\] (.*)$", p, flags=re.M)
     if p.startswith("Extract testable knowledge points"):
-        passage = p.split("Other sections")[0]
-        win = re.findall(r"^\[(S\d+\.P\d+)\] (.*)$", passage, flags=re.M)
-        kps = [dict(level="factual", statement=_sents(win[0][1])[0], paragraphs=[win[0][0]], confidence=0.9)]
-        if len(win) > 1:
-            kps.append(
-                dict(level="conceptual", statement=_sents(win[-1][1])[-1], paragraphs=[win[-1][0]], confidence=0.7)
-            )
-        others = [i for i in ids if i not in win]
-        if others:
-            kps.append(
-                dict(
-                    level="reasoning",
-                    statement=f"{_sents(win[0][1])[0].rstrip('.')} relates to {others[0][0]}.",
-                    paragraphs=[win[0][0], others[0][0]],
-                    confidence=0.5,
-                )
-            )
-        return json.dumps(dict(knowledge_points=kps))
+        return _scripted_points(p, ids)
     if p.startswith("Write an exam question"):
-        kp = re.search(r"Knowledge point \(\w+\): (.*)", p).group(1)
-        src = ids[0][0] if ids else "S1.P1"
-        words = [w for w in re.findall(r"[\w.,%-]+", kp) if len(w) > 2]
-        ans = next((w for w in words if re.search(r"\d", w)), words[-1] if words else "yes").strip(".,")
-        q = f"According to the paper, what completes this statement: {kp.replace(ans, '____')}"
-        if "multiple-choice" in p:
-            return json.dumps(
-                dict(
-                    question=q,
-                    answer=ans,
-                    distractors=[f"not {ans}", f"{ans} or more", "neither"],
-                    explanation=f"The paper says: {kp}",
-                    evidence=[src],
-                )
-            )
-        if "true/false" in p:
-            return json.dumps(dict(statement=kp, answer=True, explanation="Stated in the paper.", evidence=[src]))
-        return json.dumps(dict(question=q, answer=ans, explanation=f"The paper says: {kp}", evidence=[src]))
+        return _scripted_question(p, ids)
     if "Which paragraphs of the paper hold the evidence" in p:
         q = p.split("Question:")[-1]
         best = max(ids, key=lambda t: _ovl(q, t[1]))[0] if ids else "S9.P9"
@@ -217,89 +226,100 @@ def _w4_read(q: str, ctx: str, opts):
     return ctx[i + len(pre) :].split()[0].strip(".,") if i >= 0 and ctx[i + len(pre) :].split() else "unknown"
 
 
+def _w4_points(p: str, h: int) -> str:
+    "W4's extraction answer (one window in 50 fails)."
+    if h % 50 == 0:
+        return "Sorry, I cannot extract anything from this passage."
+    head, _, others = p.partition("\n\nOther sections")
+    win, other = _W4_ID.findall(head), _W4_ID.search(others)
+    first = lambda t: _sents(t)[0]
+    kps = [dict(level="factual", statement=first(win[0][1]), paragraphs=[win[0][0]], confidence=0.9)]
+    if len(win) > 1:
+        kps.append(dict(level="conceptual", statement=_sents(win[-1][1])[-1], paragraphs=[win[-1][0]], confidence=0.7))
+    if other:
+        kps.append(
+            dict(
+                level="reasoning",
+                statement=f"{_sents(win[0][1])[2].rstrip('.')} which explains {other.group(1)}.",
+                paragraphs=[win[0][0], other.group(1)],
+                confidence=0.5,
+            )
+        )
+    return json.dumps(dict(knowledge_points=kps))
+
+
+def _w4_question(p: str, h: int) -> str:
+    "W4's generation answer (one in 25 fails; the wording varies with the context)."
+    if h % 25 == 0:
+        return "Here is a question: what does the paper say?"
+    kp = re.search(r"Knowledge point \(\w+\): (.*)", p).group(1)
+    head = " ".join(kp.split()[:3])
+    src = next(
+        (m for m in _W4_ID.finditer(p.partition("Excerpts:\n")[2]) if head in m.group(2)), None
+    )  # the source paragraph
+    words = [w.strip(".,") for w in kp.split()[1:]]
+    ans = next((w for w in words if re.fullmatch(r"\d+\.\d", w)), max(words, key=len))
+    # the wording varies with the context
+    q = f"{_W4_ASK[h % len(_W4_ASK)]} completes this statement: {kp.replace(ans, '____', 1)}"
+    ev = [src.group(1)] if src else []
+    if "multiple-choice" in p:
+        return json.dumps(
+            dict(
+                question=q,
+                answer=ans,
+                distractors=[f"{ans}ase", f"non{ans}", f"{ans}oid"],
+                explanation=f"The paper says: {kp}",
+                evidence=ev,
+            )
+        )
+    if "true/false" in p:
+        false = h % 3 == 0
+        return json.dumps(
+            dict(
+                statement=_W4_ASK_TF[h % 2] + (kp.replace(ans, f"non{ans}", 1) if false else kp),
+                answer=not false,
+                explanation="Stated in the paper.",
+                evidence=ev,
+            )
+        )
+    return json.dumps(dict(question=q, answer=ans, explanation=f"The paper says: {kp}", evidence=ev))
+
+
+def _w4_cite(p: str, h: int) -> str:
+    "W4's answerability answer: the paragraph holding three words of the question (one in 40 fails)."
+    if h % 40 == 1:
+        return "The evidence is somewhere in the paper."
+    paper, _, q = p.partition("\n\nQuestion: ")
+    w = (
+        (q.partition("statement: ")[2] or q.partition("True or false: ")[2].removeprefix(_W4_ASK_TF[1]))
+        .split("\n")[0]
+        .split()
+    )
+    i = next(
+        (
+            i
+            for i in (
+                paper.find(" ".join(w[k : k + 3])) for k in range(len(w) - 2) if "____" not in " ".join(w[k : k + 3])
+            )
+            if i >= 0
+        ),
+        -1,
+    )
+    j = paper.rfind("\n[", 0, i) if i >= 0 else -1  # the paragraph that holds three words of the question
+    cite = paper[j + 2 : paper.index("]", j)] if j >= 0 and h % 8 else "S99.P1"
+    return json.dumps(dict(paragraph_ids=[cite], answer="see the cited paragraph"))
+
+
 def w4_reply(body: dict) -> str:
     "The fake server's answer to any AutoBench prompt for W4 (deterministic; see above)."
     p = body["messages"][-1]["content"]
     h = int(hashlib.sha1(p.encode()).hexdigest()[:8], 16)
     if p.startswith("Extract testable knowledge points"):
-        if h % 50 == 0:
-            return "Sorry, I cannot extract anything from this passage."
-        head, _, others = p.partition("\n\nOther sections")
-        win, other = _W4_ID.findall(head), _W4_ID.search(others)
-        first = lambda t: _sents(t)[0]
-        kps = [dict(level="factual", statement=first(win[0][1]), paragraphs=[win[0][0]], confidence=0.9)]
-        if len(win) > 1:
-            kps.append(
-                dict(level="conceptual", statement=_sents(win[-1][1])[-1], paragraphs=[win[-1][0]], confidence=0.7)
-            )
-        if other:
-            kps.append(
-                dict(
-                    level="reasoning",
-                    statement=f"{_sents(win[0][1])[2].rstrip('.')} which explains {other.group(1)}.",
-                    paragraphs=[win[0][0], other.group(1)],
-                    confidence=0.5,
-                )
-            )
-        return json.dumps(dict(knowledge_points=kps))
+        return _w4_points(p, h)
     if p.startswith("Write an exam question"):
-        if h % 25 == 0:
-            return "Here is a question: what does the paper say?"
-        kp = re.search(r"Knowledge point \(\w+\): (.*)", p).group(1)
-        head = " ".join(kp.split()[:3])
-        src = next(
-            (m for m in _W4_ID.finditer(p.partition("Excerpts:\n")[2]) if head in m.group(2)), None
-        )  # the source paragraph
-        words = [w.strip(".,") for w in kp.split()[1:]]
-        ans = next((w for w in words if re.fullmatch(r"\d+\.\d", w)), max(words, key=len))
-        # the wording varies with the context
-        q = f"{_W4_ASK[h % len(_W4_ASK)]} completes this statement: {kp.replace(ans, '____', 1)}"
-        ev = [src.group(1)] if src else []
-        if "multiple-choice" in p:
-            return json.dumps(
-                dict(
-                    question=q,
-                    answer=ans,
-                    distractors=[f"{ans}ase", f"non{ans}", f"{ans}oid"],
-                    explanation=f"The paper says: {kp}",
-                    evidence=ev,
-                )
-            )
-        if "true/false" in p:
-            false = h % 3 == 0
-            return json.dumps(
-                dict(
-                    statement=_W4_ASK_TF[h % 2] + (kp.replace(ans, f"non{ans}", 1) if false else kp),
-                    answer=not false,
-                    explanation="Stated in the paper.",
-                    evidence=ev,
-                )
-            )
-        return json.dumps(dict(question=q, answer=ans, explanation=f"The paper says: {kp}", evidence=ev))
+        return _w4_question(p, h)
     if "Which paragraphs of the paper hold the evidence" in p:
-        if h % 40 == 1:
-            return "The evidence is somewhere in the paper."
-        paper, _, q = p.partition("\n\nQuestion: ")
-        w = (
-            (q.partition("statement: ")[2] or q.partition("True or false: ")[2].removeprefix(_W4_ASK_TF[1]))
-            .split("\n")[0]
-            .split()
-        )
-        i = next(
-            (
-                i
-                for i in (
-                    paper.find(" ".join(w[k : k + 3]))
-                    for k in range(len(w) - 2)
-                    if "____" not in " ".join(w[k : k + 3])
-                )
-                if i >= 0
-            ),
-            -1,
-        )
-        j = paper.rfind("\n[", 0, i) if i >= 0 else -1  # the paragraph that holds three words of the question
-        cite = paper[j + 2 : paper.index("]", j)] if j >= 0 and h % 8 else "S99.P1"
-        return json.dumps(dict(paragraph_ids=[cite], answer="see the cited paragraph"))
+        return _w4_cite(p, h)
     opts = re.findall(r"^([A-D])\. (.*)$", p, flags=re.M)
     if "which options are correct?" in p:
         ex = p.partition("\n\nQuestion: ")[0]

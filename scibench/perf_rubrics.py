@@ -56,7 +56,7 @@ def naive_intrinsic(generated, reference, taus=TAUS) -> dict:
         out.update({f"precision@{t}": p, f"recall@{t}": r, f"f1@{t}": 2 * p * r / (p + r) if p + r > 0 else 0.0})
     return out
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #f1ed46d7
 def _synthetic_rubric(n: int, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
     verbs = ["Implement", "Train", "Evaluate", "Report", "Plot", "Compute", "Run", "Compare", "Log", "Tune"]
@@ -97,7 +97,7 @@ def _synthetic_rubric(n: int, seed: int) -> list[str]:
         for _ in range(n)
     ]
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #93be6c0a
 def p4_intrinsic(n_pairs: int = 20, n_items: int = 100, n_naive: int = 2, n_embed_pairs: int = 50) -> dict:
     from rouge_score import rouge_scorer
     from scibench.retrieval import embed
@@ -146,7 +146,7 @@ def p4_intrinsic(n_pairs: int = 20, n_items: int = 100, n_naive: int = 2, n_embe
         target=">= 10x",
     )
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #28f49383
 # leaf counts of the 10 real PaperBench trees in shared/data (PaperBench's 20 papers span the same range)
 PB_LEAF_COUNTS = (123, 174, 279, 172, 437, 916, 1963, 206, 275, 921)
 
@@ -207,7 +207,7 @@ W3_FILES = (
 )
 _W3_Q = re.compile(r"reproduction quality: (\d)/4")
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #34ff1a1b
 def _w3_words(rng, chars: int) -> str:
     words = _synthetic_rubric(max(1, chars // 60), int(rng.integers(1 << 30)))
     return " ".join(words)[:chars]
@@ -268,7 +268,7 @@ def w3_rubrics_data(n: int, folder, split: str = "w3", seed: int = 0, leaf_count
     write_json(root / "papers.json", meta)
     return root
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #ab0000a1
 def _w3_hash(*parts) -> int:
     return int(hashlib.sha1("\x00".join(parts).encode()).hexdigest()[:8], 16)
 
@@ -288,7 +288,7 @@ def _w3_items(h: int, n: int | None = None) -> list[dict]:
 def _w3_action(thought: str, tool: str, **kw) -> str:
     return json.dumps(dict(thought=thought, tool=tool, **kw))
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #d83496a1
 def w3_reply(body: dict) -> str:
     """The fake server's answer for W3, for each prompt type of a Rubrics run: a JSON rubric (direct, icl), the agent's
     next action (list, read every page of paper.md and the examples, write the rubric in two parts, finish), a prose
@@ -338,7 +338,7 @@ def w3_reply(body: dict) -> str:
         return _w3_action("done", "finish")
     return _w3_action("read the paper", "read_file", path="paper.md")
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #c7d48419
 def _w3_steps(papers: list[dict], p: dict, obs_chars: int = OBS_CHARS) -> int:
     """Steps of `w3_reply`'s agent on paper `p`: list, every page of paper.md and the example files, write, append,
     finish."""
@@ -351,7 +351,7 @@ def _w3_chain(papers: list[dict], obs_chars: int = OBS_CHARS) -> int:
     run, one grading call."""
     return _w3_steps(papers, papers[0], obs_chars) + 1 + max(_w3_steps(papers, p, obs_chars) for p in papers) + 1
 
-
+# %% ../nbs/96_perf_rubrics.ipynb #0ad8ef24
 def w3_rubrics(
     n: int | None = None,
     settings=None,

@@ -13,46 +13,55 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-import pandas as pd
-from .core import (DataError, data_dir, jsonl_line, project_root, read_json, read_json_records, read_jsonl,
-                           read_text, write_json, write_jsonl, write_text, write_with)
+from . import records as rv
 from .agent import OBS_CHARS, AgentTask, drive, _err, _utf8
+from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
+from .core import (DataError, data_dir, jsonl_line, read_json, read_json_records, read_text, write_json,
+                           write_jsonl, write_text, write_with)
 from .llm import Request, msgs, parse_json, pipeline
 from .metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
-from .report import Estimate, fmt, fmt_ci, fmt_est, save_table, save_figure, reference
-from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, filler, param, register
+from .paperbench import (CATEGORIES, PAPER_AUTO, RETRIEVAL, GradeOpts, _categories, _read_tree, agrade,
+                                 category_shares, checklist_view, download_judge_eval, download_paperbench,
+                                 judge_context, judge_eval, load_paperbench_rubric, paper_summary, paper_view,
+                                 repo_entries, rubric_leaves, to_checklist)
+from .report import Estimate, fmt, fmt_ci, fmt_est
 from .retrieval import DEFAULT_EMBEDDER
-from .runs import complete_runs, run_label, caption
-from .runs import settings as run_settings
-from .paperbench import (CATEGORIES, PAPER_AUTO, GradeOpts, _categories, _read_tree, agrade, category_shares,
-                                 checklist_view, download_judge_eval, download_paperbench, grade, judge_context, judge_eval,
-                                 load_paperbench_rubric, paper_summary, paper_view, repo_entries, rubric_leaves, to_checklist)
+from .rubrics_cli import commands
+from .rubrics_views import (draw_category_shares, draw_importance_hist, judge_eval_block, record_scores,
+                                    record_sections)
+from .runs import complete_runs, run_label
+from .tables import Figure, RunRow, Table, build, write
+
 
 # %% auto #0
-__all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'RETRIEVAL', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
+__all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS', 'METRICS', 'PAPER_CHOICES',
            'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'PAPER_JUDGE', 'PAPER_EMBEDDER_NAME', 'STAGES', 'PAPER_RUN',
-           'PAPER_EMBEDDER', 'JUDGE_EVAL_KEYS', 'SAMPLE_RUBRIC', 'COMMANDS', 'RECORD', 'PAPER', 'RUBRICS', 'split_root',
-           'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
-           'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system',
-           'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill',
-           'agenerate_rubric', 'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map',
-           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'run_protocol', 'strongest_model',
-           'grader_paper', 'run', 'stub_reply', 'data', 'table1', 'embedder_note', 'grader_paper_note',
-           'table_intrinsic', 'table_judge_eval', 'table_stats', 'figure_category_shares', 'figure_importance_hist',
-           'make_tables', 'load_rubric_file', 'CheckArgs', 'GradeArgs', 'check_command', 'grade_command',
-           'fmt_transcript', 'record_sections', 'record_scores', 'paper_numbers', 'judge_eval_block']
+           'TABLE1', 'TABLE2', 'TABLE5_6', 'JUDGE_EVAL_KEYS', 'TABLE_JUDGE_EVAL', 'TABLE_STATS', 'TABLES', 'COMMANDS',
+           'RECORD', 'PAPER', 'RUBRICS', 'split_root', 'load_papers', 'rubric_schema', 'parse_rubric', 'instructions',
+           'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers',
+           'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill',
+           'adistill_skill', 'agenerate_rubric', 'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos',
+           'match_prf', 'embed_map', 'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol',
+           'run_protocol', 'strongest_model', 'grader_paper', 'run', 'stub_reply', 'data', 'embedder_note',
+           'grader_paper_note', 'write_tables', 'load_rubric_file', 'paper_numbers']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
-    return data_dir()/"samples"/"rubrics" if split == "sample" else data_dir()/"paperbench" if split == "paperbench" else data_dir()/split
+    "The folder of a split: the synthetic sample, PaperBench's papers (`make data`), or `data/<split>`."
+    if split == "sample": return data_dir()/"samples"/"rubrics"
+    return data_dir()/"paperbench" if split == "paperbench" else data_dir()/split
 
+# %% ../nbs/20_rubrics.ipynb #7edd2ed8
 def load_papers(split: str = "sample", limit: int|None = None, root=None) -> list[dict]:
     "Papers of a split: id, title, topic category, text, reference rubric (tree and leaves), repositories."
     root = Path(root or split_root(split))
     pdir = root/"papers"
-    if not pdir.exists(): raise FileNotFoundError(f"{pdir} not found: run `make data` to download the PaperBench papers")
-    meta = {m["id"]: m for m in (read_json_records(root/"papers.json", ["id"], {"id": str, "title": str, "category": str}, unique="id") if (root/"papers.json").exists() else [])}
+    if not pdir.exists():
+        raise FileNotFoundError(f"{pdir} not found: run `make data` to download the PaperBench papers")
+    types = {"id": str, "title": str, "category": str}
+    listed = read_json_records(root/"papers.json", ["id"], types, unique="id") if (root/"papers.json").exists() else []
+    meta = {m["id"]: m for m in listed}
     cats = _categories()
     out = []
     for d in sorted(p for p in pdir.iterdir() if p.is_dir()):
@@ -81,6 +90,7 @@ def rubric_schema(max_items: int = 0) -> dict:
     if max_items: arr["maxItems"] = max_items
     return {"type": "object", "properties": {"items": arr}, "required": ["items"]}
 
+# %% ../nbs/20_rubrics.ipynb #b276e769
 def _norm_category(c) -> str|None:
     c = str(c or "").lower()
     if "develop" in c or "implement" in c or c.strip() == "code": return "Code Development"
@@ -97,7 +107,9 @@ def _item(obj) -> tuple[dict|None, str|None]:
     if not 1 <= imp <= 5: return None, f"importance {imp} outside 1-5"
     return dict(criterion=crit, importance=imp, category=_norm_category(obj.get("category"))), None
 
-_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:\[(?P<imp>[1-5])\]|\((?P<imp2>[1-5])\))?\s*(?:\((?P<cat>[^)]*)\))?\s*(?P<crit>.+?)\s*$")
+# %% ../nbs/20_rubrics.ipynb #f81ed901
+_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:\[(?P<imp>[1-5])\]|\((?P<imp2>[1-5])\))?\s*"
+                   r"(?:\((?P<cat>[^)]*)\))?\s*(?P<crit>.+?)\s*$")
 
 def _json_parts(text: str) -> tuple[list|None, str|None]:
     """Items of a text that is one or more JSON values and nothing else (parts written one after another):
@@ -119,44 +131,61 @@ def _json_parts(text: str) -> tuple[list|None, str|None]:
     if not parts: return None, None
     return raw, "json" if len(parts) == 1 else f"json ({len(parts)} parts)"
 
+# %% ../nbs/20_rubrics.ipynb #dddf977d
+def _salvaged(text: str) -> tuple[list|None, str|None]:
+    """Items of a text that is not JSON only: the `items` of a JSON object in it, or every item object found in it
+    when there are more of those (a cut or broken later part) → (items, how); (None, None) when there is neither."""
+    raw, how = None, None
+    obj, _ = parse_json(text)
+    if isinstance(obj, dict) and isinstance(obj.get("items"), list): raw, how = obj["items"], "json"
+    objs = []
+    for m in re.finditer(r"\{[^{}]*\}", text):
+        try: objs.append(json.loads(m.group(0)))
+        except json.JSONDecodeError: pass
+    n_crit = sum(isinstance(o, dict) and "criterion" in o for o in objs)
+    if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
+    return raw, how
+
+
+def _text_lines(text: str) -> list[dict]:
+    "Items written as checklist lines, `- [5] (Code Development) ...`, or as a line that names its `importance: N`."
+    raw = []
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        imp = m and (m.group("imp") or m.group("imp2"))
+        if imp:
+            raw.append(dict(criterion=m.group("crit"), importance=int(imp), category=m.group("cat")))
+            continue
+        m2 = re.search(r"importance\s*[:=]\s*([1-5])", line, re.I)
+        if m2 and len(line) > 20:
+            crit = re.sub(r"[\[(]?importance\s*[:=]\s*[1-5][\])]?", "", line, flags=re.I).strip(" -*|;,")
+            raw.append(dict(criterion=crit, importance=int(m2.group(1)), category=line))
+    return raw
+
+
 def parse_rubric(text: str|None) -> dict:
     "Checklist items from a model answer or a rubric file written in parts → {items, dropped, how, failure}."
     if text is None: return dict(items=[], dropped=[], how=None, failure="no response")
     raw, how = _json_parts(text)
-    if raw is None:
-        obj, _ = parse_json(text)
-        if isinstance(obj, dict) and isinstance(obj.get("items"), list): raw, how = obj["items"], "json"
-        objs = []
-        for m in re.finditer(r"\{[^{}]*\}", text):
-            try: objs.append(json.loads(m.group(0)))
-            except json.JSONDecodeError: pass
-        n_crit = sum(isinstance(o, dict) and "criterion" in o for o in objs)
-        # a cut or broken later part
-        if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
-    if raw is None:
-        raw, how = [], "text lines"
-        for line in text.splitlines():
-            m = _LINE.match(line)
-            imp = m and (m.group("imp") or m.group("imp2"))
-            if not imp:
-                m2 = re.search(r"importance\s*[:=]\s*([1-5])", line, re.I)
-                if m2 and len(line) > 20: raw.append(dict(criterion=re.sub(r"[\[(]?importance\s*[:=]\s*[1-5][\])]?", "", line, flags=re.I).strip(" -*|;,"),
-                                                          importance=int(m2.group(1)), category=line))
-                continue
-            raw.append(dict(criterion=m.group("crit"), importance=int(imp), category=m.group("cat")))
+    if raw is None: raw, how = _salvaged(text)
+    if raw is None: raw, how = _text_lines(text), "text lines"
     items, dropped = [], []
     for o in raw:
         it, why = _item(o)
         if it: items.append(it)
         else: dropped.append(why)
-    return dict(items=items, dropped=dropped, how=how, failure=None if items else f"no valid rubric item ({how}; {len(dropped)} dropped)")
+    return dict(items=items, dropped=dropped, how=how,
+                failure=None if items else f"no valid rubric item ({how}; {len(dropped)} dropped)")
+
 
 # %% ../nbs/20_rubrics.ipynb #7cd43d3e
-SETTINGS = {"direct": "Direct Prompting", "icl": "+In-Context Examples", "agentic": "+Agentic Scaffold", "skill": "+Distilled Skill"}
+SETTINGS = {"direct": "Direct Prompting", "icl": "+In-Context Examples", "agentic": "+Agentic Scaffold",
+            "skill": "+Distilled Skill"}
 
 def instructions(max_items: int = 0) -> str:
     "The instruction set I: checklist format and scoring standard (in every setting; `max_items` adds a cap)."
-    return ("You write evaluation rubrics for paper reproduction. A rubric is a checklist used to grade a code repository "
+    return ("You write evaluation rubrics for paper reproduction. A rubric is a checklist used to grade a code "
+            "repository "
             "that tries to reproduce the paper's experiments. Each item has:\n"
             "- criterion: one specific, checkable requirement (what must be implemented, run, or shown in the results),"
             " one sentence;\n"
@@ -165,6 +194,7 @@ def instructions(max_items: int = 0) -> str:
             "Cover the method's implementation, the experiments that must be executed, and the results that must match."
             + (f" Write at most {max_items} items." if max_items else ""))
 
+# %% ../nbs/20_rubrics.ipynb #30b36c64
 # a human-scale checklist (~83 items of ~130 characters); ~2 of them in all
 EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000
 
@@ -193,7 +223,8 @@ def example_views(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars:
     return out
 
 def _example_block(v: dict) -> str:
-    cut = f" (showing {len(v['items'])} of its {v['total']} items: cut evenly to fit the prompt's example budget)" if len(v["items"]) < v["total"] else ""
+    cut = (f" (showing {len(v['items'])} of its {v['total']} items: cut evenly to fit the prompt's example budget)"
+           if len(v["items"]) < v["total"] else "")
     return (f"### Example rubric for the paper \"{v['title']}\"{cut}\n" + '{"items": [\n'
             + ",\n".join(_item_line(i) for i in v["items"]) + "\n]}")
 
@@ -201,13 +232,16 @@ def examples_text(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars:
     "The in-context examples: each paper's checklist view, the whole set within `max_chars` characters."
     return "\n\n".join(_example_block(v) for v in example_views(examples, n_items, max_chars))
 
+# %% ../nbs/20_rubrics.ipynb #56ffcfb7
 ANSWER_FORMAT = 'Answer with JSON only: {"items": [{"criterion": "...", "importance": 1-5, "category": "..."}, ...]}'
 
 def direct_prompt(paper: dict, max_items: int = 0) -> str:
     return f"{instructions(max_items)}\n\n## Paper\n{paper['text']}\n\n{ANSWER_FORMAT}"
 
-def icl_prompt(paper: dict, examples: list[dict], max_items: int = 0, n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> str:
-    return (f"{instructions(max_items)}\n\n## Examples written by experts for other papers\n{examples_text(examples, n_items, max_chars)}\n\n"
+def icl_prompt(paper: dict, examples: list[dict], max_items: int = 0, n_items: int = EXAMPLE_ITEMS,
+               max_chars: int = EXAMPLE_CHARS) -> str:
+    return (f"{instructions(max_items)}\n\n## Examples written by experts for other "
+            f"papers\n{examples_text(examples, n_items, max_chars)}\n\n"
             f"## Paper\n{paper['text']}\n\n{ANSWER_FORMAT}")
 
 def other_papers(papers: list[dict], pid: str, n: int = 1) -> list[dict]:
@@ -217,51 +251,68 @@ def other_papers(papers: list[dict], pid: str, n: int = 1) -> list[dict]:
     return others[:n]
 
 # %% ../nbs/20_rubrics.ipynb #a1c0f101
-RETRIEVAL = ("bm25", "embedding", "hybrid")
 PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 
 @dataclass
 class RubricsConfig(Config):
-    judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); the embedded model is weak", role=True)
-    settings: list[str] = param(list(SETTINGS), "generation settings to run", choices=SETTINGS)  # noqa: RUF009 (param makes a default_factory)
-    k: int = param(10, "files retrieved per criterion when grading (top-K)")
+    judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); the "
+                                "embedded model is weak", role=True)
+    # param makes a default_factory
+    settings: list[str] = param(list(SETTINGS), "generation settings to run", choices=SETTINGS)  # noqa: RUF009
+    k: int = param(10, "files retrieved per criterion when grading (top-K)", min=1)
     retrieval: str = param("bm25", "how the grader ranks a repository's files for a criterion", choices=RETRIEVAL)
-    max_tokens: int = param(8192, "completion cap of each generation call and agent step (8192: ~160 items of ~150 characters, ~45 tokens each as JSON)")
-    judge_max_tokens: int = param(256, "completion cap of each grading answer")
-    max_items: int = param(0, "most items per generated rubric (longer ones are cut, and counted; 0 = no cap)")
-    max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at obs_chars per step, + 10)")
-    obs_chars: int = param(OBS_CHARS, "longest file read an agent sees per step (characters; it pages on with an offset)")
-    context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the top-K files as fits the judge's context window")
-    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads before the criterion, as PaperBench's judge does: -1 = the whole "
-                             "paper where it fits the judge's context window beside the rest (else omitted, and the "
-                             "run says so); "
-                             "N > 0 = its first N characters (where they fit); 0 = none")
-    n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)")
-    example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about this many nodes)")
-    example_chars: int = param(EXAMPLE_CHARS, "character budget of the whole example set (items beyond it are cut evenly; 0 = none)")
-    skill_model: str = param("", "model that distils the skill document (setting skill); empty = the strongest configured model "
+    max_tokens: int = param(8192, "completion cap of each generation call and agent step (8192: ~160 items of ~150 "
+                                  "characters, ~45 tokens each as JSON)", min=1, max=1_000_000)
+    judge_max_tokens: int = param(256, "completion cap of each grading answer", min=1, max=1_000_000)
+    max_items: int = param(0, "most items per generated rubric (longer ones are cut, and counted; 0 = no cap)", min=0)
+    max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at "
+                              "obs_chars per step, + 10)", min=0)
+    obs_chars: int = param(OBS_CHARS,
+                           "longest file read an agent sees per step (characters; it pages on with an offset)", min=1)
+    context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the "
+                                  "top-K files as fits the judge's context window", min=0)
+    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads before the criterion, as PaperBench's "
+                             "judge does: -1 = the whole paper where it fits the judge's context window beside the "
+                             "rest (else omitted, and the run says so); N > 0 = its first N characters (where they "
+                             "fit); 0 = none", min=-1)
+    n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)", min=0)
+    example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about "
+                               "this many nodes)", min=1)
+    example_chars: int = param(EXAMPLE_CHARS,
+                               "character budget of the whole example set (items beyond it are cut evenly; 0 = none)",
+                               min=0)
+    skill_model: str = param("", "model that distils the skill document (setting skill); empty = the strongest "
+                                 "configured model "
                              "(highest price_out among model and judge; the model under test when equal)", role=True)
     skill_paper: str = param("", "paper the skill is distilled on (empty = the split's first paper)")
     skill_file: str = param("", "read the skill document from this file instead of distilling it")
-    temperature: float = param(0.0, "sampling temperature of the generation")
-    judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split has cases")
-    embedder: str = param(DEFAULT_EMBEDDER, "embedding model of the intrinsic matching: a sentence-transformers name or path, "
+    temperature: float = param(0.0, "sampling temperature of the generation", min=0, max=2)
+    judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split "
+                                   "has cases")
+    embedder: str = param(DEFAULT_EMBEDDER,
+                          "embedding model of the intrinsic matching: a sentence-transformers name or path, "
                           "or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is not "
                           "comparable across embedders")
-    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in PAPER_CHOICES) or "
-                          "scibench (ours; today the same requests, differences in SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
+    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in "
+                          "PAPER_CHOICES) or scibench (ours; today the same requests, differences in "
+                          "SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
 
+# %% ../nbs/20_rubrics.ipynb #60a6194b
 def _validate(cfg: RubricsConfig) -> None:
     "Checks across parameters (a bad config stops before any call)."
-    if cfg.paper_chars < -1: raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got {cfg.paper_chars}")
+    if cfg.paper_chars < -1:
+        raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got "
+                          f"{cfg.paper_chars}")
     for k in ("max_items", "max_steps", "example_chars"):
         if getattr(cfg, k) < 0: raise ConfigError(f"parameter '{k}' must be >= 0, got {getattr(cfg, k)}")
     for k, lo in (("obs_chars", 200), ("example_items", 1), ("max_tokens", 1)):
         if getattr(cfg, k) < lo: raise ConfigError(f"parameter '{k}' must be >= {lo}, got {getattr(cfg, k)}")
     if cfg.skill_model and ("skill" not in cfg.settings or cfg.skill_file):
-        raise ConfigError(f"skill_model {cfg.skill_model!r} would not be used (" + ("skill_file is given" if cfg.skill_file else
-                          "setting 'skill' is not run") + "): leave skill_model empty, so that it is neither resolved nor pinged")
-    if not cfg.embedder.strip() or cfg.embedder.strip() in ("openai:", "openai"): raise ConfigError(f"parameter 'embedder': {cfg.embedder!r} names no model")
+        why = "skill_file is given" if cfg.skill_file else "setting 'skill' is not run"
+        raise ConfigError(f"skill_model {cfg.skill_model!r} would not be used ({why}): leave skill_model empty, so "
+                          "that it is neither resolved nor pinged")
+    if not cfg.embedder.strip() or cfg.embedder.strip() in ("openai:", "openai"):
+        raise ConfigError(f"parameter 'embedder': {cfg.embedder!r} names no model")
 
 def _grading(cfg: RubricsConfig, stage: str = "grade") -> GradeOpts:
     "The grader's options from the config, its requests tagged `stage`."
@@ -298,16 +349,19 @@ def agent_task(max_items: int = 0, steps: int|None = None, paper_chars: int|None
             'Each part is JSON lines, one item per line: {"criterion": "...", "importance": 1-5, "category": "..."}. '
             "Then finish.")
 
+# %% ../nbs/20_rubrics.ipynb #04af32b9
 FORCE_WRITE = ("The step limit is reached: this is your last action. Write the rubric now: answer with write_file "
                f"(or append_file, to add to what {RUBRIC_FILE} already holds) for {RUBRIC_FILE}, with the items you "
                "have. "
                "Nothing else will be run.")
-FINISH_WRITE = (f"You called finish, but {RUBRIC_FILE} does not exist: the task is done only when it holds the rubric. This is "
+FINISH_WRITE = (f"You called finish, but {RUBRIC_FILE} does not exist: the task is done only when it holds the "
+                f"rubric. This is "
                 f"your last action: answer with write_file for {RUBRIC_FILE}, with every item of your rubric. Nothing "
                 "else will be run.")
 
 def _example_file(v: dict) -> str:
-    return json.dumps({"title": v["title"], "note": f"{len(v['items'])} of {v['total']} items" if len(v["items"]) < v["total"] else None,
+    return json.dumps({"title": v["title"],
+                       "note": f"{len(v['items'])} of {v['total']} items" if len(v["items"]) < v["total"] else None,
                        "items": v["items"]}, indent=0, ensure_ascii=False)
 
 def agent_steps(paper: dict, examples: list[dict], obs_chars: int = OBS_CHARS, max_steps: int = 0,
@@ -315,10 +369,12 @@ def agent_steps(paper: dict, examples: list[dict], obs_chars: int = OBS_CHARS, m
     """The step budget: `max_steps`, or (0 = auto) one reading of the paper and the example files at `obs_chars` per
     step + `WRITE_STEPS`."""
     if max_steps: return max_steps
-    reads = -(-len(paper["text"]) // obs_chars) + sum(-(-len(_example_file(v)) // obs_chars) for v in example_views(examples, n_items, max_chars))
+    views = example_views(examples, n_items, max_chars)
+    reads = -(-len(paper["text"]) // obs_chars) + sum(-(-len(_example_file(v)) // obs_chars) for v in views)
     return reads + WRITE_STEPS
 
-def make_workspace(path, paper: dict, examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> Path:
+def make_workspace(path, paper: dict, examples: list[dict], n_items: int = EXAMPLE_ITEMS,
+                   max_chars: int = EXAMPLE_CHARS) -> Path:
     "A fresh workspace holding the paper and the example rubrics (the in-context examples' checklist views and budget)."
     ws = Path(path)
     if ws.exists(): shutil.rmtree(ws)
@@ -328,19 +384,21 @@ def make_workspace(path, paper: dict, examples: list[dict], n_items: int = EXAMP
         (ws/"examples"/f"{v['id']}.json").write_text(_example_file(v), encoding="utf-8")
     return ws
 
-
+# %% ../nbs/20_rubrics.ipynb #4a26a053
 def _agent_result(a: dict, budget: int) -> dict:
     "The rubric an agent run `a` (`drive`) left in `rubric.json`, and why (or why there is none)."
     ended, forced, steps, text = a["ended"], a["forced"], a["steps"], a["text"]
-    limit = f"step limit of {budget} steps hit" if ended == "step limit" else f"finish after {steps} steps without {RUBRIC_FILE}"
+    limit = (f"step limit of {budget} steps hit" if ended == "step limit" else
+             f"finish after {steps} steps without {RUBRIC_FILE}")
     if text is not None: parsed = parse_rubric(text)
     else:
         why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
         parsed = dict(items=[], dropped=[], how=None, failure=f"agent wrote no {RUBRIC_FILE} ({why})")
     note = None
     if forced and parsed["items"]:
-        note = (f"{limit} without finish" if ended == "step limit" else limit) + f": the rubric is what {RUBRIC_FILE} held " + \
-               ("after the forced final write" if a["wrote"] else f"({a['nothing']})")
+        held = "after the forced final write" if a["wrote"] else f"({a['nothing']})"
+        note = (f"{limit} without finish" if ended == "step limit" else limit) + \
+            f": the rubric is what {RUBRIC_FILE} held {held}"
     elif forced and text is not None: parsed["failure"] = f"{parsed['failure']}; {limit}"
     failure = a["failure"]
     return dict(items=parsed["items"], dropped=parsed["dropped"], how=parsed["how"],
@@ -348,6 +406,7 @@ def _agent_result(a: dict, budget: int) -> dict:
                 steps=steps, budget=budget, ended=ended, forced=forced, note=note, transcript=a["transcript"],
                 final=a["final"])
 
+# %% ../nbs/20_rubrics.ipynb #9cd06a13
 async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None,
                      skill: str|None = None, extra_turn: str|None = None, stages=("generate", "agent")) -> dict:
     """Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}, with
@@ -363,7 +422,8 @@ async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: Rub
     return _agent_result(await drive(llm, ws, mem, task), budget)
 
 # %% ../nbs/20_rubrics.ipynb #c25c7425
-SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpose skill document (markdown, at most 400 words) "
+SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpose skill document (markdown, at most "
+                 "400 words) "
                  "that teaches another model how to write rubrics for any paper: your step-by-step procedure, the "
                  "heuristics "
                  "you used to choose criteria and their granularity, how you assigned importance scores and categories,"
@@ -371,7 +431,8 @@ SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpos
                  "and mistakes to avoid. Do not mention this specific paper.")
 
 SKILL_MIN_WORDS = 40
-_REPLY = re.compile(r"\b(i'?m ready to|i am ready to|ready to help|how can i (help|assist)|i can(not|'t) (help|assist|do|write)|"
+_REPLY = re.compile(r"\b(i'?m ready to|i am ready to|ready to help|how can i (help|assist)|i can(not|'t) "
+                    r"(help|assist|do|write)|"
                     r"as an ai\b|i'?m sorry|i apologi[sz]e|sure[,!] here|please provide)", re.I)
 
 def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
@@ -387,7 +448,8 @@ def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
         prose.append(s[pos:m.start()]); objs.append(v); pos = end
     prose = " ".join(prose + [s[pos:]])
     words = len(re.findall(r"[A-Za-z]{2,}", prose))
-    action = next((o for o in objs if isinstance(o, dict) and ({"tool", "action", "function", "tool_calls"} & set(o))), None)
+    action = next((o for o in objs if isinstance(o, dict) and ({"tool", "action", "function", "tool_calls"} & set(o))),
+                  None)
     if action is not None and words < min_words:
         return f"a JSON action / tool call (keys {', '.join(sorted(map(str, action)))}), not a prose skill document"
     if objs and words < min_words: return "a JSON value, not a prose skill document"
@@ -396,17 +458,20 @@ def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
     if words < min_words: return f"too short: {words} words of prose (at least {min_words})"
     return None
 
+# %% ../nbs/20_rubrics.ipynb #21b104ee
 async def adistill_skill(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None) -> dict:
     """Run the agentic scaffold on `paper` with the strong model, then ask for the skill document → {skill, failure,
     run}; never raises. Its first request is a first-stage one (`generate`), the others the `distill` stage."""
     try: a = await arun_agent(llm, paper, examples, workspace, cfg, None, SKILL_REQUEST, ("generate", "distill"))
-    except Exception as e: return _distill_failed(e)     # noqa: BLE001 (a broken distillation is a failure of setting 4, not of the run)
+    # a broken distillation is a failure of setting 4, not of the run
+    except Exception as e: return _distill_failed(e)  # noqa: BLE001
     return _skill_of(a)
 
 def _distill_failed(e: Exception) -> dict:
     why = _err(e)
     return dict(skill=None, failure=f"distillation failed: {why}",
-                run=dict(items=[], dropped=[], how=None, failure=why, request_failure=None, steps=0, ended="error", transcript=[], final=None))
+                run=dict(items=[], dropped=[], how=None, failure=why, request_failure=None, steps=0, ended="error",
+                         transcript=[], final=None))
 
 def _skill_of(a: dict) -> dict:
     "The distillation's result from the agent run `a`: its last answer, checked."
@@ -418,12 +483,14 @@ def _skill_of(a: dict) -> dict:
 
 # %% ../nbs/20_rubrics.ipynb #15c49444
 def _failed(p, setting: str, why: str) -> dict:
-    return dict(paper=p.get("id") if isinstance(p, dict) else str(p), setting=setting, items=[], dropped=[], how=None, failure=why)
+    return dict(paper=p.get("id") if isinstance(p, dict) else str(p), setting=setting, items=[], dropped=[], how=None,
+                failure=why)
 
 def _gen_record(p: dict, setting: str, r: dict) -> dict:
     """A direct / icl rubric record from its answer `r` (a failed request or an unparsable answer is a failure with its
     reason)."""
-    parsed = parse_rubric(r["text"]) if r["ok"] else dict(items=[], dropped=[], how=None, failure=f"request failed: {r['error']}")
+    parsed = parse_rubric(r["text"]) if r["ok"] else dict(items=[], dropped=[], how=None,
+                                                          failure=f"request failed: {r['error']}")
     fail = parsed["failure"]
     if fail and r.get("finish_reason") == "length": fail += " (answer cut at max_tokens)"
     return dict(paper=p["id"], setting=setting, items=parsed["items"], dropped=parsed["dropped"], how=parsed["how"],
@@ -437,13 +504,16 @@ def _gen_request(papers: list[dict], p: dict, setting: str, cfg: RubricsConfig) 
     return Request(msgs(pr), max_tokens=cfg.max_tokens, temperature=cfg.temperature,
                    schema=rubric_schema(cfg.max_items), stage="generate")
 
+# %% ../nbs/20_rubrics.ipynb #39b88a95
 def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
     """An agentic / skill rubric record from the agent run `a`; its transcript is saved under
     `transcripts/<setting>/<paper>.json`."""
     out_dir = Path(out_dir)
     tp = out_dir/"transcripts"/setting/f"{p['id']}.json"
-    write_json(tp, _utf8(dict(paper=p["id"], setting=setting, model=llm.spec.name, skill=skill if setting == "skill" else None, **a)))
-    return _utf8(dict(paper=p["id"], setting=setting, items=a["items"], dropped=a["dropped"], how=a["how"], failure=a["failure"],
+    write_json(tp, _utf8(dict(paper=p["id"], setting=setting, model=llm.spec.name,
+                              skill=skill if setting == "skill" else None, **a)))
+    return _utf8(dict(paper=p["id"], setting=setting, items=a["items"], dropped=a["dropped"], how=a["how"],
+                      failure=a["failure"],
                       steps=a["steps"], budget=a["budget"], ended=a["ended"], forced=a["forced"], note=a["note"],
                       transcript=str(tp.relative_to(out_dir))))
 
@@ -486,7 +556,8 @@ def rubric_stats(items: list[dict]) -> dict:
     "count, mean length (chars, tokens), importance histogram 1–5, category shares."
     crit = [i["criterion"] for i in items]
     imps = [i["importance"] for i in items]
-    hist = {str(s): sum(1 for x in imps if x == s) for s in range(1, 6)} if all(isinstance(x, int) for x in imps) else None
+    ints = all(isinstance(x, int) for x in imps)
+    hist = {str(s): sum(1 for x in imps if x == s) for s in range(1, 6)} if ints else None
     return dict(count=len(items), len_chars=float(np.mean([len(c) for c in crit])) if crit else None,
                 len_tokens=float(np.mean(count_tokens(crit))) if crit else None, importance_hist=hist,
                 category_shares=category_shares(items) if items else {})
@@ -496,7 +567,8 @@ def max_rouge(generated: list[str], reference: list[str], toks: dict|None = None
     """Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items (`toks`: tokens by
     text, if known)."""
     if not generated or not reference: return float("nan"), float("nan")
-    r1, rl = rouge_matrices(generated, reference, *([toks[x] for x in generated], [toks[x] for x in reference]) if toks else ())
+    r1, rl = rouge_matrices(generated, reference, *([toks[x] for x in generated],
+                                                    [toks[x] for x in reference]) if toks else ())
     return float(r1.max(1).mean()), float(rl.max(1).mean())
 
 def prf_from_cos(C: np.ndarray, tau: float) -> tuple[float, float, float]:
@@ -504,7 +576,9 @@ def prf_from_cos(C: np.ndarray, tau: float) -> tuple[float, float, float]:
     p, r = float(M.any(1).mean()), float(M.any(0).mean())
     return p, r, (2 * p * r / (p + r) if p + r > 0 else 0.0)
 
-def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=None, embedder: str|None = None) -> tuple[float, float, float]:
+# %% ../nbs/20_rubrics.ipynb #a40197db
+def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=None,
+              embedder: str|None = None) -> tuple[float, float, float]:
     """Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (embeddings of `embedder`, see
     `retrieval.embed`)."""
     from scibench.retrieval import embed
@@ -522,6 +596,7 @@ def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
     if cache is None or cache is False: return dict(zip(u, embed(u, model=embedder)))
     return dict(zip(u, embed_cached(u, model=embedder, cache=None if cache is True else cache)))
 
+# %% ../nbs/20_rubrics.ipynb #30c2cad8
 def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None,
               toks: dict|None = None) -> dict:
     """All intrinsic metrics of one (generated, reference) pair, each list embedded and tokenized once (or looked up
@@ -535,7 +610,8 @@ def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|N
         C = np.stack([e[t] for t in generated]) @ np.stack([e[t] for t in reference]).T
         for t in taus: out.update(zip((f"precision@{t}", f"recall@{t}", f"f1@{t}"), prf_from_cos(C, t)))
     else:
-        for t in taus: out.update({f"precision@{t}": float("nan"), f"recall@{t}": float("nan"), f"f1@{t}": float("nan")})
+        for t in taus:
+            out.update({f"precision@{t}": float("nan"), f"recall@{t}": float("nan"), f"f1@{t}": float("nan")})
     return out
 
 # %% ../nbs/20_rubrics.ipynb #f914275f
@@ -581,16 +657,19 @@ def summarize(records: list[dict], settings) -> dict:
             for k in METRICS: d[k] = _mean_ci([r["intrinsic"].get(k) for r in ok])
             for c in ("spearman", "pearson"):
                 vals = [r["extrinsic"][c] for r in ok]
-                d[c] = _mean_ci(vals); d[c]["skipped_papers"] = sum(1 for v in vals if v is None or np.isnan(v)) + len(rs) - len(ok)
+                d[c] = _mean_ci(vals)
+                d[c]["skipped_papers"] = sum(1 for v in vals if v is None or np.isnan(v)) + len(rs) - len(ok)
         out[s] = d
     return out
 
+# %% ../nbs/20_rubrics.ipynb #08f49424
 def _nan_none(x):
     if isinstance(x, dict): return {k: _nan_none(v) for k, v in x.items()}
     if isinstance(x, list): return [_nan_none(v) for v in x]
     if isinstance(x, float) and np.isnan(x): return None
     return x
 
+# %% ../nbs/20_rubrics.ipynb #ab1bd2b4
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
 PAPER_CHOICES = (
     "prompts: Appendix A's prompts are figures, not in the paper's text; the instructions I, the in-context layout, "
@@ -626,7 +705,8 @@ PAPER_GAPS = (
     "the paper's in-context examples and Human Annotation row are human-rewritten checklists: not reproducible, "
     "PaperBench trees instead")
 # protocol `scibench` sends the same requests as `paper` today; what it stands for
-SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper is silent are "
+SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper "
+                        "is silent are "
                         "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
 PAPER_K, PAPER_JUDGE, PAPER_EMBEDDER_NAME = 10, "GPT-4o-mini", "Qwen3-Embedding-8B"
 
@@ -637,11 +717,15 @@ def protocol_notes(cfg) -> dict:
     notes = []
     if cfg.protocol == "paper":
         if cfg.k != PAPER_K: notes.append(f"k={cfg.k} (the paper: top-K = {PAPER_K} files per criterion)")
-        if PAPER_JUDGE.lower() not in str(cfg.judge).lower(): notes.append(f"judge={cfg.judge} (the paper: {PAPER_JUDGE})")
-        if "qwen3-embedding-8b" not in cfg.embedder.lower(): notes.append(f"embedder={cfg.embedder} (the paper: {PAPER_EMBEDDER_NAME})")
+        if PAPER_JUDGE.lower() not in str(cfg.judge).lower():
+            notes.append(f"judge={cfg.judge} (the paper: {PAPER_JUDGE})")
+        if "qwen3-embedding-8b" not in cfg.embedder.lower():
+            notes.append(f"embedder={cfg.embedder} (the paper: {PAPER_EMBEDDER_NAME})")
         if cfg.max_items: notes.append(f"max_items={cfg.max_items}: rubrics cut (the paper: no cap)")
-        if list(cfg.settings) != list(SETTINGS): notes.append(f"settings={','.join(cfg.settings)} (the paper: all four)")
-        if cfg.skill_file and "skill" in cfg.settings: notes.append(f"skill_file={cfg.skill_file}: the skill is read, not distilled in this run")
+        if list(cfg.settings) != list(SETTINGS):
+            notes.append(f"settings={','.join(cfg.settings)} (the paper: all four)")
+        if cfg.skill_file and "skill" in cfg.settings:
+            notes.append(f"skill_file={cfg.skill_file}: the skill is read, not distilled in this run")
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
     return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
 
@@ -654,6 +738,7 @@ def run_protocol(c: dict) -> str:
     "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
     return c.get("protocol") or "paper (before issue 18)"
 
+# %% ../nbs/20_rubrics.ipynb #9135c175
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
     """The model that distils the skill → (name, why): `skill_model`, else the configured model with the highest
     `price_out` (ties: the model under test)."""
@@ -664,7 +749,8 @@ def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
     if all(v == top for v in price.values()):
         return names[0], f"skill_model empty and {', '.join(names)} have the same price_out: the model under test"
     n = next(n for n in names if price[n] == top)
-    return n, f"skill_model empty: the strongest configured model (highest price_out, {top:g} USD per 1M tokens, among {', '.join(names)})"
+    return n, (f"skill_model empty: the strongest configured model (highest price_out, {top:g} USD per 1M tokens, "
+               f"among {', '.join(names)})")
 
 def _skill_source(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
     """What setting 4's skill document comes from, checked before any call: `skill_file` (read and checked now → {skill,
@@ -696,30 +782,39 @@ async def _askill(cfg: RubricsConfig, out: Path, papers: list[dict], src: dict) 
     if skill: write_text(out/"skill.md", skill)
     return skill, failure, info
 
+# %% ../nbs/20_rubrics.ipynb #4640e720
 def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dict, toks: dict) -> dict:
     "One (setting, paper) record: the rubric (or why there is none), its statistics, repository scores and metrics."
     items = g["items"]
-    rs = {rn: {kk: v for kk, v in scores[(s, p["id"], rn)].items() if kk != "verdicts"} for rn in p["repos"]} if items else {}
+    graded = {rn: scores[(s, p["id"], rn)] for rn in p["repos"]} if items else {}
+    rs = {rn: {kk: v for kk, v in x.items() if kk != "verdicts"} for rn, x in graded.items()}
     rec = dict(id=f"{s}/{p['id']}", failure=g["failure"], setting=s, paper=p["id"], category=p["category"],
-               model=cfg.model if s != "reference" else "PaperBench", judge=cfg.judge, items=items, dropped=g.get("dropped"),
+               model=cfg.model if s != "reference" else "PaperBench", judge=cfg.judge, items=items,
+               dropped=g.get("dropped"),
                truncated=g.get("truncated", 0), how=g.get("how"), transcript=g.get("transcript"), steps=g.get("steps"),
                budget=g.get("budget"), forced=g.get("forced", False), note=g.get("note"), embedder=cfg.embedder,
                stats=rubric_stats(items), repo_scores=rs)
     if s != "reference" and items:
-        rec["intrinsic"] = intrinsic([i["criterion"] for i in items], [l["requirements"] for l in p["leaves"]], emb=emb, toks=toks)
-        rec["extrinsic"] = extrinsic([rs[rn]["score"] for rn in p["repos"]], [scores[("reference", p["id"], rn)]["score"] for rn in p["repos"]])
+        rec["intrinsic"] = intrinsic([i["criterion"] for i in items], [l["requirements"] for l in p["leaves"]],
+                                     emb=emb, toks=toks)
+        ref = [scores[("reference", p["id"], rn)]["score"] for rn in p["repos"]]
+        rec["extrinsic"] = extrinsic([rs[rn]["score"] for rn in p["repos"]], ref)
     return _nan_none(rec)
 
+# %% ../nbs/20_rubrics.ipynb #03590d15
 def grader_paper(spec, papers: list[dict], cfg: RubricsConfig) -> dict:
     """What the judge `spec` reads of each paper (`paper_view`, decided once per paper) → {paper_chars, context
     (tokens), papers {id: {chars, shown, note}}, note (one line, e.g. `paper omitted (judge context 8192 tokens):
     tsls (...)`)}: printed by the run, recorded in `meta.json` (`provenance`) and `scores.json`, and named in the
     tables' captions."""
-    views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None, cfg.paper_chars)
+    views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None,
+                                 cfg.paper_chars)
              for p in papers}
-    return dict(paper_chars=cfg.paper_chars, context=judge_context(spec), papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
+    return dict(paper_chars=cfg.paper_chars, context=judge_context(spec),
+                papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
                 for k, v in views.items()}, note=paper_summary(views))
 
+# %% ../nbs/20_rubrics.ipynb #e8b46351
 def _judge_eval(cfg: RubricsConfig, judge_llm, papers: list[dict], d: Path) -> dict:
     "JudgeEval where the split has cases (its own stage) → the summary's `judge_eval` keys; `judge_eval.jsonl` written."
     if not (cfg.judge_eval and (split_root(cfg.split)/"judge_eval").exists()): return {}
@@ -728,6 +823,14 @@ def _judge_eval(cfg: RubricsConfig, judge_llm, papers: list[dict], d: Path) -> d
     write_jsonl(d/"judge_eval.jsonl", recs)
     cases = {k: v for k, v in je.items() if k != "metrics"}
     return dict(judge_eval=_nan_none(je["metrics"]), judge_eval_cases=_nan_none(cases))
+
+# %% ../nbs/20_rubrics.ipynb #a51fdb9e
+def _cut(g: dict, max_items: int) -> dict:
+    "Rubric `g` cut to `max_items` items (0 = no cap), the items cut counted in `truncated`."
+    if max_items and len(g["items"]) > max_items:
+        g["truncated"] = len(g["items"]) - max_items; g["items"] = g["items"][:max_items]
+    return g
+
 
 def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|None) -> tuple[dict, dict, dict, dict]:
     """One pipeline over (setting, paper), the reference rubric first: a rubric is graded as soon as it exists, its
@@ -748,9 +851,7 @@ def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|N
         if s == "reference": g = dict(items=to_checklist(p["leaves"]), failure=None, dropped=[])
         else:
             skill, skill_failure, _ = await skill_task() if s == "skill" else (None, None, None)
-            g = await agenerate_rubric(gen_llm, papers, p, s, d, cfg, skill, skill_failure)
-            if cfg.max_items and len(g["items"]) > cfg.max_items:
-                g["truncated"] = len(g["items"]) - cfg.max_items; g["items"] = g["items"][:cfg.max_items]
+            g = _cut(await agenerate_rubric(gen_llm, papers, p, s, d, cfg, skill, skill_failure), cfg.max_items)
         if not g["items"]: return g, {}
         jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
         graded = await asyncio.gather(*(agrade(judge_llm, job, _grading(cfg), indexes, st["ahead"]) for job in jobs))
@@ -762,7 +863,8 @@ def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|N
             (s, p), (g, graded) = todo[i], res
             gens[(s, p["id"])] = g
             for rn, x in graded.items():
-                f.write(jsonl_line(dict(setting=s, paper=p["id"], repo=rn, **x, items=slim(g["items"]))).encode("utf-8"))
+                f.write(jsonl_line(dict(setting=s, paper=p["id"], repo=rn, **x,
+                                        items=slim(g["items"]))).encode("utf-8"))
                 scores[(s, p["id"], rn)] = {k: v for k, v in x.items() if k not in ("verdicts", "paper_seen")}
         llms = {f"rubrics {gen_llm.spec.name}": gen_llm, f"grade {judge_llm.spec.name}": judge_llm}
         if src is not None and "llm" in src and src["llm"] is not gen_llm: llms[f"skill {src['model']}"] = src["llm"]
@@ -770,6 +872,7 @@ def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|N
     write_with(d/"grades.jsonl", write_grades)
     return gens, scores, indexes, st
 
+# %% ../nbs/20_rubrics.ipynb #60e38edd
 def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     """The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7
     and Spearman. Planning (`ctx.planning`): no embedder check and, after the last call (JudgeEval), no metrics."""
@@ -784,7 +887,8 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     ctx.provenance["grader paper"] = seen["note"]
     gens, scores, indexes, st = _generate_and_grade(cfg, ctx, papers, src)
     order = {str(rp): n for n, rp in enumerate(rp for p in papers for rp in p["repos"].values())}
-    write_json(d/"repos.json", [ix.report for _, ix in sorted(indexes.items(), key=lambda kv: order.get(kv[0][0], len(order)))])
+    write_json(d/"repos.json", [ix.report for _, ix in sorted(indexes.items(),
+                                                              key=lambda kv: order.get(kv[0][0], len(order)))])
     je = _judge_eval(cfg, judge_llm, papers, d)
     if ctx.planning: return []
     skill, skill_failure, skill_info = st["skill"].result() if "skill" in st else (None, None, {})
@@ -792,9 +896,11 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     texts += [l["requirements"] for p in papers for l in p["leaves"]]
     emb = embed_map(texts, cfg.embedder, cache=True)
     toks: dict = {}      # ROUGE tokens of each text, shared by every setting
-    records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb, toks) for s in ["reference"] + cfg.settings for p in papers]
+    records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb,
+                       toks) for s in ["reference"] + cfg.settings for p in papers]
     write_jsonl(d/"records.jsonl", records)
-    summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder, grader_paper=seen,
+    summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder,
+                   grader_paper=seen,
                    skill=dict(used="skill" in cfg.settings and skill is not None, failure=skill_failure,
                               chars=len(skill) if skill else 0, **skill_info), **je)
     write_json(d/"scores.json", summary)
@@ -849,6 +955,7 @@ def stub_reply(body: dict) -> str:
     if act["tool"] == "write_file": return _stub_action("finish")
     return _stub_action("read_file", path="paper.md")
 
+# %% ../nbs/20_rubrics.ipynb #870cd937
 STAGES = [Stage("generate", "model", "one request per direct / icl rubric; the first turn of each agent run (agentic, "
                 "a skill_file's skill, the distillation): the requests that need no earlier answer"),
           Stage("agent", "model", "every later agent step, the forced final write"),
@@ -861,369 +968,216 @@ def data(cfg: RubricsConfig) -> list[Path]:
     JudgeEval cases are optional."""
     return [split_root(cfg.split)/"papers"]
 
-# %% ../nbs/20_rubrics.ipynb #f9349545
-PAPER_RUN = "PaperBench (20 papers)"     # the `run` of the paper's published rows
+# %% ../nbs/20_rubrics.ipynb #326aec67
+PAPER_RUN = "PaperBench (20 papers)"  # the `run` of the paper's published rows
 
-def _our_rows():
-    "(run folder, its config, setting key, the setting's summary) for every setting of every complete run."
-    for d in complete_runs("rubrics"):
-        c, s = read_json(d/"meta.json")["config"], read_json(d/"scores.json")
-        for key, v in s["settings"].items(): yield d, c, key, v
-
-def table1() -> pd.DataFrame:
-    rows = []
-    for d, c, key, v in _our_rows():
-        ref = key == "reference"
-        rows.append({"source": "scibench", "run": run_label(d), "settings": run_settings(d), "protocol": run_protocol(c), "setting": v["label"],
-                     "backbone": "PaperBench" if ref else c["model"], "judge": c["judge"],
-                     "spearman": "–" if ref else fmt_est(v["spearman"]), "pearson": "–" if ref else fmt_est(v["pearson"]),
-                     "papers (skipped)": str(v["papers"]) if ref else f"{v['papers']} ({v['spearman']['skipped_papers']})",
-                     "avg count": fmt(v["count"]["mean"]), "avg len": fmt(v["len_chars"]["mean"]), "avg tokens": fmt(v["len_tokens"]["mean"]),
-                     "gen. failures": v["generation_failures"], "grading failures": f"{v['grading_failures']}/{v['grading_verdicts']}"})
-    for _, r in reference("rubrics_table1_extrinsic").iterrows():
-        rows.append({"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "setting": r["setting"],
-                     "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–",
-                     "judge": "GPT-4o-mini", "spearman": fmt(r["spearman"]), "pearson": fmt(r["pearson"]), "papers (skipped)": "20",
-                     "avg count": fmt(r["avg_count"]), "avg len": fmt(r["avg_len_chars"]), "avg tokens": fmt(r["avg_tokens"]),
-                     "gen. failures": "–", "grading failures": "–"})
-    return pd.DataFrame(rows)
-
-PAPER_EMBEDDER = "Qwen3-Embedding-8B"    # the paper's matching model
 
 def _embedder_of(c: dict) -> str:
     "A run's embedder (runs before the parameter existed used the default)."
     return c.get("embedder") or DEFAULT_EMBEDDER
 
+# %% ../nbs/20_rubrics.ipynb #1e2954b6
+def _table1_rows(r: RunRow) -> list[dict]:
+    "Run `r`'s Table 1 rows: per setting, extrinsic alignment (none for the reference), statistics, failures."
+    rows = []
+    for key, v in r.scores["settings"].items():
+        ref, sp = key == "reference", v.get("spearman")
+        rows.append({"protocol": run_protocol(r.config), "setting": v["label"],
+                     "backbone": "PaperBench" if ref else r.config["model"],
+                     "spearman": "–" if ref else fmt_est(sp), "pearson": "–" if ref else fmt_est(v["pearson"]),
+                     "papers (skipped)": str(v["papers"]) if ref else f"{v['papers']} ({sp['skipped_papers']})",
+                     "avg count": fmt(v["count"]["mean"]), "avg len": fmt(v["len_chars"]["mean"]),
+                     "avg tokens": fmt(v["len_tokens"]["mean"]), "gen. failures": v["generation_failures"],
+                     "grading failures": f"{v['grading_failures']}/{v['grading_verdicts']}"})
+    return rows
+
+
+TABLE1 = Table(
+    "rubrics_table1",
+    lambda runs: "Rubrics: extrinsic alignment (mean over papers [95% CI]; (n=...) under 10 papers) and rubric "
+    "statistics; failures counted (paper: Table 1)" + grader_paper_note(runs),
+    _table1_rows, "rubrics_table1_extrinsic",
+    paper_map={"setting": "setting", "backbone": "backbone", "spearman": "spearman", "pearson": "pearson",
+               "avg count": "avg_count", "avg len": "avg_len_chars", "avg tokens": "avg_tokens"},
+    paper_const={"run": PAPER_RUN, "settings": "paper", "protocol": "paper", "judge": PAPER_JUDGE,
+                 "papers (skipped)": "20", "gen. failures": "–", "grading failures": "–"},
+    columns=["source", "run", "settings", "protocol", "setting", "backbone", "judge", "spearman", "pearson",
+             "papers (skipped)", "avg count", "avg len", "avg tokens", "gen. failures", "grading failures"])
+
+# %% ../nbs/20_rubrics.ipynb #cd20a784
 def embedder_note(runs) -> str:
     "The caption's warning: tau is not comparable across embedders; which embedder each run used."
     used = sorted({_embedder_of(read_json(Path(d)/"meta.json")["config"]) for d in runs})
-    return (f"; tau is not comparable across embedders (the paper: {PAPER_EMBEDDER}; these runs: {', '.join(used) or 'none'}; "
-            "each row names its run's embedder)")
+    return (f"; tau is not comparable across embedders (the paper: {PAPER_EMBEDDER_NAME}; these runs: "
+            f"{', '.join(used) or 'none'}; each row names its run's embedder)")
+
+
+def _grader_read(d) -> str:
+    "What the grader read of run `d`'s papers, in words (a run from before `grader_paper`: its `paper_chars`)."
+    gp = read_json(Path(d)/"scores.json").get("grader_paper")
+    if gp:
+        by = Counter(v["note"] or "whole paper shown" for v in gp["papers"].values())
+        return ", ".join(f"{why} for {c} of {len(gp['papers'])} papers" for why, c in by.items()) or "no paper"
+    pc = read_json(Path(d)/"meta.json")["config"].get("paper_chars") or 0
+    return "paper not shown (paper_chars=0)" if not pc else f"the paper's first {pc} characters (paper_chars={pc})"
+
 
 def grader_paper_note(runs) -> str:
     """The captions' words on what the grader read of the papers (`scores.json` → `grader_paper`; runs from before it
     was recorded read `paper_chars`, whose old default 0 showed no paper), once per distinct case, naming the runs
     when they differ."""
     seen: dict = {}
-    for d in runs:
-        gp = read_json(Path(d)/"scores.json").get("grader_paper")
-        if gp:
-            by = Counter(v["note"] or "whole paper shown" for v in gp["papers"].values())
-            text = ", ".join(f"{why} for {c} of {len(gp['papers'])} papers" for why, c in by.items()) or "no paper"
-        else:
-            pc = read_json(Path(d)/"meta.json")["config"].get("paper_chars") or 0
-            text = "paper not shown (paper_chars=0)" if not pc else f"the paper's first {pc} characters (paper_chars={pc})"
-        seen.setdefault(text, []).append(run_label(d))
+    for d in runs: seen.setdefault(_grader_read(d), []).append(run_label(d))
     if not seen: return ""
     if len(seen) == 1: return f"; the grader's paper: {next(iter(seen))}"
     return "; the grader's paper: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
 
-def table_intrinsic(taus=(0.7,), with_rouge=True) -> pd.DataFrame:
-    rows = []
-    for d, c, key, v in _our_rows():
-        if key == "reference": continue
-        for t in taus:
-            row = {"source": "scibench", "run": run_label(d), "settings": run_settings(d), "protocol": run_protocol(c), "tau": t, "setting": v["label"],
-                   "backbone": c["model"], "embedder": _embedder_of(c), "precision": fmt_est(v[f"precision@{t}"]), "recall": fmt_est(v[f"recall@{t}"]),
-                   "f1": fmt_est(v[f"f1@{t}"])}
-            if with_rouge: row.update(max_rouge1=fmt_est(v["max_rouge1"]), max_rougeL=fmt_est(v["max_rougeL"]))
-            row["papers (gen. failures)"] = f"{v['papers']} ({v['generation_failures']})"
-            rows.append(row)
-    ref = reference("rubrics_table2_intrinsic_tau0.70").assign(tau=0.7) if with_rouge else \
-          reference("rubrics_table5_6_intrinsic_tau_sensitivity")
-    for _, r in ref[ref["tau"].isin(taus)].iterrows():
-        row = {"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "tau": r["tau"], "setting": r["setting"],
-               "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–", "embedder": PAPER_EMBEDDER,
-               "precision": fmt(r["precision"]), "recall": fmt(r["recall"]), "f1": fmt(r["f1"])}
-        if with_rouge: row.update(max_rouge1=fmt(r["max_rouge1"]), max_rougeL=fmt(r["max_rougeL"]))
-        row["papers (gen. failures)"] = "20"
-        rows.append(row)
-    return pd.DataFrame(rows)
+# %% ../nbs/20_rubrics.ipynb #466a8206
+def _intrinsic_rows(taus, with_rouge: bool):
+    "Our rows of an intrinsic table at `taus`: per run, setting (not the reference) and tau."
+    def rows(r: RunRow) -> list[dict]:
+        out = []
+        for key, v in r.scores["settings"].items():
+            for t in taus if key != "reference" else ():
+                row = {"protocol": run_protocol(r.config), "tau": t, "setting": v["label"],
+                       "backbone": r.config["model"], "embedder": _embedder_of(r.config),
+                       **{m: fmt_est(v[f"{m}@{t}"]) for m in ("precision", "recall", "f1")},
+                       "papers (gen. failures)": f"{v['papers']} ({v['generation_failures']})"}
+                if with_rouge: row.update(max_rouge1=fmt_est(v["max_rouge1"]), max_rougeL=fmt_est(v["max_rougeL"]))
+                out.append(row)
+        return out
+    return rows
 
-# what JudgeEval depends on
+
+def _intrinsic_paper(taus, with_rouge: bool):
+    "The paper's rows of an intrinsic table at `taus` (a reference CSV without a tau column is at 0.7)."
+    keys = ("precision", "recall", "f1") + (("max_rouge1", "max_rougeL") if with_rouge else ())
+    def rows(ref) -> list[dict]:
+        ref = ref if "tau" in ref else ref.assign(tau=0.7)
+        return [{"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "tau": r["tau"],
+                 "setting": r["setting"], "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–",
+                 "embedder": PAPER_EMBEDDER_NAME, **{k: fmt(r[k]) for k in keys}, "papers (gen. failures)": "20"}
+                for _, r in ref[ref["tau"].isin(taus)].iterrows()]
+    return rows
+
+
+def _intrinsic_table(name: str, caption: str, paper: str, taus, with_rouge: bool = True) -> Table:
+    "An intrinsic table (Table 2 or Tables 5–6) at `taus`; its caption says which embedders the runs used."
+    rouge = ["max_rouge1", "max_rougeL"] if with_rouge else []
+    return Table(name, lambda runs: caption + embedder_note(runs), _intrinsic_rows(taus, with_rouge), paper,
+                 paper_rows=_intrinsic_paper(taus, with_rouge),
+                 columns=["source", "run", "settings", "protocol", "tau", "setting", "backbone", "embedder",
+                          "precision", "recall", "f1", *rouge, "papers (gen. failures)"])
+
+
+TABLE2 = _intrinsic_table("rubrics_table2",
+                          "Rubrics: intrinsic metrics at tau = 0.7, mean over papers (paper: Table 2)",
+                          "rubrics_table2_intrinsic_tau0.70", (0.7,))
+TABLE5_6 = _intrinsic_table(
+    "rubrics_table5_6", "Rubrics: intrinsic matching at tau = 0.75 and 0.65, mean over papers (paper: Tables 5, 6)",
+    "rubrics_table5_6_intrinsic_tau_sensitivity", (0.75, 0.65), with_rouge=False)
+
+# %% ../nbs/20_rubrics.ipynb #c5ca1775
 JUDGE_EVAL_KEYS = ("split", "judge", "k", "retrieval", "context_chars", "paper_chars", "judge_max_tokens")
 
-def table_judge_eval() -> pd.DataFrame:
-    rows, seen = [], set()
-    for d in complete_runs("rubrics"):
-        c, s = read_json(d/"meta.json")["config"], read_json(d/"scores.json")
-        key = tuple(str(c.get(k)) for k in JUDGE_EVAL_KEYS)
-        if not s.get("judge_eval") or key in seen: continue
-        seen.add(key)
-        for r in s["judge_eval"]:
-            rows.append({"run": run_label(d), "settings": run_settings(d), "judge": c["judge"], "protocol": run_protocol(c), "category": r["category"],
-                         "leaves": r["n"] + r["failures"], "judge failures": r["failures"], "human pass": r["human_pass"],
-                         "accuracy": fmt_ci(r["accuracy"], r["accuracy_lo"], r["accuracy_hi"], 2, r["n"]),
-                         "precision": fmt(r["precision"]), "recall": fmt(r["recall"]), "F1 (pass class)": fmt(r.get("f1_pass", r["f1"])),
-                         "macro F1 (PaperBench)": fmt(r.get("f1_macro"))})
-    return pd.DataFrame(rows)
 
-def table_stats() -> pd.DataFrame:
-    rows = []
-    for d, c, key, v in _our_rows():
-        row = {"run": run_label(d), "settings": run_settings(d), "protocol": run_protocol(c), "setting": v["label"], "backbone": "PaperBench" if key == "reference" else c["model"]}
-        none = not v["count"]["n"]        # every rubric of this setting failed: nothing to count
-        for i in range(1, 6): row[f"imp {i}"] = "–" if none else (v["importance_hist"] or {}).get(str(i), "–")
-        for cat in CATEGORIES + ("Uncategorized",): row[f"share {cat}"] = "–" if none else fmt((v["category_shares"] or {}).get(cat, 0.0))
-        row["rubrics (failed)"] = f"{v['papers']} ({v['generation_failures']})"
-        row["dropped items"] = v["dropped_items"]
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _judge_eval_key(d) -> tuple | None:
+    "Run `d`'s grader configuration, or None when it has no JudgeEval."
+    c, s = read_json(Path(d)/"meta.json")["config"], read_json(Path(d)/"scores.json")
+    return tuple(str(c.get(k)) for k in JUDGE_EVAL_KEYS) if s.get("judge_eval") else None
 
-def figure_category_shares():
-    "Figure 2: share of total weight per task category, per topic group, reference vs each setting; one row per run."
-    import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    rows = []
-    for d in complete_runs("rubrics"):
-        for r in read_jsonl(d/"records.jsonl"):
-            if r["failure"]: continue
-            for c, v in r["stats"]["category_shares"].items():
-                rows.append(dict(run=run_label(d), topic=r["category"], setting=SETTINGS.get(r["setting"], "Reference"), task=c, share=v))
-    if not rows: return None
-    df = pd.DataFrame(rows).groupby(["run", "topic", "setting", "task"])["share"].mean().unstack("task").fillna(0)
-    cols = [c for c in CATEGORIES + ("Uncategorized",) if c in df.columns]
-    colors = dict(zip(CATEGORIES + ("Uncategorized",), ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
-    order = ["Reference"] + list(SETTINGS.values())
-    runs, topics = list(dict.fromkeys(df.index.get_level_values(0))), sorted(set(df.index.get_level_values(1)))
-    panels = {k: x.droplevel([0, 1]) for k, x in df.groupby(level=[0, 1])}
-    fig, axes = plt.subplots(len(runs), len(topics), figsize=(3.6 * len(topics) + 1.5, 2.6 * len(runs) + 0.6), squeeze=False)
-    for i, run_ in enumerate(runs):
-        for j, t in enumerate(topics):
-            ax = axes[i][j]
-            if (run_, t) not in panels: ax.axis("off"); continue
-            sub = panels[(run_, t)]
-            sub = sub.reindex([o for o in order if o in sub.index])[cols].iloc[::-1]
-            sub.plot.barh(stacked=True, ax=ax, legend=False, color=[colors[c] for c in cols])
-            ax.set_xlim(0, 1); ax.set_ylabel(run_ if j == 0 else "", fontsize=7)
-            ax.set_title(t if i == 0 else "", fontsize=9); ax.set_xlabel("share of total weight" if i == len(runs) - 1 else "")
-    h, l = next(ax.get_legend_handles_labels() for ax in axes.flat if ax.get_legend_handles_labels()[0])
-    fig.legend(h, l, loc="center left", bbox_to_anchor=(1, 0.5), fontsize=8)
-    fig.suptitle("Score share by task category (one row per run)", y=1.01)
-    fig.tight_layout()
-    return save_figure(fig, "rubrics_category_shares")
 
-def figure_importance_hist():
-    "Figure 6: importance-score distributions per generation setting; one row per run."
-    import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    runs = [(run_label(d), read_json(d/"scores.json")["settings"]) for d in complete_runs("rubrics")]
-    keys = [k for k in SETTINGS if any(k in s for _, s in runs)]
-    if not keys: return None
-    fig, axes = plt.subplots(len(runs), len(keys), figsize=(3 * len(keys), 2.4 * len(runs) + 0.4), squeeze=False, sharey=True)
-    for i, (lab, s) in enumerate(runs):
-        for ax, k in zip(axes[i], keys):
-            if k not in s: ax.axis("off"); continue
-            h = s[k]["importance_hist"] or {}; tot = sum(h.values()) or 1
-            ax.bar(range(1, 6), [h.get(str(x), 0) / tot for x in range(1, 6)], color="tab:blue")
-            ax.set_title(f"{SETTINGS[k]} (n={sum(h.values())})", fontsize=9); ax.set_xticks(range(1, 6))
-            ax.set_xlabel("importance" if i == len(runs) - 1 else "")
-        axes[i][0].set_ylabel(f"{lab}\nshare of items", fontsize=7)
-    fig.suptitle("Importance distributions (one row per run)", y=1.01)
-    fig.tight_layout()
-    return save_figure(fig, "rubrics_importance_hist")
+def _judge_eval_rows(r: RunRow) -> list[dict]:
+    "Run `r`'s JudgeEval rows per category; none when an earlier complete run has its grader configuration."
+    key = _judge_eval_key(r.dir)
+    if key is None or next(d for d in complete_runs("rubrics") if _judge_eval_key(d) == key) != r.dir: return []
+    return [{"protocol": run_protocol(r.config), "category": x["category"], "leaves": x["n"] + x["failures"],
+             "judge failures": x["failures"], "human pass": x["human_pass"],
+             "accuracy": fmt_ci(x["accuracy"], x["accuracy_lo"], x["accuracy_hi"], 2, x["n"]),
+             "precision": fmt(x["precision"]), "recall": fmt(x["recall"]),
+             "F1 (pass class)": fmt(x.get("f1_pass", x["f1"])), "macro F1 (PaperBench)": fmt(x.get("f1_macro"))}
+            for x in r.scores["judge_eval"]]
 
-def make_tables() -> list:
-    "Write every Rubrics table and figure from `results/` (never calls a model)."
+
+TABLE_JUDGE_EVAL = Table(
+    "rubrics_judge_eval",
+    lambda runs: "Rubrics JudgeEval: leaf-level agreement with human grades (pass = positive), once per grader "
+    "configuration" + grader_paper_note(runs),
+    _judge_eval_rows,
+    columns=["run", "settings", "judge", "protocol", "category", "leaves", "judge failures", "human pass", "accuracy",
+             "precision", "recall", "F1 (pass class)", "macro F1 (PaperBench)"])
+
+# %% ../nbs/20_rubrics.ipynb #59b14616
+_CATS = CATEGORIES + ("Uncategorized",)
+
+
+def _stats_rows(r: RunRow) -> list[dict]:
+    """Run `r`'s rows: per setting, the importance histogram, category shares, failed rubrics and dropped items (the
+    columns in this order: without runs the table has none)."""
+    rows, base = [], r.base()
+    for key, v in r.scores["settings"].items():
+        none = not v["count"]["n"]  # every rubric of this setting failed: nothing to count
+        hist, shares = v["importance_hist"] or {}, v["category_shares"] or {}
+        rows.append({"run": base["run"], "settings": base["settings"], "protocol": run_protocol(r.config),
+                     "setting": v["label"], "backbone": "PaperBench" if key == "reference" else r.config["model"],
+                     **{f"imp {i}": "–" if none else hist.get(str(i), "–") for i in range(1, 6)},
+                     **{f"share {c}": "–" if none else fmt(shares.get(c, 0.0)) for c in _CATS},
+                     "rubrics (failed)": f"{v['papers']} ({v['generation_failures']})",
+                     "dropped items": v["dropped_items"]})
+    return rows
+
+
+TABLE_STATS = Table("rubrics_stats", "Rubrics: importance histograms and category shares of the total weight",
+                    _stats_rows)
+
+
+# %% ../nbs/20_rubrics.ipynb #0019e269
+TABLES = [TABLE1, TABLE2, TABLE5_6, TABLE_STATS, TABLE_JUDGE_EVAL,
+          Figure("rubrics_category_shares", lambda runs: draw_category_shares(runs, SETTINGS)),
+          Figure("rubrics_importance_hist", lambda runs: draw_importance_hist(runs, SETTINGS))]
+
+
+def write_tables() -> list:
+    "Write every Rubrics table and figure from `results/` (never calls a model); JudgeEval's when it has rows."
     runs = complete_runs("rubrics")
-    cap = lambda text: caption(text, runs)
-    out = [save_table(table1(), "rubrics_table1", cap("Rubrics: extrinsic alignment (mean over papers [95% CI]; (n=...) under 10 papers) "
-                                                      "and rubric statistics; failures counted (paper: Table 1)" + grader_paper_note(runs)))["md"],
-           save_table(table_intrinsic((0.7,)), "rubrics_table2", cap("Rubrics: intrinsic metrics at tau = 0.7, mean over papers (paper: Table 2)"
-                                                                     + embedder_note(runs)))["md"],
-           save_table(table_intrinsic((0.75, 0.65), with_rouge=False), "rubrics_table5_6",
-                      cap("Rubrics: intrinsic matching at tau = 0.75 and 0.65, mean over papers (paper: Tables 5, 6)" + embedder_note(runs)))["md"],
-           save_table(table_stats(), "rubrics_stats", cap("Rubrics: importance histograms and category shares of the total weight"))["md"]]
-    je = table_judge_eval()
-    if len(je): out.append(save_table(je, "rubrics_judge_eval", cap("Rubrics JudgeEval: leaf-level agreement with human grades "
-                                                                  "(pass = positive), once per grader configuration" + grader_paper_note(runs)))["md"])
-    for f in (figure_category_shares(), figure_importance_hist()):
-        if f: out.append(f)
-    return out
+    return [p for t in TABLES if t is not TABLE_JUDGE_EVAL or len(build(t, runs)) for p in [write(t, runs)] if p]
 
 # %% ../nbs/20_rubrics.ipynb #c22c46a7
-# in the repository: `rubrics check` works on a fresh clone
-SAMPLE_RUBRIC = "data/samples/rubrics/papers/tsls/rubric.json"
-
 def load_rubric_file(path) -> list[dict]:
-    "A checklist from a PaperBench tree or a `{\"items\": [...]}` / list JSON file."
+    "A checklist from a PaperBench tree or a `{\"items\": [...]}` / list JSON file (`parse_rubric`'s leniency)."
     obj = read_json(path)
     if isinstance(obj, dict) and "sub_tasks" in obj: return to_checklist(load_paperbench_rubric(path))
     parsed = parse_rubric(json.dumps(obj))
     if parsed["failure"]: raise DataError(path, None, "items", parsed["failure"])
     return parsed["items"]
 
-def _find(path) -> Path:
-    "`path` as given, or relative to the project root; a missing file raises `FileNotFoundError`."
-    for p in (Path(path), project_root()/path):
-        if p.exists(): return p
-    raise FileNotFoundError(f"{path} not found (the sample rubric is {SAMPLE_RUBRIC})")
 
-@dataclass
-class CheckArgs:
-    rubric: str = param(SAMPLE_RUBRIC, f"a PaperBench rubric.json, e.g. {SAMPLE_RUBRIC} (synthetic sample)",
-                        positional=True)
-
-@dataclass
-class GradeArgs:
-    rubric: str = param(SAMPLE_RUBRIC, "rubric file: a PaperBench tree or a checklist {\"items\": [...]}, e.g. "
-                        + SAMPLE_RUBRIC, positional=True)
-    repo: str = param("", "the repository: a folder, a reproduction attempt (<timestamp>/submission/) or a "
-                      "submission.tar[.gz]", positional=True)
-    judge: str = param("local", "grader model (models.toml name)")
-    k: int = param(10, "files retrieved per criterion")
-    retrieval: str = param("bm25", "how the grader ranks the repository's files", choices=RETRIEVAL)
-    title: str = param("the paper", "the paper's title, as the grading prompt names it")
-    paper: str = param("", "the paper's text (e.g. paper.md); empty: paper.md beside the rubric, if there is one")
-    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads: -1 = the whole paper where it fits the "
-                             "judge's context window (else omitted, and said so), N = its first N characters, 0 = none")
-    context_chars: int = param(0, "characters of repository files per prompt (0 = what the window leaves)")
-
-def check_command(a: CheckArgs) -> int:
-    "`scibench rubrics check RUBRIC`: a PaperBench rubric's leaves, effective weights and category shares."
-    leaves = load_paperbench_rubric(_find(a.rubric))
-    for l in leaves: print(f"{l['weight']:.4f}  {l['task_category'] or '-':17s} {l['requirements'][:100]}")
-    print(json.dumps(category_shares(leaves), indent=1))
-    return 0
-
-def grade_command(a: GradeArgs) -> int:
-    "`scibench rubrics grade RUBRIC REPO`: one repository graded with one rubric; what was read, verdicts, the score."
-    from scibench.llm import LLM, get_model
-    from scibench.paperbench import RepoIndex
-    from scibench.server import serving
-    rubric = _find(a.rubric)
-    items, repo = load_rubric_file(rubric), _find(a.repo)
-    paper = _find(a.paper) if a.paper else rubric.parent/"paper.md" if (rubric.parent/"paper.md").is_file() else None
-    text = read_text(paper) if paper else ""
-    if a.paper_chars < -1:
-        raise ValueError(f"--paper-chars must be -1, 0 or a number of characters, got {a.paper_chars}")
-    spec, ix = get_model(a.judge), RepoIndex(repo, a.retrieval)
-    o = GradeOpts(a.k, a.retrieval, a.context_chars or None, 256, a.paper_chars)
-    left = [f"{x['path']} ({x['why']})" for x in ix.left_out]
-    print(f"repository: {ix.report['files']} files indexed from {ix.report['submission']}" +
-          (f"; left out {len(left)}: " + ", ".join(left[:8]) + (" …" if len(left) > 8 else "") if left else ""))
-    view = paper_view(spec, text, a.title, 256, a.k, o.context_chars, a.paper_chars)
-    print(f"grader: {paper_summary({paper.name if paper else 'paper': view})}")
-    with serving(a.judge):
-        job = dict(title=a.title, items=items, repo=repo, paper=text)
-        r = grade(LLM(spec), [job], o, {(str(repo), a.retrieval): ix})[0]
-    for it, v in zip(items, r["verdicts"]):
-        print(f"{v['verdict'] or 'FAILED':6s} {it['criterion'][:90]}  {v['failure'] or ''}")
-    print(f"score {fmt(r['score'], 3)} (judged share {fmt(r['judged_share'], 3)}, failures {r['failures']})")
-    return 0
-
-COMMANDS = [Command("check", check_command, CheckArgs,
-                    f"a PaperBench rubric's leaves, effective weights and category shares (try {SAMPLE_RUBRIC})"),
-            Command("grade", grade_command, GradeArgs, "grade one repository with a rubric (a PaperBench tree or a "
-                    "checklist)")]
+COMMANDS = commands(load_rubric_file)
 
 # %% ../nbs/20_rubrics.ipynb #062f3fab
-from . import records as rv
-
-def _grades(ctx):
-    p = ctx.dir/"grades.jsonl"
-    out: dict = {}
-    for g in (read_jsonl(p, allow_empty=True) if p.exists() else []):
-        out.setdefault((g.get("setting"), g.get("paper")), []).append(g)
-    return out
-
-def fmt_transcript(t) -> str:
-    "An agent transcript as plain text: each step's thought, action and observation."
-    steps = t.get("transcript") if isinstance(t, dict) else t
-    if not isinstance(steps, list): return json.dumps(t, ensure_ascii=False, indent=1)
-    out = []
-    for s in steps:
-        if not isinstance(s, dict): out.append(rv.show(s)); continue
-        a = s.get("action")
-        out.append(f"── step {s.get('step', '?')}" + (f" · {s['finish_reason']}" if s.get("finish_reason") else ""))
-        if isinstance(a, dict):
-            out.append("thought: " + rv.show(a.get("thought")))
-            out.append("action:  " + json.dumps({k: v for k, v in a.items() if k != "thought"}, ensure_ascii=False))
-        else: out.append("raw: " + rv.show(s.get("raw")))
-        if s.get("observation") is not None: out.append("observation:\n" + rv.show(s["observation"]))
-        rest = {k: v for k, v in s.items() if k not in ("step", "raw", "action", "observation", "finish_reason")}
-        if rest: out.append("other: " + json.dumps(rest, ensure_ascii=False))
-    if isinstance(t, dict):
-        info = {k: v for k, v in t.items() if k not in ("transcript", "items", "dropped")}
-        out.insert(0, "run: " + json.dumps(info, ensure_ascii=False))
-    return "\n".join(out)
-
-def _verdict_tables(r, ctx, items) -> list:
-    out = []
-    grades = (ctx.once("grades", lambda: _grades(ctx)) or {}).get((r.get("setting"), r.get("paper")), [])
-    for g in sorted(grades, key=lambda g: str(g.get("repo"))):
-        its = g.get("items") or items
-        rows = []
-        for k, v in enumerate(g.get("verdicts") or []):
-            v = v if isinstance(v, dict) else {"verdict": v}
-            crit = its[k].get("criterion") if k < len(its) and isinstance(its[k], dict) else ""
-            rows.append([k + 1, crit, v.get("verdict"), v.get("rationale"), ", ".join(map(str, v.get("files") or [])), v.get("failure")])
-        out.append(rv.table(f"Verdicts · repository {g.get('repo')} (score {rv.show(g.get('score'))})",
-                         ["#", "criterion", "verdict", "rationale", "files the judge saw", "failure"], rows))
-    return out
-
-def record_sections(r, ctx):
-    """A Rubrics record: the rubric's items, its statistics and scores, the judge's verdicts per repository, the agent's
-    transcript."""
-    secs = [rv.kv("Rubric", {k: r.get(k) for k in ("setting", "paper", "category", "model", "judge", "how", "steps", "truncated")})]
-    items = [i for i in (r.get("items") or []) if isinstance(i, dict)]
-    icols = list(dict.fromkeys(["criterion", "importance", "category", *[k for i in items for k in i]]))
-    secs.append(rv.table(f"Rubric items ({len(items)})", icols, [[i.get(c) for c in icols] for i in items]))
-    if r.get("dropped"): secs.append(rv.json_block("Dropped items", r["dropped"]))
-    if r.get("stats"): secs.append(rv.kv("Rubric statistics", r["stats"]))
-    rs = r.get("repo_scores") or {}
-    if rs:
-        cols = list(dict.fromkeys(k for s in rs.values() if isinstance(s, dict) for k in s))
-        secs.append(rv.table("Scores per repository", ["repository", *cols],
-                          [[k, *[(s or {}).get(c) for c in cols]] for k, s in sorted(rs.items())]))
-    secs += _verdict_tables(r, ctx, items)
-    if r.get("transcript"):
-        tr = r["transcript"]
-        t = ctx.once(("t", tr), lambda: ctx.run_file(tr)) if isinstance(tr, str) else tr
-        secs.append(rv.text(f"Agent transcript ({tr if isinstance(tr, str) else 'inline'})",
-                         fmt_transcript(t) if t is not None else "transcript file not found in the run folder"))
-    used = {"setting", "paper", "category", "model", "judge", "how", "steps", "truncated", "items", "dropped", "stats",
-            "repo_scores", "transcript"}
-    return secs, used, items[0].get("criterion") if items else ""
-
-_RECORD_NUMS = ("f1", "precision", "recall", "spearman", "pearson", "score")
-
-def record_scores(r):
-    "Per-rubric numbers: F1, precision, recall, correlations, each repository's score, the item count."
-    out = {k: rv.num(r.get(k)) for k in _RECORD_NUMS if k in r}
-    for repo, s in sorted((r.get("repo_scores") or {}).items()):
-        if isinstance(s, dict): out[f"{repo} score"] = rv.num(s.get("score"))
-    if isinstance(r.get("stats"), dict) and "count" in r["stats"]: out["items"] = rv.num(r["stats"]["count"])
-    return out
-
 def paper_numbers(name):
     "Table 2's F1 / Table 1's Spearman range for a setting's headline."
     s, _, m = name.partition(" ")
     lab = SETTINGS.get(s)
     if not lab: return None
-    if m.startswith("F1"): return rv.ref_range("rubrics_table2_intrinsic_tau0.70", "f1", lambda d: d.setting == lab, "Table 2")
-    if m == "Spearman": return rv.ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
+    if m.startswith("F1"):
+        return rv.ref_range("rubrics_table2_intrinsic_tau0.70", "f1", lambda d: d.setting == lab, "Table 2")
+    if m == "Spearman":
+        return rv.ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
 
-def judge_eval_block(run, ctx) -> list:
-    "JudgeEval's leaf verdicts beside the human grades, collapsed."
-    if not (ctx.dir/"judge_eval.jsonl").exists(): return []
-    je = read_jsonl(ctx.dir/"judge_eval.jsonl", allow_empty=True)
-    cols = list(dict.fromkeys(k for r in je for k in r))
-    agree = [r for r in je if r.get("human") is not None and r.get("predicted") is not None]
-    acc = sum(r["human"] == r["predicted"] for r in agree)
-    return [rv.details_table(f"JudgeEval: {len(je)} leaf verdicts, judge agrees with the human grade on {acc} of {len(agree)}",
-                          cols, [[r.get(c) for c in cols] for r in je])]
 
-RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("setting"), paper=paper_numbers,
-                extras=judge_eval_block)
+RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("setting"),
+                   paper=paper_numbers, extras=judge_eval_block)
 
 # %% ../nbs/20_rubrics.ipynb #3554502a
 # the paper text prints no arXiv id, and none is invented
 PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment Reproduction",
               "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin")
 RUBRICS = register(Benchmark(
-    "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's rubrics",
-    PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply, record=RECORD, tables=make_tables,
+    "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's "
+    "rubrics", PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply,
+    record=RECORD, tables=write_tables,
     downloaders=[download_paperbench, download_judge_eval], commands=COMMANDS,
-    default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3, max_tokens=256,
+    default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3,
+                       max_tokens=256,
                        judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))

@@ -7,7 +7,7 @@ plan and a cost estimate) → the benchmark's stages with live progress → an a
 
 # %% ../nbs/06_run.ipynb #11879d01
 from __future__ import annotations
-import json, os, platform, sys, time, traceback
+import json, math, os, platform, sys, time, traceback
 from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
@@ -16,12 +16,14 @@ from .server import serving, port_open
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict
 from .report import Estimate
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
+from .runs import claim_tmp, release_tmp, remove_killed, set_latest
 
 # %% auto #0
-__all__ = ['ENDPOINT_FIELDS', 'STATUSES', 'role_models', 'resolve', 'RunContext', 'failure_counts', 'decide_status',
-           'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'data_check', 'plan_rows',
-           'describe_roles', 'preflight', 'PreflightError', 'request_lines', 'write_requests', 'execute',
-           'summary_text', 'render_notebook', 'default_runs', 'make_tables', 'remove_stale']
+__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'STATUSES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
+           'RunContext', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
+           'derive_requests', 'data_check', 'plan_rows', 'describe_roles', 'preflight', 'PreflightError',
+           'request_lines', 'write_requests', 'execute', 'summary_text', 'render_notebook', 'default_runs',
+           'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -32,6 +34,38 @@ ENDPOINT_FIELDS = {
     "timeout": "seconds per request (including time queued at the server)",
     "structured": "structured-output mode: json_schema | llama | none",
 }
+
+
+# bounds of the endpoint fields a run option can set (`--timeout`, `--concurrency`): min, max
+ENDPOINT_BOUNDS = {"timeout": (0.001, 7 * 24 * 3600.0), "max_concurrency": (1, 4096)}
+
+
+def check_endpoint_value(f: str, v, what: str):
+    "`v` for endpoint field `f` if it is finite and within `ENDPOINT_BOUNDS`; else `ConfigError` naming `what`."
+    lo, hi = ENDPOINT_BOUNDS[f]
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ConfigError(f"{what} must be a finite number, got {v}")
+    if not lo <= v <= hi:
+        raise ConfigError(f"{what} must be between {lo:g} and {hi:g}, got {v:g}")
+    return v
+
+
+def check_endpoint(spec: ModelSpec) -> ModelSpec:
+    """`spec` if its base URL takes paths (no query string or fragment: the client appends `/chat/completions`, so
+    `?key=..` would make every request 404) and its timeout and concurrency are within bounds; else `ConfigError`."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(str(spec.base_url))
+    if u.query or u.fragment or "?" in str(spec.base_url) or "#" in str(spec.base_url):
+        raise ConfigError(
+            f"model '{spec.name}': base_url {redact(str(spec.base_url))!r} has a query string or fragment; give the "
+            "URL the API paths go under (e.g. http://host:8080/v1): a key goes in api_key_env"
+        )
+    for f in ENDPOINT_BOUNDS:
+        v = getattr(spec, f, None)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            check_endpoint_value(f, v, f"model '{spec.name}': {f}")
+    return spec
 
 
 def role_models(b: Benchmark, cfg) -> dict[str, list[str]]:
@@ -69,6 +103,7 @@ def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, Model
                 specs[n] = get_model(n, registry=reg, **ep)
             except (TypeError, ValueError) as e:
                 raise ConfigError(f"model '{n}': {e}") from None
+            check_endpoint(specs[n])
     for n in endpoints:
         if n not in specs:
             raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
@@ -154,6 +189,8 @@ def _prompt_chars(body: dict) -> int:
 class CountingLLM(LLM):
     """A run's `LLM` whose network is the benchmark's `stub_reply(body)`: the same request bodies, deduplication and
     concurrency as a real run; usage counts each call, its prompt at characters / 4 and its completion at its cap."""
+
+    learns_slots = False  # no server to ask
 
     def __init__(self, spec: ModelSpec, reply=None, keep: str | None = None):
         super().__init__(spec, cache=False, progress=False, batch=False)
@@ -417,6 +454,36 @@ def _check_keys(specs: dict) -> None:
                 raise PreflightError(str(e)) from None
 
 
+def _of_interrupt(e: BaseException | None) -> bool:
+    """Does exception `e` come of an interrupt: raised while one was being handled (Ctrl-C, SIGTERM, a cancelled task),
+    or a closed pipe on our own output (`scibench run ... 2>&1 | tee log`: Ctrl-C ended the reader too)?"""
+    import asyncio
+
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError)):
+            return True
+        seen.add(id(e))
+        e = e.__context__
+    return False
+
+
+def _check_options(max_failure_share) -> None:
+    "Run options in their bounds before anything runs."
+    ok = isinstance(max_failure_share, (int, float)) and not isinstance(max_failure_share, bool)
+    if not ok or not math.isfinite(max_failure_share) or not 0 <= max_failure_share <= 1:
+        raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {max_failure_share!r}")
+
+
+def _start_tmp(parent: Path, run_id: str) -> tuple[Path, int]:
+    "The run's `.tmp-<id>` folder, claimed by this process; folders that killed runs left here are removed first."
+    gone = remove_killed(parent) if parent.is_dir() else []
+    if gone:
+        _echo(f"removed {len(gone)} folder(s) of killed runs in {rel(parent)}/: {', '.join(t.name for t in gone)}")
+    tmp = parent / f".tmp-{run_id}"
+    return tmp, claim_tmp(tmp)
+
+
 def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
     "`b.run` in `ctx`: the status, its reason, the records' failures by reason and the headline (a crash: error.txt)."
     try:
@@ -431,6 +498,9 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
         reason = "interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache"
         return dict(status="interrupted", status_reason=reason, n=0, fails=Counter(), headline=[])
     except Exception as e:
+        if _of_interrupt(e):
+            reason = "interrupted (Ctrl-C or SIGTERM, or its output pipe closed); rerun to resume from the cache"
+            return dict(status="interrupted", status_reason=reason, n=0, fails=Counter(), headline=[])
         _atomic_write_text(ctx.out / "error.txt", redact(traceback.format_exc()))
         reason = redact(f"{type(e).__name__}: {e}")[:500]
         return dict(status="failed", status_reason=reason, n=0, fails=Counter(), headline=[])
@@ -456,7 +526,9 @@ def execute(
     this file (`write_requests`); nothing is called or started."""
     b = get_benchmark(bench)
     _check_requests(b, dry_run, requests)
+    _check_options(max_failure_share)
     cfg = b.make_config(params)
+    parent = run_parent(b.name, cfg.split, cfg.model)  # a name that would leave results/ stops here
     specs = resolve(b, cfg, endpoints)
     if batch:
         specs = _batch_specs(specs)
@@ -481,43 +553,45 @@ def execute(
             if not port_open(specs[n]):
                 raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
         preflight(specs)
-        parent = run_parent(b.name, cfg.split, cfg.model)
         run_id = new_run_id(cd)
-        tmp, final = parent / f".tmp-{run_id}", parent / run_id
-        ctx = RunContext(b.name, cfg, tmp, specs, refresh, progress, batch)
-        meta = dict(
-            bench=b.name,
-            run_id=run_id,
-            status="running",
-            config=cd,
-            paper=vars(b.paper),
-            plan=rows,
-            models=models,
-            roles=roles,
-            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-            git_commit=git_commit(),
-            python=platform.python_version(),
-            host=platform.machine(),
-        )
-        write_json(tmp / "meta.json", meta)
-        r = _run_stages(b, cfg, ctx, max_failure_share)
-        fails = r["fails"]
-        meta.update(
-            status=r["status"],
-            status_reason=r["status_reason"],
-            n=r["n"],
-            failures=sum(fails.values()),
-            failures_by_reason=dict(fails.most_common(20)),
-            headline=[e.to_dict() for e in r["headline"]],
-            usage=ctx.usage(),
-            roles_models=ctx.models(),
-            provenance=ctx.provenance,
-            seconds=round(time.time() - t0, 1),
-            max_failure_share=max_failure_share,
-        )
-        write_json(tmp / "meta.json", meta)
-        os.replace(tmp, final)
-        _atomic_write_text(parent / "latest", run_id + "\n")
+        (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
+        try:
+            ctx = RunContext(b.name, cfg, tmp, specs, refresh, progress, batch)
+            meta = dict(
+                bench=b.name,
+                run_id=run_id,
+                status="running",
+                config=cd,
+                paper=vars(b.paper),
+                plan=rows,
+                models=models,
+                roles=roles,
+                started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+                git_commit=git_commit(),
+                python=platform.python_version(),
+                host=platform.machine(),
+            )
+            write_json(tmp / "meta.json", meta)
+            r = _run_stages(b, cfg, ctx, max_failure_share)
+            fails = r["fails"]
+            meta.update(
+                status=r["status"],
+                status_reason=r["status_reason"],
+                n=r["n"],
+                failures=sum(fails.values()),
+                failures_by_reason=dict(fails.most_common(20)),
+                headline=[e.to_dict() for e in r["headline"]],
+                usage=ctx.usage(),
+                roles_models=ctx.models(),
+                provenance=ctx.provenance,
+                seconds=round(time.time() - t0, 1),
+                max_failure_share=max_failure_share,
+            )
+            write_json(tmp / "meta.json", meta)
+            os.replace(tmp, final)
+            set_latest(parent, run_id)  # unless a newer run (started later) finished first
+        finally:  # a run that stops here (an error outside its stages) is left as a killed one
+            release_tmp(owner, final if final.exists() else tmp)
     meta["dir"] = final
     if notebook and meta["status"] != "interrupted":
         render_notebook(final)
@@ -554,6 +628,10 @@ def summary_text(meta: dict) -> str:
         + f" / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
         f"{meta.get('seconds', 0):.1f} s"
     )
+    from scibench.view import retries_text
+
+    if retries_text(u):  # requests sent again, by reason (a timeout, HTTP 429, a dropped connection)
+        lines.append(f"retries   {retries_text(u)}")
     for role, m in meta.get("roles_models", {}).items():
         lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
     prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
@@ -653,10 +731,12 @@ def _make_tables(run_missing: bool) -> list[Path]:
     for name, b in benchmarks().items():
         chosen, left = select_runs(name)
         rows += [
-            dict(bench=name, run=run_label(d), status=run_meta(d).get("status"), used="yes", why="") for d in chosen
+            dict(bench=name, run=run_label(d), status=run_meta(d).get("status", "unreadable"), used="yes", why="")
+            for d in chosen
         ]
         rows += [
-            dict(bench=name, run=run_label(d), status=run_meta(d).get("status"), used="no", why=w) for d, w in left
+            dict(bench=name, run=run_label(d), status=run_meta(d).get("status", "unreadable"), used="no", why=w)
+            for d, w in left
         ]
         for d, w in left:
             _echo(f"left out of the tables: {name}/{run_label(d)}: {w}")

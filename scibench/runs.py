@@ -7,13 +7,16 @@ model; `run` (the executor), `view` and every benchmark's tables read runs throu
 # %% ../nbs/06a_runs.ipynb #65ec25a8
 from __future__ import annotations
 import hashlib, json, os, time
+from dataclasses import dataclass
 from pathlib import Path
-from .core import project_root, results_dir, read_json, iter_jsonl
-from .bench import ConfigError, get_benchmark, config_dict
+from .core import DataError, check_fields, project_root, results_dir, read_json, iter_jsonl, write_text
+from .bench import ConfigError, check_name, get_benchmark, config_dict
 
 # %% auto #0
-__all__ = ['TABLE_STATUSES', 'model_dir', 'run_parent', 'new_run_id', 'rel', 'run_dirs', 'run_meta', 'select_runs',
-           'complete_runs', 'run_label', 'settings', 'caption', 'overview', 'list_runs', 'has_run']
+__all__ = ['META_REQUIRED', 'META_TYPES', 'USAGE_TYPES', 'HEADLINE_TYPES', 'TABLE_STATUSES', 'model_dir', 'run_parent',
+           'new_run_id', 'rel', 'run_dirs', 'check_meta', 'read_meta', 'run_problem', 'run_meta', 'claim_tmp',
+           'release_tmp', 'tmp_owner', 'remove_killed', 'read_latest', 'set_latest', 'select_runs', 'complete_runs',
+           'run_label', 'settings', 'caption', 'RunRow', 'overview', 'list_runs', 'has_run']
 
 # %% ../nbs/06a_runs.ipynb #95710ef3
 def model_dir(name: str) -> str:
@@ -21,7 +24,11 @@ def model_dir(name: str) -> str:
 
 
 def run_parent(bench: str, split: str, model: str) -> Path:
-    "`results/<bench>/<split>/<model>/`: the runs of one (bench, split, model)."
+    """`results/<bench>/<split>/<model>/`: the runs of one (bench, split, model); a name that would leave its parent
+    (a separator, `..`, a control character) raises `ConfigError` (`check_name`)."""
+    check_name(bench, "benchmark")
+    check_name(split, "split")
+    check_name(model, "model", slash=True)
     return results_dir() / bench / split / model_dir(model)
 
 
@@ -45,21 +52,225 @@ def run_dirs(bench: str | None = None) -> list[Path]:
     "Every finished run folder (with a meta.json), oldest first within each (bench, split, model)."
     base = results_dir()
     pat = f"{bench}/*/*/*/meta.json" if bench else "*/*/*/*/meta.json"
-    return sorted(p.parent for p in base.glob(pat) if not p.parent.name.startswith("."))
+    return sorted(p.parent for p in base.glob(pat) if not p.parent.name.startswith(".") and p.parent.name != "latest")
+
+# %% ../nbs/06a_runs.ipynb #943e2249
+_NUM = (int, float)
+_OPT_NUM = (int, float, type(None))
+# the fields of meta.json that readers use (runs, tables, view, compare, index.html): required, then their types
+META_REQUIRED = ("bench", "status", "config.model", "config.split")
+META_TYPES = {
+    "bench": str,
+    "run_id": str,
+    "status": str,
+    "status_reason": str,
+    "config": dict,
+    "config.model": str,
+    "config.split": str,
+    "n": int,
+    "failures": int,
+    "failures_by_reason": dict,
+    "headline": list,
+    "usage": dict,
+    "seconds": _NUM,
+    "started": str,
+    "paper": dict,
+    "plan": list,
+    "models": dict,
+    "roles": dict,
+    "roles_models": dict,
+    "provenance": dict,
+    "max_failure_share": _NUM,
+}
+USAGE_TYPES = dict.fromkeys(
+    ["requests", "calls", "cached", "failures", "prompt_tokens", "completion_tokens", "cost_usd", "batch_calls"], _NUM
+)
+HEADLINE_TYPES = {"name": str, "value": _OPT_NUM, "lo": _OPT_NUM, "hi": _OPT_NUM, "n": _OPT_NUM, "failures": _OPT_NUM}
+
+
+def check_meta(m, path, required=META_REQUIRED) -> dict:
+    """`m` (a run's meta.json) if it has the shape readers rely on (the `required` fields; every field of `META_TYPES`
+    of its type), else `DataError` naming the file and the field."""
+    check_fields(m, required, path, None, META_TYPES)
+    for role, u in (m.get("usage") or {}).items():
+        if not isinstance(u, dict):
+            raise DataError(path, None, f"usage.{role}", f"expected an object, got {type(u).__name__}")
+        try:
+            check_fields(u, (), path, None, USAGE_TYPES)
+        except DataError as e:
+            raise DataError(path, None, f"usage.{role}.{e.field}", e.msg) from None
+    for k, h in enumerate(m.get("headline") or []):
+        try:
+            check_fields(h, ("name",), path, None, HEADLINE_TYPES)
+        except DataError as e:
+            raise DataError(path, None, f"headline[{k}]" + (f".{e.field}" if e.field else ""), e.msg) from None
+    return m
+
+
+def read_meta(d, required=META_REQUIRED) -> dict:
+    """A run's meta.json, checked (`check_meta`; `required=()`: a view of a hand-made run, whose names come from its
+    folders); a missing, unreadable or ill-shaped one raises `DataError` naming it."""
+    p = Path(d) / "meta.json"
+    try:
+        return check_meta(read_json(p), p, required)
+    except OSError as e:
+        raise DataError(p, None, None, f"cannot read: {e.strerror or e}") from None
+
+
+def _short_problem(e: DataError, d) -> str:
+    "A reading error as a run's row shows it: the file relative to the run folder, the line, the field, what is wrong."
+    f = os.path.relpath(e.path, d) if os.path.isabs(e.path) == os.path.isabs(str(d)) else e.path
+    where = f + (f":{e.line}" if e.line is not None else "") + (f": field '{e.field}'" if e.field else "")
+    return f"unreadable {where}: {e.msg}"
+
+
+def run_problem(d, scores: bool = False) -> str | None:
+    """Why run `d` cannot be read (its meta.json; with `scores`, its scores.json too: what tables read), or None; the
+    text names the file, the field and what is wrong."""
+    try:
+        read_meta(d)
+        if scores:
+            p = Path(d) / "scores.json"
+            try:
+                s = read_json(p)
+            except OSError as e:
+                raise DataError(p, None, None, f"cannot read: {e.strerror or e}") from None
+            if not isinstance(s, dict):
+                raise DataError(p, None, None, f"expected a JSON object, got {type(s).__name__}")
+    except DataError as e:
+        return _short_problem(e, d)
+    return None
 
 
 def run_meta(d) -> dict:
+    "A run's meta.json, or {} when it cannot be read or has the wrong shape (`meta_problem` says why)."
     try:
-        return read_json(Path(d) / "meta.json")
-    except (OSError, ValueError):
+        return read_meta(d)
+    except DataError:
         return {}
+
+# %% ../nbs/06a_runs.ipynb #2108f465
+def claim_tmp(tmp) -> int:
+    """Make `tmp` (a run's `.tmp-<id>` folder) this process's: its `.owner` holds the pid and host, locked (flock) while
+    the process lives, and the folder appears under its name only once locked (made as `.claim-<id>`, then renamed),
+    so that no other run takes it for a killed one. Returns the descriptor to keep open (`release_tmp`)."""
+    import fcntl, platform
+
+    tmp = Path(tmp)
+    staging = tmp.with_name(".claim-" + tmp.name.removeprefix(".tmp-"))
+    staging.mkdir(parents=True)
+    fd = os.open(staging / ".owner", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.write(fd, f"{os.getpid()} {platform.node()}\n".encode())
+    os.rename(staging, tmp)
+    return fd
+
+
+def release_tmp(fd: int, d) -> None:
+    """Let go of a run folder: its lock, and its owner mark when it finished (`d` is the final folder; a `.tmp-*` one
+    keeps its mark, unlocked: a folder of a run that did not finish)."""
+    if not Path(d).name.startswith(".tmp-"):
+        Path(d, ".owner").unlink(missing_ok=True)
+    os.close(fd)
+
+
+def tmp_owner(tmp) -> str | None:
+    """'pid N on HOST' when a live process holds `tmp`'s lock, None when its owner is gone (killed) or was never
+    recorded."""
+    import fcntl
+
+    p = Path(tmp) / ".owner"
+    try:
+        fd = os.open(p, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid, _, host = os.read(fd, 200).decode("utf-8", "replace").strip().partition(" ")
+            return f"pid {pid} on {host}" if host else f"pid {pid}"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def remove_killed(parent) -> list[Path]:
+    "Delete the `.tmp-*` folders under `parent` whose owner is gone (runs killed before they finished)."
+    import shutil
+
+    gone = []
+    for t in sorted(Path(parent).glob(".tmp-*")):
+        if t.is_dir() and tmp_owner(t) is None:
+            shutil.rmtree(t, ignore_errors=True)
+            gone.append(t)
+    return gone
+
+
+def read_latest(parent) -> str | None:
+    "The run id `parent/latest` names, or None when it is missing, not a file, or names no run folder."
+    p = Path(parent) / "latest"
+    try:
+        rid = p.read_text(encoding="utf-8").strip() if p.is_file() else ""
+        check_name(rid, "latest")
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return None
+    return rid if (Path(parent) / rid).is_dir() else None
+
+
+def set_latest(parent, run_id: str) -> bool:
+    """Point `parent/latest` at `run_id` unless it already names a newer run (ids sort in start order): after two
+    concurrent runs it names the newest, whichever finished last. Returns whether it changed; a `latest` that is not a
+    file (a folder) is left alone, with a warning."""
+    import fcntl, sys
+
+    parent = Path(parent)
+    fd = os.open(parent, os.O_RDONLY)  # the folder's lock: one update at a time
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        cur, p = read_latest(parent), parent / "latest"
+        if cur is not None and cur > run_id:
+            return False
+        if p.exists() and not p.is_file():
+            print(f"warning: {rel(p)} is not a file: not updated (remove it)", file=sys.stderr)
+            return False
+        write_text(p, run_id + "\n")
+        return True
+    finally:
+        os.close(fd)
 
 # %% ../nbs/06a_runs.ipynb #2e645866
 TABLE_STATUSES = ["complete"]
 
 
+def _table_problem(bench: str, d) -> str | None:
+    """Why one of `bench`'s table specs cannot read run `d` (its `ours` raises on this run's meta or scores), or None: a
+    bad run is left out of the tables instead of stopping them. Remembered per run and file times."""
+    try:
+        specs = get_benchmark(bench).tables
+    except ConfigError:
+        return None
+    key = (str(d), *(os.stat(Path(d) / f).st_mtime_ns for f in ("meta.json", "scores.json")))
+    if key not in _PROBED:
+        _PROBED[key] = None
+        for t in specs if isinstance(specs, list) else ():
+            if getattr(t, "ours", None) is None:
+                continue
+            try:
+                t.ours(RunRow.of(d, t.skip))
+            except Exception as e:  # its reason is listed in runs.md and by `scibench runs`
+                _PROBED[key] = f"table {t.name} cannot read it: {type(e).__name__}: {str(e)[:200]}"
+                break
+    return _PROBED[key]
+
+
+_PROBED: dict = {}
+
+
 def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
-    "(runs the tables use, [(run, why left out)]) for `bench`."
+    """(runs the tables use, [(run, why left out)]) for `bench`: the newest run of each (split, model) whose status is
+    in `include` and whose files read (a bad one is left out with its reason, and the next one is used)."""
     include = tuple(include or TABLE_STATUSES)
     groups: dict = {}
     for d in run_dirs(bench):
@@ -70,7 +281,12 @@ def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, 
         for d in sorted(ds, reverse=True):
             m = run_meta(d)
             st = m.get("status", "unknown")
-            if pick is None and st in include:
+            why = run_problem(d, scores=st in include) or (
+                _table_problem(bench, d) if st in include and pick is None else None
+            )
+            if why:
+                left.append((d, why))
+            elif pick is None and st in include:
                 pick = d
             elif st not in include:
                 left.append((d, f"status {st}: {m.get('status_reason', '')}".rstrip(": ")))
@@ -121,6 +337,48 @@ def caption(text: str, runs) -> str:
         text += ". Split `sample` is a tiny synthetic sample: its numbers show the pipeline runs, not research ability"
     return text
 
+# %% ../nbs/06a_runs.ipynb #40b4e122
+@dataclass
+class RunRow:
+    "One complete run: its folder, meta and scores, and the columns every table may show."
+
+    dir: Path
+    meta: dict
+    scores: dict
+    skip: tuple = ("model", "split", "judge")  # parameters the settings column leaves out
+
+    @classmethod
+    def of(cls, d, skip=None) -> RunRow:
+        d = Path(d)
+        return cls(d, read_json(d / "meta.json"), read_json(d / "scores.json"), *(() if skip is None else (skip,)))
+
+    @property
+    def config(self) -> dict:
+        return self.meta.get("config", {})
+
+    @property
+    def split(self) -> str:
+        return self.dir.parent.parent.name
+
+    @property
+    def label(self) -> str:
+        return run_label(self.dir)
+
+    def base(self) -> dict:
+        "The columns every table may show: source, run, model, judge, split, protocol, settings."
+        c = self.config
+        return dict(
+            source="scibench",
+            run=self.label,
+            model=c.get("model"),
+            system=c.get("model"),
+            judge=c.get("judge"),
+            split=self.split,
+            protocol=c.get("protocol", "–"),
+            settings=settings(self.dir, skip=self.skip),
+        )
+
+
 # %% ../nbs/06a_runs.ipynb #61934bb0
 def overview(d) -> dict:
     "What the run notebook shows: DataFrames of config, headline, failures, usage and the first records."
@@ -144,12 +402,15 @@ def overview(d) -> dict:
 
 # %% ../nbs/06a_runs.ipynb #2bbf0a60
 def list_runs(bench: str | None = None):
-    "Every run (status, n, failures, tokens, cost, time, parameters that differ from the defaults) as a DataFrame."
+    """Every run (status, n, failures, tokens, cost, time, parameters that differ from the defaults) as a DataFrame; a
+    run whose meta.json cannot be read is listed `unreadable`, its settings saying why; an unfinished one `running`
+    while its process lives, else `killed`."""
     import pandas as pd
 
     rows = []
     for d in run_dirs(bench):
-        m = run_meta(d)
+        why = run_problem(d)
+        m = {} if why else read_meta(d)
         u = m.get("usage", {}).get("total", {})
         rows.append(
             dict(
@@ -157,23 +418,24 @@ def list_runs(bench: str | None = None):
                 split=d.parent.parent.name,
                 model=d.parent.name,
                 run=d.name,
-                status=m.get("status", "?"),
+                status="unreadable" if why else m["status"],
                 n=m.get("n"),
                 failures=m.get("failures"),
                 tokens=(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)),
                 cost_usd=round(u.get("cost_usd", 0.0), 4),
                 seconds=m.get("seconds"),
-                settings=settings(d),
+                settings=why or settings(d),
             )
         )
     for t in sorted(results_dir().glob(f"{bench or '*'}/*/*/.tmp-*")):
+        owner = tmp_owner(t)
         rows.append(
             dict(
                 bench=t.parent.parent.parent.name,
                 split=t.parent.parent.name,
                 model=t.parent.name,
                 run=t.name[5:],
-                status="killed (never finished)",
+                status=f"running ({owner})" if owner else "killed (never finished)",
                 n=None,
                 failures=None,
                 tokens=None,

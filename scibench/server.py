@@ -13,8 +13,8 @@ from .llm import ModelSpec, get_model
 
 # %% auto #0
 __all__ = ['EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open', 'is_our_server',
-           'read_pidfile', 'users', 'start_server', 'stop_server', 'serving', 'embedded_speed_path', 'embedded_speed',
-           'embedded_seconds']
+           'listener', 'read_pidfile', 'users', 'start_server', 'stop_server', 'serving', 'embedded_speed_path',
+           'embedded_speed', 'embedded_seconds']
 
 # %% ../nbs/01a_server.ipynb #57d196ab
 class ServerError(RuntimeError):
@@ -38,16 +38,18 @@ def _port(spec: ModelSpec) -> int:
     return urlparse(spec.base_url).port or 80
 
 
-def _pidfile(spec):
-    return cache_dir() / f"server-{spec.name}.pid"
+def _pidfile(spec, home=None, name=None):
+    "The pid file of `spec`'s server (or of the server `name` of another checkout's cache folder `home`)."
+    return Path(home or cache_dir()) / f"server-{name or spec.name}.pid"
 
 
-def _lockfile(spec):
-    return cache_dir() / f"server-{spec.name}.lock"
+def _lockfile(spec, home=None, name=None):
+    "The lock of `spec`'s server (or of the server `name` of another checkout's cache folder `home`)."
+    return Path(home or cache_dir()) / f"server-{name or spec.name}.lock"
 
 
-def _usersdir(spec):
-    return cache_dir() / f"server-{spec.name}.users"
+def _usersdir(spec, home=None, name=None):
+    return Path(home or cache_dir()) / f"server-{name or spec.name}.users"
 
 
 def _logfile(spec):
@@ -152,6 +154,45 @@ def is_our_server(pid, spec: ModelSpec) -> tuple[bool, str]:
     return "llama_cpp.server" in args and _opt(args, "--port") == str(_port(spec)), " ".join(args)[:160]
 
 
+def _listening_inodes(port: int) -> set:
+    "Inodes of the sockets listening on TCP `port` (from /proc/net; empty where there is none)."
+    out = set()
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(f).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for ln in lines:
+            x = ln.split()
+            if len(x) > 9 and x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
+                out.add(x[9])
+    return out
+
+
+def listener(spec: ModelSpec) -> int | None:
+    """The pid of a live `llama_cpp.server` that listens on `spec`'s port (ours, maybe started by another checkout
+    whose pid file we do not see), or None."""
+    inodes = _listening_inodes(_port(spec))
+    for d in Path("/proc").iterdir() if inodes else []:
+        if not d.name.isdigit() or not is_our_server(int(d.name), spec)[0]:
+            continue
+        try:
+            fds = {os.readlink(f) for f in (d / "fd").iterdir()}
+        except OSError:
+            continue
+        if any(f"socket:[{i}]" in fds for i in inodes):
+            return int(d.name)
+    return None
+
+
+def _environ(pid: int) -> dict:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(x.decode(errors="replace").split("=", 1) for x in raw.split(b"\0") if b"=" in x)
+
+
 def _terminate(pid: int, grace: float = 10.0):
     """SIGTERM the server's process group (SIGCONT too, in case it is stopped), SIGKILL after `grace` s. The caller
     checked it is ours."""
@@ -186,10 +227,10 @@ def _write_atomic(path: Path, text: str):
     os.replace(tmp, path)
 
 
-def read_pidfile(spec: ModelSpec) -> dict | None:
+def read_pidfile(spec: ModelSpec, home=None, name=None) -> dict | None:
     "The pid file's record; None when there is none; `{'pid': None, 'why': ...}` when it is empty or garbage."
     try:
-        text = _pidfile(spec).read_text().strip()
+        text = _pidfile(spec, home, name).read_text().strip()
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
@@ -205,13 +246,13 @@ def read_pidfile(spec: ModelSpec) -> dict | None:
     return d
 
 
-def _live(spec: ModelSpec) -> tuple[dict | None, str | None]:
+def _live(spec: ModelSpec, home=None, name=None) -> tuple[dict | None, str | None]:
     """(record of our live server, None), or (None, why the pid file is stale: it is then removed), or (None, None).
     Under the lock."""
-    rec = read_pidfile(spec)
+    rec = read_pidfile(spec, home, name)
     if rec is None:
         return None, None
-    pf = _pidfile(spec)
+    pf = _pidfile(spec, home, name)
     if rec["pid"] is None:
         why = f"{pf} is {rec['why']}"
     else:
@@ -224,11 +265,11 @@ def _live(spec: ModelSpec) -> tuple[dict | None, str | None]:
 
 
 @contextlib.contextmanager
-def _locked(spec: ModelSpec, timeout: float = 300.0):
-    "Hold the server's lock file (`flock`: released by the kernel if this process dies)."
+def _locked(spec: ModelSpec, timeout: float = 300.0, path=None):
+    "Hold the server's lock file (or the lock file `path`) (`flock`: released by the kernel if this process dies)."
     import fcntl
 
-    p = _lockfile(spec)
+    p = Path(path) if path else _lockfile(spec)
     p.parent.mkdir(parents=True, exist_ok=True)
     with open(p, "a") as f:
         t0 = time.monotonic()
@@ -261,9 +302,9 @@ def _lease_alive(text: str) -> int | None:
     return pid if st is None or not start or st[1] == start else None
 
 
-def users(spec: ModelSpec) -> list[int]:
+def users(spec: ModelSpec, home=None, name=None) -> list[int]:
     "Pids of the live processes holding a lease on the server; leases of dead processes are removed."
-    d, out = _usersdir(spec), []
+    d, out = _usersdir(spec, home, name), []
     for f in sorted(d.glob("*.lease")) if d.exists() else []:
         try:
             pid = _lease_alive(f.read_text())
@@ -276,9 +317,9 @@ def users(spec: ModelSpec) -> list[int]:
     return out
 
 
-def _new_lease(spec: ModelSpec) -> Path:
+def _new_lease(spec: ModelSpec, users_dir=None) -> Path:
     st = _stat(os.getpid())
-    p = _usersdir(spec) / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.lease"
+    p = Path(users_dir or _usersdir(spec)) / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.lease"
     _write_atomic(p, f"{os.getpid()} {st[1] if st else 0}\n")
     return p
 
@@ -340,8 +381,12 @@ def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
         "True",
     ]  # prompt processing of a 4.5K-token prompt: 104 against 74 tokens/s here (P6)
     log.parent.mkdir(parents=True, exist_ok=True)
+    # its environment names this checkout's cache folder: another checkout on this machine can join it as a user
+    env = {**os.environ, "SCIBENCH_SERVER_HOME": str(cache_dir()), "SCIBENCH_SERVER_NAME": spec.name}
     with open(log, "ab") as lf:
-        p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        p = subprocess.Popen(
+            cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+        )
     _children[p.pid] = p
     try:
         deadline = time.monotonic() + wait
@@ -396,6 +441,25 @@ def _check_ours(spec: ModelSpec, rec: dict, timeout: float):
     # it used CPU: busy with its queue of completions; it will answer
 
 
+def _join_other(spec: ModelSpec, pid: int, hold: dict | None) -> tuple[bool, dict | None]:
+    """Our embedded server on `spec`'s port that another checkout started (its pid file is in that checkout's cache):
+    used as it is, busy or not, if it serves `spec.model`; with `hold`, a lease is taken in that checkout's users
+    folder, so that its last user does not stop it under us. → (False, None): never stopped by us."""
+    alias = _opt(_cmdline(pid), "--model_alias")
+    if alias is not None and alias != spec.model:
+        raise ServerError(
+            f"port {_port(spec)} ({spec.base_url}) is held by another scibench checkout's embedded server (pid {pid}) "
+            f"serving '{alias}', not '{spec.model}' (model '{spec.name}'); stop it or give model '{spec.name}' "
+            "another port in models.toml"
+        )
+    env = _environ(pid)
+    home, name = env.get("SCIBENCH_SERVER_HOME"), env.get("SCIBENCH_SERVER_NAME")
+    if hold is not None and home and name and Path(home).is_dir():
+        with _locked(spec, path=_lockfile(spec, home, name)), _signals_held():
+            hold[spec.name] = (spec, _new_lease(spec, _usersdir(spec, home, name)))
+    return False, None
+
+
 def _attach(
     spec: ModelSpec, by: str, wait: float, log, check_timeout: float, hold: dict | None = None
 ) -> tuple[bool, dict | None]:
@@ -413,6 +477,9 @@ def _attach(
                 hold[spec.name] = (spec, _new_lease(spec))
         return False, rec
     if port_open(spec):
+        other = listener(spec)  # our server, started by another checkout (or by hand)
+        if other is not None:
+            return _join_other(spec, other, hold)
         ids, why = served_models(spec, check_timeout)
         if ids is None:
             raise ServerError(
@@ -443,9 +510,9 @@ def _attach(
     return True, rec
 
 
-def _stop(spec: ModelSpec, rec: dict):
+def _stop(spec: ModelSpec, rec: dict, home=None, name=None):
     _terminate(rec["pid"])
-    _pidfile(spec).unlink(missing_ok=True)
+    _pidfile(spec, home, name).unlink(missing_ok=True)
 
 
 def start_server(name: str = "local", wait: float = 180.0, log=None, check_timeout: float = 30.0) -> bool:
@@ -471,7 +538,11 @@ def stop_server(name: str = "local") -> dict:
                 if stale
                 else "no server started by scibench was running"
             )
-            if port_open(spec):
+            other = listener(spec) if port_open(spec) else None
+            if other is not None:
+                home = _environ(other).get("SCIBENCH_SERVER_HOME") or "another checkout or by hand"
+                msg += f" (our embedded server on port {port}, pid {other}, was started from {home}; not touched)"
+            elif port_open(spec):
                 msg += f" (something else listens on port {port}; not touched)"
             return dict(stopped=False, pid=None, users=[], message=msg)
         us = users(spec)
@@ -486,14 +557,16 @@ def stop_server(name: str = "local") -> dict:
 
 
 def _release(spec: ModelSpec, lease: Path):
-    "Leave the server; the last user stops a server that `serving` started."
-    with _locked(spec), _signals_held():
+    """Leave the server; the last user stops a server that `serving` started (also one that another checkout started:
+    the lease lies in that checkout's users folder)."""
+    home, name = lease.parent.parent, lease.parent.name.removeprefix("server-").removesuffix(".users")
+    with _locked(spec, path=_lockfile(spec, home, name)), _signals_held():
         lease.unlink(missing_ok=True)
-        if users(spec):
+        if users(spec, home, name):
             return
-        rec, _ = _live(spec)
+        rec, _ = _live(spec, home, name)
         if rec is not None and rec.get("by") == "serving":
-            _stop(spec, rec)
+            _stop(spec, rec, home, name)
 
 
 def _sigterm(signum, frame):

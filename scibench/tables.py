@@ -14,53 +14,11 @@ from typing import Callable
 
 import pandas as pd
 
-from .core import read_json
 from .report import fmt, reference, save_table, save_figure
-from .runs import caption as sample_caption, complete_runs, run_label, settings
+from .runs import RunRow, caption as sample_caption, complete_runs
 
 # %% auto #0
-__all__ = ['RunRow', 'Table', 'Figure', 'paper_rows', 'build', 'write', 'write_all']
-
-# %% ../nbs/05b_tables.ipynb #f37b3f92
-@dataclass
-class RunRow:
-    "One complete run: its folder, meta and scores, and the columns every table may show."
-
-    dir: Path
-    meta: dict
-    scores: dict
-    skip: tuple = ("model", "split", "judge")  # parameters the settings column leaves out
-
-    @classmethod
-    def of(cls, d, skip=None) -> RunRow:
-        d = Path(d)
-        return cls(d, read_json(d / "meta.json"), read_json(d / "scores.json"), *(() if skip is None else (skip,)))
-
-    @property
-    def config(self) -> dict:
-        return self.meta.get("config", {})
-
-    @property
-    def split(self) -> str:
-        return self.dir.parent.parent.name
-
-    @property
-    def label(self) -> str:
-        return run_label(self.dir)
-
-    def base(self) -> dict:
-        "The columns every table may show: source, run, model, judge, split, protocol, settings."
-        c = self.config
-        return dict(
-            source="scibench",
-            run=self.label,
-            model=c.get("model"),
-            system=c.get("model"),
-            judge=c.get("judge"),
-            split=self.split,
-            protocol=c.get("protocol", "–"),
-            settings=settings(self.dir, skip=self.skip),
-        )
+__all__ = ['Table', 'Figure', 'paper_rows', 'build', 'write', 'write_all']
 
 # %% ../nbs/05b_tables.ipynb #36fa061b
 @dataclass

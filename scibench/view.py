@@ -9,12 +9,13 @@ from __future__ import annotations
 import base64, html, importlib.resources, json, math, os, re
 from pathlib import Path
 from .core import results_dir, figures_dir, tables_dir, read_json, _atomic_write_text, write_with
-from .bench import ConfigError, get_benchmark
+from .bench import ConfigError, check_name, get_benchmark
 from .records import Ctx, Raw, Record, json_block, show, text
 
 # %% auto #0
 __all__ = ['record_of', 'example_scores', 'example_group', 'load_run', 'resolve_run', 'example_view', 'paper_number',
-           'report_html', 'write_report', 'index_html', 'write_index', 'compare_runs', 'compare_text', 'compare_html']
+           'retries_text', 'report_html', 'write_report', 'index_html', 'write_index', 'compare_runs', 'compare_text',
+           'compare_html']
 
 # %% ../nbs/09_view.ipynb #56bc20d7
 def record_of(bench: str) -> Record:
@@ -52,26 +53,31 @@ def example_group(bench: str, rec: dict) -> str | None:
 
 # %% ../nbs/09_view.ipynb #6a2d08a4
 def _records(d):
-    "A run folder's records, one at a time."
-    from scibench.core import iter_jsonl
+    "A run folder's records, one at a time; a line that is not a JSON object raises `DataError` naming the line."
+    from scibench.core import DataError, iter_jsonl
 
     p = Path(d) / "records.jsonl"
-    return iter_jsonl(p) if p.exists() else iter(())
+    if not p.exists():
+        return
+    for i, r in iter_jsonl(p, numbered=True):
+        if not isinstance(r, dict):
+            raise DataError(p, i, None, f"expected a JSON object (a record), got {type(r).__name__} {str(r)[:60]}")
+        yield r
 
 
 def load_run(d, records: bool = True) -> dict:
-    """A run folder's meta, records (`records=False`: none read; the report streams them) and scores (missing files →
-    empty)."""
+    """A run folder's meta, records (`records=False`: none read; the report streams them) and scores (missing file →
+    empty). A meta.json that cannot be read or has the wrong shape, a scores.json that is not an object, or a
+    record that is not one raises `DataError` naming the file (and line and field)."""
+    from scibench.core import DataError
+    from scibench.runs import read_meta
+
     d = Path(d)
-    try:
-        meta = read_json(d / "meta.json")
-    except (OSError, ValueError):
-        meta = {}
+    meta = read_meta(d, required=())
     recs = list(_records(d)) if records else []
-    try:
-        scores = read_json(d / "scores.json") if (d / "scores.json").exists() else {}
-    except ValueError:
-        scores = {}
+    scores = read_json(d / "scores.json") if (d / "scores.json").is_file() else {}
+    if not isinstance(scores, dict):
+        raise DataError(d / "scores.json", None, None, f"expected a JSON object, got {type(scores).__name__}")
     return dict(
         dir=d,
         meta=meta,
@@ -83,24 +89,35 @@ def load_run(d, records: bool = True) -> dict:
     )
 
 
+def _label_dir(parts) -> Path | None:
+    "The folder under results/ a label names, None when a part would leave it (`..`, a separator)."
+    try:
+        for p in parts:
+            check_name(p, "run label part", slash=False)
+    except ConfigError:
+        return None
+    return results_dir().joinpath(*parts)
+
+
 def resolve_run(spec) -> Path:
     """A run folder from a path (a run folder, or a model folder → its latest run) or a label
     `bench/split/model[/run-id]`."""
+    from scibench.runs import read_latest
+
     cands = [Path(spec)]
     parts = [p for p in str(spec).strip("/").split("/") if p]
     if parts and parts[0] == "results":
         parts = parts[1:]
-    if len(parts) in (3, 4):
-        cands.append(results_dir().joinpath(*parts))
+    if len(parts) in (3, 4) and _label_dir(parts) is not None:
+        cands.append(_label_dir(parts))
     for c in cands:
-        if (c / "meta.json").exists():
+        if (c / "meta.json").is_file():
             return c
-        if (c / "latest").exists():
-            r = c / (c / "latest").read_text().strip()
-            if (r / "meta.json").exists():
-                return r
+        rid = read_latest(c)  # None when `latest` is missing, a folder, or names no run
+        if rid and (c / rid / "meta.json").is_file():
+            return c / rid
         if c.is_dir():
-            runs = sorted(p.parent for p in c.glob("*/meta.json") if not p.parent.name.startswith("."))
+            runs = sorted(p.parent for p in c.glob("*/meta.json") if not p.parent.name.startswith(".") and p.is_file())
             if runs:
                 return runs[-1]
     raise FileNotFoundError(f"no run '{spec}': give a run folder or bench/split/model[/run-id] (see `scibench runs`)")
@@ -299,6 +316,16 @@ def _first_pass(d, R: Record) -> tuple[int, int, dict, set]:
     return n_rec, n_failed, metrics, groups
 
 
+def retries_text(u: dict) -> str:
+    "A usage's retries (`retries`: {reason: count}, or a count) as `N (reason n, ...)`; '' when there are none."
+    r = u.get("retries") if isinstance(u, dict) else None
+    if isinstance(r, dict):
+        r = {str(k): v for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and v}
+        n = sum(r.values())
+        return f"{n:g} ({', '.join(f'{k} {v:g}' for k, v in sorted(r.items(), key=lambda x: -x[1]))})" if n else ""
+    return f"{r:g}" if isinstance(r, (int, float)) and not isinstance(r, bool) and r else ""
+
+
 def _write_report(d, f):
     """Write the HTML report of run folder `d` to the binary file `f`, streaming the records (read twice: first their
     counts, metrics and groups, then each example's view, written as it is made): memory stays flat in the number of
@@ -334,6 +361,7 @@ def _write_report(d, f):
         "failed items": m.get("failures", n_failed),
         "requests": f"{u.get('requests', 0)} ({u.get('calls', 0)} sent, {u.get('cached', 0)} cached, "
         f"{u.get('failures', 0)} failed)",
+        "retries": retries_text(u),
         "tokens": f"{u.get('prompt_tokens', 0):,} in / {u.get('completion_tokens', 0):,} out"
         + (
             f" (+ {u.get('cached_prompt_tokens', 0):,} / {u.get('cached_completion_tokens', 0):,} from cache)"
@@ -505,9 +533,9 @@ def index_html() -> str:
         used |= {Path(x).resolve() for x in select_runs(b)[0]}
     rows = []
     for d in run_dirs():
-        m = run_meta(d)
+        m = run_meta(d)  # {} when it cannot be read: the run is listed as unreadable
         u = (m.get("usage") or {}).get("total", {})
-        st = m.get("status", "?")
+        st = m.get("status", "unreadable")
         hl = "; ".join(
             f"{x.get('name')} {show(round(x['value'], 3)) if isinstance(x.get('value'), (int, float)) else '–'}"
             for x in (m.get("headline") or [])[:3]
@@ -647,7 +675,9 @@ def _stats(pairs, n_resamples=1000) -> dict:
 def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
     """Paired comparison of runs `a` and `b` (paths or labels) on the examples both have (by record `id`): per metric
     the mean difference B − A with a paired bootstrap 95% CI, wins (B higher) / ties / losses, the same per group,
-    and the largest disagreements."""
+    and the largest disagreements (`top` of them, 0 or more)."""
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+        raise ConfigError(f"compare: --top must be an integer >= 0, got {top!r}")
     A, B = load_run(resolve_run(a)), load_run(resolve_run(b))
     if (A["bench"], A["split"]) != (B["bench"], B["split"]):
         raise ConfigError(

@@ -3,7 +3,7 @@ simulated feedback; user-annotated examples as a split of their own. Against the
 import csv, json, os, subprocess, sys
 from pathlib import Path
 import pytest
-from scibench import abgen
+from scibench import abgen, abgen_studies
 from scibench.core import read_jsonl, read_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def cli(argv) -> int:
     "`scibench abgen ARGV` as the CLI runs it (the benchmark's `Command`s)."
     from scibench.cli import run_command
-    return run_command("abgen", abgen.COMMANDS, argv)
+    return run_command("abgen", abgen_studies.COMMANDS, argv)
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def fill(form: Path, text_for):
     rows = list(csv.DictReader(open(form, newline="")))
     for r in rows: r["feedback"] = text_for(r)
     with open(form, "w", newline="") as f:
-        w = csv.DictWriter(f, abgen.FORM_COLUMNS); w.writeheader(); w.writerows(rows)
+        w = csv.DictWriter(f, abgen_studies.FORM_COLUMNS); w.writeheader(); w.writerows(rows)
     return rows
 
 
@@ -46,7 +46,7 @@ def test_study1_from_a_filled_form(env, tmp_path, results):
     d, fs, bodies = env
     form = tmp_path / "form.csv"
     assert cli(["select", "--split", "sample", "--limit", "2", str(form)]) == 0
-    cases = read_jsonl(abgen.cases_path(form))
+    cases = read_jsonl(abgen_studies.cases_path(form))
     human = {r["meta_id"]: r for r in abgen.load_human_eval(split="sample")}
     assert cases and all(sum(human[c["case_id"]][k]["score"] for k in abgen.HUMAN_CRITERIA) / 3 < 3 for c in cases)
     last = cases[-1]["case_id"]   # left empty: not revised
@@ -59,7 +59,7 @@ def test_study1_from_a_filled_form(env, tmp_path, results):
                and r["after"] == {c: 5 for c in abgen.HUMAN_CRITERIA} for r in recs)
     rev = [b for b in bodies if "## Researcher Feedback" in b["messages"][-1]["content"]]
     assert len(rev) == len(recs) and all("Ablate only the filter" in b["messages"][-1]["content"] for b in rev)
-    t4 = abgen.table4()
+    t4 = abgen_studies.table4()
     ours = t4[t4.source == "scibench"].set_index("condition")
     assert ours.loc["Initial failure case", "importance"] == "2.00" and ours.loc["Revision with feedback", "soundness"] == "5.00 (+3.00)"
     assert ours.loc["Initial failure case (human scores)", "scorer"] == "human" and ours.loc["Revision with feedback", "scorer"] == "judge fake"
@@ -74,13 +74,13 @@ def test_study1_simulated_feedback_from_a_run(env, tmp_path, results, run_bench)
     meta, run = run_bench("abgen", dict(model="fake", judge="fake", limit=3, max_tokens=16))   # every design judged 2: all failures
     form = tmp_path / "f.csv"
     assert cli(["select", "--run", str(run), str(form)]) == 0
-    cases = read_jsonl(abgen.cases_path(form))
+    cases = read_jsonl(abgen_studies.cases_path(form))
     assert len(cases) == 3 and all(c["scored_by"].startswith("run sample/fake/") for c in cases)
     assert cli(["study1", str(form), "--model", "fake", "--judge", "fake", "--simulate", "fake"]) == 0
     st, recs = read_json(results / "abgen_study1" / "f" / "study.json"), read_jsonl(results / "abgen_study1" / "f" / "records.jsonl")
     assert st["feedback"] == "simulated by fake" and len(recs) == 3
     assert all(len(r["feedback"].split()) == 50 for r in recs)      # the model wrote more; the protocol allows 50 words
-    t4 = abgen.table4(); ours = t4[t4.source == "scibench"]
+    t4 = abgen_studies.table4(); ours = t4[t4.source == "scibench"]
     assert set(ours.feedback) == {"simulated by fake"} and "Initial failure case (human scores)" not in set(ours.condition)
 
 
@@ -101,7 +101,7 @@ def test_study2_user_split(env, tmp_path, results, run_bench, capsys):
     assert (d / "abgen" / "user" / "bio.jsonl").exists() and "--split user-bio" in capsys.readouterr().out
     meta, run = run_bench("abgen", dict(model="fake", judge="fake", split="user-bio", max_tokens=16))
     assert meta["status"] == "complete" and meta["n"] == 3 and run.parent.parent.name == "user-bio"
-    t4 = abgen.table4(); ours = t4[t4.source == "scibench"].iloc[0]
+    t4 = abgen_studies.table4(); ours = t4[t4.source == "scibench"].iloc[0]
     assert (ours.study, ours.condition, ours.n, ours.importance) == ("2: domain generalization", "split user-bio", 3, "2.00 (n=3)")
     bad = tmp_path / "bad.jsonl"; bad.write_text('{"example_id": "x"}\n')
     assert cli(["add-split", "bad", str(bad)]) == 2 and "bad.jsonl:1" in capsys.readouterr().err
@@ -112,3 +112,58 @@ def test_cli_verb(env):
     r = subprocess.run([sys.executable, "-m", "scibench.cli", "abgen", "--help"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ}, timeout=120)
     assert r.returncode == 0 and "select" in r.stdout and "study1" in r.stdout and "add-split" in r.stdout
+
+
+# --------------------------------------------------------------------------- issue 20: clear errors, nothing poisoned
+def test_study1_unknown_model_is_one_line(env, tmp_path, results, capsys):
+    form = tmp_path / "form.csv"
+    cli(["select", "--split", "sample", "--limit", "1", str(form)])
+    fill(form, lambda r: "Ablate only the filter.")
+    capsys.readouterr()
+    assert cli(["study1", str(form), "--model", "nosuch", "--judge", "fake"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'nosuch'" in err and "Traceback" not in err
+    assert env[1].calls == 0 and not (results / "abgen_study1").exists()
+
+
+def test_empty_study1_form_writes_nothing(env, tmp_path, results, capsys):
+    form = tmp_path / "form.csv"
+    cli(["select", "--split", "sample", "--limit", "2", str(form)])   # nobody filled it in
+    capsys.readouterr()
+    assert cli(["study1", str(form), "--model", "fake", "--judge", "fake"]) == 2
+    err = capsys.readouterr().err
+    assert "no case of" in err and "feedback" in err and "nothing written" in err
+    assert env[1].calls == 0 and not (results / "abgen_study1").exists()
+
+
+def test_add_split_refuses_to_replace_an_existing_split(env, tmp_path, capsys):
+    d = env[0]
+    f = tmp_path / "bio.jsonl"
+    f.write_text("".join(json.dumps({**e, "example_id": f"bio-{i}"}) + "\n" for i, e in enumerate(abgen.load_abgen("sample")[:2])))
+    assert cli(["add-split", "bio", str(f)]) == 0
+    before = (d / "abgen" / "user" / "bio.jsonl").read_text()
+    g = tmp_path / "other.jsonl"
+    g.write_text(f.read_text().splitlines(keepends=True)[0])
+    capsys.readouterr()
+    assert cli(["add-split", "bio", str(g)]) == 2
+    err = capsys.readouterr().err
+    assert "bio.jsonl" in err and "--force" in err and (d / "abgen" / "user" / "bio.jsonl").read_text() == before
+    assert cli(["add-split", "bio", str(g), "--force"]) == 0
+    assert len(abgen.load_abgen("user-bio")) == 1
+
+
+def test_add_split_missing_file_says_so(env, tmp_path, capsys):
+    assert cli(["add-split", "bio", str(tmp_path / "none.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "none.jsonl not found" in err and "make data" not in err
+    assert not (env[0] / "abgen" / "user" / "bio.jsonl").exists()
+
+
+def test_an_empty_study_folder_from_before_is_left_out_of_table4(env, results, capsys):
+    "A folder an empty form wrote before issue 20 no longer stops the tables: Table 4 leaves it out and says so."
+    d = results / "abgen_study1" / "empty"; d.mkdir(parents=True)
+    (d / "study.json").write_text(json.dumps(dict(model="m", judge="j", feedback="researchers (form)", prompts="scibench",
+                                                  scored_by=["split sample (human)"])))
+    (d / "records.jsonl").write_text("")
+    t4 = abgen_studies.table4()
+    assert set(t4.source) == {"paper"} and "left out of Table 4" in capsys.readouterr().err

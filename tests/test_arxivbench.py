@@ -11,6 +11,7 @@ from scibench.cli import run_command
 
 from scibench import arxivbench as ab, arxiv_index as ai, perf_arxivbench as pab
 from scibench.core import DataError, read_json, read_jsonl
+from scibench.tables import write_all
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -337,7 +338,7 @@ def test_make_tables_from_results(fake_server, run_bench, results, tmp_path, mon
     fs = fake_server(reply=_reply(judge_match='{"rationale": "same", "answer": "yes"}'))
     _, d1, _, _ = _run(run_bench, fs, model="fake-360m", limit=1)
     _run(run_bench, fs, model="fake-1.7b", limit=1, max_tokens=300)
-    paths = ab.make_tables()
+    paths = write_all("arxivbench", ab.TABLES)
     t1 = (results/"tables"/"arxivbench_table1.csv").read_text()
     assert "fake-360m" in t1 and "Claude-3.5-sonnet" in t1 and "39.93" in t1 and "judge failures 0" in t1
     assert f"sample/fake-360m/{d1.name}" in t1 and "max_tokens=300" in t1                # run and settings columns
@@ -349,7 +350,7 @@ def test_make_tables_from_results(fake_server, run_bench, results, tmp_path, mon
     assert "66.7 [66.7, 66.7] (n=39)" in det                                          # all 13 subjects: 39 judged papers
     assert (tmp_path/"figures"/"arxivbench_subjects.png").exists() and (tmp_path/"figures"/"arxivbench_model_size.png").exists()
     before = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
-    ab.make_tables()
+    write_all("arxivbench", ab.TABLES)
     assert all(Path(p).read_bytes() == b for p, b in before.items())   # deterministic
 
 # --------------------------------------------------------------------------- lookup on a fresh clone
@@ -421,3 +422,30 @@ def test_real_judge_two_steps(real_model, tmp_path):
         assert p["relevant"] in ("yes", "no") or p["relevance_failure"]
         assert p["verdict"] in ("yes", "no", "pass") or p["verdict_failure"]
     assert ps[2]["verdict"] == "no" and ps[2]["relevant"] is None
+
+# --------------------------------------------------------------------------- validate-judge: bad inputs (issue 20)
+_LABELS_OK = b"prompt,title,url,label\nPapers on attention?,Attention Is All You Need,https://arxiv.org/abs/1706.03762,yes\n"
+
+def _validate_error(capsys, *argv) -> str:
+    "Exit status 2 and one line on stderr naming the file: that line."
+    assert run_command("arxivbench", ab.COMMANDS, ["validate-judge", *map(str, argv), "--judge", "local"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("scibench arxivbench: error: "), err
+    return err[0]
+
+@pytest.mark.parametrize("data, where", [
+    (b"", "l.csv: empty"),
+    (b"prompt,title,url,label\ncaf\xe9,t,https://arxiv.org/abs/1706.03762,yes\n", "l.csv:2: not UTF-8"),
+    (b'prompt,title,url,label\nok,t,https://arxiv.org/abs/1706.03762,yes\n"unclosed,t,u,yes\n', "l.csv:3: bad CSV"),
+    (b"prompt,title,url,label\np,t,https://arxiv.org/abs/1706.03762,yes,extra\n", "l.csv:2: 5 fields"),
+])
+def test_validate_judge_bad_csv_exits_2(tmp_path, capsys, data, where):
+    (tmp_path/"l.csv").write_bytes(data)
+    assert where in _validate_error(capsys, tmp_path/"l.csv")
+
+@pytest.mark.parametrize("index", [os.urandom(4096), b""])
+def test_validate_judge_garbage_index_exits_2(tmp_path, capsys, index):
+    (tmp_path/"l.csv").write_bytes(_LABELS_OK)
+    (tmp_path/"ix.sqlite").write_bytes(index)
+    err = _validate_error(capsys, tmp_path/"l.csv", "--index", tmp_path/"ix.sqlite")
+    assert f"{tmp_path/'ix.sqlite'}: not an arXiv index" in err

@@ -8,6 +8,7 @@ from scibench.cli import run_command
 
 from scibench import arxivbench as ab, arxiv_index as ai
 from scibench.core import DataError, read_json, read_jsonl
+from scibench.tables import write_all
 
 ROOT = Path(__file__).resolve().parent.parent
 YES = '{"rationale": "ok", "answer": "yes"}'
@@ -75,7 +76,7 @@ def test_tables_carry_three_labelled_accuracies_and_the_snapshot(fake_server, ru
     fs = fake_server(reply=_reply)
     run_bench("arxivbench", dict(model="fake", judge="fj", limit=1, subjects="Math,Computer Science", protocol="paper"),
               endpoints={"fake": {"base_url": fs.base_url}, "fj": {"base_url": fs.base_url}})
-    ab.make_tables()
+    write_all("arxivbench", ab.TABLES)
     import pandas as pd
     t1 = pd.read_csv(results/"tables"/"arxivbench_table1.csv")
     ours = t1[t1.source == "scibench"].set_index("accuracy")

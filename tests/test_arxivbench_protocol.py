@@ -31,6 +31,7 @@ def test_run_records_protocol(fake_server, run_bench, results, capsys):
     assert "max_tokens=100 (theirs: 1000)" in p["notes"] and p["differences"] == list(ab.AUTHORS_DIFFERENCES)
     err = capsys.readouterr().err
     assert "note: protocol authors: max_tokens=100 (theirs: 1000)" in err and "not their meta-llama/Meta-Llama-3.1-8B" in err
-    from scibench.runs import run_label
-    t = ab.accuracy_table(ab.MAIN_SUBJECTS, "arxivbench_table1_subjects")
+    from scibench.runs import complete_runs, run_label
+    from scibench.tables import build
+    t = build(ab.TABLE1, complete_runs("arxivbench"))
     assert set(t[t["run"] == run_label(d)]["protocol"]) == {"authors"}

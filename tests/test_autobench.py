@@ -8,10 +8,18 @@ import pytest
 from scibench.cli import run_command
 
 from scibench import autobench as ab, papers as sp, perf_autobench as pa
+from scibench import autobench_review as ar
 from scibench.core import DataError, read_json, read_jsonl
 from scibench.llm import LLM, ModelSpec, pipeline
+from scibench.runs import complete_runs
+from scibench.tables import build, write_all
 
 SAMPLE = Path(__file__).resolve().parent.parent/"data"/"samples"/"autobench"
+
+
+def table(spec):
+    "The frame of one of AutoBench's table specs over its complete runs."
+    return build(spec, complete_runs("autobench"))
 
 
 # --- ingestion -------------------------------------------------------------------------------------
@@ -216,20 +224,20 @@ def test_set_metrics_counts_everything():
 
 
 def test_human_review_roundtrip(tmp_path):
-    text = ab.review_csv([dict(qid="q0", kept=True, question="Q?", answer="A", options=["x", "y"]), dict(qid="q1", kept=False)])
+    text = ar.review_csv([dict(qid="q0", kept=True, question="Q?", answer="A", options=["x", "y"]), dict(qid="q1", kept=False)])
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert [r["qid"] for r in rows] == ["q0"] and set(ab.REVIEW_COLUMNS) == set(rows[0])
+    assert [r["qid"] for r in rows] == ["q0"] and set(ar.REVIEW_COLUMNS) == set(rows[0])
     p = tmp_path/"review_reviewed.csv"
     def write(vals):
         with p.open("w", newline="") as f:
-            w = csv.DictWriter(f, ab.REVIEW_COLUMNS); w.writeheader()
+            w = csv.DictWriter(f, ar.REVIEW_COLUMNS); w.writeheader()
             for i, v in enumerate(vals): w.writerow({**rows[0], "qid": f"q{i}", "reviewer_correct": v})
     write(["yes", "no", "", "YES"])
-    m, lo, hi, n = ab.human_correctness(p)
+    m, lo, hi, n = ar.human_correctness(p)
     assert (m, n) == (pytest.approx(2/3), 3)                    # blank rows are not reviewed, not counted
     write(["maybe"])
-    with pytest.raises(DataError, match=r"review_reviewed.csv:2: field 'reviewer_correct'"): ab.human_correctness(p)
-    assert ab.human_correctness(tmp_path/"none.csv") is None
+    with pytest.raises(DataError, match=r"review_reviewed.csv:2: field 'reviewer_correct'"): ar.human_correctness(p)
+    assert ar.human_correctness(tmp_path/"none.csv") is None
 
 
 # --- the pipeline on the fake server, through scibench.run.execute ------------------------------------
@@ -280,7 +288,7 @@ def test_pipeline_fake(fake_models, run_bench, results):
     # the control set went through the same checks and calibration, never into the benchmark
     ctl = [r for r in recs if r["variant"] == "control"]
     assert len(ctl) == 3 == s["control"]["questions"] and not any(r["kept"] for r in ctl)
-    assert s["control"]["metrics"]["kept"] == sum(ab.CONTROL in r["kept_by"] for r in ctl)
+    assert s["control"]["metrics"]["kept"] == sum(ar.CONTROL in r["kept_by"] for r in ctl)
     assert all(r["qid"].startswith("control:") and r["checks"]["correctness"] is not None for r in ctl)
     # review.csv: every configuration's kept questions, once each, naming the configurations
     rev = list(csv.DictReader((d/"review.csv").open()))
@@ -307,16 +315,16 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert (d/"eval"/"fake-solver"/"scores.json").exists()
     # tables from results/ only, deterministic
     calls = fake_models.calls
-    paths = ab.make_tables()
+    paths = write_all("autobench", ab.TABLES)
     first = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
-    ab.make_tables()
+    write_all("autobench", ab.TABLES)
     assert fake_models.calls == calls and all(Path(p).read_bytes() == b for p, b in first.items())
     main = (results/"tables"/"autobench_main.csv").read_text()
     assert "paper" in main and "91.3" in main and "Combined" in main and f"sample/fake-gen/{d.name}" in main
     assert "solvers=fake-solver" in main                                             # the settings column
     assert "synthetic sample" in (results/"tables"/"autobench_main.md").read_text()  # the caption says what the sample is
     abl = (results/"tables"/"autobench_ablation.csv").read_text()
-    assert "0.78" in abl and "w/o Uniqueness Check" in abl and ab.CONTROL in abl
+    assert "0.78" in abl and "w/o Uniqueness Check" in abl and ar.CONTROL in abl
     assert ab.FILTER_NOTE in main                                                   # fake-solver filters and calibrates: labelled
     ev = (results/"tables"/"autobench_eval.csv").read_text()
     assert "fake-solver" in ev and "evidence" in ev
@@ -415,6 +423,26 @@ def test_bad_config_stops_before_anything(fake_models, run_bench, results, param
     assert fake_models.calls == 0 and not results.exists()
 
 
+@pytest.mark.parametrize("params,msg", [(dict(merge_threshold="7"), r"'merge_threshold' must be <= 1, got 7"),
+                                        (dict(uniq_threshold="-0.5"), r"'uniq_threshold' must be >= 0, got -0.5"),
+                                        (dict(check_max_tokens="0"), r"'check_max_tokens' must be >= 1, got 0"),
+                                        (dict(k_related="-1"), "'k_related' must be >= 0, got -1")])
+def test_out_of_range_parameters_stop_before_anything(fake_models, run_bench, results, params, msg):
+    "Issue 20: an AutoBench number outside its range is refused with one line naming it and its range."
+    from scibench.bench import ConfigError
+    with pytest.raises(ConfigError, match=msg) as e: run_bench("autobench", {**P, **params})
+    assert "\n" not in str(e.value) and fake_models.calls == 0 and not results.exists()
+
+
+def test_missing_control_set_names_the_file(fake_models, run_bench, results):
+    "Issue 20: no download provides a control set, so a missing one names the file, not `make data`."
+    from scibench.bench import ConfigError
+    with pytest.raises(ConfigError, match="control set 'nosuch.jsonl' not found in data/samples/autobench/") as e:
+        run_bench("autobench", {**P, "control_set": "nosuch.jsonl"})
+    assert "make data" not in str(e.value) and "\n" not in str(e.value)
+    assert fake_models.calls == 0 and not results.exists()
+
+
 def test_generation_failures_are_records(fake_server, run_bench, tmp_path, monkeypatch):
     def reply(b):
         p = b["messages"][-1]["content"]
@@ -434,7 +462,7 @@ def test_generation_failures_are_records(fake_server, run_bench, tmp_path, monke
 def test_registration():
     from scibench.bench import get_benchmark
     b = get_benchmark("autobench")
-    assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.tables is ab.make_tables
+    assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.tables is ab.TABLES
     assert b.stub_reply is ab.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
     assert b.downloaders == [ab.download_arxiv] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
     assert not getattr(b, "perf", None)                                      # the figures live in scibench.perf_autobench
@@ -644,20 +672,20 @@ def test_control_set_schema_and_errors(tmp_path):
 def test_human_correctness_per_configuration(tmp_path):
     recs = [dict(qid="q0", kept=True, kept_by=["main", "Full MDQF", "w/o Correctness Verification"]),
             dict(qid="q1", kept=False, kept_by=["w/o Correctness Verification"]),
-            dict(qid="control:h1", variant="control", kept=False, kept_by=[ab.CONTROL]), dict(qid="q2", kept=False, kept_by=[])]
-    rows = list(csv.DictReader(io.StringIO(ab.review_csv(recs))))
+            dict(qid="control:h1", variant="control", kept=False, kept_by=[ar.CONTROL]), dict(qid="q2", kept=False, kept_by=[])]
+    rows = list(csv.DictReader(io.StringIO(ar.review_csv(recs))))
     assert [r["qid"] for r in rows] == ["q0", "q1", "control:h1"]
     p = tmp_path/"review_reviewed.csv"
     with p.open("w", newline="") as f:
-        w = csv.DictWriter(f, ab.REVIEW_COLUMNS); w.writeheader()
+        w = csv.DictWriter(f, ar.REVIEW_COLUMNS); w.writeheader()
         for r, v in zip(rows, ["yes", "no", "yes"]): w.writerow({**r, "reviewer_correct": v})
-    assert ab.human_correctness(p, "main")[::3] == (1.0, 1)
-    assert ab.human_correctness(p, "w/o Correctness Verification")[::3] == (0.5, 2)
-    assert ab.human_correctness(p, ab.CONTROL)[::3] == (1.0, 1)
-    assert ab.human_correctness(p, "w/o Uniqueness Check") is None
+    assert ar.human_correctness(p, "main")[::3] == (1.0, 1)
+    assert ar.human_correctness(p, "w/o Correctness Verification")[::3] == (0.5, 2)
+    assert ar.human_correctness(p, ar.CONTROL)[::3] == (1.0, 1)
+    assert ar.human_correctness(p, "w/o Uniqueness Check") is None
     old = tmp_path/"old.csv"                                        # a review file from before: the main configuration only
     old.write_text("qid,reviewer_correct\nq0,yes\nq1,no\n")
-    assert ab.human_correctness(old, "main")[::3] == (0.5, 2) and ab.human_correctness(old, "Full MDQF") is None
+    assert ar.human_correctness(old, "main")[::3] == (0.5, 2) and ar.human_correctness(old, "Full MDQF") is None
 
 
 def test_ablation_table_reads_reviews(fake_models, run_bench, results):
@@ -665,14 +693,14 @@ def test_ablation_table_reads_reviews(fake_models, run_bench, results):
     rev = list(csv.DictReader((d/"review.csv").open()))
     assert rev and all(r["configurations"] for r in rev)
     with (d/"review_reviewed.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, ab.REVIEW_COLUMNS); w.writeheader()
+        w = csv.DictWriter(f, ar.REVIEW_COLUMNS); w.writeheader()
         for r in rev: w.writerow({**r, "reviewer_correct": "yes"})
-    t = ab.table_ablation(); ours = t[t.source == "scibench"].set_index("configuration")
+    t = table(ab.ABLATION_TABLE); ours = t[t.source == "scibench"].set_index("configuration")
     for name in ab.ABLATIONS:
         n = sum(name in r["configurations"].split("; ") for r in rev)
         assert ours.loc[name, "reviewed"] == (str(n) if n else "–"), name
     assert ours.loc["w/o Retrieval Augmentation", "human correctness %"].startswith("not run")
-    m = ab.table_main(); comb = m[(m.source == "scibench") & (m.area == "Combined")].iloc[0]
+    m = table(ab.MAIN_TABLE); comb = m[(m.source == "scibench") & (m.area == "Combined")].iloc[0]
     assert comb["human correctness %"] != "not reviewed" and ab.FILTER_NOTE in comb["calibration"]
 
 

@@ -1,6 +1,6 @@
 "AutoBench protocol (issue 18): `paper` by default, recorded in meta.json provenance, printed, and a column of every table."
 from scibench import autobench as ab
-from test_autobench import P, fake_models  # noqa: F401 (the fixture)
+from test_autobench import P, fake_models, table  # noqa: F401 (the fixture)
 
 
 def test_protocol_notes_shape():
@@ -22,9 +22,9 @@ def test_run_records_protocol_and_tables_show_it(fake_models, run_bench, results
     assert p["name"] == "paper" and p["quirks"] == [] and p["differences"]
     assert "note: protocol paper: model=fake-gen generates (the paper: GPT-4)" in capsys.readouterr().err
     from scibench.runs import run_label
-    for t in (ab.table_main(), ab.table_stages(), ab.table_ablation(), ab.table_distribution(), ab.table_eval()):
+    for t in (table(t) for t in ab.TABLES[:5]):
         assert "protocol" in t.columns
         ours = t[t["run"] == run_label(d)]
         assert set(ours["protocol"]) <= {"paper"}
         if "source" in t: assert set(t[t["source"] == "paper"]["protocol"]) == {"paper"}
-    assert set(ab.table_main().query("source == 'scibench'")["protocol"]) == {"paper"}
+    assert set(table(ab.MAIN_TABLE).query("source == 'scibench'")["protocol"]) == {"paper"}

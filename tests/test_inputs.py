@@ -5,7 +5,7 @@ import gzip, json, os, stat
 from pathlib import Path
 import pytest
 from scibench.cli import run_command
-from scibench import abgen, arxivbench, autobench, rubrics, paperbench
+from scibench import abgen, arxivbench, arxiv_index, autobench, rubrics, paperbench
 from scibench.core import DataError, read_jsonl, read_json_records, read_json, write_json, write_jsonl, write_text, write_bytes, write_with
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -282,20 +282,20 @@ def test_index_skips_and_counts_bad_lines(tmp_path, gz):
     data = b"\n".join(lines) + b"\n"
     snap = tmp_path/("snap.json.gz" if gz else "snap.json")
     snap.write_bytes(gzip.compress(data) if gz else data)
-    st = arxivbench.build_index(snap, tmp_path/"ix.sqlite")
+    st = arxiv_index.build_index(snap, tmp_path/"ix.sqlite")
     assert (st.records, st.skipped, st.lines) == (17, 3, 20)
     assert [(e["line"], e["field"]) for e in st.errors] == [(5, None), (10, "<json>"), (15, "id")]
     assert "not UTF-8" in st.errors[0]["msg"] and f"{snap}:5" in st.errors[0]["msg"]
-    with arxivbench.open_index(tmp_path/"ix.sqlite") as ix:
+    with arxiv_index.open_index(tmp_path/"ix.sqlite") as ix:
         assert len(ix) == 17 and ix.stats["skipped"] == 3 and ix.get("2101.00004") and ix.get("2101.00005") is None
     with pytest.raises(DataError, match=r"snap\.json(\.gz)?:5: not UTF-8"):
-        arxivbench.build_index(snap, tmp_path/"ix2.sqlite", on_error="raise")
+        arxiv_index.build_index(snap, tmp_path/"ix2.sqlite", on_error="raise")
     assert not (tmp_path/"ix2.sqlite").exists()
 
 def test_index_truncated_gzip_is_an_error(tmp_path):
     snap = tmp_path/"snap.json.gz"; snap.write_bytes(gzip.compress(("\n".join(_snap_lines(2000)) + "\n").encode())[:-200])
     TALLY["tried"] += 1
-    with pytest.raises(DataError, match="corrupt or truncated"): arxivbench.build_index(snap, tmp_path/"ix.sqlite")
+    with pytest.raises(DataError, match="corrupt or truncated"): arxiv_index.build_index(snap, tmp_path/"ix.sqlite")
     assert not (tmp_path/"ix.sqlite").exists()
     TALLY["clear"] += 1
 

@@ -162,7 +162,7 @@ def test_run_on_a_small_judge_omits_the_paper_and_says_so(fake_server, own_data,
     rows = read_jsonl(out/"grades.jsonl")
     assert {r["paper_seen"]["note"] for r in rows if r["paper"] == "tsls"} == {note}
     monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"fig"))
-    rubrics.make_tables()
+    rubrics.write_tables()
     cap = (results/"tables"/"rubrics_table1.md").read_text().splitlines()[0]
     assert f"{note} for 1 of 2 papers" in cap and "whole paper shown for 1 of 2 papers" in cap
 
@@ -192,3 +192,27 @@ def test_grade_paper_sizing_by_the_judges_window(fake_server, tmp_path):
     assert not any("## Paper" in p for p in prompts) and g["paper_seen"]["note"] == "paper not shown (paper_chars=0)"
     with pytest.raises(Exception, match="paper_chars"):
         rubrics._validate(rubrics.RubricsConfig(paper_chars=-2))
+
+
+def test_an_archive_expanding_past_the_cap_is_refused(tmp_path, monkeypatch):
+    """Issue 20 item 9: an archive whose files expand past `MAX_EXPANDED` is not extracted: a `DataError` names it (a
+    repository entry), and a JudgeEval case with it is skipped with that reason; nothing is left in the cache."""
+    from scibench.core import DataError, cache_dir
+    monkeypatch.setattr(paperbench, "MAX_EXPANDED", 1 << 20)
+    src = tmp_path/"src"; attempt(src)
+    (src/TS/"submission"/"weights.bin").write_bytes(bytes(2 << 20))           # 2 MiB of zeros: a few KB compressed
+    case = tmp_path/"je"/"tsls"/"0"; (case/"grading").mkdir(parents=True)
+    sample = Path(__file__).resolve().parent.parent/"data"/"samples"/"rubrics"/"judge_eval"/"tsls"/"expected_result.json"
+    shutil.copy(sample, case/"grading"/"expected_result.json")
+    archive = case/"submission.tar.gz"
+    with tarfile.open(archive, "w:gz") as t: t.add(src/TS, arcname=TS)
+    assert archive.stat().st_size < 100_000
+    with pytest.raises(DataError, match=r"expands to more than 1,048,576 bytes \(MAX_EXPANDED\): not extracted") as e:
+        paperbench.RepoIndex(archive)
+    assert str(archive) in str(e.value)
+    assert not list((cache_dir()/"paperbench_archives").glob("*"))             # no extraction left behind
+    cases, skipped = paperbench.judge_eval_cases(tmp_path/"je")
+    assert cases == [] and [x["case"] for x in skipped] == ["tsls/0"]
+    assert "expands to more than 1,048,576 bytes" in skipped[0]["reason"] and "submission.tar.gz" in skipped[0]["reason"]
+    monkeypatch.setattr(paperbench, "MAX_EXPANDED", 4 << 20)                   # under the cap: extracted and indexed
+    assert set(paperbench.RepoIndex(archive).texts) == INDEXED

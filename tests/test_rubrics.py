@@ -3,7 +3,7 @@ import json, os, re, subprocess, sys, tarfile
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import metrics, perf_rubrics, rubrics, paperbench
+from scibench import metrics, perf_rubrics, rubrics, rubrics_cli, paperbench
 from scibench.bench import ConfigError, get_benchmark
 from scibench.core import DataError, read_json
 from scibench.llm import LLM, ModelSpec, pipeline
@@ -233,7 +233,7 @@ def test_run_on_fake_server(fake_registry, run_bench, results, tmp_path, monkeyp
     assert meta3["status"] == "complete" and meta3["n"] == 4
     # tables from these results only (the newest complete run of each split and model)
     monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"fig"))
-    paths = rubrics.make_tables()
+    paths = rubrics.write_tables()
     t1 = (results/"tables"/"rubrics_table1.csv").read_text()
     assert "+Distilled Skill" in t1 and "Claude-Sonnet" in t1 and "scibench" in t1
     from scibench.runs import run_label
@@ -250,7 +250,7 @@ def test_run_on_fake_server(fake_registry, run_bench, results, tmp_path, monkeyp
     assert any(str(p).endswith("rubrics_importance_hist.png") for p in paths)
     assert any(str(p).endswith("rubrics_category_shares.png") for p in paths)
     first = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
-    rubrics.make_tables()
+    rubrics.write_tables()
     assert all(Path(p).read_bytes() == b for p, b in first.items())     # deterministic
 
 
@@ -344,17 +344,17 @@ def test_cli_check_sample_and_help(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)                                  # the sample path also works from another folder
     from scibench.cli import run_command
     cli = lambda argv: run_command("rubrics", rubrics.COMMANDS, argv)
-    assert cli(["check", rubrics.SAMPLE_RUBRIC]) == 0
+    assert cli(["check", rubrics_cli.SAMPLE_RUBRIC]) == 0
     out = capsys.readouterr().out
     assert out.startswith("0.1714  Code Development") and '"Result Analysis": 0.2857' in out
     assert cli(["check", "nope/rubric.json"]) == 2
-    assert rubrics.SAMPLE_RUBRIC in capsys.readouterr().err
+    assert rubrics_cli.SAMPLE_RUBRIC in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli(["tables"])                                  # `scibench tables` writes the tables now
     r = subprocess.run([sys.executable, "-m", "scibench.cli", "rubrics", "check", "--help"], cwd=ROOT, capture_output=True, text=True,
                        timeout=120, env={**os.environ}, check=False)
-    assert r.returncode == 0 and rubrics.SAMPLE_RUBRIC in r.stdout
-    assert (ROOT/rubrics.SAMPLE_RUBRIC).exists()
+    assert r.returncode == 0 and rubrics_cli.SAMPLE_RUBRIC in r.stdout
+    assert (ROOT/rubrics_cli.SAMPLE_RUBRIC).exists()
 
 
 @needs_shared

@@ -31,7 +31,9 @@ def test_run_records_protocol_and_tables_show_it(fake_registry, run_bench, resul
     assert p["name"] == "paper" and p["quirks"] == [] and p["differences"]
     assert "note: protocol paper: k=3" in capsys.readouterr().err
     from scibench.runs import run_label
-    for t in (rubrics.table1(), rubrics.table_intrinsic((0.7,)), rubrics.table_stats()):
+    from scibench.runs import complete_runs
+    from scibench.tables import build
+    for t in (build(s, complete_runs("rubrics")) for s in (rubrics.TABLE1, rubrics.TABLE2, rubrics.TABLE_STATS)):
         ours = t[t["run"] == run_label(out)]
         assert len(ours) and set(ours["protocol"]) == {"paper"}
         if "source" in t: assert set(t[t["source"] == "paper"]["protocol"]) == {"paper"}

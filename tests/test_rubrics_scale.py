@@ -208,7 +208,7 @@ def test_run_rejects_bad_skill_and_records_embedder(fake_server, embed_server, t
     assert json.loads((out/"scores.json").read_text())["embedder"] == "openai:emb"
     assert all(r["intrinsic"]["f1@0.7"] is not None for r in recs if r["setting"] == "direct")
     monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path/"fig"))
-    rubrics.make_tables()
+    rubrics.write_tables()
     for t in ("rubrics_table2", "rubrics_table5_6"):
         md = (results/"tables"/f"{t}.md").read_text()
         assert "not comparable across embedders" in md and "these runs: openai:emb" in md and "Qwen3-Embedding-8B" in md, t

@@ -143,8 +143,11 @@ def test_interrupt_marks_the_run_and_a_rerun_resumes(env, results, fake_server):
     fs = fake_server(latency=0.4)
     args = ["run", "abgen", "--model", "m", "--base-url", fs.base_url, "--judge", "m", "--concurrency", "1",
             "-p", "max_tokens", "16", "--no-notebook"]
+    # SIGINT restored for the child: under `make test > log 2>&1 &` it would inherit SIGINT ignored (the CLI installs its
+    # own handler anyway: tests/test_integrity.py checks that case)
     p = subprocess.Popen([sys.executable, "-m", "scibench.cli", *args], cwd=ROOT, env={**os.environ, **env},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.time()
     while fs.calls < 5 and time.time() - t0 < 60: time.sleep(0.05)
     p.send_signal(signal.SIGINT)

@@ -230,3 +230,53 @@ def test_a_frozen_server_is_reported_not_used(reg):
     finally:
         r = stop_server(NAME)   # SIGCONT + SIGTERM, SIGKILL if need be
     assert r["stopped"] and servers_on(reg) == []
+
+
+# --------------------------------------------------------------------------- another checkout's server (issue 20, item 12)
+OTHER = ("import socket, sys, time\ns = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+         "s.bind(('127.0.0.1', int(sys.argv[3]))); s.listen(8)\nopen(sys.argv[-1], 'w').write('up')\ntime.sleep(120)\n")
+
+
+@pytest.mark.parametrize("by", ["serve", "serving"])
+def test_another_checkouts_busy_server_on_the_port_is_joined_not_refused(reg, tmp_path, by):
+    """A second checkout (its own cache folder) finds the port held by the first checkout's embedded server, busy (no
+    answer to GET /models): it is recognised as ours and joined as one more user (a lease in the first checkout's
+    users folder), never refused as 'not a scibench server'; the last user stops it only if a `serving` started it."""
+    spec = get_model(NAME)
+    home = tmp_path / "other-checkout-cache"; home.mkdir()
+    up = tmp_path / "up"
+    p = subprocess.Popen([sys.executable, "-c", OTHER, "llama_cpp.server", "--port", str(reg), "--model_alias", spec.model, str(up)],
+                         env={**os.environ, "SCIBENCH_SERVER_HOME": str(home), "SCIBENCH_SERVER_NAME": NAME}, start_new_session=True)
+    try:
+        wait_for(up.exists, 30, "the other checkout's server")
+        (home / f"server-{NAME}.pid").write_text(json.dumps(dict(pid=p.pid, port=reg, model=spec.model, by=by)))
+        t0 = time.monotonic()
+        with serving(NAME, check_timeout=1) as s:
+            assert s.started == [] and time.monotonic() - t0 < 10
+            assert users(spec, home, NAME) == [os.getpid()], "joined as a user of the other checkout's server"
+            assert not _pidfile(spec).exists(), "our own pid file is not written for a server we did not start"
+        assert users(spec, home, NAME) == []
+        if by == "serve":
+            assert p.poll() is None, "a server that `scibench serve` started keeps running"
+            r = stop_server(NAME)   # this checkout's `stop` names the other checkout's server and leaves it alone
+            assert not r["stopped"] and f"pid {p.pid}, was started from {home}; not touched" in r["message"], r
+            assert p.poll() is None
+        else:
+            wait_for(lambda: p.poll() is not None, 20, "the last user to stop the server a `serving` started")
+            assert not (home / f"server-{NAME}.pid").exists()
+    finally:
+        if p.poll() is None: p.kill()
+        p.wait()
+
+
+def test_another_checkouts_server_with_another_model_is_refused(reg, tmp_path):
+    up = tmp_path / "up"
+    p = subprocess.Popen([sys.executable, "-c", OTHER, "llama_cpp.server", "--port", str(reg), "--model_alias", "other-model", str(up)],
+                         start_new_session=True)
+    try:
+        wait_for(up.exists, 30, "the other server")
+        with pytest.raises(ServerError, match=rf"port {reg} .*another scibench checkout's embedded server .*'other-model'"):
+            with serving(NAME, check_timeout=1): pass
+        assert p.poll() is None
+    finally:
+        p.kill(); p.wait()
