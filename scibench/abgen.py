@@ -16,6 +16,7 @@ from .llm import Request, msgs, parse_json, pipeline
 from .judge import judge_result, score_schema
 from .report import Estimate, fmt, fmt_ci, fmt_est
 from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
+from .bench import load_limit, select_items
 from .data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
 from .tables import Table
 from .runs import rel
@@ -570,7 +571,7 @@ def note_protocol(cfg, ctx, role: str) -> None:
 def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
     """Generate a design per example with `model`, judge it on each criterion with `judge` as soon as it arrives;
     records stream to `records.jsonl` in input order (only scores stay in memory); writes scores."""
-    examples = load_abgen(cfg.split, cfg.limit or None)
+    examples = select_items(cfg, load_abgen(cfg.split, load_limit(cfg)), lambda e: e["example_id"])
     note_protocol(cfg, ctx, "judge")
     kept = []   # what `summarize` reads of each record
     def write(f):
@@ -865,7 +866,9 @@ ABGEN_RECORD = rv.Record(sections=abgen_sections, scores=abgen_scores, paper=abg
 
 # %% ../nbs/10_abgen.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
-              "Yilun Zhao et al. (ACL 2025)", "2507.13300")
+              "Yilun Zhao et al. (ACL 2025)", "2507.13300", key="zhao-abgen",
+              bib_authors="Yilun Zhao, Weiyuan Chen, Zhijian Xu, Manasi Patwardhan, Yixin Liu, Chengye Wang, "
+              "Lovekesh Vig, Arman Cohan")  # the text prints no year, venue or arXiv id (the id: our declaration)
 DOWNLOADERS = [download_abgen, download_abgen_released, download_abgen_prompts]
 _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.split)]
 # small caps keep the embedded model's sample runs to minutes on 2 cores (the judge's JSON answer is

@@ -13,7 +13,7 @@ from .core import read_json, read_json_records, write_json, write_jsonl, write_t
 from .llm import pipeline
 from .metrics import CORRS, corr_ci, instance_level_detail
 from .report import Estimate, fmt, fmt_ci, reference
-from .bench import Benchmark, Config, Stage, param, register
+from .bench import Benchmark, Config, Stage, param, register, select_items
 from .tables import Figure, Table, write_all
 from .abgen import (CRITERIA, DOWNLOADERS, HUMAN_CRITERIA, PAPER, SKIP, JudgeSetup, _num, _prompts, _protocol,
                             ajudge, canonical, human_path, load_human_eval, note_protocol, released_dir, setup_of,
@@ -100,7 +100,7 @@ class AbGenEvalConfig(JudgeSetup, Config):
 
 # %% ../nbs/11_abgen_eval.ipynb #fba2e31c
 def _eval_rows(cfg) -> list[dict]:
-    rows = load_human_eval(split=cfg.split)
+    rows = select_items(cfg, load_human_eval(split=cfg.split), lambda r: r["meta_id"].rsplit("@", 1)[0])
     if cfg.limit:
         keep = sorted({r["meta_id"].rsplit("@", 1)[0] for r in rows})[:cfg.limit]
         rows = [r for r in rows if r["meta_id"].rsplit("@", 1)[0] in keep]

@@ -16,6 +16,7 @@ from .judge import judge_request, judge_result
 from .metrics import boot_rows, ratio_ci
 from .report import MIN_CI_N, Estimate, fmt, fmt_ci, reference as _reference
 from .bench import Benchmark, Command, Config, ConfigError, Stage, param, register, Paper as _BenchPaper
+from .bench import load_limit, select_items
 from .runs import rel
 from .tables import Figure, RunRow, Table
 from .arxiv_index import (ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path,
@@ -683,7 +684,7 @@ def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
     """Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt
     as soon as its previous step answers (`query_and_judge`); records stream to `records.jsonl` in input order;
     writes scores."""
-    prompts = load_prompts(cfg.split, cfg.limit or None, cfg.subjects or None)
+    prompts = select_items(cfg, load_prompts(cfg.split, load_limit(cfg), cfg.subjects or None), lambda p: p["id"])
     ix_path = index_for(cfg.split, cfg.index or None)
     note_protocol(cfg, ctx)
     kept = []
@@ -1078,7 +1079,8 @@ RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda 
 
 # %% ../nbs/40_arxivbench.ipynb #74001545
 PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Research?",
-                    "Ning Li, Jingran Zhang, Justin Cui", "2504.10496")
+                    "Ning Li, Jingran Zhang, Justin Cui", "2504.10496",
+                    key="li-arxivbench")  # the text prints no year or venue (the arXiv id: our declaration)
 STAGES = [
     Stage("query", "model", "the model under test lists papers for each prompt"),
     Stage("relevance", "judge", "protocols paper, scibench: is each listed paper in the index relevant to the prompt"),

@@ -17,6 +17,7 @@ from .metrics import mean_ci, bootstrap_ci
 from .retrieval import embed_cached, dedup, Index, tokenize
 from .report import Estimate, fmt, fmt_ci, fmt_est, reference
 from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, param, register
+from .bench import load_limit, select_items
 from .runs import complete_runs, run_label, run_parent, rel
 from .papers import load_manifest, load_paper, paper_text, paper_windows, paragraphs
 from .autobench_stub import stub_reply
@@ -1046,7 +1047,7 @@ def _control(cfg, papers: dict) -> list[dict]:
     an error."""
     p = _control_path(cfg)
     if not p: return []
-    every = papers if not cfg.limit else {x["paper_id"]: x for x in load_split(cfg.split)[0]}
+    every = papers if not (cfg.limit or cfg.ids) else {x["paper_id"]: x for x in load_split(cfg.split)[0]}
     return [q for q in load_control_set(p, every) if q["paper_id"] in papers]
 
 # %% ../nbs/30_autobench.ipynb #600a71bf
@@ -1325,7 +1326,8 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     "Generate, filter and calibrate a benchmark from the papers of `cfg.split`, then evaluate `evaluate_models` on it."
     _validate(cfg)
     d = ctx.out
-    papers_l, related = load_split(cfg.split, cfg.limit or None)
+    papers_l, related = load_split(cfg.split, load_limit(cfg))
+    papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
     papers = {p["paper_id"]: p for p in papers_l}
     flow = _Flow(cfg, ctx, papers_l, related)
     _note(cfg, ctx, flow)
@@ -1738,7 +1740,8 @@ RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda 
 # %% ../nbs/30_autobench.ipynb #ae3698b8
 # the source text names neither authors nor an arXiv id, and none is invented
 PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs",
-              "authors not named in the source text (ACL 2025)")
+              "authors not named in the source text (ACL 2025)", year="2025", venue="ACL 2025",
+              key="autobench2025")  # the text prints "Conference: ACL 2025", no authors, no arXiv id
 FLOW = [Stage("extract", "model", "knowledge points of every extraction window of every paper"),
         Stage("generate", "model",
               "one question per selected knowledge point (again without retrieval with ablate_retrieval)"),

@@ -11,8 +11,8 @@ from typing import Callable
 
 # %% auto #0
 __all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name', 'make_config',
-           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'register', 'benchmarks', 'get_benchmark',
-           'describe']
+           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'load_limit', 'select_items', 'register',
+           'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
@@ -58,6 +58,10 @@ class Config:
         "sample", "data split; `sample` is the small synthetic sample shipped with the repo", folder=True
     )
     limit: int = param(0, "use only the first N items (0 = all)", min=0)
+    ids: list = param([], "run only the items with these ids (comma-separated; empty = all; not with limit)")
+    seed: int = param(
+        0, "run-level seed: added to every request's sample index, the `seed` sent (0 = as before)", min=0
+    )
 
 
 @dataclass
@@ -264,10 +268,31 @@ class Paper:
     title: str
     authors: str
     arxiv: str = ""  # arXiv id, when the paper has one (none is invented)
+    year: str = ""  # as printed in the paper ('' when it prints none)
+    venue: str = ""  # as printed in the paper ('' when it prints none)
+    bib_authors: str = ""  # every author, comma-separated, as printed (default: `authors`)
+    key: str = ""  # the BibTeX key
 
     @property
     def url(self) -> str:
         return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else "no arXiv id"
+
+    def bibtex(self) -> str:
+        "A BibTeX entry of what the declaration holds; a missing arXiv id, year or authors is said in `note`."
+        names = self.bib_authors or ("" if "not named" in self.authors else self.authors)
+        f = dict(title=self.title)
+        if names:
+            f["author"] = " and ".join(a.strip() for a in names.split(","))
+        f.update({k: v for k, v in dict(year=self.year, booktitle=self.venue).items() if v})
+        if self.arxiv:
+            f.update(eprint=self.arxiv, archivePrefix="arXiv", url=self.url)
+        said = (("no arXiv id", self.arxiv), ("no year", self.year), ("authors not named", names))
+        missing = [w for w, v in said if not v]
+        if missing:
+            f["note"] = "; ".join(missing) + " in the paper's text"
+        key = self.key or self.title.split(":")[0].split()[0].lower() + self.year
+        body = "".join(f"  {k} = {{{v}}},\n" for k, v in f.items())
+        return f"@{'inproceedings' if self.venue else 'misc'}{{{key},\n{body}}}\n"
 
 
 @dataclass
@@ -336,6 +361,29 @@ class Benchmark:
 
     def roles(self) -> list[Param]:
         return [p for p in self.params() if p.role]
+
+# %% ../nbs/06_bench.ipynb #10e2fb1c
+def load_limit(cfg) -> int | None:
+    "The limit a benchmark's loader gets: None with `ids` (they are chosen from the whole split) or no limit."
+    return None if getattr(cfg, "ids", None) else getattr(cfg, "limit", 0) or None
+
+
+def select_items(cfg, items: list, key) -> list:
+    """The items a run evaluates: `items` (loaded with `load_limit(cfg)`) or, with `cfg.ids`, those whose `key(item)` is
+    one of them, in the split's order. An unknown id is a `ConfigError` naming it (raised by the plan, before any
+    call); `ids` with `limit` is one too."""
+    ids = list(getattr(cfg, "ids", None) or [])
+    if not ids:
+        return items
+    if getattr(cfg, "limit", 0):
+        raise ConfigError("--ids and --limit: give one of them")
+    have = [str(key(x)) for x in items]
+    known, want = set(have), set(ids)
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        near = ", ".join(have[:3]) + (", ..." if len(have) > 3 else "")
+        raise ConfigError(f"--ids: no item with id {', '.join(map(repr, unknown))} in this split (ids: {near})")
+    return [x for x, k in zip(items, have) if k in want]
 
 # %% ../nbs/06_bench.ipynb #84886ea8
 MODULES = (

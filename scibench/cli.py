@@ -228,6 +228,12 @@ def _parser():
     b = sub.add_parser("bench", help="print performance figures")
     b.add_argument("names", nargs="*")
     sub.add_parser("models", help="list the model registry")
+    y = sub.add_parser("retry", help="rerun a run's config: cached answers reused, only failed items' requests sent")
+    y.add_argument("run", metavar="RUN", help="a run folder or label bench/split/model[/run-id] (latest: no run-id)")
+    y.add_argument("--dry-run", action="store_true", help="show the plan, call nothing")
+    y.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
+    y = sub.add_parser("cite", help="BibTeX of a benchmark's paper (what the paper's text prints)")
+    y.add_argument("bench", metavar="BENCH", help="a benchmark name (scibench benchmarks)")
     v = sub.add_parser("view", help="write (refresh) a run's report.html and print its path")
     v.add_argument("run", help="a run folder, or bench/split/model[/run-id] (see `scibench runs`)")
     v.add_argument("--open", action="store_true", help="print a file:// URL to open in a browser")
@@ -236,6 +242,9 @@ def _parser():
     k.add_argument("run_b")
     k.add_argument("--html", default=None, metavar="PATH", help="also write the comparison as an HTML page")
     k.add_argument("--top", type=int, default=10, help="how many of the largest disagreements to list (default 10)")
+    k.add_argument(
+        "--strict", action="store_true", help="refuse (exit 2) when the runs differ in more than the model (judge, ...)"
+    )
     for bench in BENCH_VERBS:
         x = sub.add_parser(bench, help=f"{bench}-specific commands (see `scibench {bench} --help`)", add_help=False)
         x.add_argument("args", nargs=argparse.REMAINDER)
@@ -443,10 +452,30 @@ def _compare(a):
     if a.html and (Path(a.html).is_dir() or str(a.html).endswith(os.sep)):
         raise ConfigError(f"compare --html: {a.html} is a folder; give the path of a file to write")
     c = compare_runs(a.run_a, a.run_b, top=a.top)
+    if a.strict and c["differences"]:
+        raise ConfigError("compare --strict: the runs differ in more than the model: " + "; ".join(c["differences"]))
     print(compare_text(c))
     if a.html:
         _atomic_write_text(Path(a.html), compare_html(c))
         print(f"wrote {a.html}")
+
+
+def _retry(a):
+    from scibench.run import retry, summary_text
+    from scibench.view import resolve_run
+
+    meta = retry(resolve_run(a.run), dry_run=a.dry_run, notebook=not a.no_notebook)
+    if a.dry_run:
+        print(plan_text(meta))
+        return 0
+    print(summary_text(meta))
+    return 0 if meta["status"] == "complete" else 130 if meta["status"] == "interrupted" else 1
+
+
+def _cite(a):
+    from scibench.bench import get_benchmark
+
+    print(get_benchmark(a.bench).paper.bibtex(), end="")
 
 
 def _models(a):
@@ -476,6 +505,8 @@ VERBS = {
     "view": _view,
     "compare": _compare,
     "models": _models,
+    "retry": _retry,
+    "cite": _cite,
 }
 
 

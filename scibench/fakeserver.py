@@ -35,7 +35,14 @@ class FakeServer:
 
     A careless or small server: `echo_auth`: a substring of a prompt whose HTTP 200 answer quotes the Authorization
     header; `slots`: chat requests handled at once (the rest wait in the server's queue, as llama.cpp's do; `GET /props`
-    says `total_slots`, as llama.cpp's does)."""
+    says `total_slots`, as llama.cpp's does).
+
+    Structured output: `structured` is what the server does with a `response_format`: None ignores it (the answer is
+    text); "json_schema" follows OpenAI's json_schema form and refuses others (HTTP 400); "llama" is llama.cpp's server
+    (`GET /props` with its settings, `/models` owned by llamacpp, follows its json_object+schema form and json_schema);
+    "reject" refuses any (HTTP 400). A followed format's answer is an instance of its schema (what a grammar forces).
+    The client's structured-output probe (header `X-Scibench-Probe`) is answered at once, outside the counts, faults
+    and latencies: the tests count the benchmark's requests."""
 
     BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
@@ -62,7 +69,11 @@ class FakeServer:
         slots=None,
         batch_create_drop: int = 0,
         batch_create_hang: float = 0.0,
+        structured=None,
     ):
+        if structured not in (None, "json_schema", "llama", "reject"):
+            raise ValueError(f"structured must be None, 'json_schema', 'llama' or 'reject', got {structured!r}")
+        self.structured = structured
         bad = set(faults) - set(self.FAULTS)
         if bad:
             raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
@@ -119,10 +130,29 @@ class FakeServer:
         return median * math.exp(sigma * statistics.NormalDist().inv_cdf(u))
 
     def _answer(self, body: dict) -> str:
+        if self._format(body)[0] == "follow":  # a grammar forces an instance of the schema
+            return json.dumps(_instance(self._format(body)[1]))
         if self.reply:
             return self.reply(body)
         last = body["messages"][-1]["content"]
         return f"Rationale: fine. Therefore, the score is: {1 + len(last) % 5}"
+
+    def _format(self, body: dict) -> tuple:
+        "What this server does with the request's response_format → (follow | refuse | ignore, its schema)."
+        rf = body.get("response_format")
+        if not isinstance(rf, dict) or self.structured is None:
+            return "ignore", None
+        kind = rf.get("type")
+        schema = rf.get("json_schema", {}).get("schema") if kind == "json_schema" else rf.get("schema")
+        ok = {"json_schema": ("json_schema",), "llama": ("json_schema", "json_object")}.get(self.structured, ())
+        return ("follow", schema or {}) if kind in ok else ("refuse", None)
+
+    async def _probe(self, req, writer):
+        "The client's one-token structured-output probe, answered as this server would: a JSON start, 400 or text."
+        verdict = self._format(req)[0]
+        if verdict == "refuse":
+            return await self._send(writer, 400, {"error": {"message": "response_format is not supported"}})
+        await self._send(writer, 200, self._completion(req, "{" if verdict == "follow" else "Hello"))
 
     @property
     def calls(self) -> int:
@@ -164,6 +194,9 @@ class FakeServer:
                 if method != "POST" or not path.split("?")[0].endswith("/chat/completions"):
                     await self._batch_api(method, path, body, headers, writer)
                     continue
+                if "x-scibench-probe" in headers:
+                    await self._probe(json.loads(body), writer)
+                    continue
                 if await self._queued_chat(json.loads(body), writer, headers):
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -178,10 +211,17 @@ class FakeServer:
         "The GET routes that are not the Batch API: `/stats`, `/props` (with `slots`), `/models`; True when answered."
         if path.endswith("/stats"):  # for a client in another process
             await self._send(writer, 200, self.stats())
+        elif path == "/props" and self.structured == "llama":  # llama.cpp's server properties, as it gives them
+            settings = {"n_ctx": 8192, "params": {"temperature": 0.8}}
+            props = {"default_generation_settings": settings, "total_slots": self.slots or 1, "build_info": "b0-fake"}
+            await self._send(writer, 200, {**props, "model_path": "fake.gguf", "chat_template": "{{ messages }}"})
         elif path == "/props" and self.slots:  # llama.cpp's server properties
             await self._send(writer, 200, {"total_slots": self.slots, "model_alias": "fake"})
         elif path.endswith("/models"):
-            await self._send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            m = {"id": "fake", "object": "model"}
+            if self.structured == "llama":
+                m.update(owned_by="llamacpp", meta={"n_ctx_train": 8192})
+            await self._send(writer, 200, {"object": "list", "data": [m]})
         else:
             return False
         return True
@@ -200,7 +240,11 @@ class FakeServer:
             self.inflight -= 1
 
     async def _refuse(self, req, writer, headers) -> bool:
-        "The permanent (400) and unauthorized (401) answers, for requests that name their marker; True when sent."
+        """The permanent (400) and unauthorized (401) answers, for requests that name their marker, and the 400 for a
+        response_format this server refuses; True when sent."""
+        if self._format(req)[0] == "refuse":
+            await self._send(writer, 400, {"error": {"message": "response_format is not supported"}})
+            return True
         if self.permanent and self.permanent in json.dumps(req["messages"]):
             await self._send(writer, 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}})
             return True
@@ -544,6 +588,32 @@ class FakeServer:
 
     def __exit__(self, *a):
         self.stop()
+
+
+def _instance(s, root=None):
+    "A small instance of JSON schema `s` (the first enum value, the middle of a range, a short string)."
+    root = s if root is None else root
+    if not isinstance(s, dict):
+        return None
+    if "$ref" in s:  # "#/$defs/Name"
+        target = root
+        for part in s["$ref"].lstrip("#/").split("/"):
+            target = target.get(part, {}) if part else target
+        return _instance(target, root)
+    if "enum" in s or "const" in s:
+        return s["enum"][0] if "enum" in s else s["const"]
+    if "anyOf" in s or "oneOf" in s:
+        return _instance((s.get("anyOf") or s.get("oneOf"))[0], root)
+    t = s.get("type", "object" if "properties" in s else "string")
+    t = t[0] if isinstance(t, list) else t
+    if t == "object":
+        return {k: _instance(v, root) for k, v in s.get("properties", {}).items()}
+    if t == "array":
+        return [_instance(s.get("items", {}), root) for _ in range(max(1, s.get("minItems", 1)))]
+    if t in ("integer", "number"):
+        lo = s.get("minimum", 1)
+        return (lo + s.get("maximum", lo + 4)) // 2
+    return {"boolean": True, "null": None}.get(t, "fine" * max(1, -(-s.get("minLength", 0) // 4)))
 
 
 def serve_forever(port_file=None, **kw):

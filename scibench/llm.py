@@ -14,9 +14,10 @@ from .core import project_root, cache_dir
 
 # %% auto #0
 __all__ = ['STRUCTURED', 'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_ENDPOINT', 'BATCH_GATHER_S', 'LEASE_TTL_S',
-           'LEASE_POLL_S', 'ModelSpec', 'public_url', 'check_spec', 'load_registry', 'get_model', 'note_url_secrets',
-           'redact', 'Request', 'cache_key', 'msgs', 'lease_owner', 'Cache', 'Usage', 'run_sync', 'LLM', 'batch_lines',
-           'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
+           'LEASE_POLL_S', 'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec', 'load_registry', 'get_model',
+           'note_url_secrets', 'redact', 'Request', 'cache_key', 'msgs', 'lease_owner', 'Cache', 'Usage', 'run_sync',
+           'LLM', 'detect_structured', 'resolve_structured', 'detected', 'batch_lines', 'pipeline_window', 'apipeline',
+           'pipeline', 'parse_json', 'ping']
 
 # %% ../nbs/01_llm.ipynb #ac7decf8
 @dataclass
@@ -35,7 +36,8 @@ class ModelSpec:
     max_concurrency: int = 32
     timeout: float = 120.0  # seconds per request, including time queued at the server
     max_retries: int = 6
-    structured: str = "none"  # "json_schema" | "llama" | "none"
+    # "auto" (asked of the server when a run starts: `detect_structured`) | "json_schema" | "llama" | "none"
+    structured: str = "auto"
     embedded: bool = False  # served by `scibench serve` on loopback
     context: int | None = None  # context window in tokens, if known
     max_response_chars: int = 200_000  # longer answers are cut (and flagged `truncated`) before they are stored
@@ -57,7 +59,7 @@ class ModelSpec:
         return {**asdict(self), "base_url": public_url(self.base_url)}
 
 
-STRUCTURED = ("json_schema", "llama", "none")
+STRUCTURED = ("auto", "json_schema", "llama", "none")
 _KEY_VARS: set = set()  # names of the environment variables that hold API keys (registry entries and keys in use)
 
 
@@ -307,7 +309,7 @@ class Request:
         p = dict(max_tokens=self.max_tokens, temperature=self.temperature, seed=self.sample)
         if self.stop:
             p["stop"] = self.stop
-        if self.schema is not None and spec.structured != "none":
+        if self.schema is not None and _schema_mode(spec):  # "auto" not yet detected: as "none"
             p["structured"] = [spec.structured, self.schema]
         return p
 
@@ -622,8 +624,13 @@ def _cap_lengths(schema, cap: int = 1000):
     return schema
 
 
+def _schema_mode(spec: ModelSpec) -> str | None:
+    'The structured-output form requests to `spec` are sent with; None: text (mode "none", or "auto" undetected).'
+    return None if spec.structured in ("none", "auto") else spec.structured
+
+
 def _response_format(spec: ModelSpec, schema: dict | None):
-    if schema is None or spec.structured == "none":
+    if schema is None or _schema_mode(spec) is None:
         return None
     if spec.structured == "llama":
         return {"type": "json_object", "schema": _cap_lengths(schema)}
@@ -870,6 +877,8 @@ class LLM:
         batch_max_bytes: int = BATCH_MAX_BYTES,
     ):
         self.spec = get_model(spec) if isinstance(spec, str) else spec
+        if self.spec.structured == "auto" and self.learns_slots:  # a stub that asks no server learns nothing
+            self.spec = replace(self.spec, structured=detect_structured(self.spec)[0])
         # batch: through the Batch API (default: the registry's `batch`); batch_poll: first seconds between status
         # checks
         if batch is not None and bool(batch) != self.spec.batch:
@@ -1245,6 +1254,127 @@ async def _live(self: "LLM", desc: str | None = None, sem: asyncio.Semaphore | N
         if lv.client is not None:
             await lv.client.close()
 
+# %% ../nbs/01_llm.ipynb #a4157ff7
+PROBE_HEADER = "X-Scibench-Probe"  # marks the structured-output probe (a test server keeps it out of its counts)
+_PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+_MODES: dict = {}  # endpoint scope → (mode, how it was told), detected once per endpoint and process
+
+
+def _endpoint(spec: ModelSpec) -> str:
+    "The endpoint a mode is detected for: base URL (without credentials) and served model."
+    return f"{redact(spec.base_url.rstrip('/'))}|{spec.model}"
+
+
+def _llama_props(d) -> bool:
+    "Is `d` the answer of llama.cpp's `GET /props` (its server's settings)?"
+    return isinstance(d, dict) and any(k in d for k in ("default_generation_settings", "build_info", "chat_template"))
+
+
+def _mode_of_models(d) -> tuple | None:
+    "(mode, how) from a `GET /models` answer that names its server (llama.cpp: owned_by llamacpp; vLLM), else None."
+    for m in d.get("data") or [] if isinstance(d, dict) and isinstance(d.get("data"), list) else []:
+        owner = str(m.get("owned_by", "")).lower() if isinstance(m, dict) else ""
+        if owner in ("llamacpp", "llama.cpp"):
+            return "llama", "llama.cpp (/models)"
+        if owner == "vllm":
+            return "json_schema", "vLLM (/models)"
+    return None
+
+
+def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
+    """One-token request with `mode`'s response_format: True when the server follows it (its answer starts a JSON
+    object), False when it refuses it (4xx) or ignores it, None when it cannot tell (no answer, 5xx)."""
+    body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), max_tokens=1, temperature=0.0)
+    body["response_format"] = _response_format(replace(spec, structured=mode), _PROBE_SCHEMA)
+    r = get(spec.base_url.rstrip("/") + "/chat/completions", body)
+    if r is None or r.status_code >= 500 or r.status_code in (401, 403, 408, 429):
+        return None
+    if r.status_code >= 400:
+        return False
+    try:
+        text, _, _ = _completion_parts(r.json())
+    except Exception:
+        return None
+    return text is not None and (text.lstrip().startswith("{") or not text.strip())
+
+
+def _ask_server(spec: ModelSpec, get) -> tuple:
+    """(mode, how) from the server: llama.cpp's `/props`, then `/models`, then probes of each response_format; mode
+    None: it cannot tell."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    u = urlsplit(spec.base_url)
+    root = urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1"), "", ""))
+    r = get(root + "/props")
+    if r is None:
+        return None, f"no answer from {public_url(spec.base_url)}"
+    if r.status_code == 200 and _llama_props(_json_or_none(r)):
+        return "llama", "llama.cpp (/props)"
+    r = get(spec.base_url.rstrip("/") + "/models")
+    found = _mode_of_models(_json_or_none(r)) if r is not None and r.status_code == 200 else None
+    if found:
+        return found
+    for mode in ("json_schema", "llama"):
+        ok = _probe(spec, get, mode)
+        if ok is None:
+            return None, "its probe got no usable answer"
+        if ok:
+            return mode, f"a one-token probe ({mode} followed)"
+    return "none", "a one-token probe (response_format refused or ignored: text)"
+
+
+def _json_or_none(r):
+    try:
+        return r.json()
+    except Exception:
+        return None
+
+
+def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
+    """`spec`'s structured-output mode → (mode, how it was told). An explicit mode is kept; "auto" asks the server once
+    per endpoint and process (`_ask_server`: llama.cpp's `/props`, `/models`, then a one-token probe of each
+    response_format); "none" when it cannot tell (an unreachable server is asked again next time)."""
+    if spec.structured != "auto":
+        return spec.structured, "set"
+    scope = _endpoint(spec)
+    if scope in _MODES:
+        return _MODES[scope]
+    import httpx
+
+    try:
+        headers = {"Authorization": f"Bearer {spec.api_key()}", PROBE_HEADER: "structured"}
+    except RuntimeError as e:
+        return "none", f"not detected ({e})"
+    t = min(timeout, spec.timeout)
+
+    def get(url, body=None):
+        try:
+            if body is None:
+                return httpx.get(url, timeout=t, headers=headers)
+            return httpx.post(url, timeout=t, headers=headers, json=body)
+        except Exception:
+            return None
+
+    mode, how = _ask_server(spec, get)
+    if mode is None:
+        return "none", f"not detected ({how}): answers are read as text"
+    _MODES[scope] = (mode, how)
+    print(f"note: model '{spec.name}': structured output {mode}, detected from {how}", file=sys.stderr, flush=True)
+    return mode, how
+
+
+def resolve_structured(specs: dict) -> dict:
+    '`specs` ({name: ModelSpec}) with every "auto" mode detected (`detect_structured`); the others as they are.'
+    return {
+        n: replace(s, structured=detect_structured(s)[0]) if s.structured == "auto" else s for n, s in specs.items()
+    }
+
+
+def detected(spec: ModelSpec) -> str | None:
+    'How this process detected `spec`\'s mode (e.g. "llama.cpp (/props)"), if it did and `spec` has it (run header).'
+    m = _MODES.get(_endpoint(spec))
+    return m[1] if m and m[0] == spec.structured else None
+
 # %% ../nbs/01_llm.ipynb #17e1f26c
 _BATCH_DONE = ("completed", "failed", "expired", "cancelled")
 _BATCH_MISSING = {
@@ -1446,7 +1576,7 @@ async def _batch_wait(llm: "LLM", client, row: dict, todo: dict, got: dict, note
 
 async def _batch_download(llm: "LLM", client, b, todo: dict, got: dict, mine: list, secs: float, note) -> bool:
     "Read the ended batch's output and error files into `got` (and the cache); False when a download failed (recorded)."
-    structured = llm.spec.structured != "none"
+    structured = _schema_mode(llm.spec) is not None
     for fid in (b.output_file_id, b.error_file_id):
         if not fid:
             continue

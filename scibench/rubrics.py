@@ -16,6 +16,7 @@ import numpy as np
 from . import records as rv
 from .agent import OBS_CHARS, AgentTask, drive, _err, _utf8
 from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
+from .bench import load_limit, select_items
 from .core import (DataError, data_dir, jsonl_line, read_json, read_json_records, read_text, write_json,
                            write_jsonl, write_text, write_with)
 from .llm import Request, msgs, parse_json, pipeline
@@ -876,7 +877,7 @@ def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|N
 def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     """The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7
     and Spearman. Planning (`ctx.planning`): no embedder check and, after the last call (JudgeEval), no metrics."""
-    papers = load_papers(cfg.split, cfg.limit or None)
+    papers = select_items(cfg, load_papers(cfg.split, load_limit(cfg)), lambda p: p["id"])
     d, _, judge_llm = ctx.out, ctx.llm("model"), ctx.llm("judge")     # the model's client first (meta.json's order)
     note_protocol(cfg, ctx)
     if not ctx.planning:   # a bad embedder stops the run here, before any call (cached: it answered before)
@@ -1172,7 +1173,8 @@ RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda 
 # %% ../nbs/20_rubrics.ipynb #3554502a
 # the paper text prints no arXiv id, and none is invented
 PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment Reproduction",
-              "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin")
+              "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin",
+              key="hong-rubrics")  # the text prints no arXiv id, year or venue
 RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's "
     "rubrics", PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply,

@@ -7,11 +7,11 @@ plan and a cost estimate) → the benchmark's stages with live progress → an a
 
 # %% ../nbs/06_run.ipynb #11879d01
 from __future__ import annotations
-import json, math, os, platform, sys, time, traceback
+import dataclasses, json, math, os, platform, sys, time, traceback
 from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
-from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact
+from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .server import serving, port_open
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict
 from .report import Estimate
@@ -20,10 +20,10 @@ from .runs import claim_tmp, release_tmp, remove_killed, set_latest
 
 # %% auto #0
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'STATUSES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
-           'RunContext', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
-           'derive_requests', 'data_check', 'plan_rows', 'describe_roles', 'preflight', 'PreflightError',
-           'request_lines', 'write_requests', 'execute', 'summary_text', 'render_notebook', 'default_runs',
-           'make_tables', 'remove_stale']
+           'seeded', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run',
+           'derive_plan', 'derive_requests', 'data_check', 'plan_rows', 'describe_roles', 'preflight', 'PreflightError',
+           'request_lines', 'write_requests', 'execute', 'retry_params', 'retry', 'summary_text', 'render_notebook',
+           'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -32,7 +32,7 @@ ENDPOINT_FIELDS = {
     "api_key_env": "name of the environment variable holding the API key",
     "max_concurrency": "concurrent requests to this endpoint",
     "timeout": "seconds per request (including time queued at the server)",
-    "structured": "structured-output mode: json_schema | llama | none",
+    "structured": "structured-output mode: auto | json_schema | llama | none (auto, the default: asked of the server)",
 }
 
 
@@ -110,6 +110,19 @@ def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, Model
     return specs
 
 # %% ../nbs/06_run.ipynb #50fd242f
+def seeded(llm: LLM, seed: int) -> LLM:
+    """`llm` with every request's sample index (the `seed` it sends, part of its cache key) shifted by `seed`; 0
+    changes nothing, so runs without `--seed` keep their cache keys."""
+    if seed:
+        base = llm.acall
+
+        async def acall(req: Request) -> dict:
+            return await base(dataclasses.replace(req, sample=req.sample + seed))
+
+        llm.acall = acall
+    return llm
+
+
 class RunContext:
     """The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options. `planning`: True when
     the run is the plan (`derive_plan`): every model is a counting stub, and `run` skips the set-level work that
@@ -133,8 +146,13 @@ class RunContext:
         name = (name or getattr(self.cfg, role)).split("+")[0]
         key = role if name == str(getattr(self.cfg, role, "")).split("+")[0] else f"{role}:{name}"
         if key not in self._llms:
-            self._llms[key] = self._new_llm(self.specs.get(name) or get_model(name))
+            self._llms[key] = seeded(self._new_llm(self.specs.get(name) or get_model(name)), self.seed)
         return self._llms[key]
+
+    @property
+    def seed(self) -> int:
+        "The run-level seed (`--seed`; 0 when not given: every request as before)."
+        return getattr(self.cfg, "seed", 0) or 0
 
     def _new_llm(self, spec: ModelSpec) -> LLM:
         return LLM(
@@ -553,6 +571,8 @@ def execute(
             if not port_open(specs[n]):
                 raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
         preflight(specs)
+        specs = resolve_structured(specs)  # "auto" modes asked of their servers (a line each): in meta.json
+        models = {n: s.public() for n, s in specs.items()}
         run_id = new_run_id(cd)
         (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
         try:
@@ -598,6 +618,38 @@ def execute(
     from scibench.view import write_report
 
     write_report(final, warn=True)  # report.html: every example, readable in a browser (a failure only warns)
+    return meta
+
+# %% ../nbs/06_run.ipynb #35f05ca4
+def retry_params(d) -> tuple[str, dict, dict]:
+    """(bench, params, endpoints) of a new run with the config of run folder `d`: its recorded parameters (those the
+    benchmark still has) and, for a model not in models.toml, the endpoint it recorded (an ad-hoc `--base-url`)."""
+    m = run_meta(d)
+    b = get_benchmark(m["bench"])
+    known = {p.name for p in b.params()}
+    params = {k: v for k, v in m.get("config", {}).items() if k in known}
+    try:
+        reg = load_registry()
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    endpoints = {
+        n: {f: s[f] for f in ENDPOINT_FIELDS if s.get(f) is not None}
+        for n, s in (m.get("models") or {}).items()
+        if n not in reg and isinstance(s, dict) and s.get("base_url")
+    }
+    return b.name, params, endpoints
+
+
+def retry(d, **kw) -> dict:
+    """A new run with the config of run folder `d` (`scibench retry RUN`): every answer that succeeded is in the cache,
+    so only the requests of its failed items (and of the steps they never reached) are sent. Its `meta.json` names
+    the run it retried (`retry_of`). `kw`: `execute`'s options (dry_run, notebook, progress, ...)."""
+    bench, params, endpoints = retry_params(d)
+    meta = execute(bench, params, endpoints, **kw)
+    if meta.get("dir") is not None:
+        p = Path(meta["dir"]) / "meta.json"
+        write_json(p, {**json.loads(p.read_text()), "retry_of": rel(d)})
+        meta["retry_of"] = rel(d)
     return meta
 
 # %% ../nbs/06_run.ipynb #baa0ceed

@@ -402,9 +402,9 @@ def overview(d) -> dict:
 
 # %% ../nbs/06a_runs.ipynb #2bbf0a60
 def list_runs(bench: str | None = None):
-    """Every run (status, n, failures, tokens, cost, time, parameters that differ from the defaults) as a DataFrame; a
-    run whose meta.json cannot be read is listed `unreadable`, its settings saying why; an unfinished one `running`
-    while its process lives, else `killed`."""
+    """Every run (status, judge, protocol, n, failures, tokens, cost, time, parameters that differ from the defaults)
+    as a DataFrame; a run whose meta.json cannot be read is listed `unreadable`, its settings saying why; an
+    unfinished one `running` while its process lives, else `killed`."""
     import pandas as pd
 
     rows = []
@@ -419,6 +419,8 @@ def list_runs(bench: str | None = None):
                 model=d.parent.name,
                 run=d.name,
                 status="unreadable" if why else m["status"],
+                judge=(m.get("config") or {}).get("judge", "–"),
+                protocol=(m.get("config") or {}).get("protocol", "–"),
                 n=m.get("n"),
                 failures=m.get("failures"),
                 tokens=(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)),
@@ -436,6 +438,8 @@ def list_runs(bench: str | None = None):
                 model=t.parent.name,
                 run=t.name[5:],
                 status=f"running ({owner})" if owner else "killed (never finished)",
+                judge=None,
+                protocol=None,
                 n=None,
                 failures=None,
                 tokens=None,
@@ -452,6 +456,8 @@ def list_runs(bench: str | None = None):
             "model",
             "run",
             "status",
+            "judge",
+            "protocol",
             "n",
             "failures",
             "tokens",

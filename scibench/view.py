@@ -15,7 +15,7 @@ from .records import Ctx, Raw, Record, json_block, show, text
 # %% auto #0
 __all__ = ['record_of', 'example_scores', 'example_group', 'load_run', 'resolve_run', 'example_view', 'paper_number',
            'retries_text', 'report_html', 'write_report', 'index_html', 'write_index', 'compare_runs', 'compare_text',
-           'compare_html']
+           'compare_html', 'run_differences']
 
 # %% ../nbs/09_view.ipynb #56bc20d7
 def record_of(bench: str) -> Record:
@@ -551,6 +551,8 @@ def index_html() -> str:
                     _e(d.parent.name),
                     link,
                     f'<span class="b b-{_e(st)}">{_e(st)}</span>',
+                    _e((m.get("config") or {}).get("judge", "–")),
+                    _e((m.get("config") or {}).get("protocol", "–")),
                     _e(m.get("n")),
                     _e(m.get("failures")),
                     _e((u.get("prompt_tokens", 0) or 0) + (u.get("completion_tokens", 0) or 0)),
@@ -579,6 +581,8 @@ def index_html() -> str:
                 "model",
                 "run (report)",
                 "status",
+                "judge",
+                "protocol",
                 "n",
                 "failed",
                 "tokens",
@@ -758,6 +762,7 @@ def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
         metrics=rows(shared),
         groups={g: rows([i for i in shared if grp[i] == g]) for g in groups},
         top=dis[:top],
+        differences=run_differences(A, B),
     )
 
 
@@ -807,8 +812,11 @@ def compare_text(c: dict) -> str:
         f"failed among shared: A {c['failed_a']}, B {c['failed_b']}). Differences are B − A; CI: paired bootstrap 95% "
         "over examples.",
         "",
-        _plain_table(_CMP_COLS, _cmp_rows(c["metrics"])),
     ]
+    if c.get("differences"):
+        out += ["warning: the runs differ in more than the model, so B − A is not the model's alone:"]
+        out += [f"  {x}" for x in c["differences"]] + [""]
+    out.append(_plain_table(_CMP_COLS, _cmp_rows(c["metrics"])))
     for g, rs in c["groups"].items():
         out += ["", f"group {g}", _plain_table(_CMP_COLS, _cmp_rows(rs))]
     if c["top"]:
@@ -833,8 +841,14 @@ def compare_html(c: dict) -> str:
         f"failed among shared: A {c['failed_a']}, B {c['failed_b']}). Differences are B − A with a paired bootstrap "
         "95% CI over examples; "
         "'no score' counts shared examples where either run has no score for the metric (a failure).</p>",
-        "<h2>All shared examples</h2>" + _tbl(_CMP_COLS, _cmp_rows(c["metrics"]), num=range(1, 9)),
     ]
+    if c.get("differences"):
+        h.append(
+            "<div class=fail><b>The runs differ in more than the model</b>, so B − A is not the model's alone:<ul>"
+            + "".join(f"<li>{_e(x)}</li>" for x in c["differences"])
+            + "</ul></div>"
+        )
+    h.append("<h2>All shared examples</h2>" + _tbl(_CMP_COLS, _cmp_rows(c["metrics"]), num=range(1, 9)))
     for g, rs in c["groups"].items():
         h.append(f"<h3>{_e(g)}</h3>" + _tbl(_CMP_COLS, _cmp_rows(rs), num=range(1, 9)))
     if c["top"]:
@@ -854,3 +868,29 @@ def compare_html(c: dict) -> str:
         "document.body.setAttribute('data-ready','1');"
     )
     return _page(f"compare {c['a']} vs {c['b']}", "\n".join(h), js)
+
+# %% ../nbs/09_view.ipynb #ecbe6582
+def _served(meta: dict, name) -> str | None:
+    "The served model id and endpoint behind registry name `name` in a run's meta, or None."
+    m = (meta.get("models") or {}).get(name) if isinstance(name, str) else None
+    return f"{m.get('model')} @ {m.get('base_url')}" if isinstance(m, dict) else None
+
+
+def run_differences(A: dict, B: dict) -> list[str]:
+    """What differs between loaded runs `A` and `B` besides the model under test: every config value (judge,
+    protocol, limit, settings), the model served behind a role's name, and the number of items; one line each."""
+    ma, mb = A["meta"], B["meta"]
+    ca, cb = ma.get("config") or {}, mb.get("config") or {}
+    out = []
+    for k in sorted(set(ca) | set(cb)):
+        if k == "model":
+            continue
+        va, vb = ca.get(k, "not set"), cb.get(k, "not set")
+        if va != vb:
+            out.append(f"{k}: A {va!r}, B {vb!r}")
+        elif k != "split" and _served(ma, va) != _served(mb, vb):
+            out.append(f"{k} {va!r} is a different model: A {_served(ma, va)}, B {_served(mb, vb)}")
+    if ma.get("n") != mb.get("n"):
+        out.append(f"items: A {ma.get('n')}, B {mb.get('n')}")
+    return out
+

@@ -204,7 +204,8 @@ def test_param_bounds_are_checked_and_shown():
         with pytest.raises(ConfigError, match=needle):
             make_config(C, params)
         TALLY["clear"] += 1
-    assert [p.bounds for p in params_of(C)][2:] == [">= 0", "1 to 1000000", "0 to 1"]
+    bounds = {p.name: p.bounds for p in params_of(C)}
+    assert (bounds["limit"], bounds["cap"], bounds["share"]) == (">= 0", "1 to 1000000", "0 to 1")
     b = Benchmark("demo", "a demo", Paper("T", "A"), C, run=lambda cfg, ctx: [])
     assert "a cap [1 to 1000000]" in describe(b)
     with pytest.raises(ConfigError, match="finite"):

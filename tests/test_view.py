@@ -234,6 +234,30 @@ def test_compare_paired_table_and_refusal(tmp_path):
     assert r.returncode == 2 and "no run 'abgen/sample/nobody'" in r.stderr
 
 
+def test_compare_warns_on_a_judge_difference_and_strict_refuses(tmp_path):
+    "Issue 21: a paired difference is the model's only when the judge and settings are the same; compare says so."
+    recs = [dict(id=f"e{i}", failure=None, scores={"overall": 2 + i % 2}) for i in range(4)]
+    a = make_run(tmp_path, model="a", records=recs)
+    b = make_run(tmp_path, model="b", records=recs)
+    for d, judge, limit in ((a, "gpt", 4), (b, "local", 0)):
+        m = json.loads((d / "meta.json").read_text()); m["config"].update(judge=judge, limit=limit)
+        (d / "meta.json").write_text(json.dumps(m))
+    c = view.compare_runs(a, b)
+    assert c["differences"] == ["judge: A 'gpt', B 'local'", "limit: A 4, B 0"]
+    env = {"SCIBENCH_RESULTS": str(tmp_path)}
+    r = _cli("compare", str(a), str(b), "--html", str(tmp_path / "cmp.html"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "warning: the runs differ in more than the model" in r.stdout and "judge: A 'gpt', B 'local'" in r.stdout
+    assert "differ in more than the model" in (tmp_path / "cmp.html").read_text()
+    r = _cli("compare", str(a), str(b), "--strict", env=env)
+    assert r.returncode == 2 and "judge: A 'gpt', B 'local'" in r.stderr and r.stderr.strip().count("\n") == 0
+    same = make_run(tmp_path, model="c", records=recs)
+    m = json.loads((same / "meta.json").read_text()); m["config"].update(judge="gpt", limit=4)
+    (same / "meta.json").write_text(json.dumps(m))
+    r = _cli("compare", str(a), str(same), "--strict", env=env)
+    assert r.returncode == 0 and "warning" not in r.stdout
+
+
 def test_view_command_writes_and_prints_the_report(tmp_path):
     d = make_run(tmp_path, records=[dict(id="e1", failure=None, scores={"overall": 3})])
     r = _cli("view", "abgen/sample/m", "--open", env={"SCIBENCH_RESULTS": str(tmp_path)})
