@@ -878,14 +878,19 @@ def _served(meta: dict, name) -> str | None:
 
 def run_differences(A: dict, B: dict) -> list[str]:
     """What differs between loaded runs `A` and `B` besides the model under test: every config value (judge,
-    protocol, limit, settings), the model served behind a role's name, and the number of items; one line each."""
+    protocol, limit, settings; one a run lacks is at its default), the model served behind a role's name, and the
+    number of items; one line each."""
     ma, mb = A["meta"], B["meta"]
     ca, cb = ma.get("config") or {}, mb.get("config") or {}
+    try:  # a parameter added after a run was made is at its default there
+        dflt = {p.name: p.default for p in get_benchmark(A.get("bench", "")).params()}
+    except ConfigError:
+        dflt = {}
     out = []
     for k in sorted(set(ca) | set(cb)):
         if k == "model":
             continue
-        va, vb = ca.get(k, "not set"), cb.get(k, "not set")
+        va, vb = ca.get(k, dflt.get(k, "not set")), cb.get(k, dflt.get(k, "not set"))
         if va != vb:
             out.append(f"{k}: A {va!r}, B {vb!r}")
         elif k != "split" and _served(ma, va) != _served(mb, vb):
