@@ -43,7 +43,7 @@ stop: install           ## stop it
 data: install           ## download the real datasets (needs the hub; clear message when offline)
 	HF_HUB_OFFLINE=0 $(BIN)/scibench data
 
-run: install            ## make run BENCH=abgen MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
+run: install            ## make run BENCH=abgen|all MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
 	@$(BIN)/scibench run $(BENCH) --model "$(MODEL)" --split "$(SPLIT)" $(if $(LIMIT),--limit $(LIMIT)) \
 	  $(if $(JUDGE),--judge "$(JUDGE)") \
 	  $(if $(BASE_URL),--base-url "$(BASE_URL)") $(if $(SERVED_MODEL),--served-model "$(SERVED_MODEL)") \
@@ -71,19 +71,19 @@ tables: install         ## run missing default runs, then write every table (res
 
 figures: tables
 
-test: install           ## notebook tests + fast pytest
+test: install           ## notebook tests + fast pytest on 2 workers (one progress line; failures in full)
 	$(BIN)/nbdev-test --skip-folder-re '^(runs|reports)$$' --n-workers 2
-	$(BIN)/pytest -m "not slow" -q
+	$(BIN)/pytest -m "not slow" -q -n 2
 
 lint: install           ## ruff (unused imports, undefined names, ...), then lines <= 120 and complexity <= 12 (tools/lint.py)
 	$(BIN)/ruff check
 	$(BIN)/python tools/lint.py
 
-test-slow: install      ## end-to-end tests with the real embedded model (CI runs them too)
+test-slow: install      ## real embedded model end-to-end and minute-scale tests (CI runs them too; one worker)
 	$(BIN)/pytest -m slow -q
 
-bench: install          ## performance figures (printed, not asserted); FULL=1: the largest sizes (3M-record arXiv index)
-	SCIBENCH_BENCH_FULL=$(FULL) $(BIN)/scibench bench
+bench: install          ## performance figures (printed, not asserted; each line with the 1-minute load); FULL=1: the largest sizes (3M-record arXiv index); NAMES="P1 W1": only those
+	SCIBENCH_BENCH_FULL=$(FULL) $(BIN)/scibench bench $(NAMES)
 
 export: install         ## notebooks → scibench/ (commit both)
 	$(BIN)/nbdev-export

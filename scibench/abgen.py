@@ -5,14 +5,14 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 
 # %% ../nbs/10_abgen.ipynb #6e428e76
 from __future__ import annotations
-import ast, asyncio, json, os, re, string, sys, urllib.error, urllib.request
+import ast, json, os, re, string, sys, urllib.error, urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import (DataError, data_dir, read_jsonl, read_json_records, write_json, write_jsonl, jsonl_line,
-                           write_with, read_text)
-from .llm import Request, msgs, parse_json, pipeline
+from .core import (DataError, data_dir, read_jsonl, read_json_records, write_json, write_jsonl, read_text)
+from .llm import Request, msgs, parse_json
+from .flow import Flow
 from .judge import judge_result, score_schema
 from .report import Estimate, fmt, fmt_ci, fmt_est
 from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
@@ -24,18 +24,18 @@ from .runs import rel
 # %% auto #0
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS', 'PROTOCOLS',
            'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'GENERATION_CONSTANT',
-           'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'HUMAN_FIELDS', 'ALIASES',
-           'SKIP', 'TABLE2', 'ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS', 'ABGEN_INFERENCE_PROMPTS',
-           'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen', 'context_text',
-           'generation_prompt', 'reference_text', 'released_prompts_path', 'string_constants', 'released_prompts',
-           'resolve_prompts', 'prompt_set', 'criterion_prompt', 'judge_user_prompt', 'judge_prompt', 'revision_prompt',
-           'released_generation_path', 'released_generation_system', 'authors_context', 'authors_generation_user',
-           'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema', 'agenerate',
-           'ajudge', 'generate_and_judge', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
-           'protocol_notes', 'note_protocol', 'run', 'stub_reply', 'human_path', 'released_dir', 'load_human_eval',
-           'canonical', 'released_human_path', 'human_rows', 'released_human_rows', 'table2_ours', 'download_abgen',
-           'download_abgen_released', 'download_abgen_prompts', 'abgen_context', 'abgen_sections', 'abgen_scores',
-           'abgen_paper', 'judge_prompts_block']
+           'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'GENERATE', 'JUDGE', 'run',
+           'HUMAN_FIELDS', 'ALIASES', 'SKIP', 'TABLE2', 'ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS',
+           'ABGEN_INFERENCE_PROMPTS', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen',
+           'context_text', 'generation_prompt', 'reference_text', 'released_prompts_path', 'string_constants',
+           'released_prompts', 'resolve_prompts', 'prompt_set', 'criterion_prompt', 'judge_user_prompt', 'judge_prompt',
+           'revision_prompt', 'released_generation_path', 'released_generation_system', 'authors_context',
+           'authors_generation_user', 'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup',
+           'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
+           'protocol_notes', 'note_protocol', 'examples_of', 'setup_run', 'finalize', 'stub_reply', 'human_path',
+           'released_dir', 'load_human_eval', 'canonical', 'released_human_path', 'human_rows', 'released_human_rows',
+           'table2_ours', 'download_abgen', 'download_abgen_released', 'download_abgen_prompts', 'abgen_context',
+           'abgen_sections', 'abgen_scores', 'abgen_paper', 'judge_prompts_block']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -408,26 +408,23 @@ SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the
                  "ablation study and the reference, then score the proposal on the one criterion given at the end.")
 
 # %% ../nbs/10_abgen.ipynb #a6c3e911
-async def agenerate(model, e: dict, setup: Setup) -> dict:
-    "Stage `generate`: one design → {design, failure, finish_reason}."
-    r = await model.acall(setup.request(e))
-    ok, why = r["ok"], r.get("error")
-    return dict(design=r["text"] if ok else None, failure=None if ok else why, finish_reason=r.get("finish_reason"))
+def _generation(s: dict, r: dict, setup: Setup) -> None:
+    "Stage `generate`'s answer → the state's design (None when the call failed), failure and finish reason."
+    ok = r["ok"]
+    s.update(design=r["text"] if ok else None, failure=None if ok else r.get("error"),
+             finish_reason=r.get("finish_reason"))
 
-async def ajudge(judge, e: dict, design: str|None, setup: Setup, criteria=CRITERIA) -> dict:
-    "Stage `judge`: `design` scored on each criterion, concurrently → {criterion: judge record}; no design: no call."
-    if design is None: return {}
-    rs = await asyncio.gather(*(judge.acall(setup.judge_request(e, design, c)) for c in criteria))
-    return {c: setup.result(r) for c, r in zip(criteria, rs)}
+def judge_requests(s: dict, setup: Setup) -> dict|None:
+    "Stage `judge`'s calls: {criterion: Request} scoring the state's design; no design: no call."
+    d = s.get("design")
+    return None if d is None else {c: setup.judge_request(s["item"], d, c) for c in s.get("criteria", CRITERIA)}
 
-def generate_and_judge(model, judge, examples, on_result, setup: Setup):
-    """Both stages, streamed (`pipeline`): an example's four judge calls go out as soon as its design arrives.
-    `on_result(i, (generation, {criterion: judge record}))` gets each example in input order."""
-    async def one(e):
-        g = await agenerate(model, e, setup)
-        return g, await ajudge(judge, e, g["design"], setup)
-    llms = {f"generate {model.spec.name}": model, f"judge {judge.spec.name}": judge}
-    pipeline(examples, one, llms, on_result=on_result)
+def _judged(s: dict, rs: dict, setup: Setup) -> None: s["j"] = {c: setup.result(r) for c, r in rs.items()}
+
+GENERATE = Stage("generate", "model", "one ablation study design per example",
+                 request=lambda s, setup: setup.request(s["item"]), result=_generation)
+JUDGE = Stage("judge", "judge", "each design scored 1-5 on the four criteria (4 calls, sent as it arrives)",
+              request=judge_requests, result=_judged)
 
 # %% ../nbs/10_abgen.ipynb #c91d4e02
 def summarize(records: list[dict], criteria=CRITERIA) -> dict:
@@ -446,16 +443,17 @@ def summarize(records: list[dict], criteria=CRITERIA) -> dict:
     return s
 
 # %% ../nbs/10_abgen.ipynb #9368271f
-def record(e: dict, g: dict, j: dict, system: str, judge: str) -> dict:
-    "One example's record: the design (or why there is none) and per criterion the score or the judge's failure."
-    fails = {c: (j[c]["failure"] if c in j else f"not judged: generation failed ({g['failure']})") for c in CRITERIA}
-    first = g["failure"] and f"generation: {g['failure']}" or next((f"judge {c}: {f}" for c, f in fails.items() if f),
+def record(s: dict, system: str, judge: str) -> dict:
+    "One example's record (from its state): the design (or why there is none) and per criterion the score or failure."
+    e, j = s["item"], s.get("j", {})
+    fails = {c: (j[c]["failure"] if c in j else f"not judged: generation failed ({s['failure']})") for c in CRITERIA}
+    first = s["failure"] and f"generation: {s['failure']}" or next((f"judge {c}: {f}" for c, f in fails.items() if f),
                                                                     None)
     pick = lambda k: {c: j[c][k] if c in j else None for c in CRITERIA}
     return dict(id=e["example_id"], failure=first, example_id=e["example_id"],
-                module_name=e["ablation_study"]["module_name"], system=system, judge=judge, design=g["design"],
-                generation_failure=g["failure"], finish_reason=g["finish_reason"], scores=pick("value"), failures=fails,
-                rationales=pick("rationale"), judge_raw=pick("raw"))
+                module_name=e["ablation_study"]["module_name"], system=system, judge=judge, design=s["design"],
+                generation_failure=s["failure"], finish_reason=s["finish_reason"], scores=pick("value"),
+                failures=fails, rationales=pick("rationale"), judge_raw=pick("raw"))
 
 # %% ../nbs/10_abgen.ipynb #0aad9bf2
 _PROMPTS_DOC = ("texts in the judge's (and, for authors/paper, the generation's) system turns: released (the authors', "
@@ -568,23 +566,23 @@ def note_protocol(cfg, ctx, role: str) -> None:
     for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
 # %% ../nbs/10_abgen.ipynb #b58e2f07
-def run(cfg: AbGenConfig, ctx) -> list[Estimate]:
-    """Generate a design per example with `model`, judge it on each criterion with `judge` as soon as it arrives;
-    records stream to `records.jsonl` in input order (only scores stay in memory); writes scores."""
-    examples = select_items(cfg, load_abgen(cfg.split, load_limit(cfg)), lambda e: e["example_id"])
+def examples_of(cfg: AbGenConfig, setup: Setup) -> list[dict]:
+    "The examples a run evaluates (`--limit`, `--ids`)."
+    return select_items(cfg, load_abgen(cfg.split, load_limit(cfg)), lambda e: e["example_id"])
+
+def setup_run(cfg: AbGenConfig, ctx) -> Setup:
+    "What the run sends, resolved once; the protocol's notes into the run's provenance."
     note_protocol(cfg, ctx, "judge")
-    kept = []   # what `summarize` reads of each record
-    def write(f):
-        def on_result(i, gj):
-            r = record(examples[i], gj[0], gj[1], cfg.model, cfg.judge)
-            f.write(jsonl_line(r).encode("utf-8"))
-            kept.append(dict(scores=r["scores"], generation_failure=r["generation_failure"]))
-        judge = ctx.llm("judge")
-        generate_and_judge(ctx.llm("model"), judge, examples, on_result, setup_of(cfg, judge.spec))
-    write_with(ctx.out/"records.jsonl", write)
-    if ctx.planning: return []   # a dry run's stub answers: the calls are counted, nothing to score
+    return setup_of(cfg, ctx.llm("judge").spec)
+
+def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
+    "`summarize` into `scores.json`; the headline: the mean score per criterion."
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
+
+run = Flow(examples_of, [GENERATE, JUDGE], setup=setup_run, finalize=finalize,
+           record=lambda s, cfg: record(s, cfg.model, cfg.judge),
+           keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"]))
 
 _JUDGE_MARKS = {"# Proposed Ablation Study\n": "rationale",                    # `judge_user_prompt`: scibench
                 "the following ablation study has been designed:\n": "explanation"}   # `authors_judge_user`
@@ -877,7 +875,6 @@ ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
     AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2], downloaders=DOWNLOADERS,
     stub_reply=stub_reply,
-    stages=[Stage("generate", "model", "one ablation study design per example"),
-            Stage("judge", "judge", "each design scored 1-5 on the four criteria (4 calls, sent as it arrives)")],
+    stages=run.stages,
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160,
                        max_rationale=200)]))

@@ -5,25 +5,25 @@ how well an LLM judge agrees with human scores of ablation study designs."""
 
 # %% ../nbs/11_abgen_eval.ipynb #0cc830c8
 from __future__ import annotations
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import read_json, read_json_records, write_json, write_jsonl, write_text
-from .llm import pipeline
+from .core import read_json, read_json_records, write_json, write_text
+from .flow import Flow
 from .metrics import CORRS, corr_ci, instance_level_detail
 from .report import Estimate, fmt, fmt_ci, reference
-from .bench import Benchmark, Config, Stage, param, register, select_items
-from .tables import Figure, Table, write_all
-from .abgen import (CRITERIA, DOWNLOADERS, HUMAN_CRITERIA, PAPER, SKIP, JudgeSetup, _num, _prompts, _protocol,
-                            ajudge, canonical, human_path, load_human_eval, note_protocol, released_dir, setup_of,
+from .bench import Benchmark, Config, param, register, select_items
+from .tables import Figure, Table, same_items, write_all
+from .abgen import (CRITERIA, DOWNLOADERS, HUMAN_CRITERIA, JUDGE, PAPER, SKIP, JudgeSetup, _num, _prompts,
+                            _protocol, canonical, human_path, load_human_eval, note_protocol, released_dir, setup_of,
                             stub_reply, validate)
 
 # %% auto #0
-__all__ = ['IMPUTE', 'TABLE5', 'TABLE9', 'META_EVAL', 'RELEASED_TABLES', 'RELEASED', 'HUMAN_VS_JUDGE', 'TABLES',
-           'ABGEN_EVAL_RECORD', 'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices',
-           'meta_evaluate', 'AbGenEvalConfig', 'run_eval', 'paper_name', 'released_tables', 'figure_human_vs_judge',
-           'make_tables', 'eval_sections', 'eval_scores', 'eval_paper']
+__all__ = ['IMPUTE', 'EVAL_JUDGE', 'run_eval', 'TABLE5', 'TABLE9', 'META_EVAL', 'RELEASED_TABLES', 'RELEASED', 'HUMAN_VS_JUDGE',
+           'TABLES', 'ABGEN_EVAL_RECORD', 'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices',
+           'meta_evaluate', 'AbGenEvalConfig', 'finalize_eval', 'paper_name', 'released_tables',
+           'figure_human_vs_judge', 'make_tables', 'eval_sections', 'eval_scores', 'eval_paper']
 
 # %% ../nbs/11_abgen_eval.ipynb #06c12a31
 def load_judge_outputs(path) -> list[dict]:
@@ -106,25 +106,35 @@ def _eval_rows(cfg) -> list[dict]:
         rows = [r for r in rows if r["meta_id"].rsplit("@", 1)[0] in keep]
     return rows
 
-def run_eval(cfg: AbGenEvalConfig, ctx) -> list[Estimate]:
-    """AbGen-Eval for judge `model`: score every human-evaluated response, write released-format outputs and
-    correlations."""
-    rows = _eval_rows(cfg)
+def _setup(cfg, ctx):
     note_protocol(cfg, ctx, "model")
-    llm = ctx.llm("model"); setup = setup_of(cfg, llm.spec)
-    judged = pipeline(rows, lambda r: ajudge(llm, r, r["model_response"], setup), {f"judge {llm.spec.name}": llm})
-    if ctx.planning: return []   # the plan's stub scores: no correlations to compute
-    out = lambda jc: dict(explanation=jc["rationale"], score=jc["value"], failure=jc["failure"])
-    outputs = [dict(meta_id=r["meta_id"], **{c: out(j[c]) for c in CRITERIA}) for r, j in zip(rows, judged)]
+    return setup_of(cfg, ctx.llm("model").spec)
+
+def _output(meta_id: str, j: dict) -> dict:
+    "A response's judge output in the released format: per criterion {explanation, score, failure}."
+    return dict(meta_id=meta_id, **{c: dict(explanation=j[c]["rationale"], score=j[c]["value"],
+                                           failure=j[c]["failure"]) for c in CRITERIA})
+
+def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
+    "Released-format outputs, the meta-evaluation (`meta_eval.csv`), failures; the headline correlations."
+    outputs = [dict(meta_id=k["id"], **{c: k[c] for c in CRITERIA}) for k in kept]
+    human = [dict(meta_id=k["id"], **{c: dict(score=k["human"][c]) for c in HUMAN_CRITERIA}) for k in kept]
     write_json(ctx.out/"judge_outputs.json", outputs)
-    write_jsonl(ctx.out/"records.jsonl", [_eval_record(r, o) for r, o in zip(rows, outputs)])
-    me = meta_evaluate(rows, outputs)
+    me = meta_evaluate(human, outputs)
     write_text(ctx.out/"meta_eval.csv", me.to_csv(index=False, lineterminator="\n"))
     fails = {c: sum(o[c]["failure"] is not None for o in outputs) for c in CRITERIA}
-    write_json(ctx.out/"scores.json", dict(responses=len(rows), judge_failures=fails))
+    write_json(ctx.out/"scores.json", dict(responses=len(kept), judge_failures=fails))
     sel = lambda lev, corr: me[(me.level == lev) & (me["corr"] == corr)].iterrows()
     return [Estimate(f"{x.criterion} {lev} {corr}", x.value, x.lo, x.hi, int(x.examples), int(x.missing_judge))
             for lev, corr in (("instance", "pearson"), ("system", "kendall")) for _, x in sel(lev, corr)]
+
+EVAL_JUDGE = replace(JUDGE, role="model",
+                     doc="every human-evaluated response scored 1-5 on the four criteria (4 calls each)")
+# AbGen-Eval for judge `model`: every human-evaluated response scored (AbGen's judge stage), released-format outputs,
+# correlations with the human scores
+run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], setup=_setup, finalize=finalize_eval,
+                start=lambda r: dict(item=r, design=r["model_response"]),
+                record=lambda s, cfg: _eval_record(s["item"], _output(s["item"]["meta_id"], s["j"])))
 
 def _eval_record(r: dict, o: dict) -> dict:
     "A response's record: human scores, the response and the judge's output per criterion."
@@ -257,6 +267,7 @@ def figure_human_vs_judge(runs):
         judged = read_json(d/"judge_outputs.json")
         for c in CRITERIA:
             H, M, exs, syss = score_matrices(human, judged, c)
+            H, M = same_items(H, M)  # human means over the judged items only
             with np.errstate(all="ignore"):
                 for s, h, m in zip(syss, np.nanmean(H, 0), np.nanmean(M, 0)):
                     pts.append(dict(run=f"{d.parent.name}\n{d.name.split('-')[0]}", criterion=c, system=s, human=h,
@@ -307,7 +318,7 @@ def eval_paper(name):
 
 ABGEN_EVAL_RECORD = rv.Record(sections=eval_sections, scores=eval_scores,
                               group=lambda r: str(r.get("id", "")).partition("@")[2] or None,
-                              paper=eval_paper, extras=judge_prompts_block)
+                              paper=eval_paper, extras=judge_prompts_block, headline_tables=[TABLE5, TABLE9])
 
 # %% ../nbs/11_abgen_eval.ipynb #236b5caa
 ABGEN_EVAL = register(Benchmark(
@@ -315,5 +326,5 @@ ABGEN_EVAL = register(Benchmark(
     AbGenEvalConfig, run_eval, validate=validate, data=lambda cfg: [human_path(cfg.split)], record=ABGEN_EVAL_RECORD,
     tables=make_tables,
     downloaders=DOWNLOADERS, stub_reply=stub_reply,
-    stages=[Stage("judge", "model", "every human-evaluated response scored 1-5 on the four criteria (4 calls each)")],
+    stages=run_eval.stages,
     default_runs=[dict(model="local", split="sample", judge_max_tokens=100, max_rationale=200)]))

@@ -13,11 +13,12 @@ import pandas as pd
 from .core import DataError, read_json, read_jsonl, read_text, results_dir, write_json, write_jsonl, write_text
 from .core import git_commit
 from .llm import Request, msgs, pipeline
+from .flow import astage
 from .report import Estimate, fmt, fmt_est
 from .bench import Command, ConfigError, param
 from .tables import Table, build
 from .runs import complete_runs, run_label, rel
-from .abgen import (ABGEN, HUMAN_CRITERIA, PROMPT_SETS, PROTOCOL_DEFAULTS, Setup, _num, _prompts, ajudge,
+from .abgen import (ABGEN, HUMAN_CRITERIA, PROMPT_SETS, PROTOCOL_DEFAULTS, Setup, _num, _prompts, JUDGE,
                             context_text, load_abgen, load_human_eval, prompt_set, resolve_prompts, revision_prompt,
                             split_path)
 
@@ -140,15 +141,21 @@ class Study1Args:
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap", min=0)
 
 # %% ../nbs/12_abgen_studies.ipynb #1af6c356
+async def _judge(judge, e: dict, design: str|None, setup: Setup) -> dict:
+    "AbGen's judge stage on one design, the human criteria only → {criterion: judge record} ({} for no design)."
+    s = dict(item=e, design=design, criteria=HUMAN_CRITERIA)
+    await astage(JUDGE, s, {"judge": judge}, setup)
+    return s.get("j", {})
+
 def study1(cases, feedback: dict, model, judge, setup: Setup) -> list[dict]:
     """Revise every case that has feedback with `model` (`setup`'s generation cap and temperature); score the design
-    before and after with `judge` (`ajudge`), streamed → one record per case."""
+    before and after with `judge` (AbGen's judge stage), streamed → one record per case."""
     async def one(c):
         e, fb, cid = c["example"], feedback[c["case_id"]], c["case_id"]
         r = await model.acall(Request(msgs(revision_prompt(e, c["design"], fb)), max_tokens=setup.max_tokens,
                                       temperature=setup.temperature))
         after = r["text"] if r["ok"] else None
-        b, d = await asyncio.gather(*(ajudge(judge, e, x, setup, HUMAN_CRITERIA) for x in (c["design"], after)))
+        b, d = await asyncio.gather(*(_judge(judge, e, x, setup) for x in (c["design"], after)))
         fails = [f"judge {w} {k}: {x[k]['failure']}" for w, x in (("before", b), ("after", d)) for k in HUMAN_CRITERIA
                  if k in x and x[k]["failure"]]
         return dict(id=cid, case_id=cid, system=c["system"], module_name=e["ablation_study"]["module_name"],

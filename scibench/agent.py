@@ -15,7 +15,8 @@ from pathlib import Path
 from .llm import Request, parse_json
 
 # %% auto #0
-__all__ = ['TOOLS', 'OBS_CHARS', 'GREP_HITS', 'MAX_WRITE', 'action_schema', 'outside_root', 'run_tool', 'AgentTask', 'drive']
+__all__ = ['TOOLS', 'OBS_CHARS', 'GREP_HITS', 'MAX_WRITE', 'action_schema', 'outside_root', 'run_tool', 'AgentTask',
+           'write_schema', 'drive']
 
 # %% ../nbs/22_agent.ipynb #eabf98a3
 TOOLS = ("list_files", "read_file", "grep", "write_file", "append_file", "finish")
@@ -285,16 +286,33 @@ class AgentTask:
     obs_chars: int = OBS_CHARS
     extra_turn: str | None = None  # one more question after the loop (its answer is `final`)
     stages: tuple = ("", "")  # the stage of the first request, and of every later one
+    write_schema: dict | None = None  # the forced turn's answer schema (None: `action_schema`; see `write_schema`)
+    extra_schema: dict | None = None  # the extra turn's answer schema (None: a free answer)
 
 
-def _ask(llm, mem: list, task: AgentTask, first: bool = False, action: bool = True):
-    "The next request: the memory so far, as an action (schema) or a free answer."
+def write_schema(target: str, content: dict | None = None) -> dict:
+    """The schema of the forced last turn, which carries out only a write of `target`: `write_file` / `append_file`,
+    path `target`, and `content` (a string, or the JSON value `content` describes, written as JSON text)."""
+    return {
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string", "maxLength": 300},
+            "tool": {"type": "string", "enum": ["write_file", "append_file"]},
+            "path": {"type": "string", "enum": [target]},
+            "content": content or {"type": "string"},
+        },
+        "required": ["thought", "tool", "path", "content"],
+    }
+
+
+def _ask(llm, mem: list, task: AgentTask, first: bool = False, schema: dict | None | bool = True):
+    "The next request: the memory so far, as an action (`schema` True: `action_schema`), another schema's or free."
     return llm.acall(
         Request(
             list(mem),
             max_tokens=task.max_tokens,
             temperature=task.temperature,
-            schema=action_schema() if action else None,
+            schema=action_schema() if schema is True else schema,
             stage=task.stages[0 if first else 1],
         )
     )
@@ -322,7 +340,7 @@ async def _forced_turn(llm, ws, mem, task, ended, transcript) -> tuple[bool | No
     wrote, nothing = None, "the forced final-write turn wrote nothing"
     prompt = task.force_write if ended == "step limit" else task.finish_write
     mem.append({"role": "user", "content": prompt})
-    r = await _ask(llm, mem, task)
+    r = await _ask(llm, mem, task, schema=task.write_schema or True)
     act, obs = _act_of(r["text"]) if r["ok"] else (None, f"error: request failed: {r['error']}")
     if not r["ok"]:
         nothing = f"the forced final-write request failed: {r['error']}"
@@ -381,7 +399,7 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
     final = None
     if task.extra_turn and failure is None:
         mem.append({"role": "user", "content": task.extra_turn})
-        r = await _ask(llm, mem, task, action=False)
+        r = await _ask(llm, mem, task, schema=task.extra_schema)
         final = r["text"] if r["ok"] else None
         transcript.append(dict(step="extra", prompt=task.extra_turn, raw=r["text"], error=r["error"]))
         if not r["ok"]:

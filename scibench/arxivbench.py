@@ -5,13 +5,14 @@
 
 # %% ../nbs/40_arxivbench.ipynb #9b4dd159
 from __future__ import annotations
-import asyncio, difflib, functools, json, math, re, sys
+import contextlib, difflib, functools, json, math, re, sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import DataError, data_dir, read_jsonl, write_json, write_jsonl, read_json, jsonl_line, write_with
-from .llm import Request, msgs, pipeline
+from .core import DataError, data_dir, read_jsonl, write_json, write_jsonl, read_json
+from .llm import Request, msgs
+from .flow import Flow, run_stages
 from .judge import judge_request, judge_result
 from .metrics import boot_rows, ratio_ci
 from .report import MIN_CI_N, Estimate, fmt, fmt_ci, reference as _reference
@@ -28,19 +29,20 @@ from .arxivbench_labels import LABELS, agreement, load_judge_labels
 # %% auto #0
 __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'DESCRIPTIONS', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO',
            'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
-           'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'STATUSES', 'ACCURACIES',
-           'ACCURACY_PROTOCOLS', 'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES',
-           'PAPER_DIFFERENCES', 'RATES', 'ACCURACY_CAPTION', 'TABLE1', 'TABLE2', 'DETAILS', 'TAXONOMY_TABLE', 'TABLES',
-           'COMMANDS', 'RECORD', 'PAPER', 'STAGES', 'ARXIVBENCH', 'subjects_of', 'generator_prompt', 'parse_generated',
+           'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS',
+           'AUTHORS_STAGE', 'STATUSES', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'QUERY_STAGE', 'STAGES',
+           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
+           'RATES', 'ACCURACY_CAPTION', 'TABLE1', 'TABLE2', 'DETAILS', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD',
+           'PAPER', 'ARXIVBENCH', 'subjects_of', 'generator_prompt', 'parse_generated', 'Generation',
            'generate_prompts', 'prompts_path', 'load_prompts', 'subject_of_name', 'released_rows', 'download_prompts',
            'query_prompt', 'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt',
-           'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'ajudge_paper', 'ajudge_item',
-           'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'ajudge_authors',
-           'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'query_and_judge',
-           'ArxivBenchConfig', 'protocol_notes', 'note_protocol', 'record', 'headline', 'index_info', 'summary', 'run',
-           'stub_reply', 'data_files', 'validate_judge', 'reference', 'run_protocol', 'fmt_rate', 'snapshot_note',
-           'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs', 'generate_command',
-           'ValidateArgs', 'validate_command', 'record_sections', 'record_scores', 'paper_numbers']
+           'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge',
+           'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'calculate_acc', 'score_records',
+           'query_request', 'query_item', 'query', 'ArxivBenchConfig', 'protocol_notes', 'note_protocol', 'record',
+           'headline', 'index_info', 'summary', 'finalize', 'stub_reply', 'data_files', 'validate_judge', 'reference',
+           'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size',
+           'figure_model_size', 'GenerateArgs', 'generate_command', 'ValidateArgs', 'validate_command',
+           'record_sections', 'record_scores', 'paper_numbers']
 
 # %% ../nbs/40_arxivbench.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -90,12 +92,24 @@ def parse_generated(text: str|None) -> list[str]:
 
 def _norm(s: str) -> str: return re.sub(r"\s+", " ", s).strip().lower()
 
-def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperature: float = 1.0, threshold: float = 0.9,
-                     max_calls: int|None = None, embed_fn=None, max_tokens: int = 2048, prefix: str|None = None):
-    "Generate `n` unique prompts for `subject` → (list of {id, subject, prompt}, stats)."
+@dataclass
+class Generation:
+    "How prompts are generated: how many, per call, sampling, the near-duplicate threshold, caps, the id prefix."
+    n: int = 500
+    batch: int = 20
+    temperature: float = 1.0
+    threshold: float = 0.9
+    max_calls: int|None = None   # default: 5 × the calls `n` needs
+    max_tokens: int = 2048
+    prefix: str|None = None      # default: the subject's name
+
+def generate_prompts(llm, subject: str, g: Generation|None = None, embed_fn=None, **kw):
+    "Generate `g.n` unique prompts for `subject` → (list of {id, subject, prompt}, stats); `kw`: `Generation`'s fields."
+    g = replace(g or Generation(), **kw)
+    n, batch, temperature, threshold, max_tokens = g.n, g.batch, g.temperature, g.threshold, g.max_tokens
     if embed_fn is None:
         from scibench.retrieval import embed as embed_fn
-    max_calls = max_calls or 5 * math.ceil(n / batch)
+    max_calls = g.max_calls or 5 * math.ceil(n / batch)
     kept, seen, K = [], set(), None
     st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, near_duplicates=0, kept=0)
     while len(kept) < n and st["calls"] < max_calls:
@@ -115,7 +129,7 @@ def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperatu
             if K is not None and len(K) and float((K @ e).max()) >= threshold: st["near_duplicates"] += 1; continue
             kept.append(c); K = e[None] if K is None else np.vstack([K, e])
     st["kept"] = len(kept); st["shortfall"] = n - len(kept)
-    prefix = prefix or re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
+    prefix = g.prefix or re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
     return [dict(id=f"{prefix}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
 
 # %% ../nbs/40_arxivbench.ipynb #dfc20ccf
@@ -353,33 +367,55 @@ def verify_paper(p: dict, index: ArxivIndex) -> dict|None:
     return rec
 
 # %% ../nbs/40_arxivbench.ipynb #97789a11
-async def ajudge_paper(llm, prompt: str, p: dict, rec: dict, judge_max_tokens: int = 256) -> None:
-    """The two judge steps of one paper in the snapshot (in place): its title-match call goes out as soon as its
-    relevance answer is yes."""
-    req = judge_request(relevance_prompt(prompt, p["title"], p["url"]), RELEVANCE, max_tokens=judge_max_tokens)
-    j = judge_result(await llm.acall(replace(req, stage="relevance")), RELEVANCE)
-    p.update(relevant=j["value"], relevance_failure=j["failure"])
-    if j["failure"]: p.update(verdict_failure=f"relevance: {j['failure']}", verdict_source="judge failed"); return
-    if j["value"] == "no": p.update(verdict="no", verdict_source="judge: not relevant"); return
-    req = judge_request(match_prompt(p["title"], p["url"], rec), MATCH, max_tokens=judge_max_tokens)
-    j = judge_result(await llm.acall(replace(req, stage="match")), MATCH)
-    p.update(match=j["value"], match_failure=j["failure"])
-    if j["failure"]: p.update(verdict_failure=f"title match: {j['failure']}", verdict_source="judge failed")
-    else: p.update(verdict=j["value"], verdict_source="judge: relevant; title match")
+@dataclass
+class Sent:
+    "What ArxivBench's stages build requests from: caps, temperature, protocol, papers asked for, the open index."
+    temperature: float = 0.0
+    max_tokens: int = 1000
+    judge_max_tokens: int = 256
+    protocol: str = "scibench"
+    n: int = N_PAPERS
+    ix: object = None   # an open `ArxivIndex` (None: the answers are not looked up)
+
+def _relevance_requests(s: dict, r: Sent) -> dict:
+    it = s["it"]
+    return {i: judge_request(relevance_prompt(it["prompt"], p["title"], p["url"]), RELEVANCE,
+                             max_tokens=r.judge_max_tokens)
+            for i, (p, rec) in enumerate(zip(it["papers"], s.get("recs", []))) if rec is not None}
+
+def _relevant(s: dict, answers: dict, r: Sent) -> None:
+    for i, a in answers.items():
+        p, j = s["it"]["papers"][i], judge_result(a, RELEVANCE)
+        p.update(relevant=j["value"], relevance_failure=j["failure"])
+        if j["failure"]: p.update(verdict_failure=f"relevance: {j['failure']}", verdict_source="judge failed")
+        elif j["value"] == "no": p.update(verdict="no", verdict_source="judge: not relevant")
+
+def _match_requests(s: dict, r: Sent) -> dict:
+    it = s["it"]
+    return {i: judge_request(match_prompt(p["title"], p["url"], rec), MATCH, max_tokens=r.judge_max_tokens)
+            for i, (p, rec) in enumerate(zip(it["papers"], s.get("recs", [])))
+            if rec is not None and p["relevant"] not in (None, "no")}
+
+def _matched(s: dict, answers: dict, r: Sent) -> None:
+    for i, a in answers.items():
+        p, j = s["it"]["papers"][i], judge_result(a, MATCH)
+        p.update(match=j["value"], match_failure=j["failure"])
+        if j["failure"]: p.update(verdict_failure=f"title match: {j['failure']}", verdict_source="judge failed")
+        else: p.update(verdict=j["value"], verdict_source="judge: relevant; title match")
+
+RELEVANCE_STAGE = Stage("relevance", "judge",
+                        "protocols paper, scibench: is each listed paper in the index relevant to the prompt",
+                        request=_relevance_requests, result=_relevant)
+MATCH_STAGE = Stage("match", "judge",
+                    "protocols paper, scibench: do a relevant paper's title and its record describe the same paper",
+                    request=_match_requests, result=_matched)
 
 # %% ../nbs/40_arxivbench.ipynb #f9aa27ab
-async def ajudge_item(llm, it: dict, index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
-    """Verify every paper of `it` ({prompt, papers}) and judge those in the snapshot, all at once (in place; returns
-    `it`). Inside `pipeline`."""
-    recs = [verify_paper(p, index) for p in it["papers"]]
-    await asyncio.gather(*(ajudge_paper(llm, it["prompt"], p, rec, judge_max_tokens)
-                           for p, rec in zip(it["papers"], recs) if rec is not None))
-    return it
-
 def verify_and_judge(llm, items: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> None:
     "Fill in, for every paper of every item ({prompt, papers}), lookup, taxonomy, judge answers and verdict (in place)."
-    async def one(it): return await ajudge_item(llm, it, index, judge_max_tokens)
-    pipeline(items, one, {f"judge {llm.spec.name}": llm} if llm is not None else [])
+    start = lambda it: dict(it=it, recs=[verify_paper(p, index) for p in it["papers"]])
+    run_stages([RELEVANCE_STAGE, MATCH_STAGE], items, {"judge": llm}, Sent(judge_max_tokens=judge_max_tokens),
+               start=start)
 
 # %% ../nbs/40_arxivbench.ipynb #8e562dcb
 # their system turn (tools.py, compare_results) as the triple-quoted literal reads, indentation included
@@ -411,25 +447,35 @@ def authors_verdict(r: dict) -> tuple[str|None, str|None]:
     return (a if a in AUTHORS_ANSWERS else "pass"), None
 
 # %% ../nbs/40_arxivbench.ipynb #68af684b
-async def ajudge_authors(llm, it: dict, index: ArxivIndex) -> dict:
-    """Protocol `authors`: their one-call judge of each non-skipped link of a valid response, all at once (in place;
-    returns `it`)."""
-    async def one(l):
-        rec = index.get_raw(l["id"])
-        if rec is None:
-            l.update(found=False, verdict="no", source="id not found as written: no, no judge call"); return
-        r = await llm.acall(authors_judge_request(it["prompt"], l["title"], rec))
-        v, f = authors_verdict(r)
-        l.update(found=True, record_title=rec["title"], answer=r.get("text"), verdict=v, failure=f,
-                 source="judge failed" if f else f"judge answered {r['text']!r}")
-    links = it.get("authors_links") or []
+def _authors_links(s: dict, ix) -> None:
+    "Protocol `authors`: the links to judge, {link number: raw record} in the state; the others' verdicts said."
+    it = s["it"]; links = it.get("authors_links") or []
     if not it["authors_valid"]:
         for l in links:
             if not l["skipped"]:
                 l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
-        return it
-    await asyncio.gather(*(one(l) for l in links if not l["skipped"]))
-    return it
+        return
+    s["links"] = {}
+    for k, l in enumerate(links):
+        rec = None if l["skipped"] else ix.get_raw(l["id"])
+        if rec is not None: s["links"][k] = rec
+        elif not l["skipped"]: l.update(found=False, verdict="no", source="id not found as written: no, no judge call")
+
+def _authors_requests(s: dict, r: Sent) -> dict:
+    it = s["it"]
+    return {k: authors_judge_request(it["prompt"], it["authors_links"][k]["title"], rec)
+            for k, rec in s.get("links", {}).items()}
+
+def _authors_judged(s: dict, answers: dict, r: Sent) -> None:
+    for k, a in answers.items():
+        l, rec = s["it"]["authors_links"][k], s["links"][k]
+        v, f = authors_verdict(a)
+        l.update(found=True, record_title=rec["title"], answer=a.get("text"), verdict=v, failure=f,
+                 source="judge failed" if f else f"judge answered {a['text']!r}")
+
+AUTHORS_STAGE = Stage("authors_judge", "judge",
+                      "protocol authors: their one-call judge of each abs/ link of a response with 3 pairs",
+                      request=_authors_requests, result=_authors_judged)
 
 # %% ../nbs/40_arxivbench.ipynb #566d1552
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
@@ -550,27 +596,23 @@ def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
                 authors_valid=pairs == AUTHORS_N, authors_links=links, papers=[q.to_dict() for q in papers])
 
 # %% ../nbs/40_arxivbench.ipynb #3fdf6756
-def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
-    "Ask the model under test (the whole stage); extract and classify each answer."
-    res = llm.map([query_request(p["prompt"], temperature, max_tokens, n) for p in prompts],
-                  desc=f"query {llm.spec.name}")
-    return [query_item(p, r, n) for p, r in zip(prompts, res)]
+def _queried(s: dict, a: dict, r: Sent) -> None:
+    it = s["it"] = query_item(s["item"], a, r.n)
+    if r.ix is None: return
+    s["recs"] = [verify_paper(q, r.ix) for q in it["papers"]]
+    if r.protocol == "authors":
+        for q, rec in zip(it["papers"], s.pop("recs")):
+            if rec is not None: q["verdict_source"] = "not judged: protocol authors (see authors_links)"
+        _authors_links(s, r.ix)
 
-def query_and_judge(model, judge, prompts: list[dict], index: ArxivIndex, on_result, cfg: ArxivBenchConfig) -> None:
-    """`query` then `verify_and_judge`, per prompt (`pipeline`): its answer is extracted and looked up as soon as it
-    arrives, its papers' relevance calls go out at once, and each title-match call as soon as its relevance answer is
-    yes. Protocol `authors`: their query; our papers looked up (no two-step judge), their one-call judge of their
-    links. `on_result(i, item)` gets each prompt's finished item in input order; `cfg`: the caps, temperature and
-    protocol."""
-    async def one(p):
-        r = await model.acall(query_request(p["prompt"], cfg.temperature, cfg.max_tokens, N_PAPERS, cfg.protocol))
-        it = query_item(p, r, N_PAPERS)
-        if cfg.protocol != "authors": return await ajudge_item(judge, it, index, cfg.judge_max_tokens)
-        for q in it["papers"]:
-            if verify_paper(q, index) is not None:
-                q["verdict_source"] = "not judged: protocol authors (see authors_links)"
-        return await ajudge_authors(judge, it, index)
-    pipeline(prompts, one, {f"query {model.spec.name}": model, f"judge {judge.spec.name}": judge}, on_result=on_result)
+QUERY_STAGE = Stage("query", "model", "the model under test lists papers for each prompt", result=_queried,
+                    request=lambda s, r: query_request(s["item"]["prompt"], r.temperature, r.max_tokens, r.n,
+                                                       r.protocol))
+STAGES = [QUERY_STAGE, RELEVANCE_STAGE, MATCH_STAGE, AUTHORS_STAGE]
+
+def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
+    "Ask the model under test (the query stage alone); extract and classify each answer."
+    return [s["it"] for s in run_stages([QUERY_STAGE], prompts, {"model": llm}, Sent(temperature, max_tokens, n=n))]
 
 # %% ../nbs/40_arxivbench.ipynb #d36b29f9
 @dataclass
@@ -680,26 +722,27 @@ def summary(it: dict) -> dict:
                 authors_links=[{k: l.get(k) for k in ("skipped", "found", "verdict", "failure")}
                                for l in it.get("authors_links") or []])
 
-def run(cfg: ArxivBenchConfig, ctx) -> list[Estimate]:
-    """Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt
-    as soon as its previous step answers (`query_and_judge`); records stream to `records.jsonl` in input order;
-    writes scores."""
-    prompts = select_items(cfg, load_prompts(cfg.split, load_limit(cfg), cfg.subjects or None), lambda p: p["id"])
-    ix_path = index_for(cfg.split, cfg.index or None)
+@contextlib.contextmanager
+def _sent(cfg: ArxivBenchConfig, ctx):
+    "The run's `Sent`, with the split's index open for the run; the protocol's notes into the provenance."
+    path = index_for(cfg.split, cfg.index or None)
     note_protocol(cfg, ctx)
-    kept = []
-    with open_index(ix_path) as ix:
-        def write(f):
-            def on_result(i, it):
-                f.write(jsonl_line(record(it)).encode("utf-8")); kept.append(summary(it))
-            query_and_judge(ctx.llm("model"), ctx.llm("judge"), prompts, ix, on_result, cfg)
-        write_with(ctx.out/"records.jsonl", write)
-        if ctx.planning: return []   # the plan (stub answers): the calls are counted, nothing to score
-        info = index_info(cfg.split, cfg.index, len(ix), ix.snapshot_date)
+    with open_index(path) as ix:
+        yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix)
+
+def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
+    "`score_records` into `scores.json` with the index's provenance; the headline rates."
+    info = index_info(cfg.split, cfg.index, len(sent.ix), sent.ix.snapshot_date)
     scores = score_records(kept, protocol=cfg.protocol)
     write_json(ctx.out/"scores.json", dict(index=info, protocol=cfg.protocol, accuracies=ACCURACIES, subjects=scores))
     ctx.provenance.update(index=info["index"], index_records=info["records"], snapshot_date=info["snapshot_date"])
     return headline(scores, info["snapshot_date"], cfg.protocol)
+
+# Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt as
+# soon as its previous stage answers; records stream to `records.jsonl` in input order
+run = Flow(lambda cfg, sent: select_items(cfg, load_prompts(cfg.split, load_limit(cfg), cfg.subjects or None),
+                                          lambda p: p["id"]),
+           STAGES, setup=_sent, finalize=finalize, record=lambda s, cfg: record(s["it"]), keep=summary)
 
 # %% ../nbs/40_arxivbench.ipynb #11b76dec
 _STUB_PAPERS = (("Attention Is All You Need", "1706.03762"),   # in the sample snapshot and in arXiv's
@@ -975,7 +1018,8 @@ def generate_command(a: GenerateArgs) -> int:
         raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
     llm = LLM(a.model); rows, stats = [], []
     for s in a.subjects or list(SUBJECTS):
-        ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature, a.threshold); rows += ps; stats.append(st)
+        ps, st = generate_prompts(llm, s, Generation(a.n, a.batch, a.temperature, a.threshold))
+        rows += ps; stats.append(st)
         print(json.dumps(st))
     write_jsonl(prompts_path(a.split), rows)
     write_json(prompts_path(a.split).with_suffix(".stats.json"), stats)
@@ -1081,13 +1125,6 @@ RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda 
 PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Research?",
                     "Ning Li, Jingran Zhang, Justin Cui", "2504.10496",
                     key="li-arxivbench")  # the text prints no year or venue (the arXiv id: our declaration)
-STAGES = [
-    Stage("query", "model", "the model under test lists papers for each prompt"),
-    Stage("relevance", "judge", "protocols paper, scibench: is each listed paper in the index relevant to the prompt"),
-    Stage("match", "judge",
-          "protocols paper, scibench: do a relevant paper's title and its record describe the same paper"),
-    Stage("authors_judge", "judge",
-          "protocol authors: their one-call judge of each abs/ link of a response with 3 pairs")]
 # small caps keep the embedded model's sample run (13 prompts, up to 78 judge calls) to minutes on 2 cores
 ARXIVBENCH = register(Benchmark(
     "arxivbench", "list three arXiv papers for a research request; ids verified against arXiv metadata, relevance and "

@@ -24,26 +24,27 @@ from .autobench_stub import stub_reply
 from .autobench_review import CONTROL, MAIN, human_correctness, review_csv
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR', 'GRADES', 'NOT_MCQ', 'BANDS', 'ABLATIONS',
-           'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES',
-           'PAPER_GENERATOR', 'PAPER_SOLVERS', 'FILTER_NOTE', 'GENERATOR_NOTE', 'CHECKS', 'BENCH_KEYS', 'BENCH_FIELDS',
-           'BENCH_TYPES', 'MAIN_TABLE', 'STAGES_TABLE', 'ABLATION_COLUMNS', 'ABLATION_TABLE', 'DISTRIBUTION_TABLE',
-           'EVAL_TABLE', 'TABLES', 'COMMANDS', 'ARXIV_IDS', 'RECORD', 'PAPER', 'FLOW', 'AUTOBENCH', 'split_dir',
-           'load_split', 'kp_schema', 'shown_ids', 'extraction_prompt', 'validate_point', 'merge_points',
-           'extraction_request', 'extraction_record', 'number_points', 'aextract', 'select_points', 'Retriever',
-           'numeric_distractors', 'make_options', 'question_schema', 'generation_prompt', 'build_question',
-           'generation_jobs', 'generation_request', 'question_record', 'agenerate', 'question_text', 'choices',
-           'solve_prompt', 'calibration_prompt', 'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt',
-           'solve_request', 'solve_result', 'grade_request', 'grade_result', 'asolve', 'answerability_schema',
-           'answerability_prompt', 'content_words', 'supports', 'ambiguity_schema', 'ambiguity_prompt',
-           'correctness_result', 'acheck_correctness', 'answerability_request', 'answerability_result',
-           'acheck_answerability', 'ambiguity_request', 'ambiguity_result', 'acheck_ambiguity', 'apply_filters',
-           'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
-           'item_discrimination', 'discrimination', 'discrimination_ci', 'acalibrate', 'calibration_row', 'set_metrics',
-           'load_control_set', 'AutoBenchConfig', 'protocol_notes', 'note_protocol', 'ControlSetMissing', 'run',
-           'data_files', 'load_benchmark', 'evaluate', 'figure_survival', 'latest_benchmark', 'EvalArgs', 'IngestArgs',
-           'eval_command', 'ingest_command', 'download_arxiv', 'record_sections', 'record_scores', 'paper_numbers',
-           'stages_block']
+__all__ = ['LEVELS', 'TYPES', 'STAGES', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR', 'GRADES', 'SUPPORT_SHARE', 'NOT_MCQ',
+           'BANDS', 'ABLATIONS', 'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS',
+           'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'FILTER_NOTE', 'GENERATOR_NOTE', 'CHECKS',
+           'BENCH_KEYS', 'CONTROL_EVAL', 'BENCH_FIELDS', 'BENCH_TYPES', 'THRESHOLDS', 'MAIN_TABLE', 'STAGES_TABLE',
+           'ABLATION_COLUMNS', 'ABLATION_TABLE', 'DISTRIBUTION_TABLE', 'EVAL_TABLE', 'TABLES', 'COMMANDS', 'ARXIV_IDS',
+           'RECORD', 'PAPER', 'FLOW', 'AUTOBENCH', 'split_dir', 'load_split', 'kp_schema', 'shown_ids',
+           'extraction_prompt', 'validate_point', 'merge_points', 'extraction_request', 'extraction_record',
+           'number_points', 'aextract', 'select_points', 'Retriever', 'numeric_distractors', 'make_options',
+           'question_schema', 'generation_prompt', 'build_question', 'generation_jobs', 'generation_request',
+           'question_record', 'agenerate', 'question_text', 'choices', 'solve_prompt', 'calibration_prompt',
+           'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result',
+           'grade_request', 'grade_result', 'asolve', 'answerability_schema', 'answerability_prompt', 'content_words',
+           'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'acheck_correctness',
+           'answerability_request', 'answerability_result', 'acheck_answerability', 'ambiguity_request',
+           'ambiguity_result', 'acheck_ambiguity', 'apply_filters', 'parse_solver', 'difficulty', 'parse_balance',
+           'balance_bands', 'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination',
+           'discrimination_ci', 'acalibrate', 'calibration_row', 'set_metrics', 'load_control_set', 'AutoBenchConfig',
+           'protocol_notes', 'note_protocol', 'ControlSetMissing', 'run', 'data_files', 'load_benchmark',
+           'is_control_file', 'load_eval_questions', 'evaluate', 'thresholds_note', 'figure_survival',
+           'latest_benchmark', 'EvalArgs', 'IngestArgs', 'eval_command', 'ingest_command', 'download_arxiv',
+           'record_sections', 'record_scores', 'paper_numbers', 'stages_block']
 
 # %% ../nbs/30_autobench.ipynb #361be90f
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -544,8 +545,11 @@ _STOP = set("the and for with that this from are was were which what when where 
 def content_words(s: str) -> set:
     return {w for w in tokenize(s) if len(w) >= 3 and w not in _STOP}
 
-def supports(q: dict, cited: list[str], paper: dict) -> tuple[bool, str]:
-    "Do the cited paragraphs exist and support the answer? → (passed, reason)."
+SUPPORT_SHARE = 0.5   # answerability: the share of the answer's content words that cited non-evidence paragraphs hold
+
+def supports(q: dict, cited: list[str], paper: dict, share_min: float = SUPPORT_SHARE) -> tuple[bool, str]:
+    """Do the cited paragraphs exist and support the answer (an evidence paragraph, or at least `share_min` of the
+    answer's content words)? → (passed, reason)."""
     known = paragraphs(paper)
     ids = [str(i).strip().strip("[]") for i in cited]
     ok = [i for i in ids if i in known]
@@ -555,7 +559,7 @@ def supports(q: dict, cited: list[str], paper: dict) -> tuple[bool, str]:
     if not target: return False, "cited paragraphs are not evidence paragraphs and the answer has no content words"
     have = content_words(" ".join(known[i] for i in ok))
     share = len(target & have) / len(target)
-    return (share >= 0.5, f"cited paragraphs hold {share:.0%} of the answer's content words")
+    return (share >= share_min, f"cited paragraphs hold {share:.0%} of the answer's content words")
 
 def ambiguity_schema(letters) -> dict:
     return {"type": "object", "properties": {"correct_options": {
@@ -582,18 +586,19 @@ def answerability_request(q: dict, paper: dict, max_tokens: int = 120) -> Reques
     return Request(msgs(answerability_prompt(q, paper)), max_tokens=max_tokens,
                    schema=answerability_schema(list(paragraphs(paper))), stage="answerability")
 
-def answerability_result(q: dict, r: dict, paper: dict) -> dict:
+def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPORT_SHARE) -> dict:
     "The answerability verdict from the judge's answer `r`: an unparsable answer is unverified, with its reason."
     obj, why = _answer(r)
     cited = obj.get("paragraph_ids") if obj else None
     if not isinstance(cited, list):
         return dict(passed=False, verified=False, cited=None, reason=f"unverified: {why or 'no paragraph_ids list'}")
-    ok, why = supports(q, cited, paper)
+    ok, why = supports(q, cited, paper, share_min)
     return dict(passed=ok, verified=True, cited=[str(c) for c in cited], reason=why)
 
-async def acheck_answerability(judge, q: dict, paper: dict, max_tokens: int = 120) -> dict:
+async def acheck_answerability(judge, q: dict, paper: dict, max_tokens: int = 120,
+                               share_min: float = SUPPORT_SHARE) -> dict:
     "The answerability check of one question: the judge cites the paragraphs that answer it (stage `answerability`)."
-    return answerability_result(q, await judge.acall(answerability_request(q, paper, max_tokens)), paper)
+    return answerability_result(q, await judge.acall(answerability_request(q, paper, max_tokens)), paper, share_min)
 
 NOT_MCQ = dict(passed=True, verified=True, applicable=False, reason="not multiple choice")
 
@@ -899,7 +904,8 @@ class AutoBenchConfig(Config):
     evaluate_models: str = param("", "models evaluated on the kept questions, comma-separated, `+evidence`/`+paper` = "
                                      "open book ('' = none)", role=True)
     eval_context: str = param("none", "context of an evaluated model given without a `+` suffix", choices=CONTEXTS)
-    eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading", min=1, max=1_000_000)
+    eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading", min=1, max=1_000_000,
+                                 caps=("evaluate_models", "judge"))
     types: list[str] = param(list(TYPES), "question types, assigned round robin over the knowledge points",
                              choices=TYPES)
     stages: list[str] = param(list(STAGES), "quality-filter stages to apply (always in the paper's order)",
@@ -919,14 +925,18 @@ class AutoBenchConfig(Config):
                                          "generation calls)")
     uniq_threshold: float = param(0.9, "uniqueness stage: cosine at or above which a question duplicates an earlier "
                                        "one", min=0, max=1)
+    support_share: float = param(0.5, "answerability stage: share of the answer's content words that cited paragraphs "
+                                      "other than the evidence must hold", min=0, max=1)
     on_disagree: str = param("drop", "correctness stage: drop a question whose solver disagrees with the key, or keep "
                                      "it flagged", choices=("drop", "flag"))
-    extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction", min=1, max=1_000_000)
+    extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction", min=1, max=1_000_000,
+                                    caps=("model",))
     extract_context_chars: int = param(3000, "characters of the paper's other sections shown beside each extraction "
                                              "window (for reasoning-level points)", min=0)
-    generate_max_tokens: int = param(300, "completion cap of each question generation", min=1, max=1_000_000)
+    generate_max_tokens: int = param(300, "completion cap of each question generation", min=1, max=1_000_000,
+                                     caps=("model",))
     check_max_tokens: int = param(120, "completion cap of each filter check, calibration answer and grading",
-        min=1, max=1_000_000)
+        min=1, max=1_000_000, caps=("judge", "solver", "solvers"))
     hard_below: float = param(0.333, "difficulty band: a question whose calibration pass rate is below this is hard",
         min=0, max=1)
     easy_above: float = param(0.667, "difficulty band: a question whose calibration pass rate is above this is easy "
@@ -963,7 +973,7 @@ PAPER_CHOICES = (
     "uniqueness: embedding cosine >= uniq_threshold (0.9) with an earlier kept question",
     "answerability: the whole paper with paragraph ids; passes when a cited id is an evidence paragraph or the cited "
     "paragraphs hold "
-    "at least half of the answer's content words",
+    "at least support_share (0.5) of the answer's content words",
     "ambiguity (MCQ only): the judge lists every correct option of the evidence; passes iff exactly one, the key",
     "calibration and metrics: difficulty bands hard < 0.333 <= medium <= 0.667 < easy; diversity = 1 - mean pairwise "
     "cosine; "
@@ -998,6 +1008,8 @@ def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note:
         for k in ("max_windows", "points_per_paper"):
             if getattr(cfg, k):
                 notes.append(f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
+        if cfg.support_share != 0.5:
+            notes.append(f"support_share={cfg.support_share:g}: answerability threshold (ours, default 0.5)")
         if cfg.on_disagree != "drop":
             notes.append(f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
@@ -1142,7 +1154,8 @@ class _Flow:
             return q, {st: None for st in CHECKS}, np.full(len(self.solvers_l), np.nan), {}
         paper, mt, judge = self.papers[q["paper_id"]], self.cfg.check_max_tokens, self.judge
         *ch, cal = await asyncio.gather(acheck_correctness(self.solver, q, paper, judge, mt),
-                                        acheck_answerability(judge, q, paper, mt), acheck_ambiguity(judge, q, mt),
+                                        acheck_answerability(judge, q, paper, mt, self.cfg.support_share),
+                                        acheck_ambiguity(judge, q, mt),
                                         acalibrate(self.sl, q, paper, judge, mt))
         row, answers = calibration_row(self.solvers_l, cal)
         return q, dict(zip(CHECKS, ch)), row, answers
@@ -1252,14 +1265,21 @@ def _records(Q: _Questions, conf: dict) -> list[dict]:
 def _estimate(name: str, d: dict, key: str = "value", n: str = "n", failures: int = 0) -> Estimate:
     return Estimate(name, d[key], d["lo"], d["hi"], int(d[n]), failures)
 
-def _evaluate(cfg, ctx, bench: list[dict], papers: dict, judge) -> dict:
-    "→ {entry: summary} of each evaluated model."
+CONTROL_EVAL = ".control"   # the suffix of an evaluation folder of the human-written control questions
+
+def _evaluate(cfg, ctx, bench: list[dict], papers: dict, judge, control: list[dict] = ()) -> dict:
+    """→ {entry: summary} of each evaluated model on the kept questions, and ({entry} (control): ...) on every
+    human-written control question (the same evaluation: generated and human-written questions side by side)."""
     evals = {}
+    sets = [("", bench, "benchmark.jsonl of this run")]
+    if control: sets.append((CONTROL_EVAL, control, f"{cfg.control_set}: the human-written control questions"))
     for entry, name, context in _eval_targets(cfg):
-        s = evaluate(ctx.llm("evaluate_models", name), judge, bench, ctx.out/"eval"/_eval_dir(name, context), context,
-                     papers, cfg.eval_max_tokens, benchmark="benchmark.jsonl of this run")
-        evals[entry] = dict(model=name, context=context, dir=f"eval/{_eval_dir(name, context)}",
-                            overall=s["subsets"]["overall"])
+        for suffix, qs, what in sets:
+            d = _eval_dir(name, context) + suffix
+            s = evaluate(ctx.llm("evaluate_models", name), judge, qs, ctx.out/"eval"/d, context, papers,
+                         cfg.eval_max_tokens, benchmark=what)
+            evals[entry + (" (control)" if suffix else "")] = dict(model=name, context=context, dir=f"eval/{d}",
+                                                                   overall=s["subsets"]["overall"])
     return evals
 
 def _headline(main: dict, evals: dict) -> list[Estimate]:
@@ -1343,7 +1363,8 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     del out
     if ctx.planning:   # no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
         m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in _enabled(cfg) if s != "uniqueness"))
-        _evaluate(cfg, ctx, [Q.qs[i] for i, k in zip(Q.variant("full"), m) if k], papers, flow.judge)
+        _evaluate(cfg, ctx, [Q.qs[i] for i, k in zip(Q.variant("full"), m) if k], papers, flow.judge,
+                  [Q.qs[i] for i in Q.variant("control")])
         return []
     # what follows needs every question: uniqueness compares them all, then the ablations, balance and metrics
     Q.E = _emb_questions(Q.qs)
@@ -1354,7 +1375,8 @@ def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
     write_jsonl(d/"benchmark.jsonl", bench)
     write_text(d/"review.csv", review_csv(records))
     summary = _summary(Q, conf, flow, ext, points, papers, related)
-    summary["evaluation"] = evals = _evaluate(cfg, ctx, bench, papers, flow.judge)
+    control = [{k: r[k] for k in BENCH_KEYS} for r in records if r["variant"] == "control"]
+    summary["evaluation"] = evals = _evaluate(cfg, ctx, bench, papers, flow.judge, control)
     write_json(d/"scores.json", summary)
     return _headline(conf["main"], evals)
 
@@ -1389,6 +1411,22 @@ def load_benchmark(path) -> list[dict]:
         if not all(isinstance(e, str) for e in r["evidence"]):
             raise DataError(p, i, "evidence", "expected a list of paragraph ids (strings)")
     return [r for _, r in rows]
+
+def is_control_file(path) -> bool:
+    "Is `path` a control set (a .csv, or JSON lines without `answer_text`) rather than a generated benchmark?"
+    p = Path(path)
+    if p.suffix.lower() == ".csv": return True
+    first = next((l for l in read_text(p).splitlines() if l.strip()), "")
+    try: row = json.loads(first)
+    except json.JSONDecodeError: return False   # load_benchmark names the line
+    return isinstance(row, dict) and "answer_text" not in row
+
+def load_eval_questions(path, split: str = "sample") -> list[dict]:
+    """The questions a model is evaluated on: a generated benchmark (`load_benchmark`), or a human-written control set
+    in its own schema (`load_control_set`, on the papers of `split`)."""
+    p = Path(path)
+    if not p.exists() or not is_control_file(p): return load_benchmark(p)
+    return load_control_set(p, {x["paper_id"]: x for x in load_split(split)[0]})
 
 def _acc(rows, n_resamples=1000):
     m, lo, hi, n = mean_ci([None if r["correct"] is None else float(r["correct"]) for r in rows], n_resamples)
@@ -1431,6 +1469,21 @@ def _share(a, b) -> str: return fmt(100 * a / b, 1) if b else "–"
 def _protocol(r: RunRow) -> str:
     "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
     return r.config.get("protocol") or "paper (before issue 18)"
+
+THRESHOLDS = ("on_disagree", "uniq_threshold", "support_share", "hard_below", "easy_above")
+
+def thresholds_note(runs) -> str:
+    """The captions' words on the filter and difficulty thresholds of `runs` (`meta.json` config; a run made before a
+    parameter existed is at its default), once per distinct setting, naming the runs when they differ."""
+    fields = {f.name: f.default for f in dataclasses.fields(AutoBenchConfig)}
+    seen: dict = {}
+    for d in runs:
+        c = read_json(Path(d)/"meta.json")["config"]
+        t = ", ".join(f"{k}={c.get(k, fields[k])}" for k in THRESHOLDS)
+        seen.setdefault(t, []).append(run_label(d))
+    if not seen: return ""
+    if len(seen) == 1: return f"; thresholds: {next(iter(seen))}"
+    return "; thresholds: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
 
 _PAPER = dict(source="paper", run="GPT-4 generator", settings="paper", protocol="paper")   # the paper's rows
 
@@ -1478,8 +1531,9 @@ def _paper_main(ref) -> list[dict]:
              "generation failures (not in survival)": "–", "calibration": "5 LLMs, 7B-70B"}
             for _, r in ref.iterrows()]
 
-MAIN_TABLE = Table("autobench_main", "AutoBench: per area; survival, discrimination and diversity, mean [95% CI] or "
-                   "(n) below 10 items; paper's numbers below ours", _main_rows, "autobench_main",
+MAIN_TABLE = Table("autobench_main", lambda runs: "AutoBench: per area; survival, discrimination and diversity, mean "
+                   "[95% CI] or (n) below 10 items; paper's numbers below ours" + thresholds_note(runs), _main_rows,
+                   "autobench_main",
                    paper_rows=_paper_main,
                    columns=["source", "run", "settings", "protocol", "area", "generated", "post-filtering",
                             "survival % (of generated)", "human correctness %", "reviewed", "human-written control %",
@@ -1503,7 +1557,8 @@ def _paper_stages(ref) -> dict:
             "dropped (unverified / failed)": "–", "stage survival %": "–",
             "cumulative survival % (of generated)": _share(r["post_filtering"], r["generated"])}
 
-STAGES_TABLE = Table("autobench_stages", "AutoBench: questions through the quality-filter stages", _stage_rows,
+STAGES_TABLE = Table("autobench_stages", lambda runs: "AutoBench: questions through the quality-filter stages" +
+                     thresholds_note(runs), _stage_rows,
                      "autobench_main", paper_rows=_paper_stages,
                      columns=["run", "settings", "protocol", "stage", "enabled", "entered", "passed", "dropped (check)",
                               "dropped (unverified / failed)", "stage survival %",
@@ -1548,7 +1603,8 @@ def _distribution_rows(r: RunRow) -> list[dict]:
             for v in vals for g in [[x for x in full if x.get(key) == v]]]
 
 def _eval_rows(r: RunRow) -> list[dict]:
-    return [{"protocol": _protocol(r), "model": s["model"], "context": s["context"], "subset": k,
+    return [{"protocol": _protocol(r), "model": s["model"], "context": s["context"],
+             "questions of": s.get("benchmark") or "–", "subset": k,
              "accuracy %": fmt_est(v, 1, 100), "answered": v["n"], "failures": v["failures"], "questions": v["total"]}
             for s in map(read_json, sorted((r.dir/"eval").glob("*/scores.json"))) for k, v in s["subsets"].items()]
 
@@ -1556,9 +1612,11 @@ DISTRIBUTION_TABLE = Table("autobench_distribution", "AutoBench: generated and k
                            "difficulty", _distribution_rows,
                            columns=["run", "settings", "protocol", "by", "value", "generated", "generation failures",
                                     "kept"])
-EVAL_TABLE = Table("autobench_eval", "AutoBench: models evaluated on generated benchmarks, accuracy % [95% CI] or (n) "
-                   "below 10 answered questions", _eval_rows,
-                   columns=["run", "settings", "protocol", "model", "context", "subset", "accuracy %", "answered",
+EVAL_TABLE = Table("autobench_eval", "AutoBench: models evaluated on generated benchmarks (the kept questions) and on "
+                   "the human-written control questions, accuracy % [95% CI] or (n) below 10 answered questions",
+                   _eval_rows,
+                   columns=["run", "settings", "protocol", "model", "context", "questions of", "subset", "accuracy %",
+                            "answered",
                             "failures", "questions"])
 
 # %% ../nbs/30_autobench.ipynb #d00666c1
@@ -1600,7 +1658,8 @@ class EvalArgs:
     split: str = param("sample", "the split the generating run was made on")
     generator: str = param("local", "the generating model: its latest complete run on --split is evaluated")
     judge: str = param("local", "grades short answers")
-    bench: str = param("", "a benchmark.jsonl instead of the generator's latest run")
+    bench: str = param("", "a benchmark.jsonl, or a control set (.jsonl or .csv, the control_set schema), instead "
+                            "of the generator's latest run")
     context: str = param("none", "what the evaluated model reads beside the question", choices=CONTEXTS)
     out: str = param("", "the evaluation folder (default: beside the benchmark, eval/<model>-<context>)")
     base_url: str = param("", "an ad-hoc endpoint for --model")
@@ -1616,7 +1675,7 @@ def eval_command(a: EvalArgs) -> int:
     from scibench.llm import LLM, get_model
     from scibench.server import serving
     bpath = Path(a.bench) if a.bench else latest_benchmark(a.split, a.generator)
-    qs = load_benchmark(bpath)
+    qs = load_eval_questions(bpath, a.split)
     papers = {p["paper_id"]: p for p in load_split(a.split)[0]} if a.context == "paper" else {}
     out = Path(a.out) if a.out else bpath.parent/"eval"/_eval_dir(a.model, a.context)
     with serving(*(n for n in (None if a.base_url else a.model, a.judge) if n)):
@@ -1757,6 +1816,11 @@ AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=_validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
     tables=TABLES, commands=COMMANDS, downloaders=[download_arxiv],
+    # the sample's run, sized for the embedded model: its generations fit their caps (a question's schema allows about
+    # 400 tokens); the 135M filter solver's disagreement with a key is kept flagged (the paper: "manual review is
+    # triggered or the question is discarded") and answerability passes at a quarter of the answer's content words
+    # (support_share 0.25; the default 0.5), so that questions reach calibration and evaluation and the kept set has a
+    # diversity (the captions state the thresholds)
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2,
-                       extract_max_tokens=220, generate_max_tokens=200, check_max_tokens=90, evaluate_models="local",
-                       ablate_retrieval=False, control_set="control.jsonl")]))
+                       extract_max_tokens=220, generate_max_tokens=400, check_max_tokens=90, evaluate_models="local",
+                       ablate_retrieval=False, control_set="control.jsonl", on_disagree="flag", support_share=0.25)]))

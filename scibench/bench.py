@@ -11,39 +11,29 @@ from typing import Callable
 
 # %% auto #0
 __all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name', 'make_config',
-           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'load_limit', 'select_items', 'register',
-           'benchmarks', 'get_benchmark', 'describe']
+           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles', 'load_limit',
+           'select_items', 'register', 'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
     "A bad run configuration; the CLI prints it on one line and exits 2 before anything runs."
 
 
-def param(
-    default,
-    doc: str,
-    choices=None,
-    role: bool = False,
-    positional: bool = False,
-    min=None,
-    max=None,
-    finite: bool = True,
-    folder: bool = False,
-):
+_PARAM_OPTS = dict(positional=False, min=None, max=None, finite=True, folder=False, caps=None)
+
+
+def param(default, doc: str, choices=None, role: bool = False, **opts):
     """A run (or command) parameter: default, one-line doc, optional choices (every element, for lists), `role`: names
-    model(s); `positional`: a command's required argument (`scibench rubrics check RUBRIC`). Bounds, checked by
+    model(s). `opts`: `positional`: a command's required argument (`scibench rubrics check RUBRIC`); bounds, checked by
     `coerce` before anything runs: `min`/`max` (inclusive), `finite` (a float: no NaN or infinity); `folder`: the value
-    names a folder or file (`check_name`)."""
-    meta = dict(
-        doc=doc,
-        choices=tuple(choices) if choices else None,
-        role=role,
-        positional=positional,
-        min=min,
-        max=max,
-        finite=finite,
-        folder=folder,
-    )
+    names a folder or file (`check_name`); `caps`: for a completion-token parameter, the roles whose requests it caps
+    (default: by its name, see `token_roles`). An unknown option is a TypeError."""
+    bad = set(opts) - set(_PARAM_OPTS)
+    if bad:
+        raise TypeError(f"param() got unknown option(s) {sorted(bad)}; options: {', '.join(_PARAM_OPTS)}")
+    o = {**_PARAM_OPTS, **opts}
+    meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role, **o)
+    meta["caps"] = tuple(o["caps"]) if o["caps"] else None
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -79,6 +69,7 @@ class Param:
     max: float | None = None
     finite: bool = True
     folder: bool = False
+    caps: tuple | None = None  # roles whose completion tokens it caps (`token_roles`)
 
     @property
     def type_name(self) -> str:
@@ -115,6 +106,7 @@ def params_of(cls) -> list[Param]:
                 m.get("max"),
                 m.get("finite", True),
                 m.get("folder", False),
+                m.get("caps"),
             )
         )
     return out
@@ -298,11 +290,15 @@ class Paper:
 @dataclass
 class Stage:
     """One step of a benchmark's flow: its name (what its requests are tagged with), the role whose model answers, a
-    line of doc."""
+    line of doc; declared fully, its request builder and result parser (`scibench.flow` runs them):
+    `request(state, setup)` → a `Request`, {key: Request} (sent at once) or None (no call) for one item's `state`;
+    `result(state, answers, setup)` reads the answers (the same shape) into `state`."""
 
     name: str
     role: str
     doc: str = ""
+    request: Callable | None = None
+    result: Callable | None = None
 
 
 def filler(body: dict) -> str:
@@ -361,6 +357,22 @@ class Benchmark:
 
     def roles(self) -> list[Param]:
         return [p for p in self.params() if p.role]
+
+# %% ../nbs/06_bench.ipynb #a1c0cap2
+def token_roles(b: Benchmark) -> dict[str, list[str]]:
+    """`b`'s completion-token parameters → the roles whose requests each caps: declared (`param(caps=...)`), else by
+    name: `max_tokens` → the model, `<role>_max_tokens` → that role, any other `*_max_tokens` (autobench's
+    `check_max_tokens`, abgen_eval's `judge_max_tokens` where the model is the judge) → every role, so that the
+    smallest cap among their models applies."""
+    roles = [p.name for p in b.roles()]
+    out = {}
+    for p in b.params():
+        if p.caps is not None:
+            out[p.name] = [r for r in p.caps if r in roles]
+        elif p.type is int and (p.name == "max_tokens" or p.name.endswith("_max_tokens")):
+            pre = p.name.removesuffix("max_tokens").rstrip("_")
+            out[p.name] = ["model"] if not pre else [pre] if pre in roles else roles
+    return out
 
 # %% ../nbs/06_bench.ipynb #10e2fb1c
 def load_limit(cfg) -> int | None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse, os, signal, sys
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'BENCH_VERBS', 'VERBS', 'run_parser', 'parse_run', 'command_parser', 'run_command', 'plan_text',
-           'install_signals', 'main']
+__all__ = ['ENDPOINT_OPTS', 'ENDPOINT_METAVARS', 'BENCH_VERBS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run',
+           'parse_run_all', 'command_parser', 'run_command', 'plan_all_text', 'plan_text', 'install_signals', 'main']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -32,18 +32,40 @@ ENDPOINT_OPTS = {
 }
 
 
-def run_parser(b) -> argparse.ArgumentParser:
-    "`scibench run <bench>`: one option per run parameter (with its doc and default) and endpoint options per role."
-    from scibench.run import ENDPOINT_FIELDS
+# placeholders of the endpoint options in help texts
+ENDPOINT_METAVARS = {
+    "base_url": "URL",
+    "model": "ID",
+    "api_key_env": "VAR",
+    "max_concurrency": "N",
+    "timeout": "SECONDS",
+    "structured": "MODE",
+}
 
-    p = _Parser(
-        prog=f"scibench run {b.name}",
-        description=f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})",
-        epilog="exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, "
-        "130 interrupted",
-    )
-    g = p.add_argument_group("run parameters (also as -p NAME VALUE)")
-    for q in b.params():
+
+_MODEL_NAMES = {"model", "judge", "generator", "solver", "skill_model", "split"}  # a command's model or split names
+_PATH_NAMES = {"index", "out", "bench", "paper", "repo", "rubric", "file", "path"}
+
+
+def metavar(q) -> str:
+    """A parameter's placeholder in help texts: URL, NAME for a model or a split, PATH, ID,ID for ids, N for an integer,
+    X for a number, A,B for a list, its choices when few, else VALUE."""
+    if q.name.endswith("url"):
+        return "URL"
+    if q.role or q.folder or q.name in _MODEL_NAMES:
+        return "NAME"
+    if q.type is str and (q.name in _PATH_NAMES or q.name.endswith(("_file", "_dir", "_path"))):
+        return "PATH"
+    if q.name == "ids":
+        return "ID,ID"
+    if q.choices and q.type is not list and len(q.choices) <= 4:
+        return "{" + ",".join(map(str, q.choices)) + "}"
+    return {int: "N", float: "X", bool: "BOOL", list: "A,B"}.get(q.type, "VALUE")
+
+
+def _param_args(g, qs) -> None:
+    "One option per parameter in `qs`, with its doc, choices, bounds and default."
+    for q in qs:
         d = ",".join(q.default) if isinstance(q.default, list) else q.default
         ch = f"; one of {', '.join(q.choices)}" if q.choices else ""
         ch += f"; {q.bounds}" if q.bounds else ""
@@ -51,37 +73,40 @@ def run_parser(b) -> argparse.ArgumentParser:
             f"--{q.name.replace('_', '-')}",
             dest=f"param:{q.name}",
             default=None,
-            metavar=q.type_name.upper(),
+            metavar=metavar(q),
             help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"),
         )
-    p.add_argument(
-        "-p",
-        "--param",
-        nargs=2,
-        action="append",
-        default=[],
-        metavar=("NAME", "VALUE"),
-        help="any run parameter by name",
-    )
-    for q in b.roles():
-        e = p.add_argument_group(f"endpoint of the {q.name} (ad-hoc, or overriding its models.toml entry)")
-        pre = "" if q.name == "model" else q.name.replace("_", "-") + "-"
+
+
+def _endpoint_args(p, roles) -> None:
+    "Endpoint options of every role in `roles` (parameter names): `--base-url`, `--judge-base-url`, ..."
+    from scibench.run import ENDPOINT_FIELDS
+
+    for role in roles:
+        e = p.add_argument_group(f"endpoint of the {role} (ad-hoc, or overriding its models.toml entry)")
+        pre = "" if role == "model" else role.replace("_", "-") + "-"
         for f, opt in ENDPOINT_OPTS.items():
-            e.add_argument(f"--{pre}{opt}", dest=f"ep:{q.name}:{f}", default=None, help=ENDPOINT_FIELDS[f])
+            mv, doc = ENDPOINT_METAVARS[f], ENDPOINT_FIELDS[f]
+            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", default=None, metavar=mv, help=doc)
+
+
+def _run_options(p, requests: bool = True) -> None:
+    "The run options (`scibench.run.RunOptions`)."
     o = p.add_argument_group("run options")
     o.add_argument(
         "--dry-run",
         action="store_true",
         help="validate, resolve models and print the plan (calls, tokens, cost); call nothing",
     )
-    o.add_argument(
-        "--requests",
-        default=None,
-        metavar="FILE",
-        help="with --dry-run: write every first-stage request (role, model, served id, "
-        "the exact chat-completion body) to FILE as JSON lines; no model is called, no server started; "
-        "FILE must not exist",
-    )
+    if requests:
+        o.add_argument(
+            "--requests",
+            default=None,
+            metavar="FILE",
+            help="with --dry-run: write every first-stage request (role, model, served id, "
+            "the exact chat-completion body) to FILE as JSON lines; no model is called, no server started; "
+            "FILE must not exist",
+        )
     o.add_argument("--refresh", action="store_true", help="ask every request again, ignoring cached answers")
     o.add_argument(
         "--batch",
@@ -93,9 +118,60 @@ def run_parser(b) -> argparse.ArgumentParser:
         "--max-failure-share",
         type=float,
         default=0.1,
+        metavar="X",
         help="above this share of failed items the run is partial (default 0.1)",
     )
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
+
+
+_EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
+
+
+def run_parser(b) -> argparse.ArgumentParser:
+    "`scibench run <bench>`: one option per run parameter (with its doc and default) and endpoint options per role."
+    desc = f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})"
+    p = _Parser(prog=f"scibench run {b.name}", description=desc, epilog=_EXIT)
+    _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), b.params())
+    p.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="any run parameter by name",
+    )
+    _endpoint_args(p, [q.name for q in b.roles()])
+    _run_options(p)
+    return p
+
+
+def run_all_parser() -> argparse.ArgumentParser:
+    """`scibench run all`: every benchmark for one model: the parameters every benchmark has, the judge, `-p` for any
+    other (applied where declared) and the endpoints of the model and the judge."""
+    from scibench.bench import Config, Param, params_of
+
+    p = _Parser(
+        prog="scibench run all",
+        description="every benchmark for one model: one plan, then each benchmark's run (its own run folder under "
+        "results/<bench>/), then one summary; exit code: the worst of the runs",
+        epilog=_EXIT,
+    )
+    doc = "judge of every benchmark with one (abgen_eval: the model is the judge)"
+    judge = Param("judge", str, "local", doc, None, True)
+    common = [q for q in params_of(Config) if q.name != "ids"]  # ids differ by benchmark: -p ids ... where wanted
+    _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), common + [judge])
+    p.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="any parameter of any benchmark by name: applied to the benchmarks that declare it (the rest are listed)",
+    )
+    _endpoint_args(p, ["model", "judge"])
+    _run_options(p, requests=False)
     return p
 
 
@@ -114,30 +190,52 @@ def _endpoint_value(f: str, role: str, v: str):
     return check_endpoint_value(f, x, f"--{ENDPOINT_OPTS[f]} for {role}")
 
 
-def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
-    "(params, endpoints by model name, options) from `scibench run <bench> ...` arguments."
+def _given_params(a: argparse.Namespace) -> dict:
+    "The run parameters given as options and as `-p NAME VALUE` (one given twice: `ConfigError`)."
     from scibench.bench import ConfigError
-    from scibench.run import role_models
 
-    a = run_parser(b).parse_args(argv)
     params = {k.split(":", 1)[1]: v for k, v in vars(a).items() if k.startswith("param:") and v is not None}
     for k, v in a.param:
         if k.replace("-", "_") in params:
             raise ConfigError(f"parameter '{k}' given twice")
         params[k] = v
-    cfg = b.make_config(params)
+    return params
+
+
+def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
+    "Endpoint options by model name; `names_of(role)`: the models that role names (none: `ConfigError`)."
+    from scibench.bench import ConfigError
+
     endpoints: dict = {}
     for k, v in vars(a).items():
         if not k.startswith("ep:") or v is None:
             continue
         _, role, f = k.split(":")
-        names = role_models(b, cfg).get(role, [])
+        names = names_of(role)
         if not names:
             raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
         v = _endpoint_value(f, role, v)
         for name in names:
             endpoints.setdefault(name, {})[f] = v  # a list role: every model in the list
-    return params, endpoints, a
+    return endpoints
+
+
+def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
+    "(params, endpoints by model name, options) from `scibench run <bench> ...` arguments."
+    from scibench.run import role_models
+
+    a = run_parser(b).parse_args(argv)
+    params = _given_params(a)
+    cfg = b.make_config(params)
+    return params, _given_endpoints(a, lambda role: role_models(b, cfg).get(role, [])), a
+
+
+def parse_run_all(argv) -> tuple[dict, dict, argparse.Namespace]:
+    "(params, endpoints by model name, options) from `scibench run all ...` arguments."
+    a = run_all_parser().parse_args(argv)
+    params = _given_params(a)
+    names = {r: [str(params.get(r, "local"))] for r in ("model", "judge")}
+    return params, _given_endpoints(a, lambda role: names[role]), a
 
 # %% ../nbs/90_cli.ipynb #67555126
 def command_parser(verb: str, commands: list) -> argparse.ArgumentParser:
@@ -161,7 +259,7 @@ def command_parser(verb: str, commands: list) -> argparse.ArgumentParser:
                 if q.type is bool and q.default is False
                 else dict(nargs="+", metavar="VALUE")
                 if q.type is list
-                else dict(metavar=q.type_name.upper())
+                else dict(metavar=metavar(q))
             )
             s.add_argument(
                 f"--{q.name.replace('_', '-')}",
@@ -194,7 +292,7 @@ def _parser():
     sub = p.add_subparsers(dest="verb", required=True)
     sub.add_parser(
         "run",
-        help="run a benchmark: scibench run BENCH [options]; scibench run BENCH --help lists them",
+        help="run a benchmark: scibench run BENCH [options] (BENCH all: every one); scibench run BENCH --help",
         add_help=False,
     )
     sub.add_parser("benchmarks", help="list every benchmark and its parameters (default, doc)")
@@ -263,7 +361,10 @@ def _run(argv) -> int:
         print("usage: scibench run BENCH [options]   (scibench run BENCH --help for its parameters)\n\nbenchmarks:")
         for n, b in benchmarks().items():
             print(f"  {n:12s} {b.doc}")
+        print(f"  {'all':12s} every benchmark for one model: one plan, one summary (scibench run all --help)")
         return 0 if argv else 2
+    if argv[0] == "all":
+        return _run_all(argv[1:])
     b = get_benchmark(argv[0])
     params, endpoints, a = parse_run(b, argv[1:])
     meta = execute(
@@ -302,22 +403,60 @@ def _run(argv) -> int:
     return 0 if meta["status"] == "complete" else 1
 
 
+def _run_all(argv) -> int:
+    "`scibench run all ...`: every benchmark for one model; the exit code is the worst of the runs'."
+    from scibench.run import RunOptions, execute_all, summary_all_text
+
+    params, endpoints, a = parse_run_all(argv)
+    o = RunOptions(a.dry_run, a.refresh, a.max_failure_share, not a.no_notebook, batch=a.batch)
+    res = execute_all(params, endpoints, o)
+    if a.dry_run:
+        print(plan_all_text(res))
+        return 0
+    print(summary_all_text(res))
+    return res["code"]
+
+
+def plan_all_text(res: dict) -> str:
+    "`scibench run all --dry-run`: one plan table of every benchmark's calls; the caps and what was not applicable."
+    from scibench.run import caps_text
+
+    plan = [{**r, "bench": m["bench"]} for m in res["runs"] for r in m.get("plan") or []]
+    out = [plan_text(dict(plan=plan))]
+    out += [f"caps ({m['bench']}): {caps_text(m['caps'])}" for m in res["runs"] if m.get("caps")]
+    out += [f"{m['bench']}: no calls planned" for m in res["runs"] if not m.get("plan")]
+    out += [f"not applicable: parameter '{k}' to {', '.join(v)}" for k, v in (res.get("not_applicable") or {}).items()]
+    return "\n".join(out)
+
+
 def plan_text(meta: dict) -> str:
-    "The `--dry-run` plan as a small table: calls per role and model (and per stage), tokens, cost; each note once."
+    """The `--dry-run` plan as a small table: calls per role and model (and per stage; per benchmark too when rows
+    name one), tokens, cost; the caps applied; each note once."""
     rows = meta.get("plan") or []
     if not rows:
         return "no plan available for this benchmark"
-    out = [f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}  stages"]
+    wb = any("bench" in r for r in rows)
+    bc = (lambda r: f"{r.get('bench', ''):11s} ") if wb else (lambda r: "")
+    out = [
+        bc({"bench": "bench"})
+        + f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}  stages"
+    ]
     for r in rows:
         st = ", ".join(f"{k} {v}" for k, v in (r.get("stages") or {}).items())
         out.append(
-            f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} {r['completion_tokens']:11,d} "
-            f"{r['cost_usd']:9.4f}  {st}"
+            bc(r)
+            + f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} "
+            f"{r['completion_tokens']:11,d} {r['cost_usd']:9.4f}  {st}"
         )
     out.append(
-        f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
+        bc({})
+        + f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
         f"{sum(r['completion_tokens'] for r in rows):11,d} {sum(r['cost_usd'] for r in rows):9.4f}"
     )
+    if meta.get("caps"):
+        from scibench.run import caps_text
+
+        out.append(f"caps: {caps_text(meta['caps'])}")
     out += [f"note: {n}" for n in dict.fromkeys(r["note"] for r in rows if r.get("note"))]
     mins = [r["est_minutes"] for r in rows if r.get("est_minutes") is not None]
     if mins:

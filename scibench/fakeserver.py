@@ -6,11 +6,39 @@ substitute for the end-to-end test with the real embedded model."""
 # %% ../nbs/02_fakeserver.ipynb #12028d38
 from __future__ import annotations
 import asyncio, collections, hashlib, importlib, json, math, os, re, statistics, threading, time
+from dataclasses import dataclass, fields, replace
 
 # %% auto #0
-__all__ = ['FakeServer', 'serve_forever']
+__all__ = ['FakeOptions', 'FakeServer', 'serve_forever']
 
 # %% ../nbs/02_fakeserver.ipynb #6abb873e
+@dataclass
+class FakeOptions:
+    "What a `FakeServer` does (its docstring says what each field means)."
+
+    latency: float = 0.0
+    fault_rate: float = 0.0
+    faults: tuple = ("429", "500", "timeout", "reset")
+    max_faults: int = 2
+    permanent: str | None = None
+    reply: object = None
+    hang: float = 30.0
+    unauthorized: str | None = None
+    prefix_cache: bool = False
+    batch_delay: float = 0.2
+    batch_expire: str | None = None
+    batch_error: str | None = None
+    batch_missing: str | None = None
+    batch_reject: str | None = None
+    latency_dist: tuple | None = None
+    slow: dict | None = None
+    echo_auth: str | None = None
+    slots: int | None = None
+    batch_create_drop: int = 0
+    batch_create_hang: float = 0.0
+    structured: str | None = None
+
+
 class FakeServer:
     """OpenAI-compatible `/v1/chat/completions` on 127.0.0.1 in a background thread.
 
@@ -47,44 +75,25 @@ class FakeServer:
     BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
 
-    def __init__(
-        self,
-        latency=0.0,
-        fault_rate=0.0,
-        faults=("429", "500", "timeout", "reset"),
-        max_faults=2,
-        permanent=None,
-        reply=None,
-        hang=30.0,
-        unauthorized=None,
-        prefix_cache: bool = False,
-        batch_delay: float = 0.2,
-        batch_expire=None,
-        batch_error=None,
-        batch_missing=None,
-        batch_reject=None,
-        latency_dist=None,
-        slow=None,
-        echo_auth=None,
-        slots=None,
-        batch_create_drop: int = 0,
-        batch_create_hang: float = 0.0,
-        structured=None,
-    ):
+    def __init__(self, options: FakeOptions | None = None, **kw):
+        "`options` (default `FakeOptions()`) with any of its fields given by name (see above)."
+        o = replace(options or FakeOptions(), **kw)
+        self.options = o
+        structured, faults, latency_dist, slow = o.structured, o.faults, o.latency_dist, o.slow
         if structured not in (None, "json_schema", "llama", "reject"):
             raise ValueError(f"structured must be None, 'json_schema', 'llama' or 'reject', got {structured!r}")
-        self.structured = structured
         bad = set(faults) - set(self.FAULTS)
         if bad:
             raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
-        self.latency, self.fault_rate, self.faults, self.max_faults = latency, fault_rate, tuple(faults), max_faults
+        for f in fields(o):
+            setattr(self, f.name, getattr(o, f.name))
+        self.faults = tuple(faults)
         if latency_dist is not None:
             kind, *args = latency_dist
             if kind != "lognormal" or len(args) != 2 or args[0] <= 0 or args[1] < 0:
                 raise ValueError(f"latency_dist must be ('lognormal', median_s > 0, sigma >= 0), got {latency_dist!r}")
         self.latency_dist = tuple(latency_dist) if latency_dist is not None else None
         self.slow = dict(slow or {})  # substring of a prompt → extra seconds before answering it
-        self.permanent, self.reply, self.hang, self.unauthorized = permanent, reply, hang, unauthorized
         self.attempts = collections.Counter()
         self.completions = collections.Counter()
         self.injected = collections.Counter()  # faults injected, by kind
@@ -94,16 +103,8 @@ class FakeServer:
         self.port = None
         self._loop = None
         self._ready = threading.Event()
-        self.prefix_cache, self._blocks = prefix_cache, set()  # hashes of prompt prefixes seen, per block of words
-        self.batch_delay, self.batch_expire, self.batch_error, self.batch_missing = (
-            batch_delay,
-            batch_expire,
-            batch_error,
-            batch_missing,
-        )
-        self.batch_reject = batch_reject
-        self.echo_auth, self.slots, self._slot_sem = echo_auth, slots, None
-        self.batch_create_drop, self.batch_create_hang = batch_create_drop, batch_create_hang
+        self._blocks = set()  # hashes of prompt prefixes seen, per block of words
+        self._slot_sem = None
         self.batch_lists = 0  # GET /batches calls
         self.files: dict = {}
         self.batches: dict = {}

@@ -6,10 +6,12 @@ structured output where the endpoint supports it and from text otherwise."""
 # %% ../nbs/04_judge.ipynb #cbf9212e
 from __future__ import annotations
 import re
+from dataclasses import dataclass, replace
 from .llm import LLM, Request, msgs, parse_json
 
 # %% auto #0
-__all__ = ['score_schema', 'choice_schema', 'parse_score', 'parse_choice', 'judge_request', 'judge_result', 'judge_many']
+__all__ = ['score_schema', 'choice_schema', 'parse_score', 'parse_choice', 'Ask', 'asking', 'judge_request', 'judge_result',
+           'judge_many']
 
 # %% ../nbs/04_judge.ipynb #9a1f9e3e
 def score_schema(lo: int = 1, hi: int = 5, max_rationale: int = 600) -> dict:
@@ -93,21 +95,34 @@ def parse_choice(text: str | None, choices):
     return choices[low.index(m.group(1).lower())], text, None
 
 # %% ../nbs/04_judge.ipynb #7fd7add4
-def judge_request(
-    prompt: str,
-    choices=None,
-    lo: int = 1,
-    hi: int = 5,
-    max_tokens: int = 512,
-    temperature: float = 0.0,
-    system: str | None = None,
-    max_rationale: int = 600,
-    answer_first: bool = False,
-) -> Request:
+@dataclass(frozen=True)
+class Ask:
+    """How a judge is asked: `choices` (None: a score in `lo`–`hi`), the completion cap and temperature, a system turn,
+    the longest rationale (characters) and whether the answer comes before it."""
+
+    choices: tuple | list | None = None
+    lo: int = 1
+    hi: int = 5
+    max_tokens: int = 512
+    temperature: float = 0.0
+    system: str | None = None
+    max_rationale: int = 600
+    answer_first: bool = False
+
+
+def asking(choices=None, ask: Ask | None = None, **kw) -> Ask:
+    "`ask` (default `Ask()`) with `choices` and any of its fields given by name (an unknown name is a TypeError)."
+    a = replace(ask or Ask(), **kw)
+    return a if choices is None else replace(a, choices=choices)
+
+
+def judge_request(prompt: str, choices=None, ask: Ask | None = None, **kw) -> Request:
     """One judge call (what `judge_many` sends for `prompt`; for pipelines: `judge_result(await
-    llm.acall(judge_request(...)))`)."""
-    schema = choice_schema(choices, max_rationale, answer_first) if choices else score_schema(lo, hi, max_rationale)
-    return Request(msgs(prompt, system), max_tokens=max_tokens, temperature=temperature, schema=schema)
+    llm.acall(judge_request(...)))`). `kw`: fields of `Ask`."""
+    a = asking(choices, ask, **kw)
+    schema = (choice_schema(a.choices, a.max_rationale, a.answer_first) if a.choices else
+              score_schema(a.lo, a.hi, a.max_rationale))
+    return Request(msgs(prompt, a.system), max_tokens=a.max_tokens, temperature=a.temperature, schema=schema)
 
 
 def judge_result(r: dict, choices=None, lo: int = 1, hi: int = 5) -> dict:
@@ -121,21 +136,9 @@ def judge_result(r: dict, choices=None, lo: int = 1, hi: int = 5) -> dict:
     return dict(value=v, rationale=rat, failure=fail, raw=r["text"])
 
 
-def judge_many(
-    llm: LLM,
-    prompts: list[str],
-    choices=None,
-    lo: int = 1,
-    hi: int = 5,
-    max_tokens: int = 512,
-    temperature: float = 0.0,
-    system: str | None = None,
-    desc: str | None = None,
-    max_rationale: int = 600,
-    answer_first: bool = False,
-) -> list[dict]:
-    "Judge each prompt: a 1–5 style score, or one of `choices`; failures are records with a reason."
-    reqs = [
-        judge_request(p, choices, lo, hi, max_tokens, temperature, system, max_rationale, answer_first) for p in prompts
-    ]
-    return [judge_result(r, choices, lo, hi) for r in llm.map(reqs, desc=desc or f"judge {llm.spec.name}")]
+def judge_many(llm: LLM, prompts: list[str], choices=None, desc: str | None = None, ask: Ask | None = None,
+               **kw) -> list[dict]:
+    "Judge each prompt: a 1–5 score or one of `choices`; failures are records with a reason. `kw`: `Ask`'s fields."
+    a = asking(choices, ask, **kw)
+    reqs = [judge_request(p, ask=a) for p in prompts]
+    return [judge_result(r, a.choices, a.lo, a.hi) for r in llm.map(reqs, desc=desc or f"judge {llm.spec.name}")]

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import hashlib, json, random
 from pathlib import Path
-from .perf import W1_CONCURRENCY, W1_LATENCY, _W1_VOCAB, whole_run
+from .perf import W1_CONCURRENCY, W1_LATENCY, _W1_VOCAB, WholeRun, whole_run
 from .core import bench_full
 
 # %% auto #0
@@ -63,17 +63,20 @@ def w1_abgen(
     fake server, a rerun from the cache, and a cold run at `small` (default n/4) for flatness (see `whole_run`)."""
     n = n or (1000 if bench_full() else 250)
     return whole_run(
-        "W1 AbGen whole run",
-        "abgen",
-        dict(model="fake", judge="fake", split="test", prompts="scibench", protocol="scibench"),
-        w1_abgen_data,
-        n,
-        small or max(1, n // 4),
-        "scibench.perf_abgen:w1_reply",
-        stages=lambda u: dict(generate=u["model"]["calls"], judge=u["judge"]["calls"]),
-        concurrency=concurrency,
-        latency_dist=latency_dist,
-        env=env,
+        WholeRun(
+            "W1 AbGen whole run",
+            "abgen",
+            dict(model="fake", judge="fake", split="test", prompts="scibench", protocol="scibench"),
+            w1_abgen_data,
+            n,
+            small or max(1, n // 4),
+            "scibench.perf_abgen:w1_reply",
+            stages=lambda u: dict(generate=u["model"]["calls"], judge=u["judge"]["calls"]),
+            each=("judge",),  # an example's 4 judge calls go out when its design arrives
+            concurrency=concurrency,
+            latency_dist=tuple(latency_dist),
+            env=env,
+        )
     )
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from .core import bench_full, write_jsonl
 from .arxiv_index import _auto_workers, build_index, open_index
 from .arxivbench import SUBJECTS
-from .perf import W1_CONCURRENCY, W1_LATENCY, whole_run
+from .perf import W1_CONCURRENCY, W1_LATENCY, WholeRun, whole_run
 
 # %% auto #0
 __all__ = ['W2_RECORDS', 'PERF', 'build_in_child', 'p3_index', 'w2_data', 'w2_reply', 'w2_arxivbench']
@@ -347,17 +347,20 @@ def w2_arxivbench(
         return dict(query=u["model"]["calls"], judge_relevance=relevance, judge_match=u["judge"]["calls"] - relevance)
 
     return whole_run(
-        "W2 ArxivBench whole run",
-        "arxivbench",
-        dict(model="fake", judge="fake", split="test", protocol="paper"),
-        w2_data,
-        n,
-        small or max(1, n // 4),
-        "scibench.perf_arxivbench:w2_reply",
-        stages=stages,
-        concurrency=concurrency or W1_CONCURRENCY,
-        latency_dist=latency_dist or W1_LATENCY,
-        env=env,
+        WholeRun(
+            "W2 ArxivBench whole run",
+            "arxivbench",
+            dict(model="fake", judge="fake", split="test", protocol="paper"),
+            w2_data,
+            n,
+            small or max(1, n // 4),
+            "scibench.perf_arxivbench:w2_reply",
+            stages=stages,
+            each=("judge_relevance", "judge_match"),  # a listed paper's relevance call, then its title match
+            concurrency=concurrency or W1_CONCURRENCY,
+            latency_dist=tuple(latency_dist or W1_LATENCY),
+            env=env,
+        )
     )
 
 # %% ../nbs/96_perf_arxivbench.ipynb #1df43032

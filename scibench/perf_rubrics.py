@@ -367,7 +367,7 @@ def w3_rubrics(
     max(1, n/4)). `leaf_counts` (reference trees) and `items` (per generated rubric) shrink it for tests."""
     import tempfile
     from functools import partial
-    from scibench.perf import W1_CONCURRENCY, W1_LATENCY, whole_run
+    from scibench.perf import W1_CONCURRENCY, W1_LATENCY, WholeRun, whole_run
 
     n = n or (20 if bench_full() else 2)
     settings = list(settings or SETTINGS)
@@ -378,17 +378,19 @@ def w3_rubrics(
     os.environ["SCIBENCH_W3_ITEMS"] = str(items)  # the fake server process reads it
     try:
         r = whole_run(
-            "W3 Rubrics whole run",
-            "rubrics",
-            params,
-            data,
-            n,
-            small or max(1, n // 4),
-            "scibench.perf_rubrics:w3_reply",
-            stages=lambda u: dict(generate=u["model"]["calls"], grade=u["judge"]["calls"]),
-            concurrency=concurrency,
-            latency_dist=latency_dist,
-            env=env,
+            WholeRun(
+                "W3 Rubrics whole run",
+                "rubrics",
+                params,
+                data,
+                n,
+                small or max(1, n // 4),
+                "scibench.perf_rubrics:w3_reply",
+                stages=lambda u: dict(generate=u["model"]["calls"], grade=u["judge"]["calls"]),
+                concurrency=concurrency,
+                latency_dist=latency_dist,
+                env=env,
+            )
         )
     finally:
         if old is None:
@@ -405,6 +407,7 @@ def w3_rubrics(
         items_per_rubric=items,
         agent_chain_calls=chain,
         agent_chain_s=round(float(cb), 2),
+        floor_s=round(max(float(cb), r["bound_s"], r["chain_s"]), 2),
         wall_to_floor=round(r["wall_s"] / max(cb, r["bound_s"], r["chain_s"]), 3),
     )
 

@@ -140,6 +140,7 @@ class Record:
     group: Callable | None = None  # rec -> subject / setting / field, or None
     paper: Callable | None = None  # headline name -> the paper's number(s) as text, or None
     extras: Callable | None = None  # (run, ctx) -> [run-level block]
+    headline_tables: list | None = None  # [scibench.tables.Table] a model page shows ours beside the paper's rows
 
 # %% ../nbs/05a_records.ipynb #713a8cda
 def ref_range(table: str, col: str, keep=None, label: str = "") -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 from . import records as rv
-from .agent import OBS_CHARS, AgentTask, drive, _err, _utf8
+from .agent import OBS_CHARS, AgentTask, drive, write_schema, _err, _utf8
 from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
 from .bench import load_limit, select_items
 from .core import (DataError, data_dir, jsonl_line, read_json, read_json_records, read_text, write_json,
@@ -36,16 +36,17 @@ from .tables import Figure, RunRow, Table, build, write
 
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
-           'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_WORDS', 'TAUS', 'METRICS', 'PAPER_CHOICES',
-           'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'PAPER_JUDGE', 'PAPER_EMBEDDER_NAME', 'STAGES', 'PAPER_RUN',
-           'TABLE1', 'TABLE2', 'TABLE5_6', 'JUDGE_EVAL_KEYS', 'TABLE_JUDGE_EVAL', 'TABLE_STATS', 'TABLES', 'COMMANDS',
-           'RECORD', 'PAPER', 'RUBRICS', 'split_root', 'load_papers', 'rubric_schema', 'parse_rubric', 'instructions',
-           'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers',
-           'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill',
-           'adistill_skill', 'agenerate_rubric', 'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos',
-           'match_prf', 'embed_map', 'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol',
-           'run_protocol', 'strongest_model', 'grader_paper', 'run', 'stub_reply', 'data', 'embedder_note',
-           'grader_paper_note', 'write_tables', 'load_rubric_file', 'paper_numbers']
+           'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
+           'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'PAPER_JUDGE',
+           'PAPER_EMBEDDER_NAME', 'STAGES', 'PAPER_RUN', 'TABLE1', 'TABLE2', 'TABLE5_6', 'JUDGE_EVAL_KEYS',
+           'TABLE_JUDGE_EVAL', 'TABLE_STATS', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'RUBRICS', 'split_root',
+           'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
+           'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system',
+           'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill', 'skill_text',
+           'agenerate_rubric', 'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map',
+           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'run_protocol', 'strongest_model',
+           'grader_paper', 'run', 'stub_reply', 'data', 'embedder_note', 'forced_note', 'grader_paper_note',
+           'write_tables', 'load_rubric_file', 'paper_numbers']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -263,7 +264,8 @@ class RubricsConfig(Config):
     k: int = param(10, "files retrieved per criterion when grading (top-K)", min=1)
     retrieval: str = param("bm25", "how the grader ranks a repository's files for a criterion", choices=RETRIEVAL)
     max_tokens: int = param(8192, "completion cap of each generation call and agent step (8192: ~160 items of ~150 "
-                                  "characters, ~45 tokens each as JSON)", min=1, max=1_000_000)
+                                  "characters, ~45 tokens each as JSON)", min=1, max=1_000_000,
+                                  caps=("model", "skill_model"))
     judge_max_tokens: int = param(256, "completion cap of each grading answer", min=1, max=1_000_000)
     max_items: int = param(0, "most items per generated rubric (longer ones are cut, and counted; 0 = no cap)", min=0)
     max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at "
@@ -412,14 +414,16 @@ async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: Rub
                      skill: str|None = None, extra_turn: str|None = None, stages=("generate", "agent")) -> dict:
     """Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}, with
     `cfg`'s caps (`max_steps` 0 = `agent_steps`, sized to the paper); `drive` runs the loop (at the limit one
-    `FORCE_WRITE` turn); `extra_turn` asks one more question after it; `stages`: the first request's and the others'."""
+    `FORCE_WRITE` turn, whose answer schema allows only a write of the rubric: `write_schema`); `extra_turn` asks one
+    more question after it; `stages`: the first request's and the others'."""
     cfg = cfg or RubricsConfig()
     ek = (cfg.example_items, cfg.example_chars)
     ws = make_workspace(workspace, paper, examples, *ek)
     budget = agent_steps(paper, examples, cfg.obs_chars, cfg.max_steps, *ek)
     mem = msgs(agent_task(cfg.max_items, budget, len(paper["text"])), agent_system(skill, cfg.obs_chars))
     task = AgentTask(RUBRIC_FILE, FORCE_WRITE, FINISH_WRITE, budget, cfg.max_tokens, cfg.temperature, cfg.obs_chars,
-                     extra_turn, tuple(stages))
+                     extra_turn, tuple(stages), write_schema=write_schema(RUBRIC_FILE, rubric_schema(cfg.max_items)),
+                     extra_schema=SKILL_SCHEMA if extra_turn and extra_turn == SKILL_REQUEST else None)
     return _agent_result(await drive(llm, ws, mem, task), budget)
 
 # %% ../nbs/20_rubrics.ipynb #c25c7425
@@ -429,7 +433,12 @@ SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpos
                  "heuristics "
                  "you used to choose criteria and their granularity, how you assigned importance scores and categories,"
                  " "
-                 "and mistakes to avoid. Do not mention this specific paper.")
+                 "and mistakes to avoid. Do not mention this specific paper. Answer with JSON with one key, "
+                 "skill_document, whose value is the whole document.")
+SKILL_MIN_CHARS = 300   # the document's schema asks for at least this much (about check_skill's 40 words of prose)
+# the skill turn's answer schema (structured output where the endpoint has it): a document, not one more action
+SKILL_SCHEMA = {"type": "object", "properties": {"skill_document": {"type": "string", "minLength": SKILL_MIN_CHARS}},
+                "required": ["skill_document"]}
 
 SKILL_MIN_WORDS = 40
 _REPLY = re.compile(r"\b(i'?m ready to|i am ready to|ready to help|how can i (help|assist)|i can(not|'t) "
@@ -474,9 +483,15 @@ def _distill_failed(e: Exception) -> dict:
                 run=dict(items=[], dropped=[], how=None, failure=why, request_failure=None, steps=0, ended="error",
                          transcript=[], final=None))
 
+def skill_text(answer: str|None) -> str|None:
+    "The skill document of the skill turn's answer: `skill_document` of a JSON answer, else the answer as written."
+    obj, _ = parse_json(answer or "")
+    doc = obj.get("skill_document") if isinstance(obj, dict) else None
+    return (doc if isinstance(doc, str) else answer or "").strip() or None
+
 def _skill_of(a: dict) -> dict:
-    "The distillation's result from the agent run `a`: its last answer, checked."
-    skill = _utf8((a["final"] or "").strip()) or None
+    "The distillation's result from the agent run `a`: its last answer's document, checked."
+    skill = _utf8(skill_text(a["final"]) or "") or None
     if skill is None: return dict(skill=None, failure=a["request_failure"] or "empty skill document", run=a)
     bad = check_skill(skill)
     if bad: return dict(skill=None, rejected=skill, failure=f"skill document rejected: {bad}", run=a)
@@ -684,10 +699,12 @@ PAPER_CHOICES = (
     "agent tools: list_files, read_file (obs_chars per read, paged by an offset), grep, write_file, append_file, "
     "finish (the paper: "
     "'tools such as Read and Write'); a step budget (max_steps 0 = one reading of the workspace + 10) and one last "
-    "forced write turn",
+    "forced write turn, whose answer schema allows only write_file / append_file of rubric.json with the rubric's "
+    "items (the prompt asks for exactly that)",
     "skill: distilled by the strongest configured model (highest price_out; the paper: Claude-Opus) on the split's "
     "first paper (the "
-    "paper names none), in the same conversation; the document is checked (check_skill) before use",
+    "paper names none), in the same conversation, asked as JSON {skill_document} of at least 300 characters "
+    "(structured output where the endpoint has it); the document is checked (check_skill) before use",
     "grader retrieval: the top-K files ranked by BM25 (retrieval=bm25; the paper names no method), cut to what fits "
     "the judge's context",
     "grader reading: the paper itself beside the retrieved files (paper_chars=-1, as PaperBench's judge does) where it "
@@ -996,7 +1013,7 @@ def _table1_rows(r: RunRow) -> list[dict]:
 TABLE1 = Table(
     "rubrics_table1",
     lambda runs: "Rubrics: extrinsic alignment (mean over papers [95% CI]; (n=...) under 10 papers) and rubric "
-    "statistics; failures counted (paper: Table 1)" + grader_paper_note(runs),
+    "statistics; failures counted (paper: Table 1)" + grader_paper_note(runs) + forced_note(runs),
     _table1_rows, "rubrics_table1_extrinsic",
     paper_map={"setting": "setting", "backbone": "backbone", "spearman": "spearman", "pearson": "pearson",
                "avg count": "avg_count", "avg len": "avg_len_chars", "avg tokens": "avg_tokens"},
@@ -1021,6 +1038,18 @@ def _grader_read(d) -> str:
         return ", ".join(f"{why} for {c} of {len(gp['papers'])} papers" for why, c in by.items()) or "no paper"
     pc = read_json(Path(d)/"meta.json")["config"].get("paper_chars") or 0
     return "paper not shown (paper_chars=0)" if not pc else f"the paper's first {pc} characters (paper_chars={pc})"
+
+
+def forced_note(runs) -> str:
+    """The caption's words on agent rubrics that come from the forced last turn (the step budget ran out, or `finish`
+    came before rubric.json), per run and setting; empty when there are none."""
+    parts = []
+    for d in runs:
+        s = read_json(Path(d)/"scores.json")["settings"]
+        f = [f"{k} {v['forced_writes']} of {v['papers'] - v['generation_failures']}" for k, v in s.items()
+             if v.get("forced_writes")]
+        if f: parts.append(f"{', '.join(f)} ({run_label(d)})")
+    return "; agent rubrics written in the forced last turn: " + "; ".join(parts) if parts else ""
 
 
 def grader_paper_note(runs) -> str:
@@ -1168,7 +1197,7 @@ def paper_numbers(name):
 
 
 RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("setting"),
-                   paper=paper_numbers, extras=judge_eval_block)
+                   paper=paper_numbers, extras=judge_eval_block, headline_tables=[TABLE1])
 
 # %% ../nbs/20_rubrics.ipynb #3554502a
 # the paper text prints no arXiv id, and none is invented

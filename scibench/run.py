@@ -12,18 +12,21 @@ from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
+from .llm import parse_json
 from .server import serving, port_open
-from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict
+from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
 from .report import Estimate
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest
 
 # %% auto #0
-__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'STATUSES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
-           'seeded', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run',
-           'derive_plan', 'derive_requests', 'data_check', 'plan_rows', 'describe_roles', 'preflight', 'PreflightError',
-           'request_lines', 'write_requests', 'execute', 'retry_params', 'retry', 'summary_text', 'render_notebook',
-           'default_runs', 'make_tables', 'remove_stale']
+__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'STATUSES', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint',
+           'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded', 'unparsable_hint', 'ParseWatch', 'RunContext',
+           'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
+           'derive_requests', 'data_check', 'plan_rows', 'describe_roles', 'preflight', 'PreflightError',
+           'request_lines', 'write_requests', 'RunOptions', 'execute', 'retry_params', 'retry', 'split_params',
+           'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs', 'make_tables',
+           'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -109,6 +112,39 @@ def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, Model
             raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
     return specs
 
+# %% ../nbs/06_run.ipynb #a2c0cap2
+def apply_caps(b: Benchmark, cfg, given: dict, specs: dict) -> tuple[dict, dict]:
+    """(params, caps): `given` plus, for every completion-token parameter of `b` left at its default, the smallest
+    `max_tokens` cap of the models (`specs`) of the roles it serves, where the default (`cfg`'s value; 0: none or the
+    protocol's, unresolved) is above it. `caps`: parameter → {cap, model, applied, default or given}; a parameter given
+    explicitly is kept (`applied` False: it exceeds the cap)."""
+    rm = role_models(b, cfg)
+    explicit = {str(k).replace("-", "_") for k in given}
+    params, caps = dict(given), {}
+    for name, roles in token_roles(b).items():
+        names = dict.fromkeys(n for r in roles for n in rm.get(r, []))
+        ms = sorted((specs[n].max_tokens, n) for n in names if getattr(specs.get(n), "max_tokens", None))
+        v = getattr(cfg, name)
+        if not ms or 0 < v <= ms[0][0]:
+            continue
+        cap, who = ms[0]
+        if name in explicit:
+            caps[name] = dict(cap=cap, model=who, applied=False, given=v)
+        else:
+            params[name] = cap
+            caps[name] = dict(cap=cap, model=who, applied=True, default=v)
+    return params, caps
+
+
+def caps_text(caps: dict) -> str:
+    "One line: the caps applied (parameter, cap, its default, whose cap) and the given values above a cap, kept."
+    on = [f"{k} {c['cap']} (default {c['default'] or 'none'}, '{c['model']}')" for k, c in caps.items() if c["applied"]]
+    off = [f"{k}={c['given']} (cap {c['cap']} of '{c['model']}')" for k, c in caps.items() if not c["applied"]]
+    return "; ".join(
+        ([f"models.toml max_tokens caps {', '.join(on)}"] if on else [])
+        + ([f"given above the cap, kept: {', '.join(off)}"] if off else [])
+    )
+
 # %% ../nbs/06_run.ipynb #50fd242f
 def seeded(llm: LLM, seed: int) -> LLM:
     """`llm` with every request's sample index (the `seed` it sends, part of its cache key) shifted by `seed`; 0
@@ -121,6 +157,94 @@ def seeded(llm: LLM, seed: int) -> LLM:
 
         llm.acall = acall
     return llm
+
+
+def unparsable_hint(role: str, spec: ModelSpec, bad: int, n: int) -> str:
+    "The one-line reason of a run stopped for unparsable answers, naming the setting to change."
+    opt = "--structured" if role == "model" else f"--{role.replace('_', '-')}-structured"
+    alt = [m for m in ("llama", "json_schema", "none") if m != spec.structured][:2]
+    what = {"llama": "llama.cpp's server", "json_schema": "OpenAI, vLLM", "none": "plain text"}
+    return (
+        f"{role} answers unparsable: {bad} of the first {n} answers of '{spec.name}' in structured-output mode "
+        f"{spec.structured} hold no JSON object (the server ignores the format); set the mode: "
+        + " or ".join(f"{opt} {m} ({what[m]})" for m in alt)
+        + f", or structured = \"{alt[0]}\" in models.toml [models.{spec.name}]"
+    )
+
+
+class ParseWatch:
+    """Stops a run whose role's answers are mostly unparsable. Of the first `window` answers a role gives to requests
+    sent with a structured-output format (failed requests and answers cut at their cap aside: they say nothing of the
+    format), once `least` are in and `share` of them hold no JSON object, `reason` says why and which setting to
+    change; from then on every request of the run fails at once with it (nothing more is sent)."""
+
+    least, window, share = 5, 20, 0.8
+
+    def __init__(self):
+        self.seen, self.bad, self.reason = Counter(), Counter(), None
+
+    def note(self, role: str, spec: ModelSpec, req: Request, res: dict) -> None:
+        "Count `res`, the answer to `req` by `role`'s model `spec`; set `reason` when the role's answers fail the rule."
+        if self.reason or req.schema is None or not res.get("ok") or not res.get("structured"):
+            return
+        if res.get("finish_reason") == "length" or res.get("truncated") or self.seen[role] >= self.window:
+            return
+        self.seen[role] += 1
+        self.bad[role] += parse_json(res.get("text"))[0] is None
+        n, k = self.seen[role], self.bad[role]
+        if n >= self.least and k >= self.share * n:
+            self.reason = unparsable_hint(role.split(":")[0], spec, k, n)
+            _echo(f"scibench: stopping early: {self.reason}")
+
+    @staticmethod
+    def not_sent() -> dict:
+        why = "not sent: the run stopped early (unparsable answers)"
+        return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
+
+    def wrap(self, llm: LLM, role: str) -> LLM:
+        """`llm` with its answers counted under `role`; once stopped, no request is sent: neither a new one nor one
+        waiting for its turn (its concurrency limit, `_Gate`)."""
+        base, one = llm.acall, llm._one
+
+        async def acall(req: Request) -> dict:
+            if self.reason:
+                return self.not_sent()
+            res = await base(req)
+            self.note(role, llm.spec, req, res)
+            return res
+
+        async def gated(client, sem, req: Request) -> dict:
+            try:
+                return await one(client, _Gate(sem, self), req)
+            except _NotSent:
+                return self.not_sent()
+
+        llm.acall, llm._one = acall, gated
+        return llm
+
+
+class _NotSent(Exception):
+    "A request that waited for its turn while the run stopped early."
+
+
+class _Gate:
+    "A request's concurrency limit `sem` that lets no request through once `watch` has stopped the run."
+
+    def __init__(self, sem, watch: ParseWatch):
+        self._sem, self._watch = sem, watch
+
+    def __getattr__(self, k):  # what the client reads of its limit (slots, adaptive concurrency)
+        return getattr(self._sem, k)
+
+    async def __aenter__(self):
+        await self._sem.__aenter__()
+        if self._watch.reason:
+            await self._sem.__aexit__(None, None, None)
+            raise _NotSent()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self._sem.__aexit__(*exc)
 
 
 class RunContext:
@@ -139,6 +263,7 @@ class RunContext:
         # what the run read that a reader must know (a snapshot's date, a prompt set): goes into meta.json
         self.provenance: dict = {}
         self._llms: dict = {}
+        self.watch = ParseWatch()  # a role whose answers are mostly unparsable stops the run (`stopped`)
         self.out.mkdir(parents=True, exist_ok=True)
 
     def llm(self, role: str, name: str | None = None) -> LLM:
@@ -146,8 +271,14 @@ class RunContext:
         name = (name or getattr(self.cfg, role)).split("+")[0]
         key = role if name == str(getattr(self.cfg, role, "")).split("+")[0] else f"{role}:{name}"
         if key not in self._llms:
-            self._llms[key] = seeded(self._new_llm(self.specs.get(name) or get_model(name)), self.seed)
+            llm = seeded(self._new_llm(self.specs.get(name) or get_model(name)), self.seed)
+            self._llms[key] = llm if self.planning else self.watch.wrap(llm, key)
         return self._llms[key]
+
+    @property
+    def stopped(self) -> str | None:
+        "Why the run stopped early (a role's answers mostly unparsable: `ParseWatch`), or None."
+        return self.watch.reason
 
     @property
     def seed(self) -> int:
@@ -502,14 +633,19 @@ def _start_tmp(parent: Path, run_id: str) -> tuple[Path, int]:
     return tmp, claim_tmp(tmp)
 
 
-def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
-    "`b.run` in `ctx`: the status, its reason, the records' failures by reason and the headline (a crash: error.txt)."
+def _records_failures(out: Path) -> tuple[int, Counter]:
+    "(records, failures by reason) of the run folder `out`'s records.jsonl, streamed: flat memory at any size."
+    n_rec, fails = 0, Counter()
+    for r in iter_jsonl(out / "records.jsonl") if (out / "records.jsonl").exists() else ():
+        n_rec += 1
+        fails.update(failure_counts([r]))
+    return n_rec, fails
+
+
+def _stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
     try:
         headline = list(b.run(cfg, ctx) or [])
-        n_rec, fails = 0, Counter()  # records streamed: flat memory at any size
-        for r in iter_jsonl(ctx.out / "records.jsonl") if (ctx.out / "records.jsonl").exists() else ():
-            n_rec += 1
-            fails.update(failure_counts([r]))
+        n_rec, fails = _records_failures(ctx.out)
         status, reason = decide_status(n_rec, sum(fails.values()), ctx.usage(), max_failure_share)
         return dict(status=status, status_reason=reason, n=n_rec, fails=fails, headline=headline)
     except KeyboardInterrupt:
@@ -524,100 +660,127 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
         return dict(status="failed", status_reason=reason, n=0, fails=Counter(), headline=[])
 
 
-def execute(
-    bench: str,
-    params: dict | None = None,
-    endpoints: dict | None = None,
-    *,
-    dry_run: bool = False,
-    refresh: bool = False,
-    max_failure_share: float = 0.1,
-    notebook: bool = True,
-    progress: bool = True,
-    serve: bool = True,
-    batch: bool = False,
-    requests=None,
-) -> dict:
-    """Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before
-    anything is written. `batch`: every non-embedded model answers through its Batch API (half price, hours of
-    latency; a killed run resumes polling). `requests` (with `dry_run`): also write the first stage's requests to
-    this file (`write_requests`); nothing is called or started."""
-    b = get_benchmark(bench)
-    _check_requests(b, dry_run, requests)
-    _check_options(max_failure_share)
+def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
+    """`b.run` in `ctx`: the status, its reason, the records' failures by reason and the headline (a crash: error.txt);
+    a run stopped early for unparsable answers (`ParseWatch`) is `failed` with the hint, its records kept."""
+    r = _stages(b, cfg, ctx, max_failure_share)
+    if ctx.stopped and r["status"] != "interrupted":
+        n_rec, fails = _records_failures(ctx.out)
+        r.update(status="failed", status_reason=f"stopped early: {ctx.stopped}", n=n_rec, fails=fails)
+    return r
+
+
+@dataclasses.dataclass
+class RunOptions:
+    """How `execute` runs a benchmark (the CLI's run options): `dry_run` (validate and plan; nothing called), `refresh`
+    (ask every request again), `max_failure_share` (above it a run is partial), `notebook` (write run.ipynb),
+    `progress` (live bars), `serve` (start embedded servers), `batch` (every non-embedded model through its Batch API:
+    half price, hours of latency; a killed run resumes polling), `requests` (with `dry_run`: also write the first
+    stage's requests to this file, `write_requests`; nothing is called or started)."""
+
+    dry_run: bool = False
+    refresh: bool = False
+    max_failure_share: float = 0.1
+    notebook: bool = True
+    progress: bool = True
+    serve: bool = True
+    batch: bool = False
+    requests: object = None
+
+
+def _configure(b: Benchmark, params: dict, endpoints: dict | None, batch: bool) -> tuple:
+    "(config with the models' caps applied, models by name, caps) of a run; bad input raises `ConfigError`."
     cfg = b.make_config(params)
-    parent = run_parent(b.name, cfg.split, cfg.model)  # a name that would leave results/ stops here
+    run_parent(b.name, cfg.split, cfg.model)  # a name that would leave results/ stops here
     specs = resolve(b, cfg, endpoints)
     if batch:
         specs = _batch_specs(specs)
-    roles = role_models(b, cfg)
+    capped, caps = apply_caps(b, cfg, params, specs)
+    if any(c["applied"] for c in caps.values()):
+        cfg = b.make_config(capped)
+    return cfg, specs, caps
+
+
+def execute(
+    bench: str, params: dict | None = None, endpoints: dict | None = None, options: RunOptions | None = None, **kw
+) -> dict:
+    """Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before
+    anything is written. `options` (`RunOptions`; or its fields as keywords: `execute(b, p, dry_run=True)`)."""
+    o = dataclasses.replace(options or RunOptions(), **kw)
+    b = get_benchmark(bench)
+    _check_requests(b, o.dry_run, o.requests)
+    _check_options(o.max_failure_share)
+    cfg, specs, caps = _configure(b, params or {}, endpoints, o.batch)
     data_check(b, cfg)
-    cd = config_dict(cfg)
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
-    for line in describe_roles(specs, roles):
+    for line in describe_roles(specs, role_models(b, cfg)):
         _echo(line)
-    rows = _plan(b, cfg, specs, dry_run)
-    models = {n: s.public() for n, s in specs.items()}
-    if dry_run:
-        meta = dict(bench=b.name, status="dry-run", config=cd, plan=rows, models=models)
-        if requests:
-            meta["requests"] = dict(path=str(requests), counts=write_requests(b, cfg, specs, requests))
+    if caps:
+        _echo(f"  caps           {caps_text(caps)}")
+    rows = _plan(b, cfg, specs, o.dry_run)
+    if o.dry_run:
+        models = {n: s.public() for n, s in specs.items()}
+        meta = dict(bench=b.name, status="dry-run", config=config_dict(cfg), plan=rows, models=models)
+        meta.update({"caps": caps} if caps else {})
+        if o.requests:
+            meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests))
         return meta
     _check_keys(specs)
     t0 = time.time()
     embedded = [n for n, s in specs.items() if s.embedded]
-    with serving(*(embedded if serve else [])):
-        for n in embedded:
-            if not port_open(specs[n]):
-                raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
-        preflight(specs)
-        specs = resolve_structured(specs)  # "auto" modes asked of their servers (a line each): in meta.json
-        models = {n: s.public() for n, s in specs.items()}
-        run_id = new_run_id(cd)
-        (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
-        try:
-            ctx = RunContext(b.name, cfg, tmp, specs, refresh, progress, batch)
-            meta = dict(
-                bench=b.name,
-                run_id=run_id,
-                status="running",
-                config=cd,
-                paper=vars(b.paper),
-                plan=rows,
-                models=models,
-                roles=roles,
-                started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-                git_commit=git_commit(),
-                python=platform.python_version(),
-                host=platform.machine(),
-            )
-            write_json(tmp / "meta.json", meta)
-            r = _run_stages(b, cfg, ctx, max_failure_share)
-            fails = r["fails"]
-            meta.update(
-                status=r["status"],
-                status_reason=r["status_reason"],
-                n=r["n"],
-                failures=sum(fails.values()),
-                failures_by_reason=dict(fails.most_common(20)),
-                headline=[e.to_dict() for e in r["headline"]],
-                usage=ctx.usage(),
-                roles_models=ctx.models(),
-                provenance=ctx.provenance,
-                seconds=round(time.time() - t0, 1),
-                max_failure_share=max_failure_share,
-            )
-            write_json(tmp / "meta.json", meta)
-            os.replace(tmp, final)
-            set_latest(parent, run_id)  # unless a newer run (started later) finished first
-        finally:  # a run that stops here (an error outside its stages) is left as a killed one
-            release_tmp(owner, final if final.exists() else tmp)
-    meta["dir"] = final
-    if notebook and meta["status"] != "interrupted":
-        render_notebook(final)
+    with serving(*(embedded if o.serve else [])):
+        meta = _launch(b, cfg, specs, rows, caps, o, t0)
+    if o.notebook and meta["status"] != "interrupted":
+        render_notebook(meta["dir"])
     from scibench.view import write_report
 
-    write_report(final, warn=True)  # report.html: every example, readable in a browser (a failure only warns)
+    write_report(meta["dir"], warn=True)  # report.html: every example, readable in a browser (a failure only warns)
+    return meta
+
+
+def _launch(b: Benchmark, cfg, specs: dict, rows: list, caps: dict, o: RunOptions, t0: float) -> dict:
+    "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`)."
+    for n, s in specs.items():
+        if s.embedded and not port_open(s):
+            raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
+    preflight(specs)
+    specs = resolve_structured(specs)  # "auto" modes asked of their servers (a line each): in meta.json
+    cd = config_dict(cfg)
+    parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
+    (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
+    try:
+        ctx = RunContext(b.name, cfg, tmp, specs, o.refresh, o.progress, o.batch)
+        meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=rows)
+        meta.update(models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
+        meta.update({"caps": caps} if caps else {})
+        meta.update(
+            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+            git_commit=git_commit(),
+            python=platform.python_version(),
+            host=platform.machine(),
+        )
+        write_json(tmp / "meta.json", meta)
+        r = _run_stages(b, cfg, ctx, o.max_failure_share)
+        fails = r["fails"]
+        meta.update(
+            status=r["status"],
+            status_reason=r["status_reason"],
+            n=r["n"],
+            failures=sum(fails.values()),
+            failures_by_reason=dict(fails.most_common(20)),
+            headline=[e.to_dict() for e in r["headline"]],
+            usage=ctx.usage(),
+            roles_models=ctx.models(),
+            provenance=ctx.provenance,
+            seconds=round(time.time() - t0, 1),
+            max_failure_share=o.max_failure_share,
+        )
+        write_json(tmp / "meta.json", meta)
+        os.replace(tmp, final)
+        set_latest(parent, run_id)  # unless a newer run (started later) finished first
+    finally:  # a run that stops here (an error outside its stages) is left as a killed one
+        release_tmp(owner, final if final.exists() else tmp)
+    meta["dir"] = final
     return meta
 
 # %% ../nbs/06_run.ipynb #35f05ca4
@@ -651,6 +814,67 @@ def retry(d, **kw) -> dict:
         write_json(p, {**json.loads(p.read_text()), "retry_of": rel(d)})
         meta["retry_of"] = rel(d)
     return meta
+
+# %% ../nbs/06_run.ipynb #a3c0all2
+EXIT_CODES = {"complete": 0, "dry-run": 0, "partial": 1, "failed": 1, "interrupted": 130}
+
+
+def split_params(params: dict, benches: list) -> tuple[dict, dict]:
+    """(per benchmark: the parameters of `params` it declares, parameter → the benchmarks that do not declare it); a
+    parameter no benchmark declares raises `ConfigError` (a typo)."""
+    per = {b.name: {} for b in benches}
+    na = {}
+    for k, v in params.items():
+        has = [b.name for b in benches if str(k).replace("-", "_") in {p.name for p in b.params()}]
+        if not has:
+            raise ConfigError(f"unknown parameter '{k}' for every benchmark ({', '.join(per)}); scibench benchmarks")
+        for n in has:
+            per[n][k] = v
+        if len(has) < len(benches):
+            na[k] = [n for n in per if n not in has]
+    return per, na
+
+
+def _endpoints_for(b: Benchmark, params: dict, endpoints: dict) -> dict:
+    "The endpoint options of the models `b`'s roles use."
+    used = {n for ns in role_models(b, b.make_config(params)).values() for n in ns}
+    return {n: e for n, e in (endpoints or {}).items() if n in used}
+
+
+def execute_all(params: dict | None = None, endpoints: dict | None = None, options: RunOptions | None = None,
+                **kw) -> dict:
+    """Every benchmark for one model (`scibench run all`) → {status, code, runs: [meta], not_applicable}: validated and
+    planned first (a bad value stops them all before anything runs), then run one after another (the embedded server
+    started once); `code` is the worst exit code of the runs (interrupted: the rest are not run)."""
+    import contextlib, io
+
+    o = dataclasses.replace(options or RunOptions(), **kw)
+    if o.requests:
+        raise ConfigError("--requests is for one benchmark (scibench run BENCH --dry-run --requests FILE)")
+    bs = list(benchmarks().values())
+    per, na = split_params(params or {}, bs)
+    eps = {b.name: _endpoints_for(b, per[b.name], endpoints) for b in bs}
+    unused = set(endpoints or {}) - {n for e in eps.values() for n in e}
+    if unused:
+        raise ConfigError(f"endpoint options given for {', '.join(sorted(unused))}, which no benchmark's role uses")
+    quiet = io.StringIO()
+    with contextlib.redirect_stderr(quiet) if not o.dry_run else contextlib.nullcontext():
+        plans = [execute(b.name, per[b.name], eps[b.name], dataclasses.replace(o, dry_run=True)) for b in bs]
+    out = dict(status="dry-run", code=0, runs=plans, not_applicable=na)
+    if o.dry_run:
+        return out
+    for k, names in na.items():
+        _echo(f"note: parameter '{k}' does not apply to {', '.join(names)} (no such parameter); applied to the others")
+    embedded = sorted({n for m in plans for n, s in m["models"].items() if s.get("embedded")})
+    runs = []
+    with serving(*(embedded if o.serve else [])):
+        for b in bs:
+            runs.append(execute(b.name, per[b.name], eps[b.name], dataclasses.replace(o, serve=False)))
+            if runs[-1]["status"] == "interrupted":
+                break
+    code = max(EXIT_CODES.get(m["status"], 1) for m in runs)
+    worst = next(m["status"] for m in runs if EXIT_CODES.get(m["status"], 1) == code)
+    return dict(out, status=worst, code=code, runs=runs, left=[b.name for b in bs[len(runs):]])
 
 # %% ../nbs/06_run.ipynb #baa0ceed
 def summary_text(meta: dict) -> str:
@@ -694,12 +918,41 @@ def summary_text(meta: dict) -> str:
             f"protocol  {pr.get('name')} (prompts {pr.get('prompts', '–')}; "
             f"{k} departure{'s' * (k != 1)} listed in report.html)"
         )
+    if meta.get("caps"):
+        lines.append(f"caps      {caps_text(meta['caps'])}")
     rest = {k: v for k, v in prov.items() if k != "protocol"}
     if rest:
         lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in rest.items()))
     lines.append(f"results   {rel(meta['dir']) if meta.get('dir') else ''}/")
     if meta.get("dir") and (Path(meta["dir"]) / "report.html").exists():
         lines.append(f"report    {rel(Path(meta['dir']) / 'report.html')}  (every example; open it in a browser)")
+    return "\n".join(lines)
+
+
+def _headline(meta: dict) -> str:
+    "The first headline number of a run with its CI ('–' when it has none)."
+    h = (meta.get("headline") or [None])[0]
+    return f"{h['name'][:24]} {Estimate(**h)}" if h else "–"
+
+
+def summary_all_text(res: dict) -> str:
+    """`scibench run all`'s summary: one row per benchmark (status, items, failures, headline number, run folder), what
+    was not applicable, the exit code."""
+    runs = res.get("runs") or []
+    c = (runs[0].get("config") or {}) if runs else {}
+    lines = [f"── all · {c.get('split', '?')} · {c.get('model', '?')} · {len(runs)} benchmark(s) ──"]
+    lines.append(f"{'bench':11s} {'status':11s} {'n':>4s} {'failed':>6s}  {'headline (95% CI)':40s} run")
+    for m in runs:
+        d = f"{rel(m['dir'])}/" if m.get("dir") else ""
+        n, f = m.get("n", 0), m.get("failures", 0)
+        lines.append(f"{m['bench']:11s} {m['status']:11s} {n:4d} {f:6d}  {_headline(m)[:40]:40s} {d}")
+        if m["status"] != "complete":
+            lines.append(f"{'':11s} {m.get('status_reason', '')}"[:240])
+    for b in res.get("left") or []:
+        lines.append(f"{b:11s} {'not run':11s} (the run stopped before it)")
+    for k, names in (res.get("not_applicable") or {}).items():
+        lines.append(f"not applicable: parameter '{k}' to {', '.join(names)} (no such parameter)")
+    lines.append(f"exit      {res.get('code', 0)} (the worst of the runs: {res.get('status')})")
     return "\n".join(lines)
 
 # %% ../nbs/06_run.ipynb #4d27d0b0

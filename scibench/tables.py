@@ -18,7 +18,7 @@ from .report import fmt, reference, save_table, save_figure
 from .runs import RunRow, caption as sample_caption, complete_runs
 
 # %% auto #0
-__all__ = ['Table', 'Figure', 'paper_rows', 'build', 'write', 'write_all']
+__all__ = ['Table', 'Figure', 'paper_rows', 'build', 'write', 'write_all', 'same_items']
 
 # %% ../nbs/05b_tables.ipynb #36fa061b
 @dataclass
@@ -99,3 +99,15 @@ def write_all(bench: str, specs) -> list[Path]:
     "Write every table and figure spec of `bench` from its complete runs (never calls a model)."
     runs = complete_runs(bench)
     return [p for p in (write(t, runs) for t in specs) if p]
+
+# %% ../nbs/05b_tables.ipynb #b7e1c402
+def same_items(*arrays) -> list:
+    """The arrays (one shape; NaN = no value) with NaN wherever any of them has none: means taken over them afterwards
+    use the same item population on every axis."""
+    import numpy as np
+
+    xs = [np.asarray(a, dtype=float) for a in arrays]
+    gap = np.zeros(np.broadcast_shapes(*(x.shape for x in xs)), bool)
+    for x in xs:
+        gap |= np.isnan(x)
+    return [np.where(gap, np.nan, x) for x in xs]

@@ -14,8 +14,9 @@ from .records import Ctx, Raw, Record, json_block, show, text
 
 # %% auto #0
 __all__ = ['record_of', 'example_scores', 'example_group', 'load_run', 'resolve_run', 'example_view', 'paper_number',
-           'retries_text', 'report_html', 'write_report', 'index_html', 'write_index', 'compare_runs', 'compare_text',
-           'compare_html', 'run_differences']
+           'retries_text', 'report_html', 'write_report', 'model_page_name', 'headline_specs', 'model_html',
+           'write_model_pages', 'index_html', 'write_index', 'compare_runs', 'compare_text', 'compare_html',
+           'run_differences']
 
 # %% ../nbs/09_view.ipynb #56bc20d7
 def record_of(bench: str) -> Record:
@@ -514,6 +515,239 @@ def write_report(d, warn: bool = False) -> Path | None:
         print(f"warning: report.html not written ({type(e).__name__}: {str(e)[:200]})", file=sys.stderr)
         return None
 
+# %% ../nbs/09_view.ipynb #c3d9e1a2
+def model_page_name(model: str) -> str:
+    """The file name of `model`'s page in `results/models/`: the name itself when it is only letters, digits, `.`, `_`
+    and `-` (not at its ends), else those kept, the rest `_`, and a short hash of the name (no two names share one)."""
+    import hashlib
+
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._-") or "model"
+    return (slug if slug == model else f"{slug}-{hashlib.sha256(model.encode()).hexdigest()[:8]}") + ".html"
+
+
+def headline_specs(bench: str) -> list:
+    """The table specs a model page shows for `bench` (a run's rows beside the paper's): its `Record.headline_tables`,
+    else the first `Table` of its `tables` list with both ours and a paper; none when `tables` is a function."""
+    from scibench.tables import Table
+
+    R = record_of(bench)
+    if R.headline_tables is not None:
+        return [t for t in R.headline_tables if isinstance(t, Table)]
+    try:
+        specs = get_benchmark(bench).tables
+    except ConfigError:
+        return []
+    pick = (t for t in specs if isinstance(t, Table) and t.ours and t.paper) if isinstance(specs, list) else ()
+    return [t for t in [next(iter(pick), None)] if t is not None]
+
+
+def _rel(p, start) -> str:
+    return Path(os.path.relpath(Path(p).resolve(), Path(start).resolve())).as_posix()
+
+
+def _used_runs() -> set:
+    "The runs the tables use (resolved paths)."
+    from scibench.runs import run_dirs, select_runs
+
+    used = set()
+    for b in sorted({d.parent.parent.parent.name for d in run_dirs()}):
+        used |= {Path(x).resolve() for x in select_runs(b)[0]}
+    return used
+
+
+def _models() -> dict:
+    "{model folder: its run folders, oldest first} for every finished run."
+    from scibench.runs import run_dirs
+
+    out: dict = {}
+    for d in run_dirs():
+        out.setdefault(d.parent.name, []).append(d)
+    return dict(sorted(out.items()))
+
+
+def _num_cols(df) -> list:
+    "The columns of a string frame whose every cell reads as a number (with an optional CI or n)."
+    return [
+        i for i, c in enumerate(df.columns) if df[c].str.match(r"^-?[\d.]+( \[.*\])?( \(n=\d+\))?$").all() and len(df)
+    ]
+
+
+def _html_tbl(cols, rows, num=()) -> str:
+    "A table whose cells are HTML already (escaped by the caller)."
+    h = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    td = lambda i, x: f"<td{' class=n' if i in num else ''}>{x}</td>"
+    b = "".join("<tr>" + "".join(td(i, x) for i, x in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
+
+# %% ../nbs/09_view.ipynb #c3d9e1a4
+def _report_link(d, here, text) -> str:
+    p = Path(d) / "report.html"
+    return f'<a href="{_e(_rel(p, here))}">{_e(text)}</a>' if p.is_file() else _e(text)
+
+
+def _badge(st) -> str:
+    return f'<span class="b b-{_e(st)}">{_e(st)}</span>'
+
+
+def _run_cells(d, m: dict, used: set, here) -> list:
+    "A run's row on a model page (HTML cells)."
+    from scibench.runs import settings
+
+    cfg = m.get("config") or {}
+    fbr = m.get("failures_by_reason") or {}
+    return [
+        _e(d.parent.parent.name),
+        _report_link(d, here, d.name),
+        _badge(m.get("status", "unreadable")),
+        "yes" if d.resolve() in used else "no",
+        _e(cfg.get("judge", "–")),
+        _e(cfg.get("protocol", "–")),
+        _e(settings(d) if m else ""),
+        _e(m.get("n")),
+        _e(m.get("failures")),
+        _e("; ".join(f"{c} × {r}" for r, c in fbr.items())),
+    ]
+
+
+def _headline_html(bench: str, m: dict) -> str:
+    "A run's headline numbers: value [95% CI], n, failures, the paper's number(s)."
+    from scibench.report import fmt_ci
+
+    hl = [x for x in m.get("headline") or [] if isinstance(x, dict)]
+    if not hl:
+        return "<p class=mut>No headline numbers in this run's meta.json.</p>"
+    rows = [
+        [
+            x.get("name"),
+            fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, x.get("n")),
+            x.get("n"),
+            x.get("failures"),
+            paper_number(bench, str(x.get("name"))),
+        ]
+        for x in hl
+    ]
+    return _tbl(["metric", "value [95% CI]", "n", "failed", "paper (published)"], rows, num=(1, 2, 3))
+
+
+def _spec_html(t, d) -> str:
+    """Table spec `t` with run `d`'s rows (None: the paper's only) beside the paper's rows, without the extra rows and
+    the `run` and `settings` columns (the run's heading and row above give them)."""
+    from dataclasses import replace
+    from scibench.runs import caption
+    from scibench.tables import build
+
+    runs = [d] if d is not None else []
+    try:
+        df = build(replace(t, extra=None), runs)
+        cap = t.caption(runs) if callable(t.caption) else t.caption
+        cap = caption(cap, runs) if t.sample_note else cap
+    except Exception as e:
+        return f"<p class=fail>table {_e(t.name)} cannot be built: {_e(type(e).__name__)}: {_e(str(e)[:200])}</p>"
+    df = df.drop(columns=[c for c in df.columns if c in ("run", "settings")])
+    df = df.astype(object).where(df.notna(), "–").map(show)
+    tb = _tbl(list(df.columns), df.values.tolist(), num=_num_cols(df))
+    return f"<h4>{_e(t.name)}</h4><p class=mut>{_e(cap)}</p><div class=wide>{tb}</div>"
+
+# %% ../nbs/09_view.ipynb #c3d9e1a5
+# a headline table scrolls in its box: columns as wide as their text up to 24em (the paper's rows stay in view)
+_WIDE = (
+    "<style>.wide{overflow:auto;max-height:560px;margin:4px 0 12px}.wide table{width:max-content;margin:0}"
+    ".wide td,.wide th{max-width:24em}.wide th{position:sticky;top:0}</style>"
+)
+_RUN_COLS = ["split", "run (report)", "status", "in tables", "judge", "protocol", "settings", "n", "failed", "failures"]
+
+
+def _shown_html(bench: str, d, m: dict, used: set, here) -> str:
+    "One split's shown run: its headline numbers beside the paper's, then each headline table."
+    st = m.get("status", "unreadable")
+    inside = d.resolve() in used
+    reason = f": {m['status_reason']}" if m.get("status_reason") else ""
+    why = "" if inside else f"status {st}{reason}"
+    h = [
+        f"<h3>{_e(d.parent.parent.name)} · {_report_link(d, here, d.name)} {_badge(st)}</h3>",
+        f"<p class=fail>Not in the tables (the newest run of this split): {_e(why)}.</p>" if why else "",
+        _headline_html(bench, m),
+    ]
+    h += [_spec_html(t, d if inside else None) for t in headline_specs(bench)]
+    return "".join(h)
+
+
+def _bench_html(bench: str, ds: list, used: set, here) -> str:
+    "A benchmark's part of a model page: every run of the model, then each split's shown run."
+    from scibench.runs import run_meta
+
+    metas = {d: run_meta(d) for d in ds}  # {} when unreadable: listed so
+    try:
+        b = get_benchmark(bench)
+        about = f"<p class=sub>{_e(b.doc)}. Paper: <i>{_e(b.paper.title)}</i>, {_e(b.paper.authors)}" + (
+            f' (<a href="{_e(b.paper.url)}">{_e(b.paper.url)}</a>)' if b.paper.arxiv else ""
+        ) + "</p>"
+    except (ConfigError, AttributeError):
+        about = "<p class=sub>(not a registered benchmark)</p>"
+    newest = sorted(ds, key=lambda d: (d.parent.parent.name, d.name), reverse=True)
+    h = [f'<h2 id="b-{_e(bench)}">{_e(bench)}</h2>', about]
+    h.append(_html_tbl(_RUN_COLS, [_run_cells(d, metas[d], used, here) for d in newest], num=(7, 8)))
+    for split in sorted({d.parent.parent.name for d in ds}):
+        xs = [d for d in newest if d.parent.parent.name == split]
+        d = next((x for x in xs if x.resolve() in used), xs[0])
+        h.append(_shown_html(bench, d, metas[d], used, here))
+    return "\n".join(h)
+
+
+def model_html(model: str, runs: list, used: set | None = None) -> str:
+    """The page of the model whose run folders are `runs` (`used`: the runs the tables use; default: asked): per
+    benchmark, every run and each split's shown run (see above); links relative to `results/models/`."""
+    from scibench.bench import benchmarks
+    from scibench.runs import run_meta
+
+    used = _used_runs() if used is None else used
+    here = results_dir() / "models"
+    by: dict = {}
+    for d in runs:
+        by.setdefault(d.parent.parent.parent.name, []).append(Path(d))
+    every = [*benchmarks(), *sorted(b for b in by if b not in benchmarks())]
+    names = [b for b in every if b in by]
+    shown = (run_meta(max(runs, key=lambda d: Path(d).name)).get("config") or {}).get("model") or model
+    summary = [
+        [
+            f'<a href="#b-{_e(b)}">{_e(b)}</a>' if b in by else _e(b),
+            _e(len(by.get(b, ()))),
+            _e(sum(Path(d).resolve() in used for d in by.get(b, ()))),
+            "" if b in by else f"no run: <code>scibench run {_e(b)} --model {_e(shown)}</code>",
+        ]
+        for b in every
+    ]
+    h = [
+        _WIDE,
+        f"<h1>{_e(shown)}</h1>",
+        '<p class=sub><a href="../index.html">all results</a> · every run of this model, each benchmark\'s headline '
+        "numbers with 95% CIs and failures beside the paper's, and the headline tables: the run's rows beside the "
+        "paper's rows. CIs: percentile bootstrap over items; below 10 items only the value and n are shown. The "
+        "paper's numbers are for its own models and data: compare scales, not this run's model.</p>",
+        _html_tbl(["benchmark", "runs", "in tables", "note"], summary, num=(1, 2)),
+    ]
+    h += [_bench_html(b, by[b], used, here) for b in names]
+    js = (
+        "window.addEventListener('error',function(e){document.body.setAttribute('data-errors',String(e.message));});"
+        "document.body.setAttribute('data-ready','1');"
+    )
+    return _page(f"scibench · {shown}", "\n".join(h), js)
+
+
+def write_model_pages() -> list[Path]:
+    "Write `results/models/<page>.html` for every model with a run; remove the pages of models without one."
+    used, here = _used_runs(), results_dir() / "models"
+    pages = {model_page_name(m): (m, ds) for m, ds in _models().items()}
+    out = []
+    for name, (m, ds) in sorted(pages.items()):
+        p = here / name
+        _atomic_write_text(p, model_html(m, ds, used))
+        out.append(p)
+    for old in sorted(here.glob("*.html")) if here.is_dir() else ():
+        if old.name not in pages:
+            old.unlink()
+    return out
+
 # %% ../nbs/09_view.ipynb #0e0a0cd5
 def _run_link(d) -> str:
     d = Path(d)
@@ -524,13 +758,12 @@ def index_html() -> str:
     """`results/index.html`: every run (status, numbers, a relative link to its report), every table (rendered) and
     every figure."""
     import pandas as pd
-    from scibench.runs import run_dirs, run_meta, select_runs
+    from scibench.runs import run_dirs, run_meta
 
     base = results_dir()
-    rl = lambda p: Path(os.path.relpath(Path(p).resolve(), base.resolve())).as_posix()
-    used = set()
-    for b in sorted({d.parent.parent.parent.name for d in run_dirs()}):
-        used |= {Path(x).resolve() for x in select_runs(b)[0]}
+    rl = lambda p: _rel(p, base)
+    used = _used_runs()
+    models = _models()
     rows = []
     for d in run_dirs():
         m = run_meta(d)  # {} when it cannot be read: the run is listed as unreadable
@@ -548,7 +781,7 @@ def index_html() -> str:
                 for x in [
                     _e(m.get("bench", d.parent.parent.parent.name)),
                     _e(d.parent.parent.name),
-                    _e(d.parent.name),
+                    f'<a href="models/{_e(model_page_name(d.parent.name))}">{_e(d.parent.name)}</a>',
                     link,
                     f'<span class="b b-{_e(st)}">{_e(st)}</span>',
                     _e((m.get("config") or {}).get("judge", "–")),
@@ -569,7 +802,23 @@ def index_html() -> str:
         "<p class=sub>Every run with its report, every table (rendered from <code>results/tables/*.csv</code>; the "
         "Markdown, LaTeX and CSV files "
         "stay the source) and every figure. Written by <code>make tables</code>.</p>",
-        '<p><a href="#runs-h">Runs</a> · <a href="#tables-h">Tables</a> · <a href="#figures-h">Figures</a></p>',
+        '<p><a href="#models-h">Models</a> · <a href="#runs-h">Runs</a> · <a href="#tables-h">Tables</a> · '
+        '<a href="#figures-h">Figures</a></p>',
+        f"<h2 id=models-h>Models ({len(models)})</h2><p class=mut>A page per model: each benchmark's headline numbers "
+        "with 95% CIs and failures beside the paper's, the judge, protocol and settings of every run, links to their "
+        "reports.</p>"
+        + _html_tbl(
+            ["model (page)", "benchmarks", "runs"],
+            [
+                [
+                    f'<a href="models/{_e(model_page_name(m))}">{_e(m)}</a>',
+                    _e(", ".join(sorted({d.parent.parent.parent.name for d in ds}))),
+                    _e(len(ds)),
+                ]
+                for m, ds in models.items()
+            ],
+            num=(2,),
+        ),
         f'<h2 id=runs-h>Runs ({len(rows)})</h2><div class=ctl><input type=search id=f-runs placeholder="filter runs" '
         'aria-label="filter runs"></div>'
         "<table id=runs><thead><tr>"
@@ -618,12 +867,7 @@ def index_html() -> str:
             except Exception as e:
                 h.append(f"<p class=fail>could not read {_e(csv.name)}: {_e(e)}</p>")
                 continue
-            num = [
-                i
-                for i, c in enumerate(df.columns)
-                if df[c].str.match(r"^-?[\d.]+( \[.*\])?( \(n=\d+\))?$").all() and len(df)
-            ]
-            tb = _tbl(list(df.columns), df.values.tolist(), num=num)
+            tb = _tbl(list(df.columns), df.values.tolist(), num=_num_cols(df))
             h.append(tb if len(df) <= 25 else f"<details><summary>{len(df)} rows</summary>{tb}</details>")
         else:
             h.append(f"<pre>{_e(t.read_text())}</pre>")
@@ -638,15 +882,17 @@ def index_html() -> str:
 
 
 def write_index(reports: bool = True) -> list[Path]:
-    "(Re)write every run's `report.html` (with `reports`), then `results/index.html`; returns [index path]."
+    """(Re)write every run's `report.html` (with `reports`), every model's page (`write_model_pages`), then
+    `results/index.html`; returns [index path, page paths]."""
     from scibench.runs import run_dirs
 
     if reports:
         for d in run_dirs():
             write_report(d, warn=True)
+    pages = write_model_pages()
     p = results_dir() / "index.html"
     _atomic_write_text(p, index_html())
-    return [p]
+    return [p, *pages]
 
 # %% ../nbs/09_view.ipynb #54433da7
 def _label(run) -> str:

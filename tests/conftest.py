@@ -1,4 +1,5 @@
-import os, shutil
+import os, shutil, time
+from collections import Counter
 from pathlib import Path
 import pytest
 
@@ -64,3 +65,76 @@ def own_data(tmp_path, monkeypatch):
         monkeypatch.setenv("SCIBENCH_DATA", str(d))
         return d
     return make
+
+
+# --------------------------------------------------------------------------- quiet output (issue 21): one progress line
+class Progress:
+    """With `-q`: one line `[done/total] passed · failed · skipped · time` (rewritten in place on a terminal, printed
+    nowhere else) instead of a dot per test. A failing test's id is printed as it fails; its traceback comes in full
+    at the end, as usual. Works under pytest-xdist (the controller counts the workers' reports)."""
+    def __init__(self, tr):
+        self.tr, self.tty = tr, bool(getattr(tr, "isatty", False))
+        self.total, self.done, self.t0 = 0, 0, time.monotonic()
+        self.outcome, self.counts = {}, Counter()
+
+    def report(self, rep):
+        was = self.outcome.get(rep.nodeid)
+        if rep.failed: now = "failed" if rep.when == "call" else "error"
+        elif rep.skipped: now = "skipped"
+        else: now = "passed"
+        if was in (None, "passed"): self.outcome[rep.nodeid] = now
+        if rep.failed and was not in ("failed", "error"): self.say(f"{now.upper()} {rep.nodeid}")
+        if rep.when == "teardown":
+            self.done += 1; self.counts[self.outcome.pop(rep.nodeid, now)] += 1; self.show()
+
+    def line(self) -> str:
+        c, s = self.counts, int(time.monotonic() - self.t0)
+        parts = [f"{c[k]} {k}" for k in ("passed", "failed", "error", "skipped") if c[k]]
+        return f"[{self.done}/{self.total or '?'}] " + ", ".join(parts) + f"  {s // 60}:{s % 60:02d}"
+
+    def show(self):
+        if self.tty: self.tr.rewrite(self.line(), erase=True)
+
+    def say(self, text: str):
+        if self.tty: self.tr.rewrite(text, erase=True, red=True); self.tr.write("\n"); self.show()
+        else: self.tr.write_line(text)
+
+    def finish(self):
+        if self.tty: self.tr.rewrite(self.line(), erase=True); self.tr.write("\n")
+
+
+PROGRESS: list[Progress] = []   # the one Progress of this (controller) process, when `-q`
+
+
+@pytest.hookimpl(trylast=True)      # after the terminal plugin has made its reporter
+def pytest_configure(config):
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None and config.get_verbosity() < 0 and not hasattr(config, "workerinput"): PROGRESS.append(Progress(tr))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_teststatus(report, config):
+    "No letter per test under `-q` (the progress line counts them); categories and words unchanged."
+    res = yield
+    return (res[0], "", res[2]) if PROGRESS and res else res
+
+
+def pytest_sessionstart(session):
+    for p in PROGRESS: p.tr._show_progress_info = False   # no "[ 10%]"
+
+
+def pytest_collection_finish(session):
+    for p in PROGRESS: p.total = len(session.items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    for p in PROGRESS: p.total = max(p.total, len(ids))
+
+
+def pytest_runtest_logreport(report):
+    for p in PROGRESS: p.report(report)
+
+
+def pytest_sessionfinish(session):
+    for p in PROGRESS: p.finish()

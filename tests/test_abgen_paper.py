@@ -197,6 +197,7 @@ def test_released_tables_wiring(tmp_path):
     assert (r5.judge, r5["overall (paper)"], r9["overall (paper)"]) == ("GPT-4o", "0.179", "0.726")
 
 
+@pytest.mark.slow   # the meta-evaluation bootstraps 1,000 resamples per cell: a minute or more (CI runs it)
 def test_tables_5_and_9_wiring_through_a_run(data, fake, run_bench, results, monkeypatch, tmp_path):
     "An AbGen-Eval run whose judge answers M4 (and fails once on overall): Table 5 and Table 9 read the right level and correlation."
     monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path / "figures"))

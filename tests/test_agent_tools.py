@@ -406,3 +406,44 @@ def test_finish_without_a_rubric_gets_one_last_write_turn(tmp_path):
     a = run_agent(ScriptLLM([{"thought": "t", "tool": "finish"}]), PAPER, [EXAMPLE], tmp_path/"ws2", max_steps=6)
     assert a["items"] == [] and a["failure"] == ("agent wrote no rubric.json (finish after 1 steps without rubric.json; "
                                                  "the forced final-write turn wrote nothing)")
+
+
+class RecordingLLM(ScriptLLM):
+    "A `ScriptLLM` that keeps every request (its messages and schema)."
+    def __init__(self, script): super().__init__(script); self.reqs = []
+    async def acall(self, req): self.reqs.append(req); return self.map([req])[0]
+
+
+def test_forced_turn_schema_allows_only_a_write_of_the_rubric(tmp_path):
+    "The forced last turn's schema: write_file / append_file of rubric.json with the rubric's items (issue 21: a weak "
+    "model that only repeats `finish` gets the grammar of the one action that is carried out); an object is written as JSON."
+    llm = RecordingLLM([{"thought": "t", "tool": "finish"},
+                        {"thought": "t", "tool": W, "path": "rubric.json", "content": {"items": [item(0), item(1)]}}])
+    a = run_agent(llm, PAPER, [EXAMPLE], tmp_path/"ws", max_steps=4, max_items=3)
+    assert a["failure"] is None and [i["criterion"] for i in a["items"]] == [item(0)["criterion"], item(1)["criterion"]]
+    first, forced = llm.reqs[0].schema, llm.reqs[1].schema
+    assert first == agent.action_schema() and "finish" in first["properties"]["tool"]["enum"]
+    assert forced["properties"]["tool"]["enum"] == [W, A] and forced["properties"]["path"]["enum"] == ["rubric.json"]
+    assert forced["properties"]["content"] == rubrics.rubric_schema(3) and set(forced["required"]) == {"thought", "tool", "path", "content"}
+    # a generic task without a write schema keeps the action schema in its forced turn
+    task = agent.AgentTask("out.txt", "write now", "write now", 1)
+    llm2 = RecordingLLM([{"thought": "t", "tool": L}, {"thought": "t", "tool": W, "path": "out.txt", "content": "x"}])
+    out = run_sync(agent.drive(llm2, tmp_path/"ws", [{"role": "user", "content": "go"}], task))
+    assert out["text"] == "x" and llm2.reqs[1].schema == agent.action_schema()
+
+
+def test_skill_turn_asks_for_a_json_document(tmp_path):
+    "The skill turn: its schema is SKILL_SCHEMA; the document is `skill_document` of the answer, checked as prose."
+    doc = ("# Writing rubrics\n1. Read the whole paper first and list every experiment, dataset, metric and baseline. "
+           "2. Write one checkable criterion per implementation step, per experiment run and per reported result. "
+           "3. Give importance 5 to the core method and main results, 1 to minor plotting or logging details.")
+    llm = RecordingLLM([{"thought": "t", "tool": W, "path": "rubric.json", "content": json.dumps(item(0))},
+                        {"thought": "t", "tool": "finish"}, {"skill_document": doc}])
+    ds = run_sync(rubrics.adistill_skill(llm, PAPER, [EXAMPLE], tmp_path/"ws", rubrics.RubricsConfig(max_steps=4)))
+    assert llm.reqs[-1].schema == rubrics.SKILL_SCHEMA and llm.reqs[-1].messages[-1]["content"] == rubrics.SKILL_REQUEST
+    assert ds["failure"] is None and ds["skill"] == doc
+    # an action in the document's place is still rejected, with its reason
+    llm = RecordingLLM([{"thought": "t", "tool": "finish"}, {"thought": "t", "tool": W, "path": "rubric.json", "content": "x"},
+                        {"thought": "t", "tool": "finish", "content": "code"}])
+    ds = run_sync(rubrics.adistill_skill(llm, PAPER, [EXAMPLE], tmp_path/"ws2", rubrics.RubricsConfig(max_steps=4)))
+    assert ds["skill"] is None and "a JSON action / tool call" in ds["failure"]

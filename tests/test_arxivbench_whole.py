@@ -69,6 +69,7 @@ def test_run_judges_each_prompt_as_soon_as_its_answer_arrives(fake_server, run_b
     assert a["yes"] + a["no"] + a["passed"] + a["judge_failures"] == a["papers_listed"]
 
 
+@pytest.mark.slow   # a whole ArxivBench perf run with its rerun: about a minute on 2 busy cores (CI runs it)
 def test_w2_registered_and_whole_run_tiny():
     assert pab.PERF["W2"] is pab.w2_arxivbench
     r = pab.w2_arxivbench(13, latency_dist=("lognormal", 0.005, 1.0))

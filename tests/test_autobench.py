@@ -353,7 +353,7 @@ EVERY = dict(model="fake-solver", split="sample", limit="1", judge="fake-solver"
              evaluate_models="fake-gen,fake-judge+evidence", eval_context="paper", eval_max_tokens="50", types="tf,short",
              stages="correctness,ambiguity", window_size="4", window_stride="1", max_windows="2", points_per_window="2",
              points_per_paper="1", merge_threshold="0.8", retrieval_method="bm25", k_same="1", k_related="0", ablate_retrieval="false",
-             uniq_threshold="0.95", on_disagree="flag", extract_max_tokens="100", generate_max_tokens="100", check_max_tokens="50",
+             uniq_threshold="0.95", support_share="0.4", on_disagree="flag", extract_max_tokens="100", generate_max_tokens="100", check_max_tokens="50",
              n_resamples="10", extract_context_chars="500", hard_below="0.2", easy_above="0.8", balance="0.3,0.4,0.3",
              control_set="control.jsonl", protocol="scibench", seed="3", ids="stomata-blue-light")
 
@@ -735,3 +735,61 @@ def test_derived_plan_makes_the_calls_of_a_run_on_the_stub(fake_server, run_benc
     assert meta["status"] == "complete" and planned == real and fs.calls == sum(real.values())
     s = read_json(d/"scores.json")
     assert s["main"]["kept"] == s["main"]["generated"] == s["generation"]["full"]["questions"] > 0    # every question survived
+
+
+def test_control_set_loads_for_eval_and_is_evaluated_in_a_run(fake_server, run_bench, tmp_path, monkeypatch, results):
+    "Issue 21: the sample's control set loads as an evaluation set, and a run evaluates its models on it beside the kept questions."
+    ctl = SAMPLE/"control.jsonl"
+    assert ab.is_control_file(ctl) and ab.is_control_file(tmp_path/"c.csv")
+    qs = ab.load_eval_questions(ctl, "sample")
+    assert [q["qid"] for q in qs] == ["control:h1", "control:h2", "control:h3"] and qs[0]["answer_text"] == "64"
+    with pytest.raises(DataError, match="answer_text"): ab.load_benchmark(ctl)     # the benchmark loader keeps its schema
+    fs = fake_server(reply=pa.scripted_reply)
+    monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
+    p = {**P, "limit": 1, "ablate_retrieval": False, "evaluate_models": "fake-solver", "control_set": "control.jsonl",
+         "on_disagree": "flag", "support_share": 0.3}
+    meta, d = run_bench("autobench", p)
+    s = read_json(d/"scores.json")
+    e = read_json(d/"eval"/"fake-solver.control"/"scores.json")
+    assert e["questions"] == 1 and e["benchmark"] == "control.jsonl: the human-written control questions"   # limit 1: one paper's
+    assert set(s["evaluation"]) == {"fake-solver", "fake-solver (control)"}
+    assert {h["name"] for h in meta["headline"]} >= {"accuracy fake-solver", "accuracy fake-solver (control)"}
+    write_all("autobench", ab.TABLES)
+    ev = (results/"tables"/"autobench_eval.csv").read_text()
+    assert "control.jsonl: the human-written control questions" in ev and "benchmark.jsonl of this run" in ev
+    cap = (results/"tables"/"autobench_main.md").read_text()
+    assert "thresholds: on_disagree=flag, uniq_threshold=0.9, support_share=0.3, hard_below=0.333, easy_above=0.667" in cap
+    assert "support_share=0.3" in " ".join(meta["provenance"]["protocol"]["notes"])
+
+
+def test_support_share_is_the_answerability_threshold():
+    paper = _paper()
+    q = dict(type="short", question="Which?", answer_text="gate scores keys", evidence=["S9.P9"])
+    other = [i for i in sp.paragraphs(paper) if "gate" in sp.paragraphs(paper)[i]][:1]
+    ok, _ = ab.supports(q, other, paper)
+    target = ab.content_words(q["answer_text"])
+    share = len(target & ab.content_words(sp.paragraphs(paper)[other[0]])) / len(target)
+    assert 0 < share < 1
+    assert ab.supports(q, other, paper, share_min=share)[0] is True and ab.supports(q, other, paper, share_min=share + 0.01)[0] is False
+    assert ok is (share >= ab.SUPPORT_SHARE)
+
+
+def test_committed_sample_run_fills_every_table_and_figure():
+    """Issue 21: the committed default run is complete and keeps questions, so that the tables carry its discrimination,
+    diversity and evaluation (on the kept and on the human-written control questions); the survival figure exists."""
+    import pandas as pd
+    root = Path(__file__).resolve().parent.parent
+    runs = sorted((root/"results"/"autobench"/"sample"/"local").glob("2*"))
+    if not runs: pytest.skip("no committed autobench run")
+    meta, label = read_json(runs[-1]/"meta.json"), f"sample/local/{runs[-1].name}"
+    assert meta["status"] == "complete" and meta["config"]["control_set"] and meta["config"]["evaluate_models"]
+    tab = {n: pd.read_csv(root/"results"/"tables"/f"autobench_{n}.csv", dtype=str).fillna("")
+           for n in ("main", "stages", "ablation", "distribution", "eval")}
+    assert all(len(t[t["run"] == label]) for t in tab.values())
+    comb = tab["main"][(tab["main"]["run"] == label) & (tab["main"]["area"] == "Combined")].iloc[0]
+    assert int(comb["post-filtering"]) >= 2 and comb["diversity"] != "–" and comb["discrimination"] != "–"
+    assert ar.CONTROL in set(tab["ablation"][tab["ablation"]["run"] == label]["configuration"])
+    ev = tab["eval"][(tab["eval"]["run"] == label) & (tab["eval"]["subset"] == "overall")]
+    assert {"benchmark.jsonl of this run", "control.jsonl: the human-written control questions"} == set(ev["questions of"])
+    assert "thresholds: on_disagree=" in (root/"results"/"tables"/"autobench_main.md").read_text()
+    assert (root/"figures"/"autobench_survival.png").stat().st_size > 10_000

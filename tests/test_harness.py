@@ -109,6 +109,6 @@ def test_cli_unknown_id_exits_2_naming_it_and_help_shows_the_flags(tmp_path, res
     r = run("run", "abgen", "--ids", "abgen-sample-001,nope", "--dry-run")
     assert r.returncode == 2 and "'nope'" in r.stderr and "abgen-sample-001" not in r.stderr.split("(ids:")[0], r.stderr
     h = run("run", "abgen", "--help").stdout
-    assert "--ids LIST" in h and "--seed INT" in h
+    assert "--ids ID,ID" in h and "--seed N" in h
     r = run("retry", "abgen/sample/nobody")
     assert r.returncode == 2, r.stderr

@@ -375,6 +375,9 @@ def test_abgen_eval_meta_eval_csv_is_0644(tmp_path, monkeypatch, fake_server, ru
     reg = tmp_path/"models.toml"
     reg.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake-model"\nmax_retries = 0\ntimeout = 5\n')
     monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
+    from functools import partial
+    from scibench import abgen_eval   # the file modes are the point, not the CIs: 20 bootstrap resamples, not 1000
+    monkeypatch.setattr(abgen_eval, "meta_evaluate", partial(abgen_eval.meta_evaluate, n_resamples=20))
     meta, d = run_bench("abgen_eval", dict(model="fake", judge_max_tokens=16, limit=2))
     modes = _modes(d)
     assert "meta_eval.csv" in modes and set(modes.values()) == {"0o644"}, modes

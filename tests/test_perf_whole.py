@@ -40,10 +40,14 @@ def test_w1_whole_run_tiny():
     assert r["prompt_tokens"] > 20 * 5 * 1500 and r["completion_tokens"] > 20 * 200
     assert r["bound_s"] == pytest.approx(100 * 0.005 * math.exp(0.5) / 128, abs=0.01)
     for k in ("wall_s", "wall_to_bound", "stage_tails_s", "chain_s", "wall_to_floor", "peak_rss_mb", "peak_rss_mb_small", "rss_ratio", "cpu_s",
-              "rerun_wall_s", "rerun_to_cold"):
+              "rerun_wall_s", "rerun_to_cold", "cpu_ms_per_request", "setup_s", "import_s", "client_s", "setup_cpu_s"):
         assert r[k] > 0, k
     assert r["small_items"] == 5 and 1 <= r["peak_inflight"] <= 128
     assert (r["rerun_cached"], r["rerun_calls"]) == (100, 0)         # the rerun made no call: all from the cache
+    assert (r["failures_unscripted"], r["failure_reasons"]) == (0, "none")
+    assert r["floor_s"] == pytest.approx(max(r["bound_s"], r["chain_s"]), abs=0.006)
+    assert r["wall_to_floor"] == pytest.approx(r["wall_s"] / r["floor_s"], rel=0.05)
+    assert r["cpu_ms_per_request"] == pytest.approx(1000 * r["cpu_s"] / 100, rel=0.02)   # the run's CPU, setup apart
 
 
 def test_chain_floor_grows_with_items_and_stages():
@@ -52,3 +56,57 @@ def test_chain_floor_grows_with_items_and_stages():
     assert 0.2 < one < chain_floor(1000, dict(generate=1000), 0.2, 1.0)
     assert chain_floor(100, dict(generate=100, judge=400), 0.2, 1.0) > one + 0.2   # a second stage of 4 calls adds its slowest
     assert chain_floor(10, dict(generate=10), 0.2, 0.0) == pytest.approx(0.2)      # no spread: one latency
+
+
+def test_chain_floor_branches_and_integration():
+    "`each`: a call follows its parent, below a barrier on the whole stage before; one stage: E[max] = ∫ (1 - F^k) dx."
+    from scibench.perf import chain_floor
+    assert chain_floor(1, dict(a=1, b=3, c=3), 0.2, 1.0, 5000, each=("b", "c")) < chain_floor(1, dict(a=1, b=3, c=3), 0.2, 1.0, 5000)
+    assert chain_floor(250, dict(g=250, j=1000), 0.2, 1.0, each=("j",)) == chain_floor(250, dict(g=250, j=1000), 0.2, 1.0)  # fan 1 first
+    assert chain_floor(3, dict(a=3, b=1), 0.2, 0.0, each=("b",)) == pytest.approx(0.4)       # fewer calls than parents
+    dx, k = 0.002, 250
+    emax = sum((1 - (0.5 * (1 + math.erf(math.log(i * dx / 0.2) / math.sqrt(2)))) ** k) * dx for i in range(1, 15001))
+    assert chain_floor(k, dict(g=k), 0.2, 1.0, reps=1000) == pytest.approx(emax, rel=0.03)
+    assert chain_floor(1, dict(g=1), 0.2, 1.0, reps=20_000) == pytest.approx(0.2 * math.exp(0.5), rel=0.02)
+
+
+def test_failure_fields_split_scripted_from_the_rest():
+    from scibench.perf import failure_fields
+    f = failure_fields(30, {"generation: no JSON object in response": 20, "request failed: timeout": 4}, ("no JSON object",))
+    assert f == dict(failures=30, failure_reasons="20 generation: no JSON object in response; 4 request failed: timeout",
+                     failures_unscripted=10)                          # 6 past the listed reasons count as unexplained
+    assert failure_fields(0, {})["failure_reasons"] == "none"
+
+
+def test_no_perf_function_takes_more_than_8_parameters():
+    "Issue 19's rule for the perf modules: a config dataclass (`WholeRun`) instead of long parameter lists."
+    import importlib, inspect
+    from scibench.perf import PERF_MODULES
+    for m in ("scibench.perf", *PERF_MODULES):
+        for name, fn in inspect.getmembers(importlib.import_module(m), inspect.isfunction):
+            if fn.__module__ == m:
+                assert len(inspect.signature(fn).parameters) <= 8, f"{m}.{name}"
+
+
+def test_bench_main_prints_load_and_survives_a_failing_figure(monkeypatch, capsys):
+    import scibench.perf as perf
+    def boom(): raise ValueError("no model")
+    monkeypatch.setattr(perf, "all_perf", lambda: {"A": lambda: dict(name="a", x=1), "B": boom, "C": lambda: dict(name="c")})
+    with pytest.raises(SystemExit, match="1 figure"):
+        perf.main()
+    out = capsys.readouterr().out.splitlines()
+    lines = [l for l in out if l.startswith("[bench] name=")]
+    assert [l.split()[1] for l in lines] == ["name=a", "name=c"]        # C still ran after B failed
+    assert all("load_1m_start=" in l and "load_1m=" in l and "figure_s=" in l for l in lines)
+    assert any(l.startswith("[bench] B failed: ValueError: no model") for l in out)
+    with pytest.raises(SystemExit, match="unknown figure"):
+        perf.main(["Z"])
+
+
+@pytest.mark.slow
+def test_w4_failures_are_the_scripted_bad_answers():
+    "W4's failures in a complete run are `w4_reply`'s deliberate bad answers (1 generation in 25, 1 citation in 40)."
+    from scibench.perf_autobench import w4_autobench
+    r = w4_autobench(1, latency_dist=("lognormal", 0.005, 1.0))
+    assert r["status"] == "complete" and r["failures"] > 0 and r["failures_unscripted"] == 0, r["failure_reasons"]
+    assert r["setup_s"] > 0 and r["cpu_ms_per_request"] > 0

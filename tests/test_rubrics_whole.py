@@ -1,6 +1,7 @@
 """W3 (issue 13 item 1): the whole-run Rubrics benchmark at a tiny size: its figures are there and consistent, every
 prompt type gets a parsable answer, and the rerun is served from the cache. Timings are printed by `make bench`, never asserted."""
 import json
+import pytest
 from scibench.fakeserver import FakeServer
 from scibench.llm import LLM, ModelSpec, msgs, pipeline
 from scibench.judge import parse_choice
@@ -27,6 +28,7 @@ def test_w3_data_is_a_real_split_and_every_prompt_type_parses(tmp_path):
     assert check_skill(a["final"]) is None
 
 
+@pytest.mark.slow   # a whole Rubrics perf run with its rerun: minutes on 2 busy cores (CI runs it)
 def test_w3_registered_and_whole_run_tiny(tmp_path):
     assert PERF["W3"] is w3_rubrics
     leaves, items = (20, 30), 8

@@ -182,3 +182,71 @@ def test_tables_use_latest_complete_runs_and_say_what_they_left_out(run_bench, f
     runs = (results / "tables" / "runs.md").read_text()
     assert "superseded" in runs and "status failed" in runs
     assert any(str(p).endswith("runs.md") for p in paths)
+
+
+# Issue 21 item 6: a model's own cap on completion tokens (models.toml `max_tokens`)
+def test_models_toml_cap_lowers_defaults_keeps_given_values_and_cache_keys(fake_server, run_bench, tmp_path, monkeypatch):
+    from scibench.runs import settings
+    from scibench.run import summary_text
+    bodies = []
+    fs = fake_server(reply=lambda b: bodies.append(b) or "Rationale: fine. Therefore, the score is: 3")
+    reg = tmp_path / "models.toml"
+    reg.write_text(f'[models.capped]\nbase_url = "{fs.base_url}"\nmodel = "fake"\nmax_tokens = 48\ntimeout = 5\n')
+    monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
+    params = dict(model="capped", judge="capped", limit=1, judge_max_tokens=500)
+    meta, d = run_bench("abgen", params)
+    assert meta["status"] == "complete", meta["status_reason"]
+    assert (meta["config"]["max_tokens"], meta["config"]["judge_max_tokens"]) == (48, 500)   # default 2048 lowered; given: kept
+    assert meta["caps"] == {"max_tokens": dict(cap=48, model="capped", applied=True, default=2048),
+                            "judge_max_tokens": dict(cap=48, model="capped", applied=False, given=500)}
+    assert read_json(d / "meta.json")["caps"] == meta["caps"]
+    assert sorted({b["max_tokens"] for b in bodies}) == [48, 500] and len(bodies) == 5
+    assert ("caps      models.toml max_tokens caps max_tokens 48 (default 2048, 'capped'); "
+            "given above the cap, kept: judge_max_tokens=500 (cap 48 of 'capped')") in summary_text(meta)
+    assert "max_tokens=48" in settings(d) and "judge_max_tokens=500" in settings(d)       # the tables' settings column
+    n = fs.calls
+    again, _ = run_bench("abgen", {**params, "max_tokens": 48})   # the same run with the cap given: its cache keys
+    assert fs.calls == n and again["config"] == meta["config"] and again["usage"]["total"]["cached"] == 5
+    assert "max_tokens" not in again["caps"]
+
+
+def test_parse_watch_counts_only_structured_answers_that_end():
+    from scibench.llm import ModelSpec, Request, msgs
+    from scibench.run import ParseWatch
+    spec = ModelSpec("j", "http://127.0.0.1:9/v1", "j", structured="json_schema")
+    req = Request(msgs("q"), schema={"type": "object"})
+    ans = lambda text, **kw: {**dict(ok=True, text=text, finish_reason="stop", structured=True), **kw}
+    w = ParseWatch()
+    for _ in range(10):
+        w.note("judge", spec, req, ans('{"a": "cut', finish_reason="length"))   # cut at its cap: says nothing of the mode
+        w.note("judge", spec, Request(msgs("q")), ans("prose"))                 # no schema asked
+        w.note("judge", spec, req, ans("prose", structured=False))               # no format sent
+        w.note("judge", spec, req, dict(ok=False, text=None, error="http 500"))  # a failed request
+    assert w.reason is None and w.seen["judge"] == 0
+    for _ in range(4):
+        w.note("judge", spec, req, ans("prose"))
+    assert w.reason is None                                                      # fewer than 5 answers
+    w.note("judge", spec, req, ans("prose"))
+    assert w.reason.startswith("judge answers unparsable: 5 of the first 5 answers of 'j' in structured-output mode "
+                               "json_schema hold no JSON object")
+    assert "--judge-structured llama (llama.cpp's server) or --judge-structured none" in w.reason
+    ok = ParseWatch()
+    for t in ['{"score": 3}', "prose", "prose", "prose", '{"score": 4}', "prose", "prose"]:
+        ok.note("model", spec, req, ans(t))
+    assert ok.reason is None and (ok.seen["model"], ok.bad["model"]) == (7, 5)    # 5 of 7: below 80%
+
+
+def test_mostly_unparsable_answers_stop_the_run_early_with_a_hint(fake_server, run_bench):
+    "A judge whose server ignores the structured-output format it was set to (llama.cpp's with json_schema, say)."
+    from scibench.core import read_jsonl
+    fs = fake_server(reply=lambda b: "I like this design.")
+    eps = {"m": {"base_url": fs.base_url}, "j": {"base_url": fs.base_url, "structured": "json_schema", "max_concurrency": 1}}
+    meta, d = run_bench("abgen", dict(model="m", judge="j", max_tokens=16), endpoints=eps)
+    reason = meta["status_reason"]
+    assert meta["status"] == "failed" and reason.startswith("stopped early: judge answers unparsable: 5 of the first 5 ")
+    assert "--judge-structured llama" in reason and 'structured = "llama" in models.toml [models.j]' in reason
+    assert "\n" not in reason
+    recs = read_jsonl(d / "records.jsonl")                                       # records kept, every one with its reason
+    assert len(recs) == meta["n"] == 8 and all(r["failure"] for r in recs)
+    assert fs.calls < 8 + 8 * 4                                                  # the rest was never sent
+    assert any("not sent: the run stopped early" in k for k in meta["failures_by_reason"])

@@ -176,7 +176,7 @@ def test_score_filter_through_the_url(tmp_path):
 @needs_browser
 def test_index_lists_every_run_with_a_relative_link_and_renders(results_copy, tmp_path, monkeypatch):
     from scibench.runs import run_dirs
-    [idx] = view.write_index()
+    idx = view.write_index()[0]
     page = idx.read_text()
     assert page == view.index_html(), "deterministic"
     assert str(results_copy) not in page and str(ROOT) not in page
@@ -306,3 +306,85 @@ def test_arxivbench_view_shows_the_authors_links(tmp_path):
     t = next(s for s in v["x"] if s[0].startswith("The authors' links (1"))
     assert t[2]["r"][0][3] == "1706.03762v2" and t[2]["r"][0][6] == "no" and "not found as written" in t[2]["r"][0][7]
     assert "Other fields" not in [s[0] for s in v["x"]]
+
+
+# ----------------------------------------------------------------------------------------- a page per model
+def hrefs(page: str) -> list[str]:
+    return [html.unescape(h) for h in re.findall(r'href="([^"#][^"]*)"', page) if not h.startswith(("http:", "https:"))]
+
+
+def test_a_page_per_model_with_each_benchmarks_headline_beside_the_papers(results_copy):
+    "Issue 21: results/models/<model>.html per model: every benchmark's headline with CI and failures, paper rows, links."
+    from scibench.bench import benchmarks
+    from scibench.runs import run_dirs
+    make_run(results_copy, "abgen", model="big", run="20990101T000000000Z-aaaaaa", records=[],
+                 headline=[dict(name="overall", value=3.5, lo=3.25, hi=3.75, n=40, failures=2)])
+    paths = view.write_index()
+    index, pages = paths[0], paths[1:]
+    first = {p: p.read_bytes() for p in pages}
+    assert view.write_index(reports=False) == paths and {p: p.read_bytes() for p in pages} == first, "deterministic"
+    models = sorted({r.parent.name for r in run_dirs()})
+    assert sorted(p.name for p in pages) == sorted(view.model_page_name(m) for m in models)
+    assert all(p.parent == results_copy / "models" for p in pages)
+    idx = index.read_text()
+    assert all(f'href="models/{p.name}"' in idx for p in pages), "index.html links every model's page"
+    big = (results_copy / "models" / "big.html").read_text()
+    assert "3.50 [3.25, 3.75]" in big and re.search(r"<td>overall</td><td class=n>3.50 \[3.25, 3.75\]</td><td class=n>40</td>"
+                                                    r"<td class=n>2</td><td>[^<]*Table 2", big), "value [CI], n, failed, the paper's"
+    assert "Not in the tables" in big, "a run the tables leave out says so"
+    for p in pages:
+        page = p.read_text()
+        assert str(results_copy) not in page and str(ROOT) not in page and "/tmp/" not in page
+        for h in hrefs(page):
+            assert not h.startswith("/") and (p.parent / h).resolve().exists(), (p.name, h)
+    if not COMMITTED: return
+    local = (results_copy / "models" / "local.html").read_text()
+    for b in sorted({r.parent.parent.parent.name for r in COMMITTED}):
+        sec = local.split(f'<h2 id="b-{b}">', 1)[1].split("<h2 ", 1)[0]
+        assert "<th>value [95% CI]</th>" in sec and "<th>failed</th>" in sec and "<th>paper (published)</th>" in sec, b
+        runs = {f"../{r.relative_to(ROOT / 'results').as_posix()}/report.html" for r in COMMITTED if r.parent.parent.parent.name == b}
+        assert {h for h in hrefs(sec) if h.endswith("report.html")} == runs, b   # every run of the model, linked
+        for t in view.headline_specs(b):
+            block = sec.split(f"<h4>{t.name}</h4>", 1)[1]
+            assert "<td>paper</td>" in block, (b, t.name)   # the paper's rows
+    for name, b in benchmarks().items():   # a declared list of specs: its headline table holds ours and the paper's
+        if isinstance(b.tables, list):
+            assert [t for t in view.headline_specs(name) if t.ours and t.paper], name
+    ab = local.split('<h2 id="b-abgen">', 1)[1].split("<h2 ", 1)[0].split("<h4>abgen_table2</h4>", 1)[1]
+    assert "<td>scibench</td>" in ab and "<td>paper</td>" in ab, "the run's rows beside the paper's"
+
+
+def test_a_model_page_escapes_a_hostile_model_name_and_old_pages_go(results_copy):
+    name = INJECT.replace("/", "_")
+    d = make_run(results_copy, "abgen", model=name, run="20990101T000000000Z-bbbbbb",
+                 records=[dict(id="e1", failure=f"judge: {INJECT}", scores={"overall": 3})],
+                 failures_by_reason={INJECT: 1}, headline=[dict(name=INJECT, value=1.0, n=1, failures=1)])
+    m = json.loads((d / "meta.json").read_text()); m["config"].update(model=INJECT, judge=INJECT, protocol=INJECT)
+    (d / "meta.json").write_text(json.dumps(m))
+    view.write_index(reports=False)
+    page_name = view.model_page_name(name)
+    assert re.fullmatch(r"[A-Za-z0-9._-]+\.html", page_name) and page_name != view.model_page_name(name + "x")
+    page = (results_copy / "models" / page_name).read_text()
+    assert "<script>document" not in page and "<img src=x" not in page and "<b>bold" not in page
+    assert "&lt;script&gt;document" in page and page.count("<script") == 1   # the page's own script only
+    idx = (results_copy / "index.html").read_text()
+    assert "<script>document" not in idx and f'href="models/{page_name}"' in idx
+    shutil.rmtree(d.parent)
+    view.write_index(reports=False)
+    assert not (results_copy / "models" / page_name).exists(), "a model without runs keeps no page"
+
+
+@needs_browser
+def test_model_page_renders_and_its_links_open(results_copy, tmp_path):
+    name = INJECT.replace("/", "_")
+    d = make_run(results_copy, "abgen", model=name, run="20990101T000000000Z-cccccc", records=[], headline=[dict(name=INJECT, value=1.0, n=1)])
+    m = json.loads((d / "meta.json").read_text()); m["config"]["model"] = INJECT
+    (d / "meta.json").write_text(json.dumps(m))
+    view.write_report(d)
+    [_, *pages] = view.write_index(reports=False)
+    for p in pages:
+        dom, _ = browse(p, tmp_path, screenshot=f"{p.stem[:20]}.png", size="1300,1800")
+        a = body_attrs(dom)
+        assert a.get("data-ready") == "1" and "data-errors" not in a and "data-pwned" not in a, (p.name, a)
+        for h in hrefs(dom):
+            assert (p.parent / h).resolve().exists(), (p.name, h)

