@@ -127,20 +127,16 @@ def _run_options(p, requests: bool = True) -> None:
 _EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
 
 
+def _p_option(p, help: str) -> None:
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help=help)
+
+
 def run_parser(b) -> argparse.ArgumentParser:
     "`scibench run <bench>`: one option per run parameter (with its doc and default) and endpoint options per role."
     desc = f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})"
     p = _Parser(prog=f"scibench run {b.name}", description=desc, epilog=_EXIT)
     _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), b.params())
-    p.add_argument(
-        "-p",
-        "--param",
-        nargs=2,
-        action="append",
-        default=[],
-        metavar=("NAME", "VALUE"),
-        help="any run parameter by name",
-    )
+    _p_option(p, "any run parameter by name")
     _endpoint_args(p, [q.name for q in b.roles()])
     _run_options(p)
     return p
@@ -161,15 +157,7 @@ def run_all_parser() -> argparse.ArgumentParser:
     judge = Param("judge", str, "local", doc, None, True)
     common = [q for q in params_of(Config) if q.name != "ids"]  # ids differ by benchmark: -p ids ... where wanted
     _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), common + [judge])
-    p.add_argument(
-        "-p",
-        "--param",
-        nargs=2,
-        action="append",
-        default=[],
-        metavar=("NAME", "VALUE"),
-        help="any parameter of any benchmark by name: applied to the benchmarks that declare it (the rest are listed)",
-    )
+    _p_option(p, "any parameter of any benchmark by name: applied where declared (the rest are listed)")
     _endpoint_args(p, ["model", "judge"])
     _run_options(p, requests=False)
     return p

@@ -327,6 +327,23 @@ def retries_text(u: dict) -> str:
     return f"{r:g}" if isinstance(r, (int, float)) and not isinstance(r, bool) and r else ""
 
 
+def _headline_table(bench: str, hl: list) -> str:
+    "Headline numbers as a table: metric, value [95% CI], n, failures, the paper's number(s)."
+    from scibench.report import fmt_ci
+
+    rows = [
+        [
+            x.get("name"),
+            fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, x.get("n")),
+            x.get("n"),
+            x.get("failures"),
+            paper_number(bench, str(x.get("name"))),
+        ]
+        for x in hl
+    ]
+    return _tbl(["metric", "value [95% CI]", "n", "failed", "paper (published)"], rows, num=(1, 2, 3))
+
+
 def _write_report(d, f):
     """Write the HTML report of run folder `d` to the binary file `f`, streaming the records (read twice: first their
     counts, metrics and groups, then each example's view, written as it is made): memory stays flat in the number of
@@ -400,21 +417,9 @@ def _write_report(d, f):
         h.append("<h3>Failures by reason</h3>" + _tbl(["count", "reason"], [[c, r] for r, c in fbr.items()], num=(0,)))
     hl = m.get("headline") or []
     if hl:
-        from scibench.report import fmt_ci
-
-        rows = [
-            [
-                x.get("name"),
-                fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, x.get("n")),
-                x.get("n"),
-                x.get("failures"),
-                paper_number(bench, str(x.get("name"))),
-            ]
-            for x in hl
-        ]
         h.append(
             "<h2>Headline numbers</h2>"
-            + _tbl(["metric", "value [95% CI]", "n", "failed", "paper (published)"], rows, num=(1, 2, 3))
+            + _headline_table(bench, hl)
             + "<p class=mut>CIs: percentile bootstrap over items; below 10 items only the value and n are shown. The "
             "paper's numbers are "
             "for its own models and data: compare scales, not this run's model.</p>"
@@ -611,22 +616,10 @@ def _run_cells(d, m: dict, used: set, here) -> list:
 
 def _headline_html(bench: str, m: dict) -> str:
     "A run's headline numbers: value [95% CI], n, failures, the paper's number(s)."
-    from scibench.report import fmt_ci
-
     hl = [x for x in m.get("headline") or [] if isinstance(x, dict)]
     if not hl:
         return "<p class=mut>No headline numbers in this run's meta.json.</p>"
-    rows = [
-        [
-            x.get("name"),
-            fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, x.get("n")),
-            x.get("n"),
-            x.get("failures"),
-            paper_number(bench, str(x.get("name"))),
-        ]
-        for x in hl
-    ]
-    return _tbl(["metric", "value [95% CI]", "n", "failed", "paper (published)"], rows, num=(1, 2, 3))
+    return _headline_table(bench, hl)
 
 
 def _spec_html(t, d) -> str:

@@ -38,9 +38,10 @@ def local_server():
 
 @pytest.fixture
 def results(tmp_path, monkeypatch):
-    "Runs of this test go to a temporary results/ (the committed one is never touched)."
+    "Runs of this test go to a temporary results/, their figures to a temporary figures/ (the committed ones are never touched)."
     d = tmp_path / "results"
     monkeypatch.setenv("SCIBENCH_RESULTS", str(d))
+    monkeypatch.setenv("SCIBENCH_FIGURES", str(tmp_path / "figures"))
     return d
 
 
