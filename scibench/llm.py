@@ -1609,12 +1609,14 @@ def _ask_server(spec: ModelSpec, get) -> tuple:
     found = _mode_of_models(_json_or_none(r)) if r is not None and r.status_code == 200 else None
     if found:
         return found
+    unsure = 0  # a probe that got no usable answer (llama-cpp-python's server answers an unknown form with HTTP 500)
     for mode in ("json_schema", "llama"):
         ok = _probe(spec, get, mode)
-        if ok is None:
-            return None, "its probe got no usable answer"
         if ok:
             return mode, f"a one-token probe ({mode} followed)"
+        unsure += ok is None
+    if unsure == 2:
+        return None, "its probes got no usable answer"
     return "none", "a one-token probe (response_format refused or ignored: text)"
 
 

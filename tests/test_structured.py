@@ -78,3 +78,31 @@ def test_ad_hoc_run_with_no_flag(kind, mode, fake_server, run_bench):
     recs = read_jsonl(d / "records.jsonl")
     assert len(recs) == 2 and not any(r.get("failure") for r in recs)
     assert all(isinstance(v, (int, float)) for r in recs for v in r["scores"].values()), recs[0]["scores"]
+
+
+class _R:
+    "A scripted HTTP answer for `_ask_server`'s `get`."
+    def __init__(self, status, body): self.status_code, self._body = status, body
+    def json(self): return self._body
+
+
+def _script(json_schema_status):
+    "llama-cpp-python's server: no /props, /models owned by 'me', json_schema refused with HTTP 500, json_object+schema followed."
+    def get(url, body=None):
+        if url.endswith("/props"): return _R(404, {"detail": "Not Found"})
+        if url.endswith("/models"): return _R(200, {"data": [{"id": "m", "owned_by": "me"}]})
+        rf = body["response_format"]["type"]
+        if rf == "json_schema": return _R(json_schema_status, {"error": {"message": "Input should be 'text' or 'json_object'"}})
+        return _R(200, {"choices": [{"message": {"content": "{", "role": "assistant"}, "finish_reason": "length"}]})
+    return get
+
+
+def test_a_500_to_one_form_does_not_hide_the_form_the_server_follows():
+    "llama-cpp-python answers an unknown response_format with HTTP 500: the next form is still probed (found on the embedded server)."
+    from scibench.llm import _ask_server
+    spec = ModelSpec("adhoc", "http://127.0.0.1:9/v1", "adhoc")
+    assert _ask_server(spec, _script(500)) == ("llama", "a one-token probe (llama followed)")
+    assert _ask_server(spec, _script(400))[0] == "llama"
+    def dead(url, body=None):
+        return _R(404, {}) if url.endswith("/props") else _R(200, {"data": []}) if url.endswith("/models") else _R(503, {})
+    assert _ask_server(spec, dead) == (None, "its probes got no usable answer")
