@@ -461,7 +461,8 @@ class FakeServer:
         return b
 
     def _advance(self, bid):
-        "Move a batch along its lifecycle by the time passed; on completion write its output and error files."
+        """Move a batch along its lifecycle by the time passed, one step per poll (validating → in_progress → done, as a
+        provider's batch goes however late it is polled); on completion write its output and error files."""
         b = self.batches[bid]
         t0, lines = self._batch_input[bid]
         if b["status"] not in ("validating", "in_progress"):
@@ -469,7 +470,7 @@ class FakeServer:
         age = time.time() - t0
         if age < 0.3 * self.batch_delay:
             return
-        if age < self.batch_delay:
+        if age < self.batch_delay or b["status"] == "validating":  # one step per poll: a slow poller still sees it run
             b.update(status="in_progress", in_progress_at=b.get("in_progress_at") or int(time.time()))
             return
         has = lambda sub, d: sub is not None and sub in json.dumps(d["body"]["messages"])
