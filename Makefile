@@ -28,6 +28,7 @@ A ?=
 B ?=
 HTML ?=
 ARGS ?=
+EPOCHS ?=
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
 
@@ -43,8 +44,9 @@ stop: install           ## stop it
 data: install           ## download the real datasets (needs the hub; clear message when offline)
 	HF_HUB_OFFLINE=0 $(BIN)/scibench data
 
-run: install            ## make run BENCH=abgen|all MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
+run: install            ## make run BENCH=abgen|all MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [EPOCHS=k] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
 	@$(BIN)/scibench run $(BENCH) --model "$(MODEL)" --split "$(SPLIT)" $(if $(LIMIT),--limit $(LIMIT)) \
+	  $(if $(EPOCHS),--epochs "$(EPOCHS)") \
 	  $(if $(JUDGE),--judge "$(JUDGE)") \
 	  $(if $(BASE_URL),--base-url "$(BASE_URL)") $(if $(SERVED_MODEL),--served-model "$(SERVED_MODEL)") \
 	  $(if $(API_KEY_ENV),--api-key-env "$(API_KEY_ENV)") $(if $(CONCURRENCY),--concurrency "$(CONCURRENCY)") \

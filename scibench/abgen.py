@@ -5,45 +5,37 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 
 # %% ../nbs/10_abgen.ipynb #6e428e76
 from __future__ import annotations
-import ast, json, os, re, string, sys, urllib.error, urllib.request
+import json, re, string, sys
 from dataclasses import dataclass, field
 from pathlib import Path
-import numpy as np
-import pandas as pd
-from .core import (DataError, data_dir, read_jsonl, read_json_records, write_json, write_jsonl, read_text)
+from .core import data_dir, read_jsonl, write_json
 from .llm import Request, msgs, parse_json
 from .flow import Flow
 from .judge import judge_result, score_schema
-from .report import Estimate, fmt, fmt_ci, fmt_est
+from .report import Estimate
 from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
 from .bench import load_limit, select_items
-from .data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
-from .tables import Table
 from .runs import rel
+from .abgen_data import (  # noqa: F401  (re-exported: `scibench.abgen.X` keeps every name it had)
+    ABGEN_GITHUB, ABGEN_INFERENCE_PROMPTS, ABGEN_PROMPTS, ABGEN_REPO, ABGEN_SPLITS, ALIASES, CRITERIA, FIELDS,
+    DataError, GENERATION_CONSTANT, HUMAN_CRITERIA, HUMAN_FIELDS, RELEASED_CONSTANTS, SKIP, TABLE2, TYPES, _FAILS,
+    _norm, _num, _paper2, _paper_split, _prompts, _protocol, canonical, download_abgen, download_abgen_prompts,
+    download_abgen_released, human_path, human_rows, load_human_eval, released_dir, released_generation_path,
+    released_generation_system, released_human_path, released_human_rows, released_prompts, released_prompts_path,
+    string_constants, table2_ours)
 
 # %% auto #0
-__all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'PROMPT_SETS', 'RELEASED_CONSTANTS', 'SCIBENCH_PROMPTS', 'PROTOCOLS',
-           'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'GENERATION_CONSTANT',
+__all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES',
            'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'GENERATE', 'JUDGE', 'run',
-           'HUMAN_FIELDS', 'ALIASES', 'SKIP', 'TABLE2', 'ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS',
-           'ABGEN_INFERENCE_PROMPTS', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen',
-           'context_text', 'generation_prompt', 'reference_text', 'released_prompts_path', 'string_constants',
-           'released_prompts', 'resolve_prompts', 'prompt_set', 'criterion_prompt', 'judge_user_prompt', 'judge_prompt',
-           'revision_prompt', 'released_generation_path', 'released_generation_system', 'authors_context',
+           'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen', 'context_text',
+           'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
+           'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'authors_context',
            'authors_generation_user', 'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup',
            'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
-           'protocol_notes', 'note_protocol', 'examples_of', 'setup_run', 'finalize', 'stub_reply', 'human_path',
-           'released_dir', 'load_human_eval', 'canonical', 'released_human_path', 'human_rows', 'released_human_rows',
-           'table2_ours', 'download_abgen', 'download_abgen_released', 'download_abgen_prompts', 'abgen_context',
+           'protocol_notes', 'note_protocol', 'examples_of', 'setup_run', 'finalize', 'stub_reply', 'abgen_context',
            'abgen_sections', 'abgen_scores', 'abgen_paper', 'judge_prompts_block']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
-FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
-          "ablation_study.module_name", "ablation_study.research_objective", "ablation_study.experiment_setup"]
-TYPES = {"example_id": (str, int), **{f: str for f in FIELDS[1:]}, "ablation_study.results": str}
-CRITERIA = ("importance", "faithfulness", "soundness", "overall")
-HUMAN_CRITERIA = ("importance", "faithfulness", "soundness")
-
 def split_path(split: str) -> Path:
     if split == "sample": return data_dir()/"samples"/"abgen"/"sample.jsonl"
     if split.startswith("user-"): return data_dir()/"abgen"/"user"/f"{split[5:]}.jsonl"
@@ -85,8 +77,6 @@ def reference_text(e: dict) -> str:
 
 # %% ../nbs/10_abgen.ipynb #64f7275d
 PROMPT_SETS = ("auto", "released", "scibench")
-RELEASED_CONSTANTS = {"importance": "IMPORTANCE_CRITERIA", "faithfulness": "FAITHFULNESS_CRITERIA",
-                      "soundness": "SOUNDNESS_CRITERIA", "overall": "OVERALL_CRITERIA"}
 
 _CLOSE = ('Explain your reasoning first. Then end with a separate sentence giving the score from 1 to 5 in the form '
           '"Therefore, the score is: X".')
@@ -155,35 +145,6 @@ Score it from 1 (weakest) to 5 (strongest):
 {_CLOSE}""",
 }
 
-# %% ../nbs/10_abgen.ipynb #74a66a64
-def released_prompts_path() -> Path: return data_dir()/"abgen"/"released"/"evaluation_prompt.py"
-
-def string_constants(path) -> dict[str, str]:
-    "Module-level `NAME = \"...\"` and `NAME = Template(\"...\")` of a Python file, read with `ast` (never imported or "
-    "run)."
-    p = Path(path)
-    try: tree = ast.parse(read_text(p), filename=str(p))
-    except SyntaxError as e: raise DataError(p, e.lineno, None, f"not Python source: {e.msg}") from None
-    out = {}
-    for node in tree.body:
-        one = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        if not one: continue
-        v = node.value
-        if isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords: v = v.args[0]
-        if isinstance(v, ast.Constant) and isinstance(v.value, str): out[node.targets[0].id] = v.value
-    return out
-
-def released_prompts(path=None) -> dict[str, str]:
-    "The authors' per-criterion judge prompts ($module templates) from their `evaluation_prompt.py`, read as data."
-    p = Path(path or released_prompts_path())
-    consts = string_constants(p)
-    out = {}
-    for c, name in RELEASED_CONSTANTS.items():
-        if name not in consts: raise DataError(p, None, name, f"string constant {name} (the {c} prompt) not found")
-        if "$module" not in consts[name]: raise DataError(p, None, name, "expected a template with $module")
-        out[c] = consts[name]
-    return out
-
 # %% ../nbs/10_abgen.ipynb #9b48ecc2
 def resolve_prompts(name: str) -> str:
     """`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without the file →
@@ -206,9 +167,14 @@ def criterion_prompt(e: dict, criterion: str, prompts: dict) -> str:
     "The system turn for `criterion`: the set's template with the module name put in."
     return string.Template(prompts[criterion]).safe_substitute(module=e["ablation_study"]["module_name"])
 
+def context_and_design(e: dict, design: str, design_head: str = "# Proposed Ablation Study",
+                       context_head: str = "# Research Context\n") -> str:
+    "The research context, then a design under its heading: what a judge's turn and a reviewer's (user study 1) share."
+    return f"{context_head}{context_text(e)}\n\n{design_head}\n{design}\n\n"
+
 def judge_user_prompt(e: dict, response: str) -> str:
     "The user turn (the released structure, with the method section that the released code leaves out)."
-    return (f"# Research Context\n{context_text(e)}\n\n# Proposed Ablation Study\n{response}\n\n"
+    return (context_and_design(e, response) +
             f"Evaluate the proposed ablation study with the scoring criteria, focusing on the module: "
             f"{e['ablation_study']['module_name']}.\n\n# Example Ablation Study (from the original paper, for "
             "reference)\n"
@@ -256,20 +222,11 @@ AUTHORS_DIFFERENCES = (
     "a structured score outside 1-5 is a judge failure (their code would keep it)")
 
 # %% ../nbs/10_abgen.ipynb #dbc704c7
-GENERATION_CONSTANT = "GENERATION_SYSTEM_PROMPT"
 SCIBENCH_GENERATION_SYSTEM = (   # our stand-in for their generation system prompt when the file is not downloaded
     "Design an ablation study of the named module or process from the research context. Start with a clear research "
     "objective, then describe the experimental setup in detail. Leave out results and conclusions: the design only.\n"
     "The response should be within 300 words. Present the response in plain text format only.")
 
-def released_generation_path() -> Path: return data_dir()/"abgen"/"released"/"inference_prompt.py"
-
-def released_generation_system(path=None) -> str:
-    "The authors' `GENERATION_SYSTEM_PROMPT` from their `inference_prompt.py`, read as data (never imported)."
-    p = Path(path or released_generation_path())
-    consts = string_constants(p)
-    if GENERATION_CONSTANT not in consts: raise DataError(p, None, GENERATION_CONSTANT, "string constant not found")
-    return consts[GENERATION_CONSTANT]
 
 # %% ../nbs/10_abgen.ipynb #b708ae8b
 def authors_context(e: dict, method: bool = False) -> str:
@@ -596,211 +553,6 @@ def stub_reply(body: dict) -> str:
     user = body["messages"][-1]["content"]
     key = next((k for mark, k in _JUDGE_MARKS.items() if mark in user), None)
     return filler(body) if key is None else json.dumps({key: "stub", "score": 3})
-
-# %% ../nbs/10_abgen.ipynb #2b30e123
-HUMAN_FIELDS = FIELDS + ["meta_id", "model_response"] + [f"{c}.score" for c in HUMAN_CRITERIA]
-
-def human_path(split="sample") -> Path:
-    if split == "sample": return data_dir()/"samples"/"abgen"/"human_evaluation.json"
-    return data_dir()/"abgen"/"human_evaluation.jsonl"   # written by `make data` from the hub split
-
-def released_dir() -> Path: return data_dir()/"abgen"/"released"
-
-def load_human_eval(path=None, split="sample", require_context=True) -> list[dict]:
-    "Human-evaluation rows (JSON list or JSON lines)."
-    p = Path(path or human_path(split))
-    if not p.exists(): raise FileNotFoundError(f"{p} not found: run `make data` to download AbGen's human evaluation")
-    req = HUMAN_FIELDS if require_context else ["meta_id"] + [f"{c}.score" for c in HUMAN_CRITERIA]
-    types = {**(TYPES if require_context else {}), "meta_id": str, "model_response": str}
-    rows = read_json_records(p, req, types=types, unique="meta_id", numbered=True)
-    for i, r in rows:
-        if "@" not in r["meta_id"]:
-            raise DataError(p, i, "meta_id", f"expected '<example_id>@<system>', got {r['meta_id']!r}")
-        for c in HUMAN_CRITERIA:
-            v = r[c]["score"]
-            if v is not None and (isinstance(v, (bool, dict, list)) or np.isnan(_num(v))):
-                raise DataError(p, i, f"{c}.score", f"expected a number (or null), got {type(v).__name__} {v!r}")
-    return [r for _, r in rows]
-
-def _num(v):
-    try: return float(v)
-    except (TypeError, ValueError): return np.nan
-
-# %% ../nbs/10_abgen.ipynb #6190bd5e
-ALIASES = {   # canonical (Table 2) name → other spellings: released file names, Table 8 versions, Tables 5/9 names
-    "GPT-4.1-mini": ["gpt-4.1-mini", "gpt-4.1-mini-2025-04-14"],
-    "GPT-4.1": ["gpt-4.1-2025-04-14"], "GPT-4o": ["gpt-4o-2024-08-06"], "o4-mini": ["o4-mini-2025-04-16"],
-    "Gemini-2.5-Flash": ["gemini-2.5-flash-preview-05-20", "Gemini-2.5-Flash-Preview"],
-    "Qwen3-32B": ["Qwen3-32B-AWQ"], "Qwen3-8B": [], "QwQ-32B": [], "Qwen2.5-32B": ["Qwen2.5-32B-Instruct"],
-    "Qwen3-235B-A22B": ["Qwen3-235B-A22B-fp8-tput", "Qwen3-235BA22B"],
-    "Llama-3.1-70B": ["Meta-Llama-3.1-70B-Instruct-FP8", "Meta-Llama-3.1-70B-Instruct", "Llama-3.1-70B-Instruct"],
-    "Llama-3.3-70B": ["Llama-3.3-70B-Instruct-FP8-dynamic", "Llama-3.3-70B-Instruct"],
-    "Llama-4-Maverick-17B": ["Llama-4-Maverick", "Llama-4-Maverick-17B-128E-Instruct-FP8",
-                             "Llama-4-Maverick-17B-Instruct"],
-    "Llama-4-Scout-17B": ["Llama-4-Scout", "Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout-17B-Instruct"],
-    "DeepSeek-R1-0528": ["deepseek-reasoner"], "DeepSeek-R1-0528-Qwen3-8B": ["DS-R1-0528-Qwen3-8B"],
-    "DeepSeek-V3": ["DeepSeek-V3-0324", "DeepSeekV3", "deepseek-chat"], "Phi-4": [], "Gemma-3-27b-it": [],
-    "Mistral-Small-3.1-24B": ["Mistral-Small-3.1-24B-Instruct-2503", "Mistral-Small-3.1"],
-    "Human Expert": ["human", "human_expert", "expert"], "Reference (orig)": ["reference", "original", "gold"],
-}
-def _norm(name: str) -> str: return re.sub(r"[^a-z0-9.]", "", str(name).split("/")[-1].lower())
-_CANON = {_norm(a): k for k, v in ALIASES.items() for a in [k, *v]}
-
-def canonical(name: str) -> str:
-    "The paper's (Table 2) name for any spelling of a model: a released file name, a served id, a Table 5/9 name."
-    return _CANON.get(_norm(name), name)
-
-# %% ../nbs/10_abgen.ipynb #bbdb5e4c
-SKIP = ("model", "split", "judge", "prompts", "protocol")   # shown in columns of their own
-_FAILS = "failures (imp/faith/sound/overall)"
-
-def _prompts(meta) -> str: return meta["config"].get("prompts", "legacy (one-line, before issue 10)")
-def _protocol(meta) -> str: return meta["config"].get("protocol", "scibench (before issue 18)")
-
-def released_human_path() -> Path|None:
-    ps = (released_dir()/"human_evaluation.json", human_path("human_evaluation"))
-    return next((p for p in ps if p.exists()), None)
-
-# %% ../nbs/10_abgen.ipynb #28434e0a
-def human_rows(human: list[dict]) -> list[dict]:
-    """Table 2's human half from human-evaluation rows: per system, mean [CI] per criterion and the mean of the three
-    (Avg.)."""
-    out = []
-    for s in sorted({r["meta_id"].rsplit("@", 1)[1] for r in human}):
-        mine = [r for r in human if r["meta_id"].rsplit("@", 1)[1] == s]
-        vals = {c: [_num(r[c]["score"]) for r in mine] for c in HUMAN_CRITERIA}
-        avg = [float(np.mean(v)) if not np.isnan(v).any() else None for v in zip(*vals.values())]
-        ests = {c: Estimate.of(c, [None if np.isnan(x) else x for x in v]) for c, v in vals.items()}
-        ests["overall"] = Estimate.of("avg", avg)
-        out.append(dict(system=canonical(s), n=len(mine),
-                        **{c: fmt_ci(e.value, e.lo, e.hi, 2, e.n) for c, e in ests.items()},
-                        failures="/".join(str(ests[c].failures) for c in HUMAN_CRITERIA) + "/–"))
-    return out
-
-def released_human_rows() -> list[dict]:
-    "Table 2's human half recomputed from the released human scores (when `make data` fetched them)."
-    hp = released_human_path()
-    if hp is None: return []
-    return [dict(source="released (recomputed)", evaluation="human", split="testmini", n=r["n"], system=r["system"],
-                 judge="human experts", protocol="–", prompts="–", run=rel(hp), settings="–",
-                 **{c: r[c] for c in CRITERIA}, **{_FAILS: r["failures"]})
-            for r in human_rows(load_human_eval(hp, require_context=False))]
-
-# %% ../nbs/10_abgen.ipynb #8d9287dd
-def table2_ours(r) -> list[dict]:
-    "A run's rows of Table 2: its judge scores, and under the authors' protocol their arithmetic (no score = 0)."
-    s = r.scores
-    row = dict(source="scibench", evaluation="LLM judge", n=r.meta["n"], protocol=_protocol(r.meta),
-               prompts=_prompts(r.meta), **{c: fmt_est(s[c]) for c in CRITERIA},
-               **{_FAILS: "/".join(str(s[c]["failures"]) for c in CRITERIA)})
-    if _protocol(r.meta) == "scibench" or not all("zeros_kept" in s[c] for c in CRITERIA): return [row]
-    return [row, {**row, "source": "scibench (their zeros kept)", **{c: fmt_est(s[c]["zeros_kept"]) for c in CRITERIA},
-                  _FAILS: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)}]
-
-# %% ../nbs/10_abgen.ipynb #2101315a
-def _paper_split(system: str, half: str) -> tuple[str, int]:
-    "Table 2: what each paper row was scored on (§4.1: Human Expert and Reference on 20 testmini examples)."
-    if system in ("Reference (orig)", "Human Expert"): return "testmini", 20
-    return ("test", 1000) if half == "judge" else ("testmini", 100)
-
-def _paper2(ref: pd.DataFrame) -> list[dict]:
-    "The paper's Table 2: each system's LLM-judge half and human half, as two rows."
-    rows = []
-    for _, r in ref.iterrows():
-        for half, cols in (("judge", [f"llm_{c}" for c in CRITERIA]),
-                           ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"])):
-            if pd.isna(r[cols]).all(): continue
-            split, n = _paper_split(r["system"], half)
-            j = half == "judge"
-            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n,
-                             system=r["system"],
-                             judge="GPT-4.1-mini" if j else "human experts", protocol="authors" if j else "–",
-                             prompts="released" if j else "–", run="paper", settings="paper",
-                             **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{_FAILS: "–"}))
-    return rows
-
-# %% ../nbs/10_abgen.ipynb #3cb2a4cb
-TABLE2 = Table(
-    "abgen_table2", "AbGen (Table 2): judge scores per system, mean [95% CI] (n = judged examples); failures = "
-    "responses without a score; the paper's rows: LLM judge on test (1000), human on testmini (100; Human Expert and "
-    "Reference: 20)",
-    ours=table2_ours, extra=released_human_rows, paper="abgen_table2", paper_rows=_paper2, skip=SKIP,
-    columns=["source", "evaluation", "split", "n", "system", "judge", "protocol", "prompts", "run", "settings",
-             *CRITERIA, _FAILS], rename={"overall": "overall (human: avg of 3)"})
-
-# %% ../nbs/10_abgen.ipynb #4f2cd8c6
-ABGEN_REPO = "yale-nlp/AbGen"
-ABGEN_SPLITS = ("validation", "test", "human_evaluation")
-ABGEN_GITHUB = "https://raw.githubusercontent.com/yale-nlp/AbGen/main/"
-
-def download_abgen(dest=None) -> list[Path]:
-    """All three AbGen splits from the HF hub (`yale-nlp/AbGen`) as `data/abgen/<split>.jsonl`; with a mirror, from the
-    dataset repository's copy there (its dataset card says which files make which split)."""
-    dest = Path(dest or data_dir()/"abgen")
-    try:
-        import datasets
-        ds = datasets.load_dataset(str(hf_snapshot(ABGEN_REPO)) if current_mirror() else ABGEN_REPO)
-    except Exception as e:
-        where = f"mirror {current_mirror()}" if current_mirror() else "the Hugging Face hub"
-        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where}: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)"
-                           ) from None
-    out = []
-    for split in ds:
-        p = dest/f"{split}.jsonl"; write_jsonl(p, list(ds[split])); out.append(p)
-    return out
-
-def download_abgen_released(dest=None, judges=None, base: str|None = None) -> list[Path]:
-    """AbGen's released human evaluation and per-judge outputs (GitHub `yale-nlp/AbGen`) into `data/abgen/released/`.
-    `base`: a mirror of the repository (else the active one); the judges' files are listed in a mirror folder, else
-    by GitHub's API."""
-    dest = Path(dest or data_dir()/"abgen"/"released")
-    with mirror(base):
-        out = [fetch_url(ABGEN_GITHUB + "human_evaluation.json", dest/"human_evaluation.json")]
-        sub = "meta_evaluation_outputs/processed_outputs"
-        d = mirror_dir(current_mirror())
-        if judges is None and d is not None:
-            judges = sorted(p.name for p in (d/sub).glob("*.json"))
-            if not judges: raise OfflineError(f"mirror {current_mirror()}: no judge outputs {sub}/*.json")
-        if judges is None:
-            api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
-            try:
-                with urllib.request.urlopen(api, timeout=60) as r:
-                    judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
-            except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
-        for j in judges:
-            out.append(fetch_url(ABGEN_GITHUB + f"{sub}/{j}", dest/"processed_outputs"/j))
-    return out
-
-# %% ../nbs/10_abgen.ipynb #10be6d98
-ABGEN_PROMPTS = "utils/evaluation_prompt.py"
-ABGEN_INFERENCE_PROMPTS = "utils/inference_prompt.py"
-
-def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
-    """AbGen's judge prompts (`utils/evaluation_prompt.py` of `yale-nlp/AbGen`) and generation prompt
-    (`utils/inference_prompt.py`) as `data/abgen/released/{evaluation,inference}_prompt.py`. `base`: a mirror of the
-    repository (else the active one). Checked by parsing their string constants (`released_prompts`,
-    `released_generation_system`), never imported or run; a missing or unexpected file keeps neither."""
-    dest = Path(dest or data_dir()/"abgen"/"released")
-    files = {ABGEN_PROMPTS: dest/"evaluation_prompt.py", ABGEN_INFERENCE_PROMPTS: dest/"inference_prompt.py"}
-    tmps = {src: p.with_name(p.name + ".new") for src, p in files.items()}
-    try:
-        with mirror(base):
-            m = current_mirror()
-            shown = {src: mirror_url(m, ABGEN_GITHUB + src) if m else ABGEN_GITHUB + src for src in files}
-            for src in files: fetch_url(ABGEN_GITHUB + src, tmps[src])
-        try: released_prompts(tmps[ABGEN_PROMPTS])
-        except DataError as e:
-            raise OfflineError(f"{shown[ABGEN_PROMPTS]} is not the expected prompt file ({e}); nothing kept") from None
-        try: ok = released_generation_system(tmps[ABGEN_INFERENCE_PROMPTS]).strip()
-        except DataError: ok = ""
-        if not ok:
-            raise OfflineError(f"{shown[ABGEN_INFERENCE_PROMPTS]} is not the expected prompt file (no string constant "
-                               "GENERATION_SYSTEM_PROMPT); nothing kept")
-        for src, p in files.items(): os.replace(tmps[src], p)
-    finally:
-        for t in tmps.values(): t.unlink(missing_ok=True)
-    return list(files.values())
 
 # %% ../nbs/10_abgen.ipynb #ab67c725
 from . import records as rv

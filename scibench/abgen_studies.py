@@ -19,8 +19,8 @@ from .bench import Command, ConfigError, param
 from .tables import Table, build
 from .runs import complete_runs, run_label, rel
 from .abgen import (ABGEN, HUMAN_CRITERIA, PROMPT_SETS, PROTOCOL_DEFAULTS, Setup, _num, _prompts, JUDGE,
-                            context_text, load_abgen, load_human_eval, prompt_set, resolve_prompts, revision_prompt,
-                            split_path)
+                            context_and_design, context_text, load_abgen, load_human_eval, prompt_set, resolve_prompts,
+                            revision_prompt, split_path)
 
 # %% auto #0
 __all__ = ['FEEDBACK_WORDS', 'FORM_COLUMNS', 'TABLE4', 'COMMANDS', 'SelectArgs', 'failure_cases', 'cases_path', 'export_form',
@@ -111,8 +111,9 @@ def import_form(form) -> tuple[list[dict], dict[str, str]]:
 def feedback_prompt(e: dict, design: str) -> str:
     "Simulated researcher feedback (labelled as such): the errors of Table 3, at most 50 words."
     return (f"You are an expert researcher reviewing an ablation study design that a language model wrote for the "
-            f"module '{e['ablation_study']['module_name']}'.\n\n{context_text(e)}\n\n## Ablation Study Design\n"
-            f"{design}\n\nIdentify its most important errors (misalignment with the research context, ambiguity or "
+            f"module '{e['ablation_study']['module_name']}'.\n\n" +
+            context_and_design(e, design, "## Ablation Study Design", context_head="") +
+            "Identify its most important errors (misalignment with the research context, ambiguity or "
             "steps that cannot be reproduced, a partial ablation or missing groups, an insignificant module, logical "
             f"gaps) and give constructive feedback for revising it, in at most {FEEDBACK_WORDS} words. Write only the "
             "feedback.")

@@ -15,7 +15,7 @@ from .bench import param
 from .runs import rel
 
 # %% auto #0
-__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'KAGGLE_URL', 'valid_id', 'normalize_id',
+__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TITLE_MEMO', 'KAGGLE_URL', 'valid_id', 'normalize_id',
            'id_candidates', 'norm_title', 'open_text', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex',
            'open_index', 'snapshot_path', 'default_index_path', 'index_for', 'download_snapshot', 'IndexArgs',
            'index_command', 'LookupArgs', 'lookup_command']
@@ -369,6 +369,8 @@ _STOP = set(
     "the and for with from into onto via using its are was were has have this that which of on in to a an by at as "
     "or".split()
 )
+TITLE_MEMO = 4096  # normalized titles whose hits an open index keeps (an FTS5 query ranks every match: ms each)
+
 
 # %% ../nbs/41_arxiv_index.ipynb #5f00262a
 class ArxivIndex:
@@ -387,6 +389,8 @@ class ArxivIndex:
                             "index SNAPSHOT`") from None
         if v != str(INDEX_VERSION):
             raise ValueError(f"{self.path}: index version {v}, expected {INDEX_VERSION}: rebuild it")
+        # the index is read-only: a title's hits are looked up once (a run lists the same famous papers many times)
+        self._titles = functools.lru_cache(maxsize=TITLE_MEMO)(self._title_records)
 
     @property
     def stats(self) -> dict:
@@ -420,13 +424,18 @@ class ArxivIndex:
         return json.loads(r[0]) if r else None
 
     def find_title(self, title: str | None, min_ratio: float = 0.9, limit: int = 20) -> list[dict]:
+        """The records whose normalized title is `title`'s, else those of the `limit` best FTS5 matches of its words
+        whose title is at least `min_ratio` similar, best first (each call: fresh dicts)."""
         nt = norm_title(title)
         if len(nt) < 4:
             return []
-        exact = [
-            json.loads(r[0])
-            for r in self.con.execute("SELECT record FROM papers WHERE norm_title = ? LIMIT ?", (nt, limit))
-        ]
+        return [json.loads(r) for r in self._titles(nt, min_ratio, limit)]
+
+    def _title_records(self, nt: str, min_ratio: float, limit: int) -> tuple:
+        "`find_title` of a normalized title, as record JSON (memoized per index: `TITLE_MEMO`)."
+        exact = tuple(
+            r[0] for r in self.con.execute("SELECT record FROM papers WHERE norm_title = ? LIMIT ?", (nt, limit))
+        )
         if exact:
             return exact
         toks = [t for t in dict.fromkeys(nt.split()) if len(t) > 2 and t not in _STOP] or nt.split()
@@ -438,14 +447,10 @@ class ArxivIndex:
                 (q, limit),
             ).fetchall()
         except sqlite3.OperationalError:
-            return []
+            return ()
         sm = [(difflib.SequenceMatcher(None, nt, t), r) for r, t in rows]  # the quick ratios bound the ratio from above
-        scored = [
-            (m.ratio(), json.loads(r))
-            for m, r in sm
-            if m.real_quick_ratio() >= min_ratio and m.quick_ratio() >= min_ratio
-        ]
-        return [r for s, r in sorted(scored, key=lambda x: -x[0]) if s >= min_ratio]
+        scored = [(m.ratio(), r) for m, r in sm if m.real_quick_ratio() >= min_ratio and m.quick_ratio() >= min_ratio]
+        return tuple(r for s, r in sorted(scored, key=lambda x: -x[0]) if s >= min_ratio)
 
     def close(self):
         self.con.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from .core import DataError, data_dir, read_json, read_jsonl, read_text, write_json, write_jsonl, write_text
 from .llm import Request, msgs, parse_json, pipeline, pipeline_window
+from .flow import aflow, run_stages
 from .judge import choice_schema, parse_choice, judge_request, judge_result
 from .metrics import mean_ci, bootstrap_ci
 from .retrieval import embed_cached, dedup, Index, tokenize
@@ -24,27 +25,27 @@ from .autobench_stub import stub_reply
 from .autobench_review import CONTROL, MAIN, human_correctness, review_csv
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'LEVEL_DEF', 'TYPE_INSTR', 'CALIBRATION_INSTR', 'GRADES', 'SUPPORT_SHARE', 'NOT_MCQ',
-           'BANDS', 'ABLATIONS', 'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS',
+__all__ = ['LEVELS', 'TYPES', 'STAGES', 'LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR', 'GRADES', 'GRADE',
+           'EVALUATE', 'SUPPORT_SHARE', 'CORRECTNESS', 'ANSWERABILITY', 'NOT_MCQ', 'AMBIGUITY', 'BANDS', 'CALIBRATE',
+           'ABLATIONS', 'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS',
            'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'FILTER_NOTE', 'GENERATOR_NOTE', 'CHECKS',
            'BENCH_KEYS', 'CONTROL_EVAL', 'BENCH_FIELDS', 'BENCH_TYPES', 'THRESHOLDS', 'MAIN_TABLE', 'STAGES_TABLE',
            'ABLATION_COLUMNS', 'ABLATION_TABLE', 'DISTRIBUTION_TABLE', 'EVAL_TABLE', 'TABLES', 'COMMANDS', 'ARXIV_IDS',
            'RECORD', 'PAPER', 'FLOW', 'AUTOBENCH', 'split_dir', 'load_split', 'kp_schema', 'shown_ids',
            'extraction_prompt', 'validate_point', 'merge_points', 'extraction_request', 'extraction_record',
-           'number_points', 'aextract', 'select_points', 'Retriever', 'numeric_distractors', 'make_options',
+           'number_points', 'extracting', 'select_points', 'Retriever', 'numeric_distractors', 'make_options',
            'question_schema', 'generation_prompt', 'build_question', 'generation_jobs', 'generation_request',
-           'question_record', 'agenerate', 'question_text', 'choices', 'solve_prompt', 'calibration_prompt',
+           'question_record', 'generating', 'question_text', 'choices', 'solve_prompt', 'calibration_prompt',
            'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result',
-           'grade_request', 'grade_result', 'asolve', 'answerability_schema', 'answerability_prompt', 'content_words',
-           'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'acheck_correctness',
-           'answerability_request', 'answerability_result', 'acheck_answerability', 'ambiguity_request',
-           'ambiguity_result', 'acheck_ambiguity', 'apply_filters', 'parse_solver', 'difficulty', 'parse_balance',
-           'balance_bands', 'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination',
-           'discrimination_ci', 'acalibrate', 'calibration_row', 'set_metrics', 'load_control_set', 'AutoBenchConfig',
-           'protocol_notes', 'note_protocol', 'ControlSetMissing', 'run', 'data_files', 'load_benchmark',
-           'is_control_file', 'load_eval_questions', 'evaluate', 'thresholds_note', 'figure_survival',
-           'latest_benchmark', 'EvalArgs', 'IngestArgs', 'eval_command', 'ingest_command', 'download_arxiv',
-           'record_sections', 'record_scores', 'paper_numbers', 'stages_block']
+           'grade_request', 'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt',
+           'content_words', 'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result',
+           'answerability_request', 'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters',
+           'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
+           'item_discrimination', 'discrimination', 'discrimination_ci', 'acheck', 'calibration_row', 'set_metrics',
+           'load_control_set', 'AutoBenchConfig', 'protocol_notes', 'note_protocol', 'ControlSetMissing', 'run',
+           'data_files', 'load_benchmark', 'is_control_file', 'load_eval_questions', 'evaluate', 'thresholds_note',
+           'figure_survival', 'latest_benchmark', 'EvalArgs', 'IngestArgs', 'eval_command', 'ingest_command',
+           'download_arxiv', 'record_sections', 'record_scores', 'paper_numbers', 'stages_block']
 
 # %% ../nbs/30_autobench.ipynb #361be90f
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -201,16 +202,24 @@ def number_points(merged: list[dict], start: int = 0) -> list[dict]:
     for i, m in enumerate(merged, start): m["kp_id"] = f"{m['paper_id']}#k{i}"
     return merged
 
-async def aextract(llm, paper: dict, cfg) -> tuple[list[dict], list[dict]]:
-    """One paper's extraction, every window at once → (one record per window, the valid knowledge points, not yet
-    merged)."""
-    ws = paper_windows(paper, cfg.window_size, cfg.window_stride, cfg.max_windows)
-    res = await asyncio.gather(*(llm.acall(extraction_request(paper, w, cfg.points_per_window, cfg.extract_max_tokens,
-                                                              cfg.extract_context_chars)) for w in ws))
-    recs, pts = [], []
-    for k, (w, r) in enumerate(zip(ws, res)):
-        rec, ps = extraction_record(paper, k, w, r); recs.append(rec); pts += ps
-    return recs, pts
+def extracting(paper: dict) -> dict:
+    "The state of one paper before `EXTRACT`: its window records and valid points fill in."
+    return dict(item=paper, extraction=[], points=[])
+
+def _extract_request(s: dict, cfg) -> dict:
+    "Every window of the paper at once: {window number: its `extraction_request`}."
+    p = s["item"]
+    s["windows"] = paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)
+    return {k: extraction_request(p, w, cfg.points_per_window, cfg.extract_max_tokens, cfg.extract_context_chars)
+            for k, w in enumerate(s["windows"])}
+
+def _extracted(s: dict, answers: dict, cfg) -> None:
+    "Each window's answer → its record (`s['extraction']`) and its valid points (`s['points']`, not yet merged)."
+    for k, w in enumerate(s["windows"]):
+        rec, ps = extraction_record(s["item"], k, w, answers[k]); s["extraction"].append(rec); s["points"] += ps
+
+EXTRACT = Stage("extract", "model", "knowledge points of every extraction window of every paper", _extract_request,
+                _extracted)
 
 # %% ../nbs/30_autobench.ipynb #edc0bea0
 def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
@@ -408,11 +417,22 @@ def question_record(kp: dict, qtype: str, ctx: list[dict], r: dict, paper: dict,
     if fail: rec["raw"] = r["text"]
     return rec
 
-async def agenerate(llm, paper: dict, job, max_tokens: int = 300, variant: str = "full") -> dict:
-    "The question of one `generation_jobs` job `(point, type, context)`: its record (a generation failure is one too)."
-    kp, t, ctx = job
-    r = await llm.acall(generation_request(paper, kp, ctx, t, max_tokens))
-    return question_record(kp, t, ctx, r, paper, variant)
+def generating(paper: dict, job, variant: str = "full") -> dict:
+    "The state of one `generation_jobs` job `(point, type, context)` before `GENERATE` (which adds its question `q`)."
+    return dict(paper=paper, job=job, variant=variant)
+
+def _generate_request(s: dict, cfg) -> Request:
+    kp, t, ctx = s["job"]
+    return generation_request(s["paper"], kp, ctx, t, cfg.generate_max_tokens)
+
+def _generated(s: dict, r: dict, cfg) -> None:
+    "The question record of the job (a generation failure is one too)."
+    kp, t, ctx = s["job"]
+    s["q"] = question_record(kp, t, ctx, r, s["paper"], s["variant"])
+
+GENERATE = Stage("generate", "model",
+                 "one question per selected knowledge point (again without retrieval with ablate_retrieval)",
+                 _generate_request, _generated)
 
 # %% ../nbs/30_autobench.ipynb #13f827bc
 def question_text(q: dict) -> str:
@@ -519,14 +539,32 @@ def grade_result(x: dict, r: dict) -> dict:
                 failure=f"grader: {j['failure']}" if j["failure"] else None)
 
 # %% ../nbs/30_autobench.ipynb #73ee7993
-async def asolve(llm, q: dict, paper: dict|None = None, context: str = "none", judge=None, max_tokens: int = 120,
-                 stage: str = "evaluate") -> dict:
-    """One question inside a `pipeline` → `{response, correct (bool|None), failure}`: answer it, then (a short answer)
-    grade it as soon as the answer arrives. Stage `calibrate` asks for the answer only (`calibration_prompt`)."""
-    x = solve_result(q, await llm.acall(solve_request(q, context, paper, max_tokens, stage)))
-    if q["type"] != "short" or x["failure"] is not None: return x
-    if judge is None: raise ValueError("short-answer questions need a judge")
-    return grade_result(x, await judge.acall(grade_request(q, x["response"], max_tokens)))
+def solving(q: dict, paper: dict|None = None, context: str = "none", max_tokens: int = 120) -> dict:
+    "The state of one question to answer (or check): the question, its paper, what the solver reads, the cap."
+    return dict(q=q, paper=paper, context=context, max_tokens=max_tokens)
+
+def _solve_request(stage: str):
+    return lambda s, setup: solve_request(s["q"], s["context"], s["paper"], s["max_tokens"], stage)
+
+def _solved(s: dict, r: dict, setup) -> None: s["x"] = solve_result(s["q"], r)
+
+def _grade_request(s: dict, setup) -> Request|None:
+    "A short answer's grading request; none for another type or a failed answer."
+    q, x = s["q"], s["x"]
+    return grade_request(q, x["response"], s["max_tokens"]) if q["type"] == "short" and x["failure"] is None else None
+
+def _graded(s: dict, r: dict, setup) -> None: s["x"] = grade_result(s["x"], r)
+
+GRADE = Stage("grade", "judge",
+              "the judge grades every short answer (of the correctness check, calibration and evaluation)",
+              _grade_request, _graded)
+
+def solve_stages(name: str, role: str, doc: str) -> list[Stage]:
+    """Stage `name` (its tag; `calibrate` asks with `calibration_prompt`), then `GRADE`: a question's `x` =
+    `{response, correct (bool|None), failure}`."""
+    return [Stage(name, role, doc, _solve_request(name), _solved), GRADE]
+
+EVALUATE = solve_stages("evaluate", "evaluate_models", "each evaluated model answers the kept questions")
 
 # %% ../nbs/30_autobench.ipynb #4621b695
 def answerability_schema(ids=None) -> dict:
@@ -573,14 +611,13 @@ def ambiguity_prompt(q: dict) -> str:
 
 # %% ../nbs/30_autobench.ipynb #80b7bb7a
 def correctness_result(q: dict, x: dict) -> dict:
-    "The correctness check's verdict from the solver's scored answer `x` (`asolve`)."
+    "The correctness check's verdict from the solver's scored answer `x` (`CORRECTNESS`)."
     return dict(passed=x["correct"] is True, verified=x["correct"] is not None, response=x["response"],
                 reason=(f"unverified: {x['failure']}" if x["correct"] is None else "solver agrees" if x["correct"] else
                         f"solver answered {x['response']!r}, key {q['answer']!r}"))
 
-async def acheck_correctness(solver, q: dict, paper: dict, judge=None, max_tokens: int = 120) -> dict:
-    "The correctness check of one question: the solver answers with the evidence paragraphs (stage `correctness`)."
-    return correctness_result(q, await asolve(solver, q, paper, "evidence", judge, max_tokens, "correctness"))
+CORRECTNESS = solve_stages("correctness", "solver",
+                           "the filter solver answers every generated and control question with its evidence")
 
 def answerability_request(q: dict, paper: dict, max_tokens: int = 120) -> Request:
     return Request(msgs(answerability_prompt(q, paper)), max_tokens=max_tokens,
@@ -595,10 +632,12 @@ def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPO
     ok, why = supports(q, cited, paper, share_min)
     return dict(passed=ok, verified=True, cited=[str(c) for c in cited], reason=why)
 
-async def acheck_answerability(judge, q: dict, paper: dict, max_tokens: int = 120,
-                               share_min: float = SUPPORT_SHARE) -> dict:
-    "The answerability check of one question: the judge cites the paragraphs that answer it (stage `answerability`)."
-    return answerability_result(q, await judge.acall(answerability_request(q, paper, max_tokens)), paper, share_min)
+def _answerable(s: dict, r: dict, cfg) -> None:
+    s["check"] = answerability_result(s["q"], r, s["paper"], cfg.support_share)
+
+ANSWERABILITY = Stage("answerability", "judge",
+                      "the judge cites the paragraphs of the whole paper that answer each question",
+                      lambda s, cfg: answerability_request(s["q"], s["paper"], s["max_tokens"]), _answerable)
 
 NOT_MCQ = dict(passed=True, verified=True, applicable=False, reason="not multiple choice")
 
@@ -618,10 +657,15 @@ def ambiguity_result(q: dict, r: dict) -> dict:
            + (", not the key" if len(co) == 1 and co != [key] else ""))
     return dict(passed=co == [key], verified=True, applicable=True, correct_options=co, reason=why)
 
-async def acheck_ambiguity(judge, q: dict, max_tokens: int = 80) -> dict:
-    "The ambiguity check of one question (stage `ambiguity`): multiple choice only, else not applicable and no call."
-    if q["type"] != "mcq": return dict(NOT_MCQ)
-    return ambiguity_result(q, await judge.acall(ambiguity_request(q, max_tokens)))
+def _ambiguity_request(s: dict, cfg) -> Request|None:
+    "Multiple choice only: another type is not applicable (`NOT_MCQ`) and makes no call."
+    if s["q"]["type"] != "mcq": s["check"] = dict(NOT_MCQ); return None
+    return ambiguity_request(s["q"], s["max_tokens"])
+
+def _unambiguous(s: dict, r: dict, cfg) -> None: s["check"] = ambiguity_result(s["q"], r)
+
+AMBIGUITY = Stage("ambiguity", "judge", "the judge lists every correct option of each multiple-choice question",
+                  _ambiguity_request, _unambiguous)
 
 # %% ../nbs/30_autobench.ipynb #a74db94c
 def _uniqueness(questions: list[dict], alive: list[int], threshold: float, emb) -> set:
@@ -756,15 +800,22 @@ def discrimination_ci(C, n_resamples: int = 1000, seed: int = 0) -> tuple[float,
     return mean_ci(item_discrimination(C), n_resamples, seed)
 
 # %% ../nbs/30_autobench.ipynb #b13f1ecc
-async def acalibrate(solvers: list[tuple[str, object, str]], q: dict, paper: dict|None, judge=None,
-                     max_tokens: int = 120) -> list[dict]:
-    """One question inside a `pipeline`: the answer of every solver `(entry, LLM, context)` at once
-    (`calibration_prompt`), in order."""
-    return list(await asyncio.gather(*(asolve(llm, q, paper, c, judge, max_tokens, "calibrate")
-                                       for _, llm, c in solvers)))
+CALIBRATE = solve_stages("calibrate", "solvers", "every calibration solver answers each question (answer only)")
+
+async def acheck(q: dict, paper: dict, llms: dict, cfg, solvers=()) -> tuple[dict, list[dict]]:
+    """({check: verdict}, [each solver's calibration answer]) of one generated question: its three checks and every
+    solver's answer `(entry, LLM, context)` sent at once (one `aflow` each; `llms`: {role: LLM})."""
+    mt = cfg.check_max_tokens
+    c, a, m = solving(q, paper, "evidence", mt), solving(q, paper, max_tokens=mt), solving(q, paper, max_tokens=mt)
+    cal = [solving(q, paper, ctx_, mt) for _, _, ctx_ in solvers]
+    await asyncio.gather(aflow(CORRECTNESS, c, llms, cfg), aflow([ANSWERABILITY], a, llms, cfg),
+                         aflow([AMBIGUITY], m, llms, cfg),
+                         *(aflow(CALIBRATE, s, {**llms, "solvers": llm}, cfg) for s, (_, llm, _) in zip(cal, solvers)))
+    return (dict(correctness=correctness_result(q, c["x"]), answerability=a["check"], ambiguity=m["check"]),
+            [s["x"] for s in cal])
 
 def calibration_row(solvers, res: list[dict]) -> tuple[np.ndarray, dict]:
-    "(the question's row of the correctness matrix, its answers by solver) from `acalibrate`'s results."
+    "(the question's row of the correctness matrix, its answers by solver) from `acheck`'s answers."
     row = np.array([np.nan if r["correct"] is None else float(r["correct"]) for r in res])
     return row, {s: r for s, r in zip(solvers, res)}
 
@@ -1085,13 +1136,14 @@ def _validate(cfg) -> None:
 CHECKS = ("correctness", "answerability", "ambiguity")   # the stages with model calls (uniqueness compares embeddings)
 
 class _Flow:
-    """The run's model calls as one `pipeline` over the papers (then the control questions): a paper's windows are
-    extracted at once (`aextract`); its questions are generated (`agenerate`) as soon as its points are merged; each
-    question's three checks and every calibration answer go out as soon as it is generated (the checks do not gate
-    each other: every generated question gets every check, so that each ablation row has its numbers); a short answer
-    is graded as soon as it arrives (`asolve`). The one ordering across papers: question types run round robin and
-    point ids count over all papers in order, so a paper's questions wait for the earlier papers' point counts (their
-    extraction), not for their questions. `window` bounds the questions in flight (their prompts: flat memory).
+    """The run's model calls as one `pipeline` over the papers (then the control questions), each stage's calls those
+    of its declaration (`scibench.flow.aflow`): a paper's windows are extracted at once (`EXTRACT`); its questions are
+    generated (`GENERATE`) as soon as its points are merged; each question's three checks and every calibration answer
+    go out as soon as it is generated (`acheck`: the checks do not gate each other: every generated question gets every
+    check, so that each ablation row has its numbers); a short answer is graded as soon as it arrives. The one
+    ordering across papers: question types run round robin and point ids count over all papers in order, so a
+    paper's questions wait for the earlier papers' point counts (their extraction), not for their questions.
+    `window` bounds the questions in flight (their prompts: flat memory).
     Planning (the counting stub): retrieval by BM25 alone and no merging, so no embedding model (the stub's points
     never merge)."""
     def __init__(self, cfg, ctx, papers_l: list[dict], related: list[dict]):
@@ -1101,6 +1153,7 @@ class _Flow:
         self.solver_name, self.solvers_l, self.cal_note = _solvers(cfg)
         self.gen, self.judge, self.solver = ctx.llm("model"), ctx.llm("judge"), ctx.llm("solver", self.solver_name)
         self.sl = [(s, ctx.llm("solvers", parse_solver(s)[0]), parse_solver(s)[1]) for s in self.solvers_l]
+        self.roles = dict(model=self.gen, judge=self.judge, solver=self.solver)
         self.llms = {"extract, generate": self.gen, "checks: judge": self.judge, "checks: correctness": self.solver,
                      **{f"calibrate {s}": llm for s, llm, _ in self.sl}}
         self.window = pipeline_window(self.llms.values())   # None in batch mode: whole stages per batch
@@ -1126,7 +1179,8 @@ class _Flow:
 
     async def paper(self, k: int) -> dict:
         cfg, p = self.cfg, self.papers_l[k]
-        recs, pts = await aextract(self.gen, p, cfg)
+        s = await aflow([EXTRACT], extracting(p), self.roles, cfg)
+        recs, pts = s["extraction"], s["points"]
         emb = np.eye(len(pts)) if self.planning else None
         merged = await self._cpu(merge_points, pts, cfg.merge_threshold, emb)
         chosen = select_points(merged, cfg.points_per_paper)
@@ -1145,20 +1199,17 @@ class _Flow:
 
     async def question(self, paper: dict, job, variant: str):
         async with self.qsem:
-            return await self.checked(await agenerate(self.gen, paper, job, self.cfg.generate_max_tokens, variant))
+            s = await aflow([GENERATE], generating(paper, job, variant), self.roles, self.cfg)
+            return await self.checked(s["q"])
 
     async def checked(self, q: dict):
         """(question, {check: verdict}, calibration row, calibration answers); a generation failure gets no check and no
         answer."""
         if q.get("generation_failure") is not None:
             return q, {st: None for st in CHECKS}, np.full(len(self.solvers_l), np.nan), {}
-        paper, mt, judge = self.papers[q["paper_id"]], self.cfg.check_max_tokens, self.judge
-        *ch, cal = await asyncio.gather(acheck_correctness(self.solver, q, paper, judge, mt),
-                                        acheck_answerability(judge, q, paper, mt, self.cfg.support_share),
-                                        acheck_ambiguity(judge, q, mt),
-                                        acalibrate(self.sl, q, paper, judge, mt))
+        ch, cal = await acheck(q, self.papers[q["paper_id"]], self.roles, self.cfg, self.sl)
         row, answers = calibration_row(self.solvers_l, cal)
-        return q, dict(zip(CHECKS, ch)), row, answers
+        return q, ch, row, answers
 
 # %% ../nbs/30_autobench.ipynb #a611d1e2
 def _failure(q: dict, checks: dict, answers: dict) -> str|None:
@@ -1440,9 +1491,8 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
     out = Path(out)
     if judge is None and any(q["type"] == "short" for q in questions):
         raise ValueError("short-answer questions need a judge")
-    desc = f"evaluate {llm.spec.name}"
-    res = pipeline(questions, lambda q: asolve(llm, q, (papers or {}).get(q["paper_id"]), context, judge, max_tokens),
-                   {desc: llm, f"{desc}: grade short answers": judge})
+    states = [solving(q, (papers or {}).get(q["paper_id"]), context, max_tokens) for q in questions]
+    res = [s["x"] for s in run_stages(EVALUATE, states, dict(evaluate_models=llm, judge=judge), start=lambda s: s)]
     # r: response, correct, failure
     recs = [dict(id=q["qid"], qid=q["qid"], type=q["type"], level=q["level"], difficulty=q.get("difficulty"), **r)
             for q, r in zip(questions, res)]
@@ -1801,17 +1851,7 @@ RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda 
 PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs",
               "authors not named in the source text (ACL 2025)", year="2025", venue="ACL 2025",
               key="autobench2025")  # the text prints "Conference: ACL 2025", no authors, no arXiv id
-FLOW = [Stage("extract", "model", "knowledge points of every extraction window of every paper"),
-        Stage("generate", "model",
-              "one question per selected knowledge point (again without retrieval with ablate_retrieval)"),
-        Stage("correctness", "solver",
-              "the filter solver answers every generated and control question with its evidence"),
-        Stage("answerability", "judge", "the judge cites the paragraphs of the whole paper that answer each question"),
-        Stage("ambiguity", "judge", "the judge lists every correct option of each multiple-choice question"),
-        Stage("calibrate", "solvers", "every calibration solver answers each question (answer only)"),
-        Stage("evaluate", "evaluate_models", "each evaluated model answers the kept questions"),
-        Stage("grade", "judge",
-              "the judge grades every short answer (of the correctness check, calibration and evaluation)")]
+FLOW = [EXTRACT, GENERATE, CORRECTNESS[0], ANSWERABILITY, AMBIGUITY, CALIBRATE[0], EVALUATE[0], GRADE]
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=_validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,

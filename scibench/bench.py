@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 # %% auto #0
-__all__ = ['MODULES', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name', 'make_config',
-           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles', 'load_limit',
-           'select_items', 'register', 'benchmarks', 'get_benchmark', 'describe']
+__all__ = ['MODULES', 'COMPANIONS', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name',
+           'make_config', 'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles',
+           'load_limit', 'select_items', 'register', 'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
@@ -406,6 +406,17 @@ MODULES = (
     "scibench.autobench",
     "scibench.arxivbench",
 )
+COMPANIONS = {
+    "abgen_data": "abgen",
+    "abgen_studies": "abgen",
+    "paperbench": "rubrics",
+    "rubrics_views": "rubrics",
+    "rubrics_cli": "rubrics",
+    "autobench_review": "autobench",
+    "autobench_stub": "autobench",
+    "arxivbench_extract": "arxivbench",
+    "arxivbench_labels": "arxivbench",
+}
 REGISTRY: dict[str, Benchmark] = {}
 
 

@@ -121,6 +121,14 @@ def _run_options(p, requests: bool = True) -> None:
         metavar="X",
         help="above this share of failed items the run is partial (default 0.1)",
     )
+    o.add_argument(
+        "--epochs",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run every item K times (1 to 1000; epoch e shifts each request's seed): the headline is the mean "
+        "over epochs with a 95%% CI over them; every epoch's files kept (epochs/<e>/) (default 1)",
+    )
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
 
 
@@ -362,6 +370,7 @@ def _run(argv) -> int:
         dry_run=a.dry_run,
         refresh=a.refresh,
         max_failure_share=a.max_failure_share,
+        epochs=a.epochs,
         batch=a.batch,
         notebook=not a.no_notebook,
         requests=a.requests,
@@ -396,7 +405,7 @@ def _run_all(argv) -> int:
     from scibench.run import RunOptions, execute_all, summary_all_text
 
     params, endpoints, a = parse_run_all(argv)
-    o = RunOptions(a.dry_run, a.refresh, a.max_failure_share, not a.no_notebook, batch=a.batch)
+    o = RunOptions(a.dry_run, a.refresh, a.max_failure_share, not a.no_notebook, batch=a.batch, epochs=a.epochs)
     res = execute_all(params, endpoints, o)
     if a.dry_run:
         print(plan_all_text(res))

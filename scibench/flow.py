@@ -25,7 +25,9 @@ async def astage(stage, state: dict, llms, setup) -> None:
     if not reqs:
         return
     llm = llms[stage.role]
-    if isinstance(reqs, Request):
+    if callable(reqs):
+        answers = await reqs(llm)
+    elif isinstance(reqs, Request):
         answers = await llm.acall(_tag(reqs, stage))
     else:
         keys = list(reqs)

@@ -264,10 +264,27 @@ _REG_LAST = [-1e9]
 _SECRETS_MEMO: dict = {}
 
 
+_ENV_KEYS: dict = {}  # key variable names → their encoded forms, as keys of `os.environ`'s own mapping
+
+
+def _env_values(names: tuple) -> tuple:
+    """The values of the variables `names` now, read from `os.environ`'s own mapping (`os.environ.get` encodes each
+    name first: ≈4 µs a name, and this runs for every answer)."""
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        return tuple(os.environ.get(v) for v in names)
+    enc = _ENV_KEYS.get(names)
+    if enc is None:
+        if len(_ENV_KEYS) > 64:
+            _ENV_KEYS.clear()
+        enc = _ENV_KEYS[names] = tuple(map(os.environ.encodekey, names))
+    return tuple(map(data.get, enc))
+
+
 def _secret_values() -> list:
     "(value, label) of every key and URL credential in use, longest first (recomputed when one of them changes)."
-    names = sorted(_registry_key_vars())
-    sig = (tuple((v, os.environ.get(v)) for v in names), len(_URL_SECRETS))
+    names = tuple(sorted(_registry_key_vars()))
+    sig = (names, _env_values(names), len(_URL_SECRETS))
     if sig not in _SECRETS_MEMO:
         found = {os.environ.get(v): f"${v}" for v in names}
         found.update({k: v for k, v in list(_URL_SECRETS.items()) if k not in found})
@@ -937,7 +954,10 @@ class _Wire:
         ssl = tls_context() if self.https else True  # certifi's roots, as the openai client's httpx stack used them
         # no connection limit of its own: our semaphore is the limit, so no request waits in a pool (queue time)
         conn = aiohttp.TCPConnector(limit=0, keepalive_timeout=30, ssl=ssl)
-        self.session = aiohttp.ClientSession(connector=conn, headers=self.headers, timeout=self.timeout)
+        # no cookie jar: the API is keyed, and a Set-Cookie (a CDN's) is ignored: no cookie filtering per call
+        self.session = aiohttp.ClientSession(
+            connector=conn, headers=self.headers, timeout=self.timeout, cookie_jar=aiohttp.DummyCookieJar()
+        )
         return self.session
 
     async def send(self, url, body: bytes | None = None) -> tuple:
@@ -1067,6 +1087,9 @@ class BatchOptions:
     batch_max_bytes: int = BATCH_MAX_BYTES
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # = json.dumps(x, ensure_ascii=False), built once
+
+
 class LLM:
     "Async OpenAI-compatible client with cache, bounded concurrency, retries and failure records."
 
@@ -1172,7 +1195,7 @@ class LLM:
 
     async def _one(self, client, sem, req: Request) -> dict:
         kw = self._body(req)
-        body = json.dumps(kw, ensure_ascii=False).encode()
+        body = _ENCODE(kw).encode()
         async with sem:  # the timeout and the latency are the server's: counted from here, after our queue
             ad = getattr(sem, "scibench_adapt", None)
             k = ad.sent() if ad is not None else 0
@@ -1514,8 +1537,8 @@ async def _ask(self: "LLM", lv: _Live, key: str, req: Request) -> dict:
         if self.learns_slots:
             lv.probe = asyncio.ensure_future(_fit_slots(self, lv))
     try:
-        if lv.probe is not None:
-            await asyncio.shield(lv.probe)
+        if lv.probe is not None:  # learning the slot count: wait for it (once it is known, no wait per request)
+            await asyncio.shield(lv.probe) if not lv.probe.done() else lv.probe.result()
         res = await self._one(lv.client, lv.sem, req)
     except BaseException:
         if owner is not None:
@@ -1605,6 +1628,9 @@ def _ask_server(spec: ModelSpec, get) -> tuple:
         return None, f"no answer from {public_url(spec.base_url)}"
     if r.status_code == 200 and _llama_props(_json_or_none(r)):
         return "llama", "llama.cpp (/props)"
+    r = get(root + "/openapi.json")  # llama-cpp-python's server: no /props, and /models may wait behind its queue
+    if r is not None and r.status_code == 200 and "llama.cpp Python API" in str((_json_or_none(r) or {}).get("info")):
+        return "llama", "llama-cpp-python (/openapi.json)"
     r = get(spec.base_url.rstrip("/") + "/models")
     found = _mode_of_models(_json_or_none(r)) if r is not None and r.status_code == 200 else None
     if found:
@@ -1645,16 +1671,20 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
     t = min(timeout, spec.timeout)
 
     def get(url, body=None):
+        "A GET of the server's info (`timeout`), or a one-token probe (the spec's timeout: it may wait in a queue)."
         try:
             if body is None:
                 return httpx.get(url, timeout=t, headers=headers, verify=tls_context())
-            return httpx.post(url, timeout=t, headers=headers, json=body, verify=tls_context())
+            return httpx.post(url, timeout=spec.timeout, headers=headers, json=body, verify=tls_context())
         except Exception:
             return None
 
     mode, how = _ask_server(spec, get)
     if mode is None:
-        return "none", f"not detected ({how}): answers are read as text"
+        why = f"not detected ({how}): answers are read as text"
+        print(f"warning: model '{spec.name}': structured output {why}; pass --structured (or the role's "
+              "--<role>-structured) if the server follows a response_format", file=sys.stderr, flush=True)
+        return "none", why
     _MODES[scope] = (mode, how)
     print(f"note: model '{spec.name}': structured output {mode}, detected from {how}", file=sys.stderr, flush=True)
     return mode, how

@@ -44,11 +44,16 @@ def system_level(H, M, corr: str = "pearson") -> float:
         return correlation(np.nanmean(H, 0), np.nanmean(M, 0), corr)
 
 
+def _row_corrs(H, M, corr: str) -> np.ndarray:
+    "Each row's correlation across systems; NaN for a row with a missing score (or a constant one)."
+    rs = [correlation(h, m, corr) if not (np.isnan(h).any() or np.isnan(m).any()) else np.nan for h, m in zip(H, M)]
+    return np.array(rs, float)
+
+
 def instance_level_detail(H, M, corr: str = "pearson") -> tuple[float, int, int]:
     "Eq. 3 with its counts: (mean correlation over usable rows, rows used, rows skipped)."
     H, M = _hm(H, M)
-    rs = [correlation(h, m, corr) if not (np.isnan(h).any() or np.isnan(m).any()) else np.nan for h, m in zip(H, M)]
-    rs = np.array(rs, float)
+    rs = _row_corrs(H, M, corr)
     ok = ~np.isnan(rs)
     return (float(rs[ok].mean()) if ok.any() else float("nan")), int(ok.sum()), int((~ok).sum())
 
@@ -99,12 +104,83 @@ def mean_ci(values, n_resamples: int = 1000, seed: int = 0) -> tuple[float, floa
 LEVELS = dict(system=system_level, instance=instance_level, pooled=pooled)
 
 
-def corr_ci(H, M, level: str = "system", corr: str = "pearson", n_resamples: int = 1000, seed: int = 0) -> dict:
-    "A meta-evaluation correlation with a bootstrap CI over examples and the instance-level skip count."
+def _kendall_rows(X, Y) -> np.ndarray:
+    """scipy's tau-b of each row pair from its integer counts (concordant minus discordant pairs, ties), with
+    scipy's float operations on them: the same numbers."""
+    i, j = np.triu_indices(X.shape[1], 1)
+    dx, dy = np.sign(X[:, j] - X[:, i]), np.sign(Y[:, j] - Y[:, i])
+    s, tot = (dx * dy).sum(1).astype(np.int64), len(i)
+    tau = s / np.sqrt(tot - (dx == 0).sum(1)) / np.sqrt(tot - (dy == 0).sum(1))
+    return np.minimum(1.0, np.maximum(-1.0, tau))
+
+
+def _spearman_rows(X, Y) -> np.ndarray:
+    "scipy's Spearman of each row pair: the rows' ranks, then `np.corrcoef` of them as `spearmanr` lays them out."
+    rx, ry = stats.rankdata(X, axis=1), stats.rankdata(Y, axis=1)
+    return np.array([np.corrcoef(np.column_stack((a, b)), rowvar=False)[1, 0] for a, b in zip(rx, ry)])
+
+
+def _corr_rows(X, Y, corr: str) -> np.ndarray:
+    """`correlation` of each row of X with the same row of Y, (R, k) each: the same numbers (NaN for a row that is
+    constant or has a missing value), in a few array operations instead of a scipy call per row."""
+    out = np.full(len(X), np.nan)
+    if X.shape[1] < 2:
+        return out
+    ok = ~(np.isnan(X).any(1) | np.isnan(Y).any(1)) & (np.ptp(X, 1) != 0) & (np.ptp(Y, 1) != 0)
+    X, Y = X[ok], Y[ok]
+    if not len(X):
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if corr == "pearson":
+            out[ok] = stats.pearsonr(X, Y, axis=1).statistic
+        elif corr == "spearman":
+            out[ok] = _spearman_rows(X, Y)
+        elif X.shape[1] <= 200:  # the pairs in memory: k(k-1)/2 a row
+            out[ok] = _kendall_rows(X, Y)
+        else:
+            out[ok] = [correlation(x, y, corr) for x, y in zip(X, Y)]
+    return out
+
+
+def _boot_idx(n: int, n_resamples: int, seed: int, size: int = 100):
+    "`bootstrap_ci`'s draws (the same generator, one `integers` call a resample), `size` resamples at a time."
+    rng = np.random.default_rng(seed)
+    for c in range(0, n_resamples, size):
+        yield np.stack([rng.integers(0, n, n) for _ in range(min(size, n_resamples - c))])
+
+
+def _resampled(H, M, level: str, corr: str, idx) -> np.ndarray:
+    """`LEVELS[level]` of the rows `idx[r]` of H and M for every resample r: the numbers of computing each alone.
+    The instance level computes each row's correlation once (a resample's rows are rows of H); system and pooled
+    (without missing scores) correlate all resamples' vectors at once."""
+    if level == "instance":
+        rs, means = _row_corrs(H, M, corr), []
+        for row in idx:
+            r = rs[row]; ok = ~np.isnan(r)
+            means.append(float(r[ok].mean()) if ok.any() else float("nan"))
+        return np.array(means, float)
+    if level == "system":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _corr_rows(np.nanmean(H[idx], 1), np.nanmean(M[idx], 1), corr)
+    if np.isnan(H).any() or np.isnan(M).any():  # pooled: the pairs kept differ in number between resamples
+        return np.array([LEVELS[level](H[row], M[row], corr) for row in idx], float)
+    return _corr_rows(H[idx].reshape(len(idx), -1), M[idx].reshape(len(idx), -1), corr)
+
+
+def corr_ci(H, M, level: str = "system", corr: str = "pearson", n_resamples: int = 1000, seed: int = 0,
+            alpha: float = 0.05) -> dict:
+    """A meta-evaluation correlation with a bootstrap CI over examples and the instance-level skip count: the
+    numbers of `bootstrap_ci` of `LEVELS[level]` (the same draws, the same values), vectorized."""
     H, M = _hm(H, M)
-    f = LEVELS[level]
-    value = f(H, M, corr)
-    lo, hi = bootstrap_ci(lambda h, m: f(h, m, corr), H, M, n_resamples=n_resamples, seed=seed)
+    value = LEVELS[level](H, M, corr)
+    lo = hi = float("nan")
+    if len(H) >= 2:
+        vals = np.concatenate([_resampled(H, M, level, corr, idx) for idx in _boot_idx(len(H), n_resamples, seed)])
+        vals = vals[~np.isnan(vals)]
+        if len(vals) >= n_resamples / 2:
+            lo, hi = float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
     out = dict(level=level, corr=corr, value=value, lo=lo, hi=hi, n=len(H))
     if level == "instance":
         out["skipped"] = instance_level_detail(H, M, corr)[2]

@@ -6,7 +6,7 @@
 
 # %% ../nbs/21_paperbench.ipynb #78dae3a6
 from __future__ import annotations
-import asyncio, contextlib, json, os, shutil, tarfile
+import asyncio, contextlib, json, os, re, shutil, tarfile
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,18 +14,19 @@ import numpy as np
 import pandas as pd
 from .core import DataError, data_dir, read_json_lines, write_json
 from .judge import judge_request, judge_result
-from .llm import Request
+from .llm import Request, parse_json
 from .metrics import mean_ci
 
 # %% auto #0
 __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'RETRIEVAL',
            'CHARS_PER_TOKEN', 'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS',
            'GRADE_CHOICES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score',
-           'to_checklist', 'category_shares', 'rank_importance', 'checklist_view', 'fit_checklist', 'checklist_text',
-           'locate_repo', 'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report', 'context_budget',
-           'judge_context', 'paper_view', 'paper_summary', 'fit_files', 'context_text', 'grade_prompt', 'rubric_score',
-           'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases',
-           'load_judge_eval', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval']
+           'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance', 'checklist_view', 'fit_checklist',
+           'checklist_text', 'locate_repo', 'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report',
+           'context_budget', 'judge_context', 'paper_view', 'paper_summary', 'fit_files', 'context_text',
+           'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade',
+           'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval', 'agreement', 'judge_eval', 'download_paperbench',
+           'download_judge_eval']
 
 # %% ../nbs/21_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -123,6 +124,94 @@ def category_shares(rubric) -> dict:
         w[cat] += float(it["importance"] if "importance" in it else it["weight"])
     tot = sum(w.values())
     return {c: (w[c] / tot if tot else float("nan")) for c in sorted(w)}
+
+# %% ../nbs/21_paperbench.ipynb #b276e769
+def _norm_category(c) -> str|None:
+    c = str(c or "").lower()
+    if "develop" in c or "implement" in c or c.strip() == "code": return "Code Development"
+    if "exec" in c or "run" in c: return "Code Execution"
+    if "result" in c or "analy" in c or "match" in c: return "Result Analysis"
+    return None
+
+def _item(obj) -> tuple[dict|None, str|None]:
+    if not isinstance(obj, dict): return None, "item is not an object"
+    crit = str(obj.get("criterion") or obj.get("requirements") or "").strip()
+    if not crit: return None, "empty criterion"
+    try: imp = int(float(obj.get("importance", obj.get("score"))))
+    except (TypeError, ValueError): return None, f"importance {obj.get('importance')!r} is not a number"
+    if not 1 <= imp <= 5: return None, f"importance {imp} outside 1-5"
+    return dict(criterion=crit, importance=imp, category=_norm_category(obj.get("category"))), None
+
+# %% ../nbs/21_paperbench.ipynb #f81ed901
+_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:\[(?P<imp>[1-5])\]|\((?P<imp2>[1-5])\))?\s*"
+                   r"(?:\((?P<cat>[^)]*)\))?\s*(?P<crit>.+?)\s*$")
+
+def _json_parts(text: str) -> tuple[list|None, str|None]:
+    """Items of a text that is one or more JSON values and nothing else (parts written one after another):
+    `{"items": [...]}` objects, item lists, item objects (JSON Lines) → (items, how); (None, None) when it is not."""
+    s = re.sub(r"(?m)^\s*```(?:json|jsonl)?\s*$", "", text)
+    dec, pos, parts = json.JSONDecoder(strict=False), 0, []
+    while True:
+        while pos < len(s) and (s[pos].isspace() or s[pos] == ","): pos += 1
+        if pos >= len(s): break
+        try: v, pos = dec.raw_decode(s, pos)
+        except json.JSONDecodeError: return None, None
+        parts.append(v)
+    raw = []
+    for v in parts:
+        if isinstance(v, dict) and isinstance(v.get("items"), list): raw += v["items"]
+        elif isinstance(v, list): raw += v
+        elif isinstance(v, dict) and ("criterion" in v or "requirements" in v): raw.append(v)
+        else: return None, None
+    if not parts: return None, None
+    return raw, "json" if len(parts) == 1 else f"json ({len(parts)} parts)"
+
+# %% ../nbs/21_paperbench.ipynb #dddf977d
+def _salvaged(text: str) -> tuple[list|None, str|None]:
+    """Items of a text that is not JSON only: the `items` of a JSON object in it, or every item object found in it
+    when there are more of those (a cut or broken later part) → (items, how); (None, None) when there is neither."""
+    raw, how = None, None
+    obj, _ = parse_json(text)
+    if isinstance(obj, dict) and isinstance(obj.get("items"), list): raw, how = obj["items"], "json"
+    objs = []
+    for m in re.finditer(r"\{[^{}]*\}", text):
+        try: objs.append(json.loads(m.group(0)))
+        except json.JSONDecodeError: pass
+    n_crit = sum(isinstance(o, dict) and "criterion" in o for o in objs)
+    if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
+    return raw, how
+
+
+def _text_lines(text: str) -> list[dict]:
+    "Items written as checklist lines, `- [5] (Code Development) ...`, or as a line that names its `importance: N`."
+    raw = []
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        imp = m and (m.group("imp") or m.group("imp2"))
+        if imp:
+            raw.append(dict(criterion=m.group("crit"), importance=int(imp), category=m.group("cat")))
+            continue
+        m2 = re.search(r"importance\s*[:=]\s*([1-5])", line, re.I)
+        if m2 and len(line) > 20:
+            crit = re.sub(r"[\[(]?importance\s*[:=]\s*[1-5][\])]?", "", line, flags=re.I).strip(" -*|;,")
+            raw.append(dict(criterion=crit, importance=int(m2.group(1)), category=line))
+    return raw
+
+
+def parse_rubric(text: str|None) -> dict:
+    "Checklist items from a model answer or a rubric file written in parts → {items, dropped, how, failure}."
+    if text is None: return dict(items=[], dropped=[], how=None, failure="no response")
+    raw, how = _json_parts(text)
+    if raw is None: raw, how = _salvaged(text)
+    if raw is None: raw, how = _text_lines(text), "text lines"
+    items, dropped = [], []
+    for o in raw:
+        it, why = _item(o)
+        if it: items.append(it)
+        else: dropped.append(why)
+    return dict(items=items, dropped=dropped, how=how,
+                failure=None if items else f"no valid rubric item ({how}; {len(dropped)} dropped)")
+
 
 # %% ../nbs/21_paperbench.ipynb #56bcec78
 def _nodes(tree: dict) -> list[tuple]:

@@ -10,7 +10,7 @@ and extrinsic metrics (eqs. 2–7, §3.3), Tables 1–6. Reference rubrics and h
 from __future__ import annotations
 import asyncio, functools, hashlib, json, re, shutil, sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from . import records as rv
@@ -19,34 +19,34 @@ from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, 
 from .bench import load_limit, select_items
 from .core import (DataError, data_dir, jsonl_line, read_json, read_json_records, read_text, write_json,
                            write_jsonl, write_text, write_with)
-from .llm import Request, msgs, parse_json, pipeline
+from .flow import run_stages
+from .llm import Request, msgs, parse_json
 from .metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
 from .paperbench import (CATEGORIES, PAPER_AUTO, RETRIEVAL, GradeOpts, _categories, _read_tree, agrade,
                                  category_shares, checklist_view, download_judge_eval, download_paperbench,
                                  judge_context, judge_eval, load_paperbench_rubric, paper_summary, paper_view,
-                                 repo_entries, rubric_leaves, to_checklist)
-from .report import Estimate, fmt, fmt_ci, fmt_est
+                                 repo_entries, rubric_leaves, parse_rubric, to_checklist)
+from .report import Estimate
 from .retrieval import DEFAULT_EMBEDDER
 from .rubrics_cli import commands
-from .rubrics_views import (draw_category_shares, draw_importance_hist, judge_eval_block, record_scores,
-                                    record_sections)
-from .runs import complete_runs, run_label
-from .tables import Figure, RunRow, Table, build, write
+from .rubrics_views import (PAPER_EMBEDDER_NAME, PAPER_JUDGE, TABLE1, TABLE2, TABLE5_6, TABLE_JUDGE_EVAL,
+                                    TABLE_STATS, draw_category_shares, draw_importance_hist, judge_eval_block,
+                                    record_scores, record_sections)
+from .runs import complete_runs
+from .tables import Figure, build, write
 
 
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
-           'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'PAPER_JUDGE',
-           'PAPER_EMBEDDER_NAME', 'STAGES', 'PAPER_RUN', 'TABLE1', 'TABLE2', 'TABLE5_6', 'JUDGE_EVAL_KEYS',
-           'TABLE_JUDGE_EVAL', 'TABLE_STATS', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'RUBRICS', 'split_root',
-           'load_papers', 'rubric_schema', 'parse_rubric', 'instructions', 'example_checklist', 'example_views',
-           'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system',
-           'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill', 'skill_text',
-           'agenerate_rubric', 'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map',
-           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'run_protocol', 'strongest_model',
-           'grader_paper', 'run', 'stub_reply', 'data', 'embedder_note', 'forced_note', 'grader_paper_note',
-           'write_tables', 'load_rubric_file', 'paper_numbers']
+           'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'DISTILL', 'GENERATE', 'AGENT',
+           'GRADE', 'JUDGE_EVAL', 'STAGES', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'RUBRICS', 'split_root',
+           'load_papers', 'rubric_schema', 'instructions', 'example_checklist', 'example_views', 'examples_text',
+           'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps',
+           'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill', 'skill_text', 'agenerate_rubric',
+           'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic',
+           'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'strongest_model', 'grader_paper', 'run',
+           'stub_reply', 'data', 'write_tables', 'load_rubric_file', 'paper_numbers']
 
 # %% ../nbs/20_rubrics.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
@@ -91,94 +91,6 @@ def rubric_schema(max_items: int = 0) -> dict:
     arr = {"type": "array", "items": item, "minItems": 1}
     if max_items: arr["maxItems"] = max_items
     return {"type": "object", "properties": {"items": arr}, "required": ["items"]}
-
-# %% ../nbs/20_rubrics.ipynb #b276e769
-def _norm_category(c) -> str|None:
-    c = str(c or "").lower()
-    if "develop" in c or "implement" in c or c.strip() == "code": return "Code Development"
-    if "exec" in c or "run" in c: return "Code Execution"
-    if "result" in c or "analy" in c or "match" in c: return "Result Analysis"
-    return None
-
-def _item(obj) -> tuple[dict|None, str|None]:
-    if not isinstance(obj, dict): return None, "item is not an object"
-    crit = str(obj.get("criterion") or obj.get("requirements") or "").strip()
-    if not crit: return None, "empty criterion"
-    try: imp = int(float(obj.get("importance", obj.get("score"))))
-    except (TypeError, ValueError): return None, f"importance {obj.get('importance')!r} is not a number"
-    if not 1 <= imp <= 5: return None, f"importance {imp} outside 1-5"
-    return dict(criterion=crit, importance=imp, category=_norm_category(obj.get("category"))), None
-
-# %% ../nbs/20_rubrics.ipynb #f81ed901
-_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:\[(?P<imp>[1-5])\]|\((?P<imp2>[1-5])\))?\s*"
-                   r"(?:\((?P<cat>[^)]*)\))?\s*(?P<crit>.+?)\s*$")
-
-def _json_parts(text: str) -> tuple[list|None, str|None]:
-    """Items of a text that is one or more JSON values and nothing else (parts written one after another):
-    `{"items": [...]}` objects, item lists, item objects (JSON Lines) → (items, how); (None, None) when it is not."""
-    s = re.sub(r"(?m)^\s*```(?:json|jsonl)?\s*$", "", text)
-    dec, pos, parts = json.JSONDecoder(strict=False), 0, []
-    while True:
-        while pos < len(s) and (s[pos].isspace() or s[pos] == ","): pos += 1
-        if pos >= len(s): break
-        try: v, pos = dec.raw_decode(s, pos)
-        except json.JSONDecodeError: return None, None
-        parts.append(v)
-    raw = []
-    for v in parts:
-        if isinstance(v, dict) and isinstance(v.get("items"), list): raw += v["items"]
-        elif isinstance(v, list): raw += v
-        elif isinstance(v, dict) and ("criterion" in v or "requirements" in v): raw.append(v)
-        else: return None, None
-    if not parts: return None, None
-    return raw, "json" if len(parts) == 1 else f"json ({len(parts)} parts)"
-
-# %% ../nbs/20_rubrics.ipynb #dddf977d
-def _salvaged(text: str) -> tuple[list|None, str|None]:
-    """Items of a text that is not JSON only: the `items` of a JSON object in it, or every item object found in it
-    when there are more of those (a cut or broken later part) → (items, how); (None, None) when there is neither."""
-    raw, how = None, None
-    obj, _ = parse_json(text)
-    if isinstance(obj, dict) and isinstance(obj.get("items"), list): raw, how = obj["items"], "json"
-    objs = []
-    for m in re.finditer(r"\{[^{}]*\}", text):
-        try: objs.append(json.loads(m.group(0)))
-        except json.JSONDecodeError: pass
-    n_crit = sum(isinstance(o, dict) and "criterion" in o for o in objs)
-    if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
-    return raw, how
-
-
-def _text_lines(text: str) -> list[dict]:
-    "Items written as checklist lines, `- [5] (Code Development) ...`, or as a line that names its `importance: N`."
-    raw = []
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        imp = m and (m.group("imp") or m.group("imp2"))
-        if imp:
-            raw.append(dict(criterion=m.group("crit"), importance=int(imp), category=m.group("cat")))
-            continue
-        m2 = re.search(r"importance\s*[:=]\s*([1-5])", line, re.I)
-        if m2 and len(line) > 20:
-            crit = re.sub(r"[\[(]?importance\s*[:=]\s*[1-5][\])]?", "", line, flags=re.I).strip(" -*|;,")
-            raw.append(dict(criterion=crit, importance=int(m2.group(1)), category=line))
-    return raw
-
-
-def parse_rubric(text: str|None) -> dict:
-    "Checklist items from a model answer or a rubric file written in parts → {items, dropped, how, failure}."
-    if text is None: return dict(items=[], dropped=[], how=None, failure="no response")
-    raw, how = _json_parts(text)
-    if raw is None: raw, how = _salvaged(text)
-    if raw is None: raw, how = _text_lines(text), "text lines"
-    items, dropped = [], []
-    for o in raw:
-        it, why = _item(o)
-        if it: items.append(it)
-        else: dropped.append(why)
-    return dict(items=items, dropped=dropped, how=how,
-                failure=None if items else f"no valid rubric item ({how}; {len(dropped)} dropped)")
-
 
 # %% ../nbs/20_rubrics.ipynb #7cd43d3e
 SETTINGS = {"direct": "Direct Prompting", "icl": "+In-Context Examples", "agentic": "+Agentic Scaffold",
@@ -726,7 +638,7 @@ PAPER_GAPS = (
 SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper "
                         "is silent are "
                         "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
-PAPER_K, PAPER_JUDGE, PAPER_EMBEDDER_NAME = 10, "GPT-4o-mini", "Qwen3-Embedding-8B"
+PAPER_K = 10  # the paper's top-K (its judge and embedder: `scibench.rubrics_views`)
 
 def protocol_notes(cfg) -> dict:
     """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
@@ -752,9 +664,6 @@ def note_protocol(cfg, ctx) -> None:
     p = ctx.provenance["protocol"] = protocol_notes(cfg)
     for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
 
-def run_protocol(c: dict) -> str:
-    "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
-    return c.get("protocol") or "paper (before issue 18)"
 
 # %% ../nbs/20_rubrics.ipynb #9135c175
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
@@ -850,52 +759,82 @@ def _cut(g: dict, max_items: int) -> dict:
     return g
 
 
-def _generate_and_grade(cfg: RubricsConfig, ctx, papers: list[dict], src: dict|None) -> tuple[dict, dict, dict, dict]:
-    """One pipeline over (setting, paper), the reference rubric first: a rubric is graded as soon as it exists, its
-    grading calls go out at once (within the judge's limit), agents of different papers run at once, the skill is
-    distilled meanwhile; every verdict streamed to `grades.jsonl` → (rubrics, scores, repository indexes, state)."""
-    d, gen_llm, judge_llm = ctx.out, ctx.llm("model"), ctx.llm("judge")
-    todo = [("reference", p) for p in papers] + [(s, p) for s in cfg.settings for p in papers]
-    gens: dict = {}; scores: dict = {}; indexes: dict = {}; st: dict = {}
-    def skill_task():
-        if "skill" not in st: st["skill"] = asyncio.ensure_future(_askill(cfg, d, papers, src))
-        return st["skill"]
-    async def one(sp):
-        s, p = sp
-        if "ahead" not in st:       # prompts built and not yet answered: the judge's limit and a few (a batch: all)
-            n = judge_llm.concurrency
-            st["ahead"] = None if judge_llm.batch else asyncio.Semaphore(n + max(8, n // 8))
-        if src is not None: skill_task()      # the distillation heads the run's longest chain: it starts at once
-        if s == "reference": g = dict(items=to_checklist(p["leaves"]), failure=None, dropped=[])
-        else:
-            skill, skill_failure, _ = await skill_task() if s == "skill" else (None, None, None)
-            g = _cut(await agenerate_rubric(gen_llm, papers, p, s, d, cfg, skill, skill_failure), cfg.max_items)
-        if not g["items"]: return g, {}
-        jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
-        graded = await asyncio.gather(*(agrade(judge_llm, job, _grading(cfg), indexes, st["ahead"]) for job in jobs))
-        return g, dict(zip(p["repos"], graded))
-    # ancestors: once, in records.jsonl
-    slim = lambda items: [{k: v for k, v in i.items() if k != "ancestors"} for i in items]
-    def write_grades(f):            # in (setting, paper, repository) order
-        def done(i, res):
-            (s, p), (g, graded) = todo[i], res
-            gens[(s, p["id"])] = g
-            for rn, x in graded.items():
-                f.write(jsonl_line(dict(setting=s, paper=p["id"], repo=rn, **x,
-                                        items=slim(g["items"]))).encode("utf-8"))
-                scores[(s, p["id"], rn)] = {k: v for k, v in x.items() if k not in ("verdicts", "paper_seen")}
-        llms = {f"rubrics {gen_llm.spec.name}": gen_llm, f"grade {judge_llm.spec.name}": judge_llm}
-        if src is not None and "llm" in src and src["llm"] is not gen_llm: llms[f"skill {src['model']}"] = src["llm"]
-        pipeline(todo, one, llms, on_result=done)
-    write_with(d/"grades.jsonl", write_grades)
-    return gens, scores, indexes, st
+@dataclass
+class _Sent:
+    "What one run's stages are built from: config, papers, run folder, the skill's source, the grader's state."
+    cfg: RubricsConfig
+    papers: list
+    out: Path
+    src: dict | None  # the skill's source (`_skill_source`); None without setting skill
+    ahead: asyncio.Semaphore | None  # prompts built and not yet answered: the judge's limit and a few (a batch: all)
+    seen: dict  # what the grader reads of each paper (`grader_paper`)
+    indexes: dict = field(default_factory=dict)  # repository indexes, built once each
+    skill: asyncio.Future | None = None  # the distillation (or `skill_file`'s document), once started
+
+    def skill_task(self) -> asyncio.Future:
+        if self.skill is None: self.skill = asyncio.ensure_future(_askill(self.cfg, self.out, self.papers, self.src))
+        return self.skill
+
+
+def _start(item) -> dict:
+    "An item's first state; the reference rubric is PaperBench's leaves."
+    s, p = item
+    if s != "reference": return {"item": item}
+    return {"item": item, "g": dict(items=to_checklist(p["leaves"]), failure=None, dropped=[])}
+
+
+def _distill_request(state, sent: _Sent):
+    if sent.src is None: return None
+    task = sent.skill_task()
+    return (lambda llm: task) if state["item"][0] == "skill" else None
+
+
+def _generate_request(state, sent: _Sent):
+    s, p = state["item"]
+    if s not in ("direct", "icl"): return None
+    try: return _gen_request(sent.papers, p, s, sent.cfg)
+    except Exception as e:  # noqa: BLE001 (this paper fails; the others go on)
+        state["g"] = _failed(p, s, _err(e))
+
+
+def _generate_result(state, r: dict, sent: _Sent) -> None:
+    s, p = state["item"]
+    try: state["g"] = _cut(_utf8(_gen_record(p, s, r)), sent.cfg.max_items)
+    except Exception as e: state["g"] = _failed(p, s, _err(e))  # noqa: BLE001
+
+
+def _agent_request(state, sent: _Sent):
+    s, p = state["item"]
+    if s not in ("agentic", "skill"): return None
+    skill, why, _ = state.get("skill", (None, None, None))
+    return lambda llm: agenerate_rubric(llm, sent.papers, p, s, sent.out, sent.cfg, skill, why)
+
+
+def _grade_request(state, sent: _Sent):
+    (_, p), g = state["item"], state["g"]
+    if not g["items"]: return None
+    jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
+    return lambda llm: asyncio.gather(*(agrade(llm, job, _grading(sent.cfg), sent.indexes, sent.ahead) for job in jobs))
+
+
+DISTILL = Stage("distill", "skill_model", "the distillation's later steps and its skill-document turn",
+                _distill_request, lambda state, r, sent: state.update(skill=r))
+GENERATE = Stage("generate", "model", "one request per direct / icl rubric; the first turn of each agent run (agentic, "
+                 "a skill_file's skill, the distillation): the requests that need no earlier answer",
+                 _generate_request, _generate_result)
+AGENT = Stage("agent", "model", "every later agent step, the forced final write", _agent_request,
+              lambda state, a, sent: state.update(g=_cut(a, sent.cfg.max_items)))
+GRADE = Stage("grade", "judge", "one pass/fail verdict per (rubric item, repository), the reference rubric's too",
+              _grade_request, lambda state, graded, sent: state.update(graded=dict(zip(state["item"][1]["repos"],
+                                                                                      graded))))
+JUDGE_EVAL = Stage("judge_eval", "judge", "JudgeEval: one verdict per human-graded leaf of each case with a submission")
 
 # %% ../nbs/20_rubrics.ipynb #60e38edd
-def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
-    """The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7
-    and Spearman. Planning (`ctx.planning`): no embedder check and, after the last call (JudgeEval), no metrics."""
+def _setup(cfg: RubricsConfig, ctx) -> _Sent:
+    "Checks before any call (a bad embedder, skill source or skill paper stops here) → what the stages are built from."
     papers = select_items(cfg, load_papers(cfg.split, load_limit(cfg)), lambda p: p["id"])
-    d, _, judge_llm = ctx.out, ctx.llm("model"), ctx.llm("judge")     # the model's client first (meta.json's order)
+    ctx.llm("model")     # the model's client first (meta.json's order)
+    judge_llm = ctx.llm("judge")
     note_protocol(cfg, ctx)
     if not ctx.planning:   # a bad embedder stops the run here, before any call (cached: it answered before)
         embed_map(["the embedder answers"], cfg.embedder, cache=True)
@@ -903,13 +842,44 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
     seen = grader_paper(judge_llm.spec, papers, cfg)     # what the judge reads of each paper, said before any call
     print(f"rubrics: grader: {seen['note']}", file=sys.stderr, flush=True)
     ctx.provenance["grader paper"] = seen["note"]
-    gens, scores, indexes, st = _generate_and_grade(cfg, ctx, papers, src)
+    n = judge_llm.concurrency
+    return _Sent(cfg, papers, ctx.out, src, None if judge_llm.batch else asyncio.Semaphore(n + max(8, n // 8)), seen)
+
+
+def _stream(sent: _Sent, ctx) -> tuple[dict, dict]:
+    """The stages over (setting, paper), the reference rubric first; every verdict streamed to `grades.jsonl` in
+    (setting, paper, repository) order → (rubrics, scores)."""
+    cfg, papers, gen_llm, src = sent.cfg, sent.papers, ctx.llm("model"), sent.src
+    todo = [("reference", p) for p in papers] + [(s, p) for s in cfg.settings for p in papers]
+    gens: dict = {}; scores: dict = {}
+    slim = lambda items: [{k: v for k, v in i.items() if k != "ancestors"} for i in items]  # ancestors: in records
+    def write_grades(f):
+        def done(i, state):
+            (s, p), g = state["item"], state["g"]
+            gens[(s, p["id"])] = g
+            for rn, x in state.get("graded", {}).items():
+                f.write(jsonl_line(dict(setting=s, paper=p["id"], repo=rn, **x,
+                                        items=slim(g["items"]))).encode("utf-8"))
+                scores[(s, p["id"], rn)] = {k: v for k, v in x.items() if k not in ("verdicts", "paper_seen")}
+        skill_llm = src["llm"] if src is not None and "llm" in src and src["llm"] is not gen_llm else None
+        llms = {"skill_model": skill_llm, "model": gen_llm, "judge": ctx.llm("judge")}
+        run_stages([DISTILL, GENERATE, AGENT, GRADE], todo, llms, sent, on_result=done, start=_start)
+    write_with(ctx.out/"grades.jsonl", write_grades)
+    return gens, scores
+
+
+def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
+    """The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7
+    and Spearman. Planning (`ctx.planning`): no embedder check and, after the last call (JudgeEval), no metrics."""
+    sent = _setup(cfg, ctx)
+    gens, scores = _stream(sent, ctx)
+    papers, d = sent.papers, ctx.out
     order = {str(rp): n for n, rp in enumerate(rp for p in papers for rp in p["repos"].values())}
-    write_json(d/"repos.json", [ix.report for _, ix in sorted(indexes.items(),
+    write_json(d/"repos.json", [ix.report for _, ix in sorted(sent.indexes.items(),
                                                               key=lambda kv: order.get(kv[0][0], len(order)))])
-    je = _judge_eval(cfg, judge_llm, papers, d)
+    je = _judge_eval(cfg, ctx.llm("judge"), papers, d)
     if ctx.planning: return []
-    skill, skill_failure, skill_info = st["skill"].result() if "skill" in st else (None, None, {})
+    skill, skill_failure, skill_info = sent.skill.result() if sent.skill is not None else (None, None, {})
     texts = [i["criterion"] for g in gens.values() for i in g["items"]]
     texts += [l["requirements"] for p in papers for l in p["leaves"]]
     emb = embed_map(texts, cfg.embedder, cache=True)
@@ -918,7 +888,7 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
                        toks) for s in ["reference"] + cfg.settings for p in papers]
     write_jsonl(d/"records.jsonl", records)
     summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder,
-                   grader_paper=seen,
+                   grader_paper=sent.seen,
                    skill=dict(used="skill" in cfg.settings and skill is not None, failure=skill_failure,
                               chars=len(skill) if skill else 0, **skill_info), **je)
     write_json(d/"scores.json", summary)
@@ -974,192 +944,12 @@ def stub_reply(body: dict) -> str:
     return _stub_action("read_file", path="paper.md")
 
 # %% ../nbs/20_rubrics.ipynb #870cd937
-STAGES = [Stage("generate", "model", "one request per direct / icl rubric; the first turn of each agent run (agentic, "
-                "a skill_file's skill, the distillation): the requests that need no earlier answer"),
-          Stage("agent", "model", "every later agent step, the forced final write"),
-          Stage("distill", "skill_model", "the distillation's later steps and its skill-document turn"),
-          Stage("grade", "judge", "one pass/fail verdict per (rubric item, repository), the reference rubric's too"),
-          Stage("judge_eval", "judge", "JudgeEval: one verdict per human-graded leaf of each case with a submission")]
+STAGES = [GENERATE, AGENT, DISTILL, GRADE, JUDGE_EVAL]  # JudgeEval: after the stream (`_judge_eval`)
 
 def data(cfg: RubricsConfig) -> list[Path]:
     """What split `cfg.split` needs: its papers folder (`papers/<id>/{paper.md, rubric.json}`); repositories and
     JudgeEval cases are optional."""
     return [split_root(cfg.split)/"papers"]
-
-# %% ../nbs/20_rubrics.ipynb #326aec67
-PAPER_RUN = "PaperBench (20 papers)"  # the `run` of the paper's published rows
-
-
-def _embedder_of(c: dict) -> str:
-    "A run's embedder (runs before the parameter existed used the default)."
-    return c.get("embedder") or DEFAULT_EMBEDDER
-
-# %% ../nbs/20_rubrics.ipynb #1e2954b6
-def _table1_rows(r: RunRow) -> list[dict]:
-    "Run `r`'s Table 1 rows: per setting, extrinsic alignment (none for the reference), statistics, failures."
-    rows = []
-    for key, v in r.scores["settings"].items():
-        ref, sp = key == "reference", v.get("spearman")
-        rows.append({"protocol": run_protocol(r.config), "setting": v["label"],
-                     "backbone": "PaperBench" if ref else r.config["model"],
-                     "spearman": "–" if ref else fmt_est(sp), "pearson": "–" if ref else fmt_est(v["pearson"]),
-                     "papers (skipped)": str(v["papers"]) if ref else f"{v['papers']} ({sp['skipped_papers']})",
-                     "avg count": fmt(v["count"]["mean"]), "avg len": fmt(v["len_chars"]["mean"]),
-                     "avg tokens": fmt(v["len_tokens"]["mean"]), "gen. failures": v["generation_failures"],
-                     "grading failures": f"{v['grading_failures']}/{v['grading_verdicts']}"})
-    return rows
-
-
-TABLE1 = Table(
-    "rubrics_table1",
-    lambda runs: "Rubrics: extrinsic alignment (mean over papers [95% CI]; (n=...) under 10 papers) and rubric "
-    "statistics; failures counted (paper: Table 1)" + grader_paper_note(runs) + forced_note(runs),
-    _table1_rows, "rubrics_table1_extrinsic",
-    paper_map={"setting": "setting", "backbone": "backbone", "spearman": "spearman", "pearson": "pearson",
-               "avg count": "avg_count", "avg len": "avg_len_chars", "avg tokens": "avg_tokens"},
-    paper_const={"run": PAPER_RUN, "settings": "paper", "protocol": "paper", "judge": PAPER_JUDGE,
-                 "papers (skipped)": "20", "gen. failures": "–", "grading failures": "–"},
-    columns=["source", "run", "settings", "protocol", "setting", "backbone", "judge", "spearman", "pearson",
-             "papers (skipped)", "avg count", "avg len", "avg tokens", "gen. failures", "grading failures"])
-
-# %% ../nbs/20_rubrics.ipynb #cd20a784
-def embedder_note(runs) -> str:
-    "The caption's warning: tau is not comparable across embedders; which embedder each run used."
-    used = sorted({_embedder_of(read_json(Path(d)/"meta.json")["config"]) for d in runs})
-    return (f"; tau is not comparable across embedders (the paper: {PAPER_EMBEDDER_NAME}; these runs: "
-            f"{', '.join(used) or 'none'}; each row names its run's embedder)")
-
-
-def _grader_read(d) -> str:
-    "What the grader read of run `d`'s papers, in words (a run from before `grader_paper`: its `paper_chars`)."
-    gp = read_json(Path(d)/"scores.json").get("grader_paper")
-    if gp:
-        by = Counter(v["note"] or "whole paper shown" for v in gp["papers"].values())
-        return ", ".join(f"{why} for {c} of {len(gp['papers'])} papers" for why, c in by.items()) or "no paper"
-    pc = read_json(Path(d)/"meta.json")["config"].get("paper_chars") or 0
-    return "paper not shown (paper_chars=0)" if not pc else f"the paper's first {pc} characters (paper_chars={pc})"
-
-
-def forced_note(runs) -> str:
-    """The caption's words on agent rubrics that come from the forced last turn (the step budget ran out, or `finish`
-    came before rubric.json), per run and setting; empty when there are none."""
-    parts = []
-    for d in runs:
-        s = read_json(Path(d)/"scores.json")["settings"]
-        f = [f"{k} {v['forced_writes']} of {v['papers'] - v['generation_failures']}" for k, v in s.items()
-             if v.get("forced_writes")]
-        if f: parts.append(f"{', '.join(f)} ({run_label(d)})")
-    return "; agent rubrics written in the forced last turn: " + "; ".join(parts) if parts else ""
-
-
-def grader_paper_note(runs) -> str:
-    """The captions' words on what the grader read of the papers (`scores.json` → `grader_paper`; runs from before it
-    was recorded read `paper_chars`, whose old default 0 showed no paper), once per distinct case, naming the runs
-    when they differ."""
-    seen: dict = {}
-    for d in runs: seen.setdefault(_grader_read(d), []).append(run_label(d))
-    if not seen: return ""
-    if len(seen) == 1: return f"; the grader's paper: {next(iter(seen))}"
-    return "; the grader's paper: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
-
-# %% ../nbs/20_rubrics.ipynb #466a8206
-def _intrinsic_rows(taus, with_rouge: bool):
-    "Our rows of an intrinsic table at `taus`: per run, setting (not the reference) and tau."
-    def rows(r: RunRow) -> list[dict]:
-        out = []
-        for key, v in r.scores["settings"].items():
-            for t in taus if key != "reference" else ():
-                row = {"protocol": run_protocol(r.config), "tau": t, "setting": v["label"],
-                       "backbone": r.config["model"], "embedder": _embedder_of(r.config),
-                       **{m: fmt_est(v[f"{m}@{t}"]) for m in ("precision", "recall", "f1")},
-                       "papers (gen. failures)": f"{v['papers']} ({v['generation_failures']})"}
-                if with_rouge: row.update(max_rouge1=fmt_est(v["max_rouge1"]), max_rougeL=fmt_est(v["max_rougeL"]))
-                out.append(row)
-        return out
-    return rows
-
-
-def _intrinsic_paper(taus, with_rouge: bool):
-    "The paper's rows of an intrinsic table at `taus` (a reference CSV without a tau column is at 0.7)."
-    keys = ("precision", "recall", "f1") + (("max_rouge1", "max_rougeL") if with_rouge else ())
-    def rows(ref) -> list[dict]:
-        ref = ref if "tau" in ref else ref.assign(tau=0.7)
-        return [{"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "tau": r["tau"],
-                 "setting": r["setting"], "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–",
-                 "embedder": PAPER_EMBEDDER_NAME, **{k: fmt(r[k]) for k in keys}, "papers (gen. failures)": "20"}
-                for _, r in ref[ref["tau"].isin(taus)].iterrows()]
-    return rows
-
-
-def _intrinsic_table(name: str, caption: str, paper: str, taus, with_rouge: bool = True) -> Table:
-    "An intrinsic table (Table 2 or Tables 5–6) at `taus`; its caption says which embedders the runs used."
-    rouge = ["max_rouge1", "max_rougeL"] if with_rouge else []
-    return Table(name, lambda runs: caption + embedder_note(runs), _intrinsic_rows(taus, with_rouge), paper,
-                 paper_rows=_intrinsic_paper(taus, with_rouge),
-                 columns=["source", "run", "settings", "protocol", "tau", "setting", "backbone", "embedder",
-                          "precision", "recall", "f1", *rouge, "papers (gen. failures)"])
-
-
-TABLE2 = _intrinsic_table("rubrics_table2",
-                          "Rubrics: intrinsic metrics at tau = 0.7, mean over papers (paper: Table 2)",
-                          "rubrics_table2_intrinsic_tau0.70", (0.7,))
-TABLE5_6 = _intrinsic_table(
-    "rubrics_table5_6", "Rubrics: intrinsic matching at tau = 0.75 and 0.65, mean over papers (paper: Tables 5, 6)",
-    "rubrics_table5_6_intrinsic_tau_sensitivity", (0.75, 0.65), with_rouge=False)
-
-# %% ../nbs/20_rubrics.ipynb #c5ca1775
-JUDGE_EVAL_KEYS = ("split", "judge", "k", "retrieval", "context_chars", "paper_chars", "judge_max_tokens")
-
-
-def _judge_eval_key(d) -> tuple | None:
-    "Run `d`'s grader configuration, or None when it has no JudgeEval."
-    c, s = read_json(Path(d)/"meta.json")["config"], read_json(Path(d)/"scores.json")
-    return tuple(str(c.get(k)) for k in JUDGE_EVAL_KEYS) if s.get("judge_eval") else None
-
-
-def _judge_eval_rows(r: RunRow) -> list[dict]:
-    "Run `r`'s JudgeEval rows per category; none when an earlier complete run has its grader configuration."
-    key = _judge_eval_key(r.dir)
-    if key is None or next(d for d in complete_runs("rubrics") if _judge_eval_key(d) == key) != r.dir: return []
-    return [{"protocol": run_protocol(r.config), "category": x["category"], "leaves": x["n"] + x["failures"],
-             "judge failures": x["failures"], "human pass": x["human_pass"],
-             "accuracy": fmt_ci(x["accuracy"], x["accuracy_lo"], x["accuracy_hi"], 2, x["n"]),
-             "precision": fmt(x["precision"]), "recall": fmt(x["recall"]),
-             "F1 (pass class)": fmt(x.get("f1_pass", x["f1"])), "macro F1 (PaperBench)": fmt(x.get("f1_macro"))}
-            for x in r.scores["judge_eval"]]
-
-
-TABLE_JUDGE_EVAL = Table(
-    "rubrics_judge_eval",
-    lambda runs: "Rubrics JudgeEval: leaf-level agreement with human grades (pass = positive), once per grader "
-    "configuration" + grader_paper_note(runs),
-    _judge_eval_rows,
-    columns=["run", "settings", "judge", "protocol", "category", "leaves", "judge failures", "human pass", "accuracy",
-             "precision", "recall", "F1 (pass class)", "macro F1 (PaperBench)"])
-
-# %% ../nbs/20_rubrics.ipynb #59b14616
-_CATS = CATEGORIES + ("Uncategorized",)
-
-
-def _stats_rows(r: RunRow) -> list[dict]:
-    """Run `r`'s rows: per setting, the importance histogram, category shares, failed rubrics and dropped items (the
-    columns in this order: without runs the table has none)."""
-    rows, base = [], r.base()
-    for key, v in r.scores["settings"].items():
-        none = not v["count"]["n"]  # every rubric of this setting failed: nothing to count
-        hist, shares = v["importance_hist"] or {}, v["category_shares"] or {}
-        rows.append({"run": base["run"], "settings": base["settings"], "protocol": run_protocol(r.config),
-                     "setting": v["label"], "backbone": "PaperBench" if key == "reference" else r.config["model"],
-                     **{f"imp {i}": "–" if none else hist.get(str(i), "–") for i in range(1, 6)},
-                     **{f"share {c}": "–" if none else fmt(shares.get(c, 0.0)) for c in _CATS},
-                     "rubrics (failed)": f"{v['papers']} ({v['generation_failures']})",
-                     "dropped items": v["dropped_items"]})
-    return rows
-
-
-TABLE_STATS = Table("rubrics_stats", "Rubrics: importance histograms and category shares of the total weight",
-                    _stats_rows)
-
 
 # %% ../nbs/20_rubrics.ipynb #0019e269
 TABLES = [TABLE1, TABLE2, TABLE5_6, TABLE_STATS, TABLE_JUDGE_EVAL,

@@ -20,13 +20,14 @@ from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest
 
 # %% auto #0
-__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'STATUSES', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint',
-           'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded', 'unparsable_hint', 'ParseWatch', 'RunContext',
-           'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
-           'derive_requests', 'data_check', 'plan_rows', 'describe_roles', 'preflight', 'PreflightError',
-           'request_lines', 'write_requests', 'RunOptions', 'execute', 'retry_params', 'retry', 'split_params',
-           'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs', 'make_tables',
-           'remove_stale']
+__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'STATUSES', 'EPOCH_STRIDE', 'EPOCHS_BOUNDS', 'EPOCH_CI', 'EXIT_CODES',
+           'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded',
+           'unparsable_hint', 'ParseWatch', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM',
+           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'data_check', 'plan_rows', 'describe_roles',
+           'preflight', 'PreflightError', 'request_lines', 'write_requests', 'RunOptions', 'execute', 'retry_params',
+           'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage', 'epoch_text',
+           'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs',
+           'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -253,6 +254,7 @@ class RunContext:
     makes no calls (metrics, embeddings, figures)."""
 
     planning = False
+    epoch = 0  # `--epochs`: which epoch this context runs (0: the run itself; set before the first `llm` call)
 
     def __init__(
         self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True, batch: bool = False
@@ -282,8 +284,9 @@ class RunContext:
 
     @property
     def seed(self) -> int:
-        "The run-level seed (`--seed`; 0 when not given: every request as before)."
-        return getattr(self.cfg, "seed", 0) or 0
+        """The shift of every request's sample index: the run-level seed (`--seed`; 0 when not given) plus
+        `EPOCH_STRIDE` × `epoch` (`--epochs`); 0: every request as before."""
+        return (getattr(self.cfg, "seed", 0) or 0) + self.epoch * EPOCH_STRIDE
 
     def _new_llm(self, spec: ModelSpec) -> LLM:
         return LLM(
@@ -387,10 +390,13 @@ def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = No
     return ctx
 
 
-def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None = None) -> list[dict]:
+def derive_plan(
+    b: Benchmark, cfg, specs: dict | None = None, log: list | None = None, ctx: PlanContext | None = None
+) -> list[dict]:
     """The calls a cold run of `b` on `cfg` makes, one row per role and model, with tokens and calls per stage: `b.run`
-    itself against its stub. `log`: a list the run's printed lines are added to."""
-    ctx = stub_run(b, cfg, specs)
+    itself against its stub (or `ctx`, a `stub_run` already made). `log`: a list the run's printed lines are added
+    to."""
+    ctx = stub_run(b, cfg, specs) if ctx is None else ctx
     if log is not None:
         log += [x for x in ctx.log.splitlines() if x.strip()]
     order = [p.name for p in b.roles()]
@@ -408,10 +414,10 @@ def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None =
     return sorted(rows, key=lambda r: (order.index(r["role"]) if r["role"] in order else len(order), r["model"]))
 
 
-def derive_requests(b: Benchmark, cfg, specs: dict | None = None) -> list[dict]:
+def derive_requests(b: Benchmark, cfg, specs: dict | None = None, ctx: PlanContext | None = None) -> list[dict]:
     """The first stage's requests in the order sent: role, model name, served id, endpoint and the body the client would
-    POST."""
-    ctx = stub_run(b, cfg, specs, keep=b.stages[0].name)
+    POST (from `ctx`, a `stub_run` that kept them, when given: the plan's own run)."""
+    ctx = stub_run(b, cfg, specs, keep=b.stages[0].name) if ctx is None else ctx
     return [
         dict(
             role=k.split(":")[0],
@@ -436,11 +442,11 @@ def data_check(b: Benchmark, cfg) -> None:
         )
 
 
-def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None) -> list[dict]:
-    """Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan`; `log`: what the stub
-    run printed."""
+def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: PlanContext | None = None) -> list[dict]:
+    """Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan` (of `ctx`, a
+    `stub_run`, when given); `log`: what the stub run printed."""
     rows = []
-    for r in derive_plan(b, cfg, specs, log):
+    for r in derive_plan(b, cfg, specs, log, ctx):
         name = r["model"]
         s = specs.get(name)
         cost = (
@@ -512,20 +518,20 @@ class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
 
-def request_lines(b: Benchmark, cfg, specs: dict):
+def request_lines(b: Benchmark, cfg, specs: dict, ctx: PlanContext | None = None):
     """The first stage's requests of a run, one dict each: role, model name, served id, endpoint and the exact
     chat-completion body the client would POST (`LLM._body`: messages, max_tokens, temperature, seed, stop,
-    response_format; never the key)."""
+    response_format; never the key); `ctx`: the plan's `stub_run`, when it kept them."""
     if not b.stages:
         raise ConfigError(
             f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
         )
-    yield from derive_requests(b, cfg, specs)
+    yield from derive_requests(b, cfg, specs, ctx)
 
 
-def write_requests(b: Benchmark, cfg, specs: dict, path) -> dict[str, int]:
-    """Write `request_lines` to `path` as JSON lines (atomically; an existing file is never overwritten) → requests per
-    role."""
+def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
+    """Write `request_lines` (of `ctx`, the plan's `stub_run`, when given) to `path` as JSON lines (atomically; an
+    existing file is never overwritten) → requests per role."""
     path = Path(path)
     exists = f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
     if path.exists():
@@ -535,7 +541,7 @@ def write_requests(b: Benchmark, cfg, specs: dict, path) -> dict[str, int]:
     counts: Counter = Counter()
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            for line in request_lines(b, cfg, specs):
+            for line in request_lines(b, cfg, specs, ctx):
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
                 counts[line["role"]] += 1
         try:
@@ -576,22 +582,24 @@ def _batch_specs(specs: dict) -> dict:
     return specs
 
 
-def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool) -> list[dict]:
-    """The run against its stub: bad input stops here (DataError), before any folder or call; a crash in a stage is
-    the run's to record (it fails the same way, with its traceback in error.txt), unless this is only the plan."""
+def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None) -> tuple[list[dict], PlanContext]:
+    """(plan rows, the stub run) of the run against its stub, which keeps stage `keep`'s requests (`--requests`): bad
+    input stops here (DataError), before any folder or call; a crash in a stage is the run's to record (it fails the
+    same way, with its traceback in error.txt), unless this is only the plan."""
     log: list = []
     try:
-        rows = plan_rows(b, cfg, specs, log)
+        ctx = stub_run(b, cfg, specs, keep)
+        rows = plan_rows(b, cfg, specs, log, ctx)
     except (ConfigError, DataError, OSError):
         raise
     except Exception:
         if dry_run:
             raise
-        return []
+        return [], None
     if dry_run:
         for line in log:
             _echo(line)
-    return rows
+    return rows, ctx
 
 
 def _check_keys(specs: dict) -> None:
@@ -610,6 +618,8 @@ def _of_interrupt(e: BaseException | None) -> bool:
 
     seen = set()
     while e is not None and id(e) not in seen:
+        if isinstance(e, TimeoutError):  # asyncio's timeouts raise it from the CancelledError that ended the wait
+            return False
         if isinstance(e, (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError)):
             return True
         seen.add(id(e))
@@ -617,11 +627,14 @@ def _of_interrupt(e: BaseException | None) -> bool:
     return False
 
 
-def _check_options(max_failure_share) -> None:
-    "Run options in their bounds before anything runs."
+def _check_options(max_failure_share, epochs=1) -> None:
+    "Run options in their bounds before anything runs (`--epochs`: `EPOCHS_BOUNDS`)."
     ok = isinstance(max_failure_share, (int, float)) and not isinstance(max_failure_share, bool)
     if not ok or not math.isfinite(max_failure_share) or not 0 <= max_failure_share <= 1:
         raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {max_failure_share!r}")
+    lo, hi = EPOCHS_BOUNDS
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or not lo <= epochs <= hi:
+        raise ConfigError(f"--epochs must be a whole number from {lo} to {hi}, got {epochs!r}")
 
 
 def _start_tmp(parent: Path, run_id: str) -> tuple[Path, int]:
@@ -676,7 +689,8 @@ class RunOptions:
     (ask every request again), `max_failure_share` (above it a run is partial), `notebook` (write run.ipynb),
     `progress` (live bars), `serve` (start embedded servers), `batch` (every non-embedded model through its Batch API:
     half price, hours of latency; a killed run resumes polling), `requests` (with `dry_run`: also write the first
-    stage's requests to this file, `write_requests`; nothing is called or started)."""
+    stage's requests to this file, `write_requests`; nothing is called or started), `epochs` (run every item this many
+    times, `run_epochs`: the headline is the mean over epochs with a 95% CI over them)."""
 
     dry_run: bool = False
     refresh: bool = False
@@ -686,6 +700,7 @@ class RunOptions:
     serve: bool = True
     batch: bool = False
     requests: object = None
+    epochs: int = 1
 
 
 def _configure(b: Benchmark, params: dict, endpoints: dict | None, batch: bool) -> tuple:
@@ -709,7 +724,7 @@ def execute(
     o = dataclasses.replace(options or RunOptions(), **kw)
     b = get_benchmark(bench)
     _check_requests(b, o.dry_run, o.requests)
-    _check_options(o.max_failure_share)
+    _check_options(o.max_failure_share, o.epochs)
     cfg, specs, caps = _configure(b, params or {}, endpoints, o.batch)
     data_check(b, cfg)
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
@@ -717,13 +732,15 @@ def execute(
         _echo(line)
     if caps:
         _echo(f"  caps           {caps_text(caps)}")
-    rows = _plan(b, cfg, specs, o.dry_run)
+    rows, stub = _plan(b, cfg, specs, o.dry_run, b.stages[0].name if o.requests else None)
+    rows = plan_epochs(rows, o.epochs)
     if o.dry_run:
         models = {n: s.public() for n, s in specs.items()}
         meta = dict(bench=b.name, status="dry-run", config=config_dict(cfg), plan=rows, models=models)
         meta.update({"caps": caps} if caps else {})
+        meta.update({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
         if o.requests:
-            meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests))
+            meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests, stub))
         return meta
     _check_keys(specs)
     t0 = time.time()
@@ -749,10 +766,10 @@ def _launch(b: Benchmark, cfg, specs: dict, rows: list, caps: dict, o: RunOption
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
     (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
     try:
-        ctx = RunContext(b.name, cfg, tmp, specs, o.refresh, o.progress, o.batch)
         meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=rows)
         meta.update(models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
         meta.update({"caps": caps} if caps else {})
+        meta.update({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
         meta.update(
             started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
             git_commit=git_commit(),
@@ -760,7 +777,7 @@ def _launch(b: Benchmark, cfg, specs: dict, rows: list, caps: dict, o: RunOption
             host=platform.machine(),
         )
         write_json(tmp / "meta.json", meta)
-        r = _run_stages(b, cfg, ctx, o.max_failure_share)
+        r, ctxs = run_epochs(b, cfg, tmp, specs, o)
         fails = r["fails"]
         meta.update(
             status=r["status"],
@@ -769,12 +786,13 @@ def _launch(b: Benchmark, cfg, specs: dict, rows: list, caps: dict, o: RunOption
             failures=sum(fails.values()),
             failures_by_reason=dict(fails.most_common(20)),
             headline=[e.to_dict() for e in r["headline"]],
-            usage=ctx.usage(),
-            roles_models=ctx.models(),
-            provenance=ctx.provenance,
+            usage=epochs_usage(ctxs),
+            roles_models={k: v for x in ctxs for k, v in x.models().items()},
+            provenance=ctxs[0].provenance,
             seconds=round(time.time() - t0, 1),
             max_failure_share=o.max_failure_share,
         )
+        meta.update({"epochs": r["epochs"]} if "epochs" in r else {})
         write_json(tmp / "meta.json", meta)
         os.replace(tmp, final)
         set_latest(parent, run_id)  # unless a newer run (started later) finished first
@@ -808,12 +826,144 @@ def retry(d, **kw) -> dict:
     so only the requests of its failed items (and of the steps they never reached) are sent. Its `meta.json` names
     the run it retried (`retry_of`). `kw`: `execute`'s options (dry_run, notebook, progress, ...)."""
     bench, params, endpoints = retry_params(d)
+    k = (run_meta(d).get("epochs") or {}).get("k")
+    if isinstance(k, int) and k > 1 and "epochs" not in kw:  # the run's epochs, unless told otherwise
+        kw["epochs"] = k
     meta = execute(bench, params, endpoints, **kw)
     if meta.get("dir") is not None:
         p = Path(meta["dir"]) / "meta.json"
         write_json(p, {**json.loads(p.read_text()), "retry_of": rel(d)})
         meta["retry_of"] = rel(d)
     return meta
+
+# %% ../nbs/06_run.ipynb #e90c0e02
+EPOCH_STRIDE = 1_000_000  # epoch e shifts every request's sample index by e × this (above any index a run uses itself)
+EPOCHS_BOUNDS = (1, 1000)  # `--epochs`: min, max (seed + shift stays a 32-bit seed)
+EPOCH_CI = "95% t-interval over the epochs' values"
+
+
+def plan_epochs(rows: list[dict], k: int) -> list[dict]:
+    "The plan of `k` epochs from one epoch's plan `rows`: calls, tokens, cost, stages and time each × `k`."
+    if k == 1:
+        return rows
+    out = []
+    for r in rows:
+        x = dict(r, calls=r["calls"] * k, prompt_tokens=r["prompt_tokens"] * k)
+        x.update(completion_tokens=r["completion_tokens"] * k, cost_usd=round(r["cost_usd"] * k, 4))
+        if r.get("stages"):
+            x["stages"] = {s: v * k for s, v in r["stages"].items()}
+        if r.get("est_minutes") is not None:
+            x["est_minutes"] = round(r["est_minutes"] * k, 1)
+        x["note"] = "; ".join(v for v in (r.get("note", ""), f"{k} epochs: every request sent {k} times") if v)
+        out.append(x)
+    return out
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def epoch_estimate(name: str, ests: list) -> Estimate:
+    """Headline number `name` of a run of several epochs from its `Estimate` in each (None: the epoch has none): the
+    mean of the epochs' values with a 95% t-interval over them (none from one value); `n`, `failures`: summed."""
+    from scipy import stats
+    import statistics
+
+    got = [e for e in ests if e is not None]
+    vals = [float(e.value) for e in got if _num(e.value)]
+    n, f = sum(int(e.n or 0) for e in got), sum(int(e.failures or 0) for e in got)
+    if not vals:
+        return Estimate(name, None, None, None, n, f)
+    m = statistics.fmean(vals)
+    if len(vals) < 2:
+        return Estimate(name, m, None, None, n, f)
+    h = float(stats.t.ppf(0.975, len(vals) - 1)) * statistics.stdev(vals) / math.sqrt(len(vals))
+    return Estimate(name, m, m - h, m + h, n, f)
+
+
+_WORST = {"complete": 0, "partial": 1, "failed": 2, "interrupted": 3}
+
+
+def combine_epochs(rs: list[dict], k: int) -> dict:
+    """One run's result from its epochs' (`_run_stages` each, in order; fewer than `k` when one was interrupted or
+    stopped early): records and failures summed, the worst status (its reason names the epoch), the headline by
+    `epoch_estimate`, and `epochs`: k, the CI's method and each epoch's folder, status, n, failures and headline."""
+    fails = sum((r["fails"] for r in rs), Counter())
+    n, failed = sum(r["n"] for r in rs), sum(fails.values())
+    by = [{e.name: e for e in r["headline"]} for r in rs]
+    names = list(dict.fromkeys(x for h in by for x in h))
+    w = max(range(len(rs)), key=lambda e: _WORST.get(rs[e]["status"], 2))
+    status, reason = rs[w]["status"], f"epoch {w}: {rs[w]['status_reason']}"
+    if status == "complete":
+        reason = f"{failed} of {n} items failed over {len(rs)} epochs; headline: mean of {k} epochs, {EPOCH_CI}"
+    if len(rs) < k:
+        reason += f"; epoch{'s' * (k - len(rs) > 1)} {len(rs)}{f'–{k - 1}' * (k - len(rs) > 1)} not run"
+    per = [
+        dict(
+            epoch=e,
+            dir="." if e == 0 else f"epochs/{e}",
+            status=r["status"],
+            status_reason=r["status_reason"],
+            n=r["n"],
+            failures=sum(r["fails"].values()),
+            headline=[x.to_dict() for x in r["headline"]],
+        )
+        for e, r in enumerate(rs)
+    ]
+    return dict(
+        status=status,
+        status_reason=reason,
+        n=n,
+        fails=fails,
+        headline=[epoch_estimate(x, [h.get(x) for h in by]) for x in names],
+        epochs=dict(k=k, ci=EPOCH_CI, per_epoch=per),
+    )
+
+
+def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tuple[dict, list]:
+    """(result, contexts) of `b.run` once per epoch (`o.epochs`): epoch 0 in the run folder `out` itself, epoch e ≥ 1
+    in `out/epochs/<e>/`, each in its own `RunContext` (`epoch` e: its sample indices shifted); one epoch: its
+    `_run_stages` as it is; several: `combine_epochs`. An interrupted or early-stopped epoch ends the run."""
+    rs, ctxs = [], []
+    for e in range(o.epochs):
+        ctx = RunContext(b.name, cfg, out / "epochs" / str(e) if e else out, specs, o.refresh, o.progress, o.batch)
+        ctx.epoch = e
+        if o.epochs > 1:
+            _echo(f"epoch {e} (epochs 0–{o.epochs - 1}; files: {f'epochs/{e}/' if e else 'the run folder'})")
+        rs.append(_run_stages(b, cfg, ctx, o.max_failure_share))
+        ctxs.append(ctx)
+        if rs[-1]["status"] == "interrupted" or ctx.stopped:
+            break
+    return (rs[0] if o.epochs == 1 else combine_epochs(rs, o.epochs)), ctxs
+
+
+def epochs_usage(ctxs: list) -> dict:
+    "`RunContext.usage` summed over the epochs' contexts `ctxs` (one: its own)."
+    if len(ctxs) == 1:
+        return ctxs[0].usage()
+    tot, per = Usage(), {}
+    for c in ctxs:
+        for k, l in c._llms.items():
+            per.setdefault(k, Usage()).merge(l.usage)
+            tot.merge(l.usage)
+    return dict(total=vars(tot), **{k: vars(u) for k, u in per.items()})
+
+
+def epoch_text(h: dict, ep: dict) -> str:
+    """Headline number `h` of a run of several epochs (`ep`: meta.json's `epochs`): mean [95% CI over the epochs],
+    'mean of K epochs', each epoch's value and the failures."""
+    from scibench.report import fmt
+
+    per = [
+        next((x.get("value") for x in p.get("headline") or [] if x.get("name") == h.get("name")), None)
+        for p in ep.get("per_epoch") or []
+    ]
+    ci = f" [{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]" if _num(h.get("lo")) else ""
+    return (
+        f"{fmt(h.get('value'))}{ci} mean of {ep.get('k')} epochs (per epoch: {', '.join(fmt(v) for v in per)})"
+        + (f", {h['failures']} failed" if h.get("failures") else "")
+    )
+
 
 # %% ../nbs/06_run.ipynb #a3c0all2
 EXIT_CODES = {"complete": 0, "dry-run": 0, "partial": 1, "failed": 1, "interrupted": 130}
@@ -885,9 +1035,13 @@ def summary_text(meta: dict) -> str:
         f"status    {meta['status']} ({meta.get('status_reason', '')})",
         f"items     {meta.get('n', 0)}",
     ]
+    ep = meta.get("epochs") if isinstance(meta.get("epochs"), dict) else None
+    if ep and ep.get("per_epoch"):
+        lines[-1] += f" over {len(ep['per_epoch'])} epochs ({', '.join(str(p['n']) for p in ep['per_epoch'])})"
+        lines.append(f"headline  mean of {ep['k']} epochs, {EPOCH_CI}; per epoch in meta.json epochs")
     for h in meta.get("headline", []):
         e = Estimate(**h)
-        lines.append(f"  {e.name:28s} {e}")
+        lines.append(f"  {e.name:28s} {epoch_text(h, ep) if ep and ep.get('per_epoch') else e}")
     if meta.get("failures_by_reason"):
         lines.append(f"failures  {meta['failures']} by reason:")
         lines += [f"  {c:5d}  {r}" for r, c in meta["failures_by_reason"].items()]
@@ -932,6 +1086,9 @@ def summary_text(meta: dict) -> str:
 def _headline(meta: dict) -> str:
     "The first headline number of a run with its CI ('–' when it has none)."
     h = (meta.get("headline") or [None])[0]
+    ep = meta.get("epochs") if isinstance(meta.get("epochs"), dict) else None
+    if h and ep and ep.get("per_epoch"):
+        return f"{h['name'][:24]} {epoch_text(h, ep)}"
     return f"{h['name'][:24]} {Estimate(**h)}" if h else "–"
 
 

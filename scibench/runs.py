@@ -309,7 +309,9 @@ def run_label(d) -> str:
 
 
 def settings(d, skip=("model", "split", "judge")) -> str:
-    "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` ('defaults' if none)."
+    """The run's parameters that differ from the benchmark's defaults, as `name=value, ...` ('defaults' if none); a run
+    of several epochs (`--epochs K`) adds `epochs=K (tables: epoch 0)`: its files, and so its table rows, are epoch 0's,
+    its meta.json headline the mean over the epochs."""
     m = run_meta(d)
     try:
         b = get_benchmark(m["bench"])
@@ -328,6 +330,9 @@ def settings(d, skip=("model", "split", "judge")) -> str:
         for k, v in m.get("config", {}).items()
         if k not in skip and k in defaults and v != defaults[k]
     ]
+    k = (m.get("epochs") or {}).get("k") if isinstance(m.get("epochs"), dict) else None
+    if isinstance(k, int) and k > 1:
+        diff.append(f"epochs={k} (tables: epoch 0)")
     return ", ".join(diff) or "defaults"
 
 

@@ -327,14 +327,15 @@ def retries_text(u: dict) -> str:
     return f"{r:g}" if isinstance(r, (int, float)) and not isinstance(r, bool) and r else ""
 
 
-def _headline_table(bench: str, hl: list) -> str:
-    "Headline numbers as a table: metric, value [95% CI], n, failures, the paper's number(s)."
+def _headline_table(bench: str, hl: list, epochs: bool = False) -> str:
+    """Headline numbers as a table: metric, value [95% CI], n, failures, the paper's number(s); `epochs`: the run's
+    numbers are means over its epochs, their CIs t-intervals over the epochs (shown at any n)."""
     from scibench.report import fmt_ci
 
     rows = [
         [
             x.get("name"),
-            fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, x.get("n")),
+            fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, None if epochs else x.get("n")),
             x.get("n"),
             x.get("failures"),
             paper_number(bench, str(x.get("name"))),
@@ -416,13 +417,20 @@ def _write_report(d, f):
     if fbr:
         h.append("<h3>Failures by reason</h3>" + _tbl(["count", "reason"], [[c, r] for r, c in fbr.items()], num=(0,)))
     hl = m.get("headline") or []
+    ep = m.get("epochs") if isinstance(m.get("epochs"), dict) and m["epochs"].get("per_epoch") else None
     if hl:
         h.append(
-            "<h2>Headline numbers</h2>"
-            + _headline_table(bench, hl)
-            + "<p class=mut>CIs: percentile bootstrap over items; below 10 items only the value and n are shown. The "
-            "paper's numbers are "
-            "for its own models and data: compare scales, not this run's model.</p>"
+            f"<h2>Headline numbers{' (mean of ' + _e(ep.get('k')) + ' epochs)' if ep else ''}</h2>"
+            + _headline_table(bench, hl, bool(ep))
+            + (
+                f"<p class=mut>Each number is the mean over the run's {_e(ep.get('k'))} epochs, its CI a "
+                f"{_e(ep.get('ci'))} (n, failed: summed over the epochs; each epoch's values: meta.json's epochs; "
+                "the examples below are epoch 0's). "
+                if ep
+                else "<p class=mut>CIs: percentile bootstrap over items; below 10 items only the value and n are "
+                "shown. "
+            )
+            + "The paper's numbers are for its own models and data: compare scales, not this run's model.</p>"
         )
     figs = sorted(p for p in Path(d).rglob("*") if p.suffix in (".png", ".svg") and p.is_file())
     if figs:
@@ -619,7 +627,9 @@ def _headline_html(bench: str, m: dict) -> str:
     hl = [x for x in m.get("headline") or [] if isinstance(x, dict)]
     if not hl:
         return "<p class=mut>No headline numbers in this run's meta.json.</p>"
-    return _headline_table(bench, hl)
+    ep = m.get("epochs") if isinstance(m.get("epochs"), dict) and m["epochs"].get("per_epoch") else None
+    note = f"<p class=mut>Mean of {_e(ep.get('k'))} epochs; CIs: {_e(ep.get('ci'))}.</p>" if ep else ""
+    return _headline_table(bench, hl, bool(ep)) + note
 
 
 def _spec_html(t, d) -> str:
@@ -1134,6 +1144,9 @@ def run_differences(A: dict, B: dict) -> list[str]:
             out.append(f"{k}: A {va!r}, B {vb!r}")
         elif k != "split" and _served(ma, va) != _served(mb, vb):
             out.append(f"{k} {va!r} is a different model: A {_served(ma, va)}, B {_served(mb, vb)}")
+    ka, kb = ((x.get("epochs") if isinstance(x.get("epochs"), dict) else {}).get("k", 1) for x in (ma, mb))
+    if ka != kb:  # a run of several epochs: its headline is their mean, its files epoch 0's
+        out.append(f"epochs: A {ka}, B {kb}")
     if ma.get("n") != mb.get("n"):
         out.append(f"items: A {ma.get('n')}, B {mb.get('n')}")
     return out

@@ -57,6 +57,49 @@ def run_bench(results):
 
 
 @pytest.fixture
+def cli(monkeypatch):
+    """cli(*args, env=None) → CompletedProcess(returncode, stdout, stderr): `scibench ARGS` run in this process, as
+    `python -m scibench.cli ARGS` with captured output would run it (cwd the repository, `env` added to the
+    environment for the call, an uncaught exception a traceback on stderr and exit 1), without the ~2 s of a new
+    interpreter importing pandas and friends. The CLI's signal handlers are undone after. Tests of signals, kills and
+    exit codes across processes start a real `subprocess` instead."""
+    import io, signal, subprocess, traceback
+    from scibench.cli import main
+
+    def run(*args, env=None, timeout=None):   # timeout: what a subprocess would be given; unused here
+        out, err = io.StringIO(), io.StringIO()
+        handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        with monkeypatch.context() as mp:
+            for k, v in (env or {}).items(): mp.setenv(k, v)
+            mp.chdir(ROOT); mp.setattr("sys.stdout", out); mp.setattr("sys.stderr", err)
+            try:
+                main([str(a) for a in args]); code = 0
+            except SystemExit as e:   # as the interpreter ends: None is 0, a message is printed and is 1
+                code = 0 if e.code is None else e.code
+                if not isinstance(code, int): print(code, file=err); code = 1
+            except Exception:
+                traceback.print_exc(file=err); code = 1
+            finally:
+                for s, h in handlers.items(): signal.signal(s, h)
+        return subprocess.CompletedProcess(["scibench", *args], code, out.getvalue(), err.getvalue())
+    return run
+
+
+@pytest.fixture
+def canary_registry(tmp_path):
+    """canary_registry(base_url, **fields) → a models.toml with one model `fake` (served id `fake-model`) whose key
+    comes from $SCIBENCH_CANARY_KEY, one retry, a 5 s timeout, and `fields` added (TOML values)."""
+    import json
+    def make(base_url, **kw):
+        extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in kw.items())
+        p = tmp_path / "models.toml"
+        p.write_text(f'[models.fake]\nbase_url = "{base_url}"\nmodel = "fake-model"\napi_key_env = "SCIBENCH_CANARY_KEY"\n'
+                     f'max_retries = 1\ntimeout = 5\n{extra}')
+        return p
+    return make
+
+
+@pytest.fixture
 def own_data(tmp_path, monkeypatch):
     "own_data(*benches) → a data/ folder with only the shipped samples of `benches` and the papers' numbers (nothing downloaded)."
     def make(*benches):

@@ -1,12 +1,10 @@
 """AbGen user studies (Table 4, issue 10 item 7): failure cases → feedback form → revision → scores before and after;
 simulated feedback; user-annotated examples as a split of their own. Against the fake server."""
-import csv, json, os, subprocess, sys
+import csv, json
 from pathlib import Path
 import pytest
 from scibench import abgen, abgen_studies
 from scibench.core import read_jsonl, read_json
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(argv) -> int:
@@ -108,9 +106,8 @@ def test_study2_user_split(env, tmp_path, results, run_bench, capsys):
     assert cli(["add-split", "../x", str(f)]) == 2
 
 
-def test_cli_verb(env):
-    r = subprocess.run([sys.executable, "-m", "scibench.cli", "abgen", "--help"], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ}, timeout=120)
+def test_cli_verb(env, cli):
+    r = cli("abgen", "--help")
     assert r.returncode == 0 and "select" in r.stdout and "study1" in r.stdout and "add-split" in r.stdout
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from scibench.cli import run_command
 
-from scibench import arxivbench as ab, arxiv_index as ai, perf_arxivbench as pab
+from scibench import arxivbench as ab, arxiv_index as ai, arxivbench_perf as pab
 from scibench.core import DataError, read_json, read_jsonl
 from scibench.tables import write_all
 

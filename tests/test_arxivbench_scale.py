@@ -2,7 +2,7 @@
 import json, re, sqlite3
 from dataclasses import asdict
 import pytest
-from scibench import arxiv_index as ai, perf_arxivbench as pab
+from scibench import arxiv_index as ai, arxivbench_perf as pab
 from scibench.core import DataError
 
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from scibench import arxivbench as ab, arxiv_index as ai, perf_arxivbench as pab
+from scibench import arxivbench as ab, arxiv_index as ai, arxivbench_perf as pab
 from scibench.core import project_root, read_json, read_jsonl
 from scibench.judge import judge_many
 from scibench.llm import LLM, Request, get_model, msgs

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from scibench.cli import run_command
 
-from scibench import autobench as ab, papers as sp, perf_autobench as pa
+from scibench import autobench as ab, papers as sp, autobench_perf as pa
 from scibench import autobench_review as ar
 from scibench.core import DataError, read_json, read_jsonl
-from scibench.llm import LLM, ModelSpec, pipeline
+from scibench.flow import run_stages
+from scibench.llm import LLM, ModelSpec
 from scibench.runs import complete_runs
 from scibench.tables import build, write_all
 
@@ -126,16 +127,26 @@ def _mcq(qid="q", question="How many keys does each SGA query attend to?", answe
 def _llm(fs): return LLM(ModelSpec("fake", fs.base_url, "fake", max_retries=0, timeout=10), progress=False)
 
 
-def _each(llm, fn, items):
-    "`fn(item)` (a stage's coroutine) for every item, in one `pipeline` with `llm` open."
-    return pipeline(items, fn, [llm])
+def _each(llm, stages, states):
+    "Every state through the declared `stages` (each role answered by `llm`), in one pipeline → the states."
+    return run_stages(stages, states, {s.role: llm for s in stages}, ab.AutoBenchConfig(), start=lambda s: s)
+
+
+def _correctness(llm, qs, paper_of):
+    "The correctness verdict of each question (`ab.CORRECTNESS`, with its evidence)."
+    return [ab.correctness_result(q, s["x"]) for q, s in zip(qs, _each(llm, ab.CORRECTNESS, [ab.solving(q, paper_of(q), "evidence") for q in qs]))]
+
+
+def _check(llm, stage, qs, paper=None):
+    "The verdict of one check `stage` (ANSWERABILITY, AMBIGUITY) of each question."
+    return [s["check"] for s in _each(llm, [stage], [ab.solving(q, paper) for q in qs])]
 
 
 def test_correctness_stage(fake_server):
     fs = fake_server(reply=lambda b: json.dumps({"rationale": "r", "answer": "B"}))
     qs = [_mcq("right", answer="B", opts=("32", "64", "128", "all")), _mcq("wrong", answer="A")]
     llm = _llm(fs)
-    c = _each(llm, lambda q: ab.acheck_correctness(llm, q, _paper()), qs)
+    c = _correctness(llm, qs, lambda q: _paper())
     assert [x["passed"] for x in c] == [True, False] and "key 'A'" in c[1]["reason"]
     checks = dict(correctness=c, answerability=[dict(passed=True, verified=True)]*2, ambiguity=[dict(passed=True, verified=True)]*2)
     assert ab.apply_filters(qs, checks, ("correctness",))[0] == [True, False]
@@ -147,7 +158,7 @@ def test_correctness_unverified_is_counted(fake_server):
     fs = fake_server(reply=lambda b: "I think it is the second one")
     qs = [_mcq("q")]
     llm = _llm(fs)
-    c = _each(llm, lambda q: ab.acheck_correctness(llm, q, _paper()), qs)
+    c = _correctness(llm, qs, lambda q: _paper())
     assert c[0]["passed"] is False and c[0]["verified"] is False and c[0]["reason"].startswith("unverified")
     _, counts, _ = ab.apply_filters(qs, dict(correctness=c), ("correctness",))
     assert counts[1]["dropped_unverified"] == 1 and counts[1]["dropped_check"] == 0
@@ -170,7 +181,7 @@ def test_answerability_stage(fake_server):
     qs = [_mcq("cited"), _mcq("ghost", question="What is the gate made of?"),
           dict(_mcq("unsupported", question="Which benchmark has documents up to 16,000 tokens?"), answer_text="ArXiv-Topics and LegalDocs")]
     llm, paper = _llm(fs), _paper()
-    c = _each(llm, lambda q: ab.acheck_answerability(llm, q, paper), qs)
+    c = _check(llm, ab.ANSWERABILITY, qs, paper)
     assert [x["passed"] for x in c] == [True, False, False]
     assert "no existing paragraph" in c[1]["reason"] and "0%" in c[2]["reason"]
 
@@ -179,7 +190,7 @@ def test_ambiguity_stage(fake_server):
     fs = fake_server(reply=lambda b: json.dumps({"correct_options": ["A", "C"] if "two correct" in b["messages"][-1]["content"] else ["A"]}))
     qs = [_mcq("one"), _mcq("two", question="Which are true (two correct)?"), dict(_mcq("tf"), type="tf", options=None, answer="true")]
     llm = _llm(fs)
-    c = _each(llm, lambda q: ab.acheck_ambiguity(llm, q), qs)
+    c = _check(llm, ab.AMBIGUITY, qs)
     assert [x["passed"] for x in c] == [True, False, True] and c[2]["applicable"] is False
     assert fs.calls == 2                                                   # true/false is not sent to the judge
 
@@ -465,7 +476,7 @@ def test_registration():
     assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.tables is ab.TABLES
     assert b.stub_reply is ab.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
     assert b.downloaders == [ab.download_arxiv] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
-    assert not getattr(b, "perf", None)                                      # the figures live in scibench.perf_autobench
+    assert not getattr(b, "perf", None)                                      # the figures live in scibench.autobench_perf
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
     assert not any(hasattr(ab, n) for n in ("DEFAULT_RUNS", "DOWNLOADERS", "PERF", "scripted_reply", "fake_registry"))
     assert b.data(b.make_config({})) and all(p.exists() for p in b.data(b.make_config({})))
@@ -555,10 +566,11 @@ def test_calibration_requests_differ_from_the_filter(fake_server):
     qs = [_mcq("q1"), dict(_mcq("q2", question="Is SGA faster than the sliding-window baseline?"), type="tf", options=None, answer="true",
                            answer_text="true")]
     llm, papers = _llm(fs), {"sga-long-docs": _paper()}
-    _each(llm, lambda q: ab.acheck_correctness(llm, q, papers[q["paper_id"]]), qs)
+    _correctness(llm, qs, lambda q: papers[q["paper_id"]])
     assert fs.calls == 2
     sl = [(s, llm, ab.parse_solver(s)[1]) for s in ["fake+evidence", "fake"]]
-    rows = [ab.calibration_row([s for s, _, _ in sl], r) for r in _each(llm, lambda q: ab.acalibrate(sl, q, papers[q["paper_id"]]), qs)]
+    cal = [[s["x"] for s in _each(llm, ab.CALIBRATE, [ab.solving(q, papers[q["paper_id"]], c) for q in qs])] for _, _, c in sl]
+    rows = [ab.calibration_row([s for s, _, _ in sl], list(r)) for r in zip(*cal)]
     C, answers = np.array([r[0] for r in rows]), [r[1] for r in rows]
     assert fs.calls == 6                                   # every calibration answer is a fresh call, none the filter's cached one
     assert not set(prompts[:2]) & set(prompts[2:]) and all("Difficulty test" in p for p in prompts[2:])
@@ -603,7 +615,7 @@ def test_difficulty_bands_and_balance():
 def test_ambiguity_single_marked_option_must_be_the_key(fake_server):
     fs = fake_server(reply=lambda b: json.dumps({"correct_options": ["B"]}))
     llm = _llm(fs)
-    c = _each(llm, lambda q: ab.acheck_ambiguity(llm, q), [_mcq("key-a", answer="A"), _mcq("key-b", answer="B")])
+    c = _check(llm, ab.AMBIGUITY, [_mcq("key-a", answer="A"), _mcq("key-b", answer="B")])
     assert [x["passed"] for x in c] == [False, True] and c[0]["verified"] is True and "not the key" in c[0]["reason"]
 
 
@@ -613,7 +625,7 @@ def test_text_fallback_does_not_read_the_article_as_option_a(fake_server):
     assert ab.parse_answer("The answer is B.", "ABCD")[0] == "B" and ab.parse_answer("answer: d", "ABCD")[0] == "D"
     fs = fake_server(reply=lambda b: "Well, a model trained on this would say D")
     llm = _llm(fs)
-    r = _each(llm, lambda q: ab.asolve(llm, q), [_mcq("q", answer="D")])
+    r = [s["x"] for s in _each(llm, ab.EVALUATE, [ab.solving(_mcq("q", answer="D"))])]
     assert r[0]["response"] == "D" and r[0]["correct"] is True
 
 

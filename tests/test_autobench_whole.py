@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from scibench import autobench as ab, papers as sp, perf_autobench as pa
+from scibench import autobench as ab, papers as sp, autobench_perf as pa
 from scibench.core import read_jsonl
+from scibench.flow import run_stages
 from scibench.judge import judge_many
-from scibench.llm import LLM, ModelSpec, Request, msgs, pipeline
+from scibench.llm import LLM, ModelSpec, Request, msgs
 from scibench.retrieval import embed
 
 
@@ -98,21 +99,25 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
     assert max(t1 for k, _, _, t1 in log if k == "extract") == s1                      # it was the last extraction answer
     # the same questions, checks and calibration as the stage-by-stage functions (answers from the same replies)
     recs = read_jsonl(tmp_path/"records.jsonl")
-    each = lambda fn, items: pipeline(items, fn, [llm])                       # one stage at a time, over every item
-    per = each(lambda p: ab.aextract(llm, p, cfg), papers)
+    # one stage at a time, over every item (each role answered by `llm`)
+    each = lambda st, states: run_stages(st, states, {s.role: llm for s in st}, cfg, start=lambda s: s)
+    per = [(s["extraction"], s["points"]) for s in each([ab.EXTRACT], [ab.extracting(p) for p in papers])]
     ext = [r for recs, _ in per for r in recs]
     pts = ab.number_points([m for _, ps in per for m in ab.merge_points(ps)])
     assert read_jsonl(tmp_path/"extraction.jsonl") == json.loads(json.dumps(ext))
     chosen = ab.select_points(pts, 2)
     retr = ab.Retriever(papers, ab.load_split("sample")[1])
     pmap = {p["paper_id"]: p for p in papers}
-    qs = each(lambda job: ab.agenerate(llm, pmap[job[0]["paper_id"]], job), ab.generation_jobs(chosen, retr))
+    qs = [s["q"] for s in each([ab.GENERATE], [ab.generating(pmap[j[0]["paper_id"]], j)
+                                                for j in ab.generation_jobs(chosen, retr)])]
     ok = [q for q in qs if q["generation_failure"] is None]
-    checks = dict(correctness=each(lambda q: ab.acheck_correctness(llm, q, pmap[q["paper_id"]], llm), ok),
-                  answerability=each(lambda q: ab.acheck_answerability(llm, q, pmap[q["paper_id"]]), ok),
-                  ambiguity=each(lambda q: ab.acheck_ambiguity(llm, q, 120), ok))
+    solving = lambda c="none": [ab.solving(q, pmap[q["paper_id"]], c) for q in ok]
+    checks = dict(correctness=[ab.correctness_result(q, s["x"]) for q, s in zip(ok, each(ab.CORRECTNESS, solving("evidence")))],
+                  answerability=[s["check"] for s in each([ab.ANSWERABILITY], solving())],
+                  ambiguity=[s["check"] for s in each([ab.AMBIGUITY], solving())])
     sl = [(s, llm, ab.parse_solver(s)[1]) for s in ["m", "m+evidence"]]
-    answers = [ab.calibration_row(["m", "m+evidence"], r)[1] for r in each(lambda q: ab.acalibrate(sl, q, pmap[q["paper_id"]], llm), ok)]
+    cal = [[s["x"] for s in each(ab.CALIBRATE, solving(c))] for _, _, c in sl]                 # by solver, then question
+    answers = [ab.calibration_row(["m", "m+evidence"], list(r))[1] for r in zip(*cal)]
     by = {r["qid"]: r for r in recs}
     assert [r["qid"] for r in recs] == [q["qid"] for q in qs]
     for i, q in enumerate(ok):

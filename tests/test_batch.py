@@ -1,6 +1,6 @@
 """Batch mode (the OpenAI-compatible Batch API) against the fake server: same answers and cache as live calls, split
 into input files within the limits, failures recorded with reasons, kill and resume, half price, `scibench run --batch`."""
-import json, os, signal, subprocess, sys, time
+import json, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
 from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, cache_key, load_registry, BATCH_MAX_REQUESTS, BATCH_MAX_BYTES
@@ -156,7 +156,7 @@ print(json.dumps(llm.map([Request(msgs(f"q{i}")) for i in range(int(sys.argv[2])
 """
 
 
-def test_kill_after_submission_and_resume(fake_server, tmp_path):
+def test_kill_after_submission_and_resume(fake_server, tmp_path, cli):
     fs = fake_server(batch_delay=3.0)
     p = subprocess.Popen([sys.executable, "-c", CLIENT, fs.base_url, "6"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -168,7 +168,7 @@ def test_kill_after_submission_and_resume(fake_server, tmp_path):
     assert fs.batches_created == 1 and not fs.batch_lines   # submitted, not yet answered
     pending = Cache().batches()
     assert len(pending) == 1 and pending[0]["status"] in ("validating", "in_progress")
-    info = subprocess.run([sys.executable, "-m", "scibench.cli", "cache"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
+    info = cli("cache").stdout
     assert "1 Batch API batch(es) submitted and not yet collected" in info, info
     # the rerun (a new process: the same command) resumes polling that batch: nothing submitted twice
     r = subprocess.run([sys.executable, "-c", CLIENT, fs.base_url, "6"], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -198,13 +198,12 @@ def test_resume_takes_a_batch_that_holds_any_request(fake_server, tmp_path):
     assert all(r["ok"] for r in res) and fs.batches_created == 1 and cache.count() == 4
 
 
-def test_scibench_run_abgen_batch_end_to_end(fake_server, tmp_path):
+def test_scibench_run_abgen_batch_end_to_end(fake_server, tmp_path, cli):
     fs = fake_server(batch_delay=0.1)
-    env = {**os.environ, "SCIBENCH_RESULTS": str(tmp_path / "results"), "SCIBENCH_BATCH_POLL": str(POLL)}
-    cmd = [sys.executable, "-m", "scibench.cli", "run", "abgen", "--batch", "--no-notebook", "--model", "fake", "--base-url", fs.base_url,
-           "--served-model", "fake", "--judge", "fakejudge", "--judge-base-url", fs.base_url, "--judge-served-model", "fake",
-           "--max-tokens", "32", "--judge-max-tokens", "32"]
-    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    env = {"SCIBENCH_RESULTS": str(tmp_path / "results"), "SCIBENCH_BATCH_POLL": str(POLL)}
+    r = cli("run", "abgen", "--batch", "--no-notebook", "--model", "fake", "--base-url", fs.base_url,
+            "--served-model", "fake", "--judge", "fakejudge", "--judge-base-url", fs.base_url, "--judge-served-model", "fake",
+            "--max-tokens", "32", "--judge-max-tokens", "32", env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     meta = json.loads(next((tmp_path / "results").glob("abgen/sample/fake/*/meta.json")).read_text())
     u = meta["usage"]["total"]

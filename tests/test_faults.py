@@ -1,7 +1,7 @@
 """Faults real endpoints produce (issue 9): transient HTTP errors, hangs, resets and HTTP 200 bodies that are not chat
 completions are retried and lose nothing; what still fails is a failure record that names the problem; no key or URL
 credential is ever written; runaway answers are capped."""
-import json, time
+import time
 import pytest
 from scibench.core import read_json, read_jsonl
 from scibench.fakeserver import FakeServer
@@ -83,12 +83,6 @@ def test_odd_but_parseable_completion_shapes_never_crash(fake_server):
 
 # -- secrets ------------------------------------------------------------------------------------------------------------
 
-def _registry(tmp_path, base_url, **kw):
-    extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in kw.items())
-    p = tmp_path / "models.toml"
-    p.write_text(f'[models.fake]\nbase_url = "{base_url}"\nmodel = "fake-model"\napi_key_env = "SCIBENCH_CANARY_KEY"\n'
-                 f'max_retries = 1\ntimeout = 5\n{extra}')
-    return p
 
 
 def _files_without(needles, *dirs):
@@ -103,10 +97,10 @@ def _files_without(needles, *dirs):
 
 
 @pytest.mark.parametrize("how", ["registry", "ad-hoc"])
-def test_key_echoed_by_server_is_written_nowhere(how, fake_server, tmp_path, monkeypatch, run_bench, results):
+def test_key_echoed_by_server_is_written_nowhere(how, fake_server, tmp_path, monkeypatch, run_bench, results, canary_registry):
     "A server that echoes the Authorization header into its 401 body: the key reaches no file (records, meta, notebook, cache)."
     fs = fake_server(unauthorized="Multilingual question answering models answer confidently")   # 2 of the 8 AbGen examples (their background)
-    monkeypatch.setenv("SCIBENCH_MODELS", str(_registry(tmp_path, fs.base_url)))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(canary_registry(fs.base_url)))
     monkeypatch.setenv("SCIBENCH_CANARY_KEY", CANARY)
     if how == "registry":
         meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=16), notebook=True)
@@ -123,10 +117,10 @@ def test_key_echoed_by_server_is_written_nowhere(how, fake_server, tmp_path, mon
     assert _files_without([CANARY], d, tmp_path / "cache", results) > 3
 
 
-def test_url_credentials_never_reach_meta(fake_server, tmp_path, monkeypatch, run_bench, results):
+def test_url_credentials_never_reach_meta(fake_server, tmp_path, monkeypatch, run_bench, results, canary_registry):
     fs = fake_server()
     url = fs.base_url.replace("http://", "http://alice:pw-CANARY-5e2f@")
-    monkeypatch.setenv("SCIBENCH_MODELS", str(_registry(tmp_path, url)))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(canary_registry(url)))
     monkeypatch.setenv("SCIBENCH_CANARY_KEY", CANARY)
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=2, max_tokens=16))
     assert meta["status"] == "complete"
@@ -154,9 +148,9 @@ def test_one_megabyte_answer_is_cut_flagged_and_counted(fake_server, tmp_path):
     assert short["ok"] and "truncated" not in short
 
 
-def test_cap_from_the_registry_reaches_the_run(fake_server, tmp_path, monkeypatch, run_bench):
+def test_cap_from_the_registry_reaches_the_run(fake_server, tmp_path, monkeypatch, run_bench, canary_registry):
     fs = fake_server(reply=lambda body: "y" * 5000)
-    monkeypatch.setenv("SCIBENCH_MODELS", str(_registry(tmp_path, fs.base_url, max_response_chars=300)))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(canary_registry(fs.base_url, max_response_chars=300)))
     monkeypatch.setenv("SCIBENCH_CANARY_KEY", CANARY)
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16))
     assert meta["models"]["fake"]["max_response_chars"] == 300

@@ -112,3 +112,99 @@ def test_cli_unknown_id_exits_2_naming_it_and_help_shows_the_flags(tmp_path, res
     assert "--ids ID,ID" in h and "--seed N" in h
     r = run("retry", "abgen/sample/nobody")
     assert r.returncode == 2, r.stderr
+
+
+def _seeded_reply(seen):
+    """A fake server's reply that records every body: one generation for every seed (so the judges' prompts are the
+    same), a judge score of 4 at seed 0 and 2 at any other (the epochs' scores differ)."""
+    def reply(body):
+        seen.append(body)
+        if body["max_tokens"] == FAST["max_tokens"]:
+            return "Remove the filter and compare."
+        return f"Rationale: ok. Therefore, the score is: {4 if body.get('seed') == 0 else 2}"
+    return reply
+
+
+def test_epochs_send_every_request_again_with_only_the_seed_shifted_and_report_mean_and_ci(run_bench, fake_server):
+    import json
+    from scibench.run import EPOCH_STRIDE, summary_text
+    seen = []
+    fs = fake_server(reply=_seeded_reply(seen))
+    params, eps = _adhoc(fs, limit=1)
+    meta, d = run_bench("abgen", params, endpoints=eps, epochs=2)
+    assert meta["status"] == "complete" and fs.calls == 2 * 5, (meta["status_reason"], fs.calls)
+    by = {s: sorted(json.dumps({k: v for k, v in b.items() if k != "seed"}, sort_keys=True) for b in seen if b["seed"] == s)
+          for s in {b["seed"] for b in seen}}
+    assert sorted(by) == [0, EPOCH_STRIDE], "epoch 0 as without epochs, epoch 1 with its own sample index"
+    assert by[0] == by[EPOCH_STRIDE] and len(by[0]) == 5, "the same requests, differing only in the seed"
+    assert (d / "records.jsonl").exists() and (d / "epochs" / "1" / "records.jsonl").exists()
+    m = read_json(d / "meta.json")
+    ep = m["epochs"]
+    assert ep["k"] == 2 and [p["dir"] for p in ep["per_epoch"]] == [".", "epochs/1"]
+    assert m["n"] == sum(p["n"] for p in ep["per_epoch"]) == 2 and m["usage"]["total"]["calls"] == 10
+    h = m["headline"][0]
+    per = [next(x["value"] for x in p["headline"] if x["name"] == h["name"]) for p in ep["per_epoch"]]
+    assert per[0] != per[1] and abs(h["value"] - sum(per) / 2) < 1e-9
+    assert h["lo"] < min(per) and h["hi"] > max(per), "a t-interval with 1 degree of freedom is wide"
+    s = summary_text({**m, "dir": d})
+    assert "mean of 2 epochs" in s and f"[{h['lo']:.2f}, {h['hi']:.2f}]" in s and "t-interval" in s, s
+    from scibench.runs import settings
+    assert "epochs=2" in settings(d)
+    fs_calls = fs.calls
+    run_bench("abgen", params, endpoints=eps, epochs=2)
+    assert fs.calls == fs_calls, "the same run again: every epoch's answers from the cache"
+
+
+def test_one_epoch_is_the_run_as_before(run_bench, fake_server):
+    from scibench.core import project_root
+    seen = []
+    fs = fake_server(reply=_seeded_reply(seen))
+    params, eps = _adhoc(fs, limit=1)
+    m0, d0 = run_bench("abgen", params, endpoints=eps)
+    m1, d1 = run_bench("abgen", params, endpoints=eps, epochs=1)
+    assert fs.calls == 5 and {b["seed"] for b in seen} == {0}, "epochs=1: no request of its own"
+    parent = project_root() / "results" / "abgen" / "sample" / "local"
+    committed = read_json(parent / (parent / "latest").read_text().strip() / "meta.json")
+    for d in (d0, d1):
+        assert list(read_json(d / "meta.json")) == list(committed) and not (d / "epochs").exists()
+    assert (d0 / "scores.json").read_bytes() == (d1 / "scores.json").read_bytes()
+
+
+def test_dry_run_plans_k_times_the_calls_and_stub_runs_once_for_requests(run_bench, fake_server, tmp_path,
+                                                                        monkeypatch):
+    import scibench.run as R
+    fs = fake_server()
+    params, eps = _adhoc(fs, limit=2)
+    one, _ = run_bench("abgen", params, endpoints=eps, dry_run=True)
+    three, _ = run_bench("abgen", params, endpoints=eps, dry_run=True, epochs=3)
+    assert [r["calls"] * 3 for r in one["plan"]] == [r["calls"] for r in three["plan"]] and one["plan"][0]["calls"]
+    assert three["epochs"] == {"k": 3} and "epochs" not in one and fs.calls == 0
+    runs, stub = [], R.stub_run
+    monkeypatch.setattr(R, "stub_run", lambda *a, **k: runs.append(1) or stub(*a, **k))
+    m, _ = run_bench("abgen", params, endpoints=eps, dry_run=True, requests=tmp_path / "r.jsonl")
+    assert len(runs) == 1 and sum(m["requests"]["counts"].values()) == 2, (runs, m["requests"])
+    assert [r["calls"] for r in m["plan"]] == [r["calls"] for r in one["plan"]]
+
+
+def test_epochs_count_every_epochs_failures(run_bench, fake_server):
+    "abgen-sample-002's generation fails (HTTP 400) in every epoch: both failures are counted, none dropped."
+    fs = fake_server(reply=lambda body: "Rationale: ok. Therefore, the score is: 4",
+                     permanent="ablation study about Contrastive loss")
+    params, eps = _adhoc(fs, limit=3)
+    meta, d = run_bench("abgen", params, endpoints=eps, epochs=2)
+    m = read_json(d / "meta.json")
+    assert m["status"] == "partial" and m["status_reason"].startswith("epoch 0: 1 of 3 items failed"), m["status_reason"]
+    assert (m["n"], m["failures"], sum(m["failures_by_reason"].values())) == (6, 2, 2)
+    assert [p["failures"] for p in m["epochs"]["per_epoch"]] == [1, 1]
+    assert [r["example_id"] for r in read_jsonl(d / "epochs" / "1" / "records.jsonl") if r.get("failure")] == [
+        "abgen-sample-002"]
+
+
+@pytest.mark.parametrize("k", ["0", "-1", "1001", "two"])
+def test_cli_bad_epochs_exit_2_before_any_call(cli, results, fake_server, k):
+    fs = fake_server()
+    r = cli("run", "abgen", "--model", "m", "--base-url", fs.base_url, "--judge", "m", "--limit", "1",
+            "--epochs", k)
+    assert r.returncode == 2 and "--epochs" in r.stderr and fs.calls == 0, (r.returncode, r.stderr)
+    assert not list(results.glob("abgen/*/*/*"))
+    assert "--epochs K" in cli("run", "abgen", "--help").stdout

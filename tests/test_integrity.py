@@ -9,11 +9,6 @@ ROOT = Path(__file__).resolve().parent.parent
 TALLY = {"tried": 0, "clear": 0}   # hostile inputs tried / answered with a clear error (or skipped and listed)
 
 
-def cli(*args, env=None, timeout=300, **kw):
-    return subprocess.run([sys.executable, "-m", "scibench.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, **kw)
-
-
 def clear_error(r, *needles, code=2):
     "One line on stderr, no traceback, exit `code`, naming every needle."
     TALLY["tried"] += 1
@@ -58,7 +53,7 @@ BAD_META = {
 GOOD_SCORES = sorted((ROOT / "results" / "abgen" / "sample" / "local").glob("*/scores.json"))[-1]
 
 
-def test_bad_result_files_are_skipped_and_listed_never_fatal(env, results):
+def test_bad_result_files_are_skipped_and_listed_never_fatal(cli, env, results):
     from scibench.bench import get_benchmark
     from scibench.runs import select_runs
     from scibench.view import index_html
@@ -140,7 +135,7 @@ def test_tables_leave_a_bad_run_out_and_say_why(run_bench, fake_server, results,
     (["--model", "m", "--split", "a\tb"], "control characters"),
     (["--model", "m", "--split", "x" * 300], "longer than 200 bytes"),
 ])
-def test_names_that_would_leave_their_folder_are_refused(args, needle, env, results):
+def test_names_that_would_leave_their_folder_are_refused(cli, args, needle, env, results):
     "Without the check these reach the dead endpoint (exit 3) or write outside results/<bench>/<split>/<model>/."
     r = cli("run", "abgen", *args, "--base-url", "http://127.0.0.1:9/v1", "--judge-base-url", "http://127.0.0.1:9/v1",
             "--limit", "1", env=env)
@@ -183,7 +178,7 @@ DEAD = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--judge", "m", "
     (["-p", "judge_temperature", "inf"], "parameter 'judge_temperature' must be a finite number"),
     (["-p", "limit", "-1"], "parameter 'limit' must be >= 0"),
 ])
-def test_parameters_out_of_bounds_are_refused_before_anything(args, needle, env, results):
+def test_parameters_out_of_bounds_are_refused_before_anything(cli, args, needle, env, results):
     "Each was accepted: `--dry-run` planned it (exit 0), a real run then failed every request or ran with NaN."
     clear_error(cli("run", "abgen", *DEAD, *args, env=env), needle)
     assert not results.exists()
@@ -212,7 +207,7 @@ def test_param_bounds_are_checked_and_shown():
         check_endpoint_value("timeout", float("inf"), "--timeout")
 
 
-def test_compare_top_must_not_be_negative(tmp_path):
+def test_compare_top_must_not_be_negative(cli, tmp_path):
     a, b = make_run(tmp_path, "a"), make_run(tmp_path, "b")
     clear_error(cli("compare", str(a), str(b), "--top", "-1", env={"SCIBENCH_RESULTS": str(tmp_path)}), "--top must be")
 
@@ -236,7 +231,7 @@ MODELS_TOML = [
 
 
 @pytest.mark.parametrize("text, needle", MODELS_TOML)
-def test_models_command_prints_the_one_line_error_that_run_prints(text, needle, tmp_path, env):
+def test_models_command_prints_the_one_line_error_that_run_prints(cli, text, needle, tmp_path, env):
     p = tmp_path / "models.toml"
     (p.write_bytes if isinstance(text, bytes) else p.write_text)(text)
     e = {**env, "SCIBENCH_MODELS": str(p)}
@@ -245,7 +240,7 @@ def test_models_command_prints_the_one_line_error_that_run_prints(text, needle, 
     assert r.returncode == 2 and r.stderr.strip() == line, (line, r.stderr)
 
 
-def test_compare_html_onto_a_folder_is_a_clear_error(tmp_path):
+def test_compare_html_onto_a_folder_is_a_clear_error(cli, tmp_path):
     a, b = make_run(tmp_path, "a"), make_run(tmp_path, "b")
     (tmp_path / "out").mkdir()
     clear_error(cli("compare", str(a), str(b), "--html", str(tmp_path / "out"), env={"SCIBENCH_RESULTS": str(tmp_path)}),
@@ -284,7 +279,7 @@ def test_ctrl_c_of_a_run_piped_through_tee_ends_interrupted(env, results, fake_s
 
 
 # ----------------------------------------------------------------------------------------- item 9: run folders
-def test_a_live_run_is_running_a_killed_one_is_cleaned_up(env, results, fake_server):
+def test_a_live_run_is_running_a_killed_one_is_cleaned_up(cli, env, results, fake_server):
     fs = fake_server(latency=0.4)
     p = subprocess.Popen([sys.executable, "-m", "scibench.cli", *_run_args(fs)], cwd=ROOT, env={**os.environ, **env},
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -338,7 +333,7 @@ def test_latest_a_folder_or_garbage_is_read_past_and_never_crashes_a_run(tmp_pat
 
 # ----------------------------------------------------------------------------------------- item 10: base URLs
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/v1?key=abc", "http://127.0.0.1:9/v1#x", "http://127.0.0.1:9/v1?"])
-def test_a_base_url_with_a_query_string_is_refused(url, env, results):
+def test_a_base_url_with_a_query_string_is_refused(cli, url, env, results):
     clear_error(cli("run", "abgen", "--model", "m", "--base-url", url, "--judge", "m", "--dry-run", env=env),
                 "has a query string or fragment")
 

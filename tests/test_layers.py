@@ -1,13 +1,19 @@
 """One direction of dependency (issue 19): shared ← benchmarks ← view ← run ← cli, and no import cycles.
 
-Every `import` in the exported package counts, at module level or inside a function (a lazy import is still an arrow)."""
-import ast
+Every `import` in the exported package counts, at module level or inside a function (a lazy import is still an arrow).
+A module's layer is read from declarations, never from its name: the benchmark modules are `scibench.bench.MODULES`
+less the companions `scibench.bench.COMPANIONS` declares (module → the benchmark it is part of; same layer); the
+consumers are view, run, cli, perf and the figure modules `scibench.perf.PERF_MODULES` declares; the rest is shared."""
+import ast, re
 from pathlib import Path
 import pytest
+from scibench.bench import COMPANIONS, MODULES
+from scibench.perf import PERF_MODULES
 
 PKG = Path(__file__).resolve().parent.parent / "scibench"
-BENCHMARKS = {"abgen", "abgen_eval", "rubrics", "paperbench", "autobench", "arxivbench"}
-CONSUMERS = {"view", "run", "cli", "perf"}          # and every perf_<bench> module: they read benchmarks, never the reverse
+_stem = lambda m: m.removeprefix("scibench.")
+BENCHMARKS = {_stem(m) for m in MODULES} - set(COMPANIONS)
+CONSUMERS = {"view", "run", "cli", "perf"} | {_stem(m) for m in PERF_MODULES}
 TOP = {"cli"}
 
 
@@ -30,9 +36,9 @@ def imports(mod: str) -> set[str]:
 
 
 def kind(mod: str) -> str:
-    "A benchmark module, or a companion of one (`<bench>_<part>`, e.g. abgen_eval), a consumer, or shared."
-    if mod in BENCHMARKS or any(mod.startswith(b + "_") for b in BENCHMARKS): return "benchmark"
-    if mod in CONSUMERS or mod.startswith("perf_"): return "consumer"
+    "A benchmark module or one of its declared companions, a declared consumer, or shared."
+    if mod in BENCHMARKS or mod in COMPANIONS: return "benchmark"
+    if mod in CONSUMERS: return "consumer"
     return "shared"
 
 
@@ -41,6 +47,21 @@ GRAPH = {m: imports(m) for m in modules()}
 
 def test_the_graph_is_read():
     assert {"core", "llm", "bench", "runs"} <= set(GRAPH) and "core" in GRAPH["llm"] and "bench" in GRAPH["runs"]
+
+
+def test_the_declarations_name_real_modules():
+    "Every declared module exists, each companion belongs to a benchmark module, and no module is declared twice."
+    assert BENCHMARKS == {"abgen", "abgen_eval", "rubrics", "autobench", "arxivbench"}
+    declared = BENCHMARKS | set(COMPANIONS) | CONSUMERS
+    assert declared <= set(GRAPH), sorted(declared - set(GRAPH))
+    assert set(COMPANIONS.values()) <= BENCHMARKS and not set(COMPANIONS) & CONSUMERS
+
+
+def test_every_module_is_exported_from_a_notebook_that_exists():
+    "A module whose notebook was renamed or deleted is a stale export: it would be read as shared and mislead the checks."
+    for m in GRAPH:
+        src = re.search(r"File to edit: \.\./(nbs/\S+\.ipynb)", (PKG / f"{m}.py").read_text(encoding="utf-8"))
+        assert src and (PKG.parent / src[1]).exists(), f"{m}.py: no notebook exports it (stale; delete it)"
 
 
 @pytest.mark.parametrize("mod", [m for m in modules() if kind(m) == "shared"])
@@ -80,6 +101,14 @@ def test_a_cycle_and_a_wrong_arrow_are_caught(monkeypatch):
     monkeypatch.setitem(GRAPH, "core", GRAPH["core"] | {"abgen"})
     with pytest.raises(AssertionError, match="import cycle"): test_no_import_cycles()
     with pytest.raises(AssertionError, match="imports"): test_shared_modules_never_import_a_benchmark_or_a_consumer("core")
+
+
+def test_an_undeclared_companion_is_caught(monkeypatch):
+    "Take rubrics_cli out of the declaration: it is then shared, and a shared module importing paperbench fails."
+    monkeypatch.delitem(COMPANIONS, "rubrics_cli")
+    assert kind("rubrics_cli") == "shared"
+    with pytest.raises(AssertionError, match="shared module rubrics_cli imports"):
+        test_shared_modules_never_import_a_benchmark_or_a_consumer("rubrics_cli")
 
 
 def test_derived_machinery_is_declared_by_every_benchmark():

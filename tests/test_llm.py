@@ -186,3 +186,18 @@ def test_bad_registry_is_a_one_line_config_error_from_the_cli(tmp_path):
     assert r.returncode == 2, r.stderr
     assert f"{p}: model 'm': field 'max_concurrency' must be an integer >= 1, got '8' (str)" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_redact_follows_the_environment(monkeypatch):
+    "The memo of key values (`_secret_values`) sees a key set, changed or removed between two answers."
+    from scibench import llm as L
+    monkeypatch.setattr(L, "_KEY_VARS", L._KEY_VARS | {"SCIBENCH_TEST_KEY"})
+    monkeypatch.delenv("SCIBENCH_TEST_KEY", raising=False)
+    assert L.redact("x sk-first-0123456789 y", patterns=False) == "x sk-first-0123456789 y"
+    monkeypatch.setenv("SCIBENCH_TEST_KEY", "sk-first-0123456789")
+    assert L.redact("x sk-first-0123456789 y", patterns=False) == "x [redacted $SCIBENCH_TEST_KEY] y"
+    monkeypatch.setenv("SCIBENCH_TEST_KEY", "sk-second-0123456789")
+    assert L.redact("sk-first-0123456789 sk-second-0123456789", patterns=False) == (
+        "sk-first-0123456789 [redacted $SCIBENCH_TEST_KEY]")
+    monkeypatch.delenv("SCIBENCH_TEST_KEY")
+    assert L.redact("sk-second-0123456789", patterns=False) == "sk-second-0123456789"

@@ -3,7 +3,7 @@
 import json, shutil, tarfile
 from pathlib import Path
 import pytest
-from scibench import paperbench, perf_rubrics, rubrics
+from scibench import paperbench, rubrics_perf, rubrics
 from scibench.core import read_json, read_jsonl
 from scibench.llm import LLM, ModelSpec
 
@@ -112,7 +112,7 @@ def _recording(fake_server):
     def reply(body):
         last = body["messages"][-1]["content"]
         if last.startswith("You grade"): prompts.append(last)
-        return perf_rubrics.w3_reply(body)
+        return rubrics_perf.w3_reply(body)
     return fake_server(reply=reply), prompts
 
 

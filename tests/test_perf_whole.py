@@ -3,7 +3,7 @@ rerun is served from the cache. Timings are printed by `make bench`, never asser
 import hashlib, json, math, statistics
 import pytest
 from scibench.fakeserver import FakeServer
-from scibench.perf_abgen import PERF, w1_abgen, w1_abgen_data, w1_reply
+from scibench.abgen_perf import PERF, w1_abgen, w1_abgen_data, w1_reply
 from scibench.abgen import load_abgen
 from scibench.judge import parse_score
 
@@ -106,7 +106,7 @@ def test_bench_main_prints_load_and_survives_a_failing_figure(monkeypatch, capsy
 @pytest.mark.slow
 def test_w4_failures_are_the_scripted_bad_answers():
     "W4's failures in a complete run are `w4_reply`'s deliberate bad answers (1 generation in 25, 1 citation in 40)."
-    from scibench.perf_autobench import w4_autobench
+    from scibench.autobench_perf import w4_autobench
     r = w4_autobench(1, latency_dist=("lognormal", 0.005, 1.0))
     assert r["status"] == "complete" and r["failures"] > 0 and r["failures_unscripted"] == 0, r["failure_reasons"]
     assert r["setup_s"] > 0 and r["cpu_ms_per_request"] > 0

@@ -3,7 +3,7 @@ import json, os, re, subprocess, sys, tarfile
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import metrics, perf_rubrics, rubrics, rubrics_cli, paperbench
+from scibench import metrics, rubrics_perf, rubrics, rubrics_cli, paperbench
 from scibench.bench import ConfigError, get_benchmark
 from scibench.core import DataError, read_json
 from scibench.llm import LLM, ModelSpec, pipeline
@@ -84,7 +84,7 @@ def test_max_rouge_known_answers_and_matches_rouge_score():
     assert all(np.isnan(rubrics.max_rouge([], ["a"])))
     from rouge_score import rouge_scorer
     sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
-    g = perf_rubrics._synthetic_rubric(7, 1); r = perf_rubrics._synthetic_rubric(5, 2)
+    g = rubrics_perf._synthetic_rubric(7, 1); r = rubrics_perf._synthetic_rubric(5, 2)
     r1, rl = metrics.rouge_matrices(g, r)
     for i in range(len(g)):
         for j in range(len(r)):

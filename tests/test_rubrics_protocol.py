@@ -1,7 +1,7 @@
 "Rubrics protocol (issue 18): `paper` by default, recorded in meta.json provenance, printed, and a column of every table."
 import pytest
 
-from scibench import rubrics
+from scibench import rubrics, rubrics_views
 from scibench.bench import ConfigError
 from test_rubrics import fake_registry  # noqa: F401 (the fixture)
 
@@ -16,7 +16,8 @@ def test_protocol_notes_shape():
     assert 5 <= len(rubrics.PAPER_CHOICES) <= 10
     s = rubrics.protocol_notes(rubrics.RubricsConfig(model="m", protocol="scibench"))
     assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(rubrics.SCIBENCH_DIFFERENCES)
-    assert rubrics.run_protocol({}) == "paper (before issue 18)" and rubrics.run_protocol({"protocol": "scibench"}) == "scibench"
+    assert rubrics_views.run_protocol({}) == "paper (before issue 18)"
+    assert rubrics_views.run_protocol({"protocol": "scibench"}) == "scibench"
 
 
 def test_bad_protocol_stops(fake_registry, run_bench):  # noqa: F811

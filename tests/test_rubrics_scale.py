@@ -4,7 +4,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import metrics, perf_rubrics, rubrics
+from scibench import metrics, rubrics_perf, rubrics
 from scibench.bench import ConfigError, get_benchmark
 from scibench.llm import LLM, ModelSpec, pipeline
 from scibench.paperbench import _read_tree
@@ -244,8 +244,8 @@ def test_run_rejects_bad_skill_and_records_embedder(fake_server, embed_server, t
 def test_bit_parallel_lcs_matches_rouge_score_on_long_references():
     "References of more than 64 and 128 tokens (multi-word bit vectors) give rouge_score's exact ROUGE-L."
     from rouge_score import rouge_scorer
-    g = perf_rubrics._synthetic_rubric(12, 1)
-    r = perf_rubrics._synthetic_rubric(6, 2) + [" ".join(perf_rubrics._synthetic_rubric(8, 3)), " ".join(perf_rubrics._synthetic_rubric(15, 4)), "loss", "!!"]
+    g = rubrics_perf._synthetic_rubric(12, 1)
+    r = rubrics_perf._synthetic_rubric(6, 2) + [" ".join(rubrics_perf._synthetic_rubric(8, 3)), " ".join(rubrics_perf._synthetic_rubric(15, 4)), "loss", "!!"]
     assert max(len(t.split()) for t in r) > 128
     r1, rl = metrics.rouge_matrices(g, r)
     sc = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)

@@ -7,7 +7,7 @@ from scibench.llm import LLM, ModelSpec, msgs, pipeline
 from scibench.judge import parse_choice
 from scibench.paperbench import grade_prompt
 from scibench.rubrics import ANSWER_FORMAT, SKILL_REQUEST, RubricsConfig, arun_agent, check_skill, direct_prompt, load_papers, other_papers, parse_rubric
-from scibench.perf_rubrics import PB_LEAF_COUNTS, PERF, W3_ITEMS, _w3_chain, _w3_steps, w3_reply, w3_rubrics, w3_rubrics_data
+from scibench.rubrics_perf import PB_LEAF_COUNTS, PERF, W3_ITEMS, _w3_chain, _w3_steps, w3_reply, w3_rubrics, w3_rubrics_data
 
 
 def test_w3_data_is_a_real_split_and_every_prompt_type_parses(tmp_path):

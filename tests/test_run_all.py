@@ -1,6 +1,5 @@
 """Issue 21 item 4: `scibench run all` runs every benchmark for one model: one plan, one summary, each benchmark's own
 run folder, the worst exit code. Against the fake server (and the embedded model's registry entry, never called)."""
-import os, subprocess, sys
 from pathlib import Path
 import pytest
 from scibench.bench import benchmarks
@@ -11,9 +10,6 @@ FIVE = {"abgen", "abgen_eval", "arxivbench", "rubrics", "autobench"}
 CODES = {"complete": 0, "partial": 1, "failed": 1}
 
 
-def cli(*args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "scibench.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture
@@ -37,7 +33,7 @@ def test_registry_is_the_five():
     assert set(benchmarks()) == FIVE   # `run all` runs what is registered: this list is what the tests below expect
 
 
-def test_dry_run_plans_all_five_in_one_table(env, results):
+def test_dry_run_plans_all_five_in_one_table(cli, env, results):
     r = cli("run", "all", "--model", "local", "--limit", "1", "--dry-run", "-p", "judge_max_tokens", "64", env=env)
     assert r.returncode == 0, r.stderr
     rows = _table(r.stdout)
@@ -51,7 +47,7 @@ def test_dry_run_plans_all_five_in_one_table(env, results):
     assert not results.exists()                                                    # a plan writes nothing
 
 
-def test_bad_input_exits_2_before_anything(env, results):
+def test_bad_input_exits_2_before_anything(cli, env, results):
     for args, needle in ((["-p", "max_token", "5"], "unknown parameter 'max_token' for every benchmark"),
                          (["--model", "nope"], "unknown model 'nope'")):
         r = cli("run", "all", *args, "--dry-run", env=env)
@@ -68,7 +64,7 @@ def test_bad_input_exits_2_before_anything(env, results):
     assert not results.exists()
 
 
-def test_run_all_against_the_fake_server(fake_server, env, results):
+def test_run_all_against_the_fake_server(cli, fake_server, env, results):
     "--limit 1 on every benchmark: each writes its own run folder, one summary lists them, the exit code is the worst."
     fs = fake_server(structured="llama")
     r = cli("run", "all", "--model", "m", "--base-url", fs.base_url, "--judge", "m", "--limit", "1", "--no-notebook",

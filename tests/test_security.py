@@ -13,12 +13,6 @@ CANARY = "sk-canary-DO-NOT-WRITE-20a7c5e1"
 PW = "pw-CANARY-20-9f3e1d"
 
 
-def _registry(tmp_path, base_url, **kw):
-    extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in kw.items())
-    p = tmp_path / "models.toml"
-    p.write_text(f'[models.fake]\nbase_url = "{base_url}"\nmodel = "fake-model"\napi_key_env = "SCIBENCH_CANARY_KEY"\n'
-                 f'max_retries = 1\ntimeout = 5\n{extra}')
-    return p
 
 
 def _clean(needles, *dirs) -> int:
@@ -61,11 +55,11 @@ def test_symlink_out_of_a_folder_repository_never_reaches_a_prompt(tmp_path):
 # -- item 2: secrets stored ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("how", ["key", "url"])
-def test_a_key_echoed_in_a_200_answer_is_written_nowhere(how, fake_server, tmp_path, monkeypatch, run_bench, results):
+def test_a_key_echoed_in_a_200_answer_is_written_nowhere(how, fake_server, tmp_path, monkeypatch, run_bench, results, canary_registry):
     "A server quoting the Authorization header in every answer: records, report, notebook, meta and cache stay clean."
     fs = fake_server(echo_auth="")          # every answer
     url = fs.base_url if how == "key" else fs.base_url.replace("http://", f"http://alice:{PW}@")
-    monkeypatch.setenv("SCIBENCH_MODELS", str(_registry(tmp_path, url)))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(canary_registry(url)))
     monkeypatch.setenv("SCIBENCH_CANARY_KEY", CANARY)
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=2, max_tokens=16), notebook=True)
     assert meta["status"] == "complete", meta.get("reason")
@@ -100,7 +94,7 @@ def test_batch_scope_never_holds_url_credentials(fake_server, tmp_path):
 # -- item 4: a corrupt cache ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("damage", ["truncated", "garbled"])
-def test_a_corrupt_cache_is_moved_aside_and_the_run_goes_on(damage, fake_server, tmp_path, monkeypatch, run_bench, capfd):
+def test_a_corrupt_cache_is_moved_aside_and_the_run_goes_on(cli, damage, fake_server, tmp_path, monkeypatch, run_bench, capfd, canary_registry):
     cache = tmp_path / "cache" / "llm-cache.sqlite"
     c = Cache()
     for i in range(3000): c.put(f"k{i}", {"ok": True, "text": "x" * 300})
@@ -111,7 +105,7 @@ def test_a_corrupt_cache_is_moved_aside_and_the_run_goes_on(damage, fake_server,
         data = bytearray(cache.read_bytes()); data[:100] = os.urandom(100); data[4096:8192] = os.urandom(4096)
         cache.write_bytes(bytes(data))
     for args in (["cache"], ["cache", "clear"], ["cache"]):   # `scibench cache` on a corrupt cache: no traceback
-        r = subprocess.run([sys.executable, "-m", "scibench.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        r = cli(*args)
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert "is corrupt" in r.stderr or list(cache.parent.glob("llm-cache.sqlite.corrupt-*")), r.stderr
     assert len(list(cache.parent.glob("llm-cache.sqlite.corrupt-*"))) == 1
@@ -119,7 +113,7 @@ def test_a_corrupt_cache_is_moved_aside_and_the_run_goes_on(damage, fake_server,
     for f in cache.parent.glob("llm-cache.sqlite*"): f.unlink()
     cache.write_bytes(b"SQLite format 3\x00" + os.urandom(20000))
     fs = fake_server()
-    monkeypatch.setenv("SCIBENCH_MODELS", str(_registry(tmp_path, fs.base_url)))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(canary_registry(fs.base_url)))
     monkeypatch.setenv("SCIBENCH_CANARY_KEY", CANARY)
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16))
     assert meta["status"] == "complete", meta.get("reason")
@@ -218,7 +212,7 @@ def test_requests_queued_at_a_one_slot_server_are_not_timed_out(fake_server):
     assert fs.calls == 8 and llm.usage.retries == {} and fs.peak_inflight == 1
 
 
-def test_retries_are_counted_by_reason_into_meta(fake_server, tmp_path, monkeypatch, run_bench):
+def test_retries_are_counted_by_reason_into_meta(fake_server, tmp_path, monkeypatch, run_bench, canary_registry):
     fs = fake_server(fault_rate=1.0, faults=("429", "500", "reset", "html"), max_faults=1)
     llm = LLM(ModelSpec("fake", fs.base_url, "fake", max_concurrency=8, timeout=5.0, max_retries=2), cache=False,
               progress=False)
@@ -228,7 +222,7 @@ def test_retries_are_counted_by_reason_into_meta(fake_server, tmp_path, monkeypa
     assert llm.usage.retries == {k: v for k, v in {"429": inj["429"], "5xx": inj["500"], "connection": inj["reset"],
                                                    "bad body": inj["html"]}.items() if v}, (llm.usage.retries, inj)
     fs2 = fake_server(fault_rate=1.0, faults=("429",), max_faults=1)
-    monkeypatch.setenv("SCIBENCH_MODELS", str(_registry(tmp_path, fs2.base_url)))
+    monkeypatch.setenv("SCIBENCH_MODELS", str(canary_registry(fs2.base_url)))
     monkeypatch.setenv("SCIBENCH_CANARY_KEY", CANARY)
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", limit=1, max_tokens=16))
     assert meta["status"] == "complete"

@@ -86,10 +86,13 @@ class _R:
     def json(self): return self._body
 
 
-def _script(json_schema_status):
-    "llama-cpp-python's server: no /props, /models owned by 'me', json_schema refused with HTTP 500, json_object+schema followed."
+def _script(json_schema_status, openapi=None):
+    """llama-cpp-python's server: no /props, /models owned by 'me', json_schema refused with HTTP 500, json_object+schema
+    followed; `openapi`: the title its /openapi.json gives (None: 404, as an older or proxied server)."""
     def get(url, body=None):
         if url.endswith("/props"): return _R(404, {"detail": "Not Found"})
+        if url.endswith("/openapi.json"):
+            return _R(200, {"openapi": "3.1.0", "info": {"title": openapi}}) if openapi else _R(404, {"detail": "Not Found"})
         if url.endswith("/models"): return _R(200, {"data": [{"id": "m", "owned_by": "me"}]})
         rf = body["response_format"]["type"]
         if rf == "json_schema": return _R(json_schema_status, {"error": {"message": "Input should be 'text' or 'json_object'"}})
@@ -106,3 +109,27 @@ def test_a_500_to_one_form_does_not_hide_the_form_the_server_follows():
     def dead(url, body=None):
         return _R(404, {}) if url.endswith("/props") else _R(200, {"data": []}) if url.endswith("/models") else _R(503, {})
     assert _ask_server(spec, dead) == (None, "its probes got no usable answer")
+
+
+def test_llama_cpp_python_is_told_by_its_openapi_page_before_any_probe():
+    """The embedded server's /models and probes wait behind its queue when it is busy (found: a busy server read as
+    'none'); its /openapi.json answers at once and names it, so no probe is sent."""
+    from scibench.llm import _ask_server
+    spec = ModelSpec("adhoc", "http://127.0.0.1:9/v1", "adhoc")
+    asked = []
+    def get(url, body=None):
+        asked.append(url)
+        return _script(500, openapi="🦙 llama.cpp Python API")(url, body)
+    assert _ask_server(spec, get) == ("llama", "llama-cpp-python (/openapi.json)")
+    assert not any(u.endswith("/models") or u.endswith("/completions") for u in asked), asked
+    assert _ask_server(spec, _script(500, openapi="FastAPI"))[0] == "llama"   # another app's page: the probes decide
+
+
+def test_an_undetected_mode_is_a_warning_naming_the_flag(capsys):
+    "A server whose probes give no usable answer is read as text, and the run says so with the flag to set."
+    from scibench.llm import detect_structured
+    spec = ModelSpec("nowhere", "http://127.0.0.1:9/v1", "nowhere", structured="auto", timeout=1)
+    mode, how = detect_structured(spec, timeout=0.5)
+    assert mode == "none" and "not detected" in how
+    err = capsys.readouterr().err
+    assert "warning: model 'nowhere'" in err and "--structured" in err
