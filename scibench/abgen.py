@@ -5,7 +5,7 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 
 # %% ../nbs/10_abgen.ipynb #6e428e76
 from __future__ import annotations
-import json, re, string, sys
+import re, string, sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import data_dir, read_jsonl, write_json
@@ -13,7 +13,7 @@ from .llm import Request, msgs, parse_json
 from .flow import Flow
 from .judge import judge_result, score_schema
 from .report import Estimate
-from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
+from .bench import Benchmark, Config, ConfigError, Paper, Stage, param, register
 from .bench import load_limit, select_items
 from .runs import rel
 from .abgen_data import (  # noqa: F401  (re-exported: `scibench.abgen.X` keeps every name it had)
@@ -22,7 +22,7 @@ from .abgen_data import (  # noqa: F401  (re-exported: `scibench.abgen.X` keeps 
     _norm, _num, _paper2, _paper_split, _prompts, _protocol, canonical, download_abgen, download_abgen_prompts,
     download_abgen_released, human_path, human_rows, load_human_eval, released_dir, released_generation_path,
     released_generation_system, released_human_path, released_human_rows, released_prompts, released_prompts_path,
-    string_constants, table2_ours)
+    string_constants, stub_reply, table2_ours)
 
 # %% auto #0
 __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES',
@@ -32,8 +32,8 @@ __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 
            'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'authors_context',
            'authors_generation_user', 'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup',
            'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
-           'protocol_notes', 'note_protocol', 'examples_of', 'setup_run', 'finalize', 'stub_reply', 'abgen_context',
-           'abgen_sections', 'abgen_scores', 'abgen_paper', 'judge_prompts_block']
+           'protocol_notes', 'note_protocol', 'examples_of', 'setup_run', 'finalize', 'abgen_context', 'abgen_sections',
+           'abgen_scores', 'abgen_paper', 'judge_prompts_block']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -206,13 +206,12 @@ AUTHORS_QUIRKS = (
     "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's default, "
     "2048",
     "generation and judge both sample at temperature 1.0; the judge may write 8,192 completion tokens",
-    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a judge user turn that "
-    "starts and ends with a newline",
-    "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go through "
-    "score_extraction.py",
-    "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single digit "
-    "1-5 of the last "
-    "sentence, else 0 ('Score: 4/5' → 0, 'the score is: 4.5' → 4)")
+    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a judge user turn "
+    "that starts and ends with a newline",
+    "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go "
+    "through score_extraction.py",
+    "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single "
+    "digit 1-5 of the last sentence, else 0 ('Score: 4/5' → 0, 'the score is: 4.5' → 4)")
 AUTHORS_DIFFERENCES = (
     "the completion cap is sent as `max_tokens` (theirs: `max_completion_tokens`, the same cap; llama.cpp's server "
     "reads only `max_tokens`)",
@@ -444,11 +443,7 @@ class AbGenConfig(JudgeSetup, Config):
 # %% ../nbs/10_abgen.ipynb #42b5a095
 def validate(cfg) -> None:
     """`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`
-    naming `make data`."""
-    for k in ("max_rationale", "judge_max_tokens", "max_tokens"):
-        if getattr(cfg, k, 0) < 0:
-            zero = "no cap" if k == "max_rationale" else "the protocol default"
-            raise ConfigError(f"parameter '{k}' must be >= 0 (0 = {zero}), got {getattr(cfg, k)}")
+    naming `make data` (negative caps: `param`'s `min=0`, checked by `coerce`)."""
     asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
     if asked == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
         raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
@@ -541,18 +536,6 @@ run = Flow(examples_of, [GENERATE, JUDGE], setup=setup_run, finalize=finalize,
            record=lambda s, cfg: record(s, cfg.model, cfg.judge),
            keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"]))
 
-_JUDGE_MARKS = {"# Proposed Ablation Study\n": "rationale",                    # `judge_user_prompt`: scibench
-                "the following ablation study has been designed:\n": "explanation"}   # `authors_judge_user`
-
-def stub_reply(body: dict) -> str:
-    """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
-    calls). A generation gets a design of `filler` length (its cap), so the judge prompts that quote it are upper
-    bounds; a judge call gets score 3 in the JSON its protocol's parser reads (scibench: {rationale, score}; authors,
-    paper: {explanation, score}). Assumed: every generation returns a design (a failed one is not judged), so the
-    calls are examples (model) + 4 × examples (judge); AbGen-Eval: 4 × human-evaluated responses."""
-    user = body["messages"][-1]["content"]
-    key = next((k for mark, k in _JUDGE_MARKS.items() if mark in user), None)
-    return filler(body) if key is None else json.dumps({key: "stub", "score": 3})
 
 # %% ../nbs/10_abgen.ipynb #ab67c725
 from . import records as rv

@@ -13,6 +13,7 @@ import pandas as pd
 from .core import DataError, data_dir, read_json_records, read_text, write_jsonl
 from .report import Estimate, fmt, fmt_ci, fmt_est
 from .data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
+from .bench import filler
 from .tables import Table
 from .runs import rel
 
@@ -21,8 +22,8 @@ __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'RELEASED_CONSTANTS'
            'ALIASES', 'SKIP', 'TABLE2', 'ABGEN_REPO', 'ABGEN_SPLITS', 'ABGEN_GITHUB', 'ABGEN_PROMPTS',
            'ABGEN_INFERENCE_PROMPTS', 'released_prompts_path', 'string_constants', 'released_prompts',
            'released_generation_path', 'released_generation_system', 'human_path', 'released_dir', 'load_human_eval',
-           'canonical', 'released_human_path', 'human_rows', 'released_human_rows', 'table2_ours', 'download_abgen',
-           'download_abgen_released', 'download_abgen_prompts']
+           'canonical', 'released_human_path', 'human_rows', 'released_human_rows', 'table2_ours', 'stub_reply',
+           'download_abgen', 'download_abgen_released', 'download_abgen_prompts']
 
 # %% ../nbs/10a_abgen_data.ipynb #93eaebc8b
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -206,6 +207,21 @@ TABLE2 = Table(
     ours=table2_ours, extra=released_human_rows, paper="abgen_table2", paper_rows=_paper2, skip=SKIP,
     columns=["source", "evaluation", "split", "n", "system", "judge", "protocol", "prompts", "run", "settings",
              *CRITERIA, _FAILS], rename={"overall": "overall (human: avg of 3)"})
+
+# %% ../nbs/10a_abgen_data.ipynb #0ded7903
+_JUDGE_MARKS = {"# Proposed Ablation Study\n": "rationale",                    # `judge_user_prompt`: scibench
+                "the following ablation study has been designed:\n": "explanation"}   # `authors_judge_user`
+
+def stub_reply(body: dict) -> str:
+    """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
+    calls). A generation gets a design of `filler` length (its cap), so the judge prompts that quote it are upper
+    bounds; a judge call gets score 3 in the JSON its protocol's parser reads (scibench: {rationale, score}; authors,
+    paper: {explanation, score}). Assumed: every generation returns a design (a failed one is not judged), so the
+    calls are examples (model) + 4 × examples (judge); AbGen-Eval: 4 × human-evaluated responses."""
+    user = body["messages"][-1]["content"]
+    key = next((k for mark, k in _JUDGE_MARKS.items() if mark in user), None)
+    return filler(body) if key is None else json.dumps({key: "stub", "score": 3})
+
 
 # %% ../nbs/10a_abgen_data.ipynb #4f2cd8c6
 ABGEN_REPO = "yale-nlp/AbGen"

@@ -15,8 +15,8 @@ from pathlib import Path
 from .llm import Request, parse_json
 
 # %% auto #0
-__all__ = ['TOOLS', 'OBS_CHARS', 'GREP_HITS', 'MAX_WRITE', 'action_schema', 'outside_root', 'run_tool', 'AgentTask',
-           'write_schema', 'drive']
+__all__ = ['TOOLS', 'OBS_CHARS', 'GREP_HITS', 'MAX_WRITE', 'action_schema', 'outside_root', 'run_tool', 'tools_prompt',
+           'AgentTask', 'write_schema', 'drive', 'file_outcome', 'stub_action', 'stub_step']
 
 # %% ../nbs/22_agent.ipynb #eabf98a3
 TOOLS = ("list_files", "read_file", "grep", "write_file", "append_file", "finish")
@@ -272,6 +272,21 @@ def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
     except (OSError, ValueError, UnicodeError, RuntimeError) as e:
         return f"error: {tool} {_shown(rel)}: {_why(e)}"
 
+# %% ../nbs/22_agent.ipynb #8006f7d8
+def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
+    "The system turn's description of the action format and of every tool (`read_file` shows `obs_chars` at a time)."
+    return (
+        "You are an agent that works in a workspace of files. At every step answer with one JSON object: "
+        '{"thought": "your reasoning", "tool": one of "list_files", "read_file", "grep", "write_file", "append_file", '
+        '"finish", "path": "a file path", "offset": N, "pattern": "words or a regular expression", "content": "text to '
+        f'write"}}. list_files lists the workspace; read_file returns up to {obs_chars} characters of the file "path" '
+        'from character "offset" (default 0) and says the offset to read on; grep returns the lines of "path" (of '
+        'every file when no path is given) that match "pattern", with line numbers and character offsets to read from; '
+        'write_file creates or overwrites the file "path" with "content"; append_file adds "content" to the end of the '
+        'file "path"; finish ends the task. You see each tool\'s result as an observation.'
+    )
+
+
 # %% ../nbs/22_agent.ipynb #cbf3024b
 @dataclass
 class AgentTask:
@@ -420,3 +435,51 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
         text=text,
         steps=len([t for t in transcript if isinstance(t["step"], int)]),
     )
+
+# %% ../nbs/22_agent.ipynb #5f8048fb
+def file_outcome(a: dict, budget: int, target: str, parse, noun: str = "result") -> dict:
+    """`drive`'s run `a` → the parsed keys of `target`'s text (failure: why there is none), then request_failure,
+    steps, budget, ended, forced, note, transcript, final."""
+    ended, forced, steps, text = a["ended"], a["forced"], a["steps"], a["text"]
+    hit = ended == "step limit"
+    limit = f"step limit of {budget} steps hit" if hit else f"finish after {steps} steps without {target}"
+    if text is not None:
+        parsed = parse(text)
+    else:
+        why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
+        parsed = dict(parse(None), failure=f"agent wrote no {target} ({why})")
+    note = None
+    if forced and parsed["items"]:
+        held = "after the forced final write" if a["wrote"] else f"({a['nothing']})"
+        note = (f"{limit} without finish" if hit else limit) + f": the {noun} is what {target} held {held}"
+    elif forced and text is not None:
+        parsed["failure"] = f"{parsed['failure']}; {limit}"
+    failure = a["failure"]
+    kept = failure if failure and not parsed["items"] else parsed["failure"]
+    return dict(parsed, failure=kept, request_failure=failure, steps=steps, budget=budget, ended=ended, forced=forced,
+                note=note, transcript=a["transcript"], final=a["final"])
+
+# %% ../nbs/22_agent.ipynb #e1be26f1
+def stub_action(tool: str, **kw) -> str:
+    "One action as the stub agent writes it."
+    return json.dumps(dict(thought="stub", tool=tool, **kw))
+
+
+def stub_step(m: list[dict], target: str, content, first: str) -> str:
+    "The stub agent's next action after messages `m` (system, task, then assistant / observation turns)."
+    if len(m) == 2:
+        return stub_action("list_files")
+    listed = m[3]["content"].removeprefix("Observation:\n").splitlines()
+    files = [first] + [n for n in listed if n != first and not n.startswith("[... ")]
+    act = json.loads(m[-2]["content"])
+    if act["tool"] == "write_file":
+        return stub_action("finish")
+    if act["tool"] != "read_file":
+        return stub_action("read_file", path=first)
+    more = re.search(r"read with offset (\d+)\]$", m[-1]["content"])
+    if more:
+        return stub_action("read_file", path=act["path"], offset=int(more.group(1)))
+    i = files.index(act["path"]) + 1 if act["path"] in files else len(files)
+    return stub_action("read_file", path=files[i]) if i < len(files) else stub_action("write_file", path=target,
+                                                                                      content=content())
+

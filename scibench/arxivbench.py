@@ -7,71 +7,43 @@
 from __future__ import annotations
 import contextlib, difflib, functools, json, math, re, sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 import numpy as np
-import pandas as pd
-from .core import DataError, data_dir, read_jsonl, write_json, write_jsonl, read_json
+from .core import write_json, write_jsonl
 from .llm import Request, msgs
 from .flow import Flow, run_stages
 from .judge import judge_request, judge_result
 from .metrics import boot_rows, ratio_ci
-from .report import MIN_CI_N, Estimate, fmt, fmt_ci, reference as _reference
+from .report import Estimate
+from .records import Record
 from .bench import Benchmark, Command, Config, ConfigError, Stage, param, register, Paper as _BenchPaper
 from .bench import load_limit, select_items
-from .runs import rel
-from .tables import Figure, RunRow, Table
-from .arxiv_index import (ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path,
+from .tables import Figure, Table
+from .arxiv_index import (ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path,  # noqa: F401
                                   download_snapshot, id_candidates, index_command, index_for, lookup_command,
                                   norm_title, normalize_id, open_index, snapshot_path)
 from .arxivbench_extract import Paper, extract_papers
-from .arxivbench_labels import LABELS, agreement, load_judge_labels
+from .arxivbench_labels import LABELS, ValidateArgs, agreement, load_judge_labels, validate_command  # noqa: F401
+from .arxivbench_data import (  # noqa: F401  (re-exported: `scibench.arxivbench.X` keeps every name it had)
+    CS_SUBFIELDS, MAIN_SUBJECTS, PROMPT_FIELDS, RELEASED, RELEASED_REPO, SHORT, SUBJECTS, data_files, download_prompts,
+    index_info, load_prompts, prompts_path, released_rows, subject_of_name, subject_slug, subjects_of)
+from .arxivbench_views import (  # noqa: F401  re-exported, as above
+    ACCURACIES, ACCURACY_CAPTION, ACCURACY_PROTOCOLS, DETAILS, RATES, _taxonomy, accuracy_table, figure_model_size,
+    figure_subjects, fmt_rate, model_size, paper_numbers, record_scores, record_sections, reference,
+    run_protocol, snapshot_note)
+
 
 # %% auto #0
-__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'DESCRIPTIONS', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO',
-           'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
-           'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS',
-           'AUTHORS_STAGE', 'STATUSES', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'QUERY_STAGE', 'STAGES',
-           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
-           'RATES', 'ACCURACY_CAPTION', 'TABLE1', 'TABLE2', 'DETAILS', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD',
-           'PAPER', 'ARXIVBENCH', 'subjects_of', 'generator_prompt', 'parse_generated', 'Generation',
-           'generate_prompts', 'prompts_path', 'load_prompts', 'subject_of_name', 'released_rows', 'download_prompts',
-           'query_prompt', 'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt',
-           'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge',
-           'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'calculate_acc', 'score_records',
-           'query_request', 'query_item', 'query', 'ArxivBenchConfig', 'protocol_notes', 'note_protocol', 'record',
-           'headline', 'index_info', 'summary', 'finalize', 'stub_reply', 'data_files', 'validate_judge', 'reference',
-           'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size',
-           'figure_model_size', 'GenerateArgs', 'generate_command', 'ValidateArgs', 'validate_command',
-           'record_sections', 'record_scores', 'paper_numbers']
-
-# %% ../nbs/40_arxivbench.ipynb #5725b5da
-SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
-    "Math": ("subject", ("math.",)),
-    "Computer Science": ("subject", ("cs.",)),
-    "Quantitative Biology": ("subject", ("q-bio", "q-bio.")),
-    "Physics": ("subject", ("astro-ph", "astro-ph.", "cond-mat", "cond-mat.", "gr-qc", "hep-", "nucl-", "quant-ph",
-                            "physics.", "nlin", "nlin.", "math-ph")),
-    "Quantitative Finance": ("subject", ("q-fin.",)),
-    "Statistics": ("subject", ("stat.",)),
-    "Electrical Engineering and Systems Science": ("subject", ("eess.",)),
-    "Economics": ("subject", ("econ.",)),
-    "Artificial Intelligence": ("cs_subfield", ("cs.AI",)),
-    "Cryptography and Security": ("cs_subfield", ("cs.CR",)),
-    "Data Structures and Algorithms": ("cs_subfield", ("cs.DS",)),
-    "Operating Systems": ("cs_subfield", ("cs.OS",)),
-    "Programming Languages": ("cs_subfield", ("cs.PL",)),
-}
-MAIN_SUBJECTS = [s for s, (g, _) in SUBJECTS.items() if g == "subject"]
-CS_SUBFIELDS = [s for s, (g, _) in SUBJECTS.items() if g == "cs_subfield"]
-SHORT = {"Electrical Engineering and Systems Science": "EESS"}   # the paper's column name
-
-def _code_in(code: str, codes) -> bool:
-    return any(code.startswith(c) if c.endswith((".", "-")) else code == c for c in codes)
-
-def subjects_of(categories) -> list[str]:
-    "The subjects (and CS subfields) a record's categories (space-separated string or list) belong to."
-    cats = categories.split() if isinstance(categories, str) else list(categories or [])
-    return [s for s, (_, codes) in SUBJECTS.items() if any(_code_in(c, codes) for c in cats)]
+__all__ = ['DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE',
+           'MATCH', 'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS',
+           'AUTHORS_ANSWERS', 'AUTHORS_STAGE', 'STATUSES', 'QUERY_STAGE', 'STAGES', 'AUTHORS_MAX_TOKENS',
+           'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run', 'TABLE1', 'TABLE2',
+           'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'ARXIVBENCH', 'generator_prompt',
+           'parse_generated', 'Generation', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs',
+           'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy',
+           'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
+           'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig',
+           'protocol_notes', 'note_protocol', 'record', 'headline', 'summary', 'finalize', 'stub_reply',
+           'validate_judge', 'GenerateArgs', 'generate_command']
 
 # %% ../nbs/40_arxivbench.ipynb #00d7455e
 DESCRIPTIONS = {s: ", ".join(codes) for s, (_, codes) in SUBJECTS.items()}
@@ -129,134 +101,8 @@ def generate_prompts(llm, subject: str, g: Generation|None = None, embed_fn=None
             if K is not None and len(K) and float((K @ e).max()) >= threshold: st["near_duplicates"] += 1; continue
             kept.append(c); K = e[None] if K is None else np.vstack([K, e])
     st["kept"] = len(kept); st["shortfall"] = n - len(kept)
-    prefix = g.prefix or re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
+    prefix = g.prefix or subject_slug(subject)
     return [dict(id=f"{prefix}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
-
-# %% ../nbs/40_arxivbench.ipynb #dfc20ccf
-PROMPT_FIELDS = ["id", "subject", "prompt"]
-
-def prompts_path(split: str) -> Path:
-    if split == "sample": return data_dir()/"samples"/"arxivbench"/"prompts.jsonl"
-    return data_dir()/"arxivbench"/f"{split}.jsonl"
-
-def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, path=None) -> list[dict]:
-    """Prompts of `split`; `limit` keeps the first `limit` prompts *per subject*; unknown subjects, empty prompts,
-    repeated ids are a DataError."""
-    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
-    p = Path(path or prompts_path(split))
-    if not p.exists():
-        how = ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
-               else f"write it with `scibench arxivbench generate --split {split}`")
-        raise FileNotFoundError(f"{p} not found: {how}")
-    numbered = read_jsonl(p, PROMPT_FIELDS, types={f: str for f in PROMPT_FIELDS}, unique="id", numbered=True)
-    for i, r in numbered:
-        if r["subject"] not in SUBJECTS:
-            raise DataError(p, i, "subject", f"unknown subject {r['subject']!r} (known: {', '.join(SUBJECTS)})")
-        if not r["prompt"].strip(): raise DataError(p, i, "prompt", "empty")
-    rows = [r for _, r in numbered]
-    if subjects: rows = [r for r in rows if r["subject"] in subjects]
-    if limit:
-        count, out = {}, []
-        for r in rows:
-            count[r["subject"]] = count.get(r["subject"], 0) + 1
-            if count[r["subject"]] <= limit: out.append(r)
-        rows = out
-    return rows
-
-# %% ../nbs/40_arxivbench.ipynb #8d216e8c
-RELEASED = "released"
-RELEASED_REPO = "arXivBenchLLM/arXivBench"
-_NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl",
-              "json", "parquet"}
-_SUBJECT_ALIASES = {
-    "cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology",
-    "qf": "Quantitative Finance", "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science",
-    "econ": "Economics", "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math",
-    "ai": "Artificial Intelligence", "csai": "Artificial Intelligence", "cands": "Cryptography and Security",
-    "csandsecurity": "Cryptography and Security", "cscr": "Cryptography and Security",
-    "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
-    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
-    "pl": "Programming Languages", "cspl": "Programming Languages"}
-
-def _subject_key(s: str) -> str:
-    toks = re.findall(r"[a-z0-9&]+", str(s).lower().replace("&", " & "))
-    return "".join("and" if t == "&" else t for t in toks if t not in _NAME_STOP)
-
-_SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
-
-def subject_of_name(name) -> str|None:
-    """The subject a file name, folder name or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or
-    None."""
-    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
-
-# %% ../nbs/40_arxivbench.ipynb #29c20ff1
-_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
-
-def _read_table(f: Path) -> pd.DataFrame:
-    suf = f.suffix.lower()
-    if suf in (".csv", ".tsv"):
-        return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
-    if suf == ".parquet": return pd.read_parquet(f)
-    if suf == ".jsonl": return pd.read_json(f, lines=True, dtype=False)
-    d = json.loads(f.read_text(encoding="utf-8"))
-    return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
-
-def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]:
-    "The (subject, prompt) pairs of one released file, its rows, and its empty prompts."
-    df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
-    pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
-    if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
-    sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols),
-              None)
-    names = [f.name] + list(reversed(f.relative_to(root).parts[:-1]))
-    fs = next((x for x in map(subject_of_name, names) if x), None)
-    out, empty = [], 0
-    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
-        p = r[pc]
-        if not isinstance(p, str) or not p.strip(): empty += 1; continue
-        s = subject_of_name(r[sc]) if sc is not None else fs
-        if s is None:
-            raise DataError(f, i, sc or "subject", "cannot tell the subject from the file name or a subject column"
-                            if sc is None else f"cannot tell the subject ({r[sc]!r} is none of {', '.join(SUBJECTS)})")
-        out.append((s, re.sub(r"\s+", " ", p).strip()))
-    return out, len(df), empty
-
-def released_rows(root) -> tuple[list[dict], dict]:
-    "The prompts of a downloaded copy of the released dataset (folder `root`) → ({id, subject, prompt} rows, stats)."
-    root = Path(root)
-    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES
-                   and not any(part.startswith(".") for part in f.relative_to(root).parts))
-    if not files:
-        raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
-    by_subject, st = {}, dict(files={}, empty_prompts=0)
-    for f in files:
-        pairs, n, empty = _file_prompts(f, root)
-        for s, p in pairs: by_subject.setdefault(s, []).append(p)
-        st["empty_prompts"] += empty; st["files"][str(f.relative_to(root))] = n
-    rows = [dict(id=f"{re.sub(r'[^a-z]+', '-', s.lower()).strip('-')}-{i:03d}", subject=s, prompt=p)
-            for s in SUBJECTS for i, p in enumerate(by_subject.get(s, []))]
-    st["subjects"] = {s: len(by_subject[s]) for s in SUBJECTS if s in by_subject}
-    return rows, st
-
-# %% ../nbs/40_arxivbench.ipynb #5bc2a488
-def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
-    """The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl` (+
-    `.stats.json`)."""
-    from scibench.data import OfflineError, current_mirror, hf_snapshot
-    dest = Path(dest or data_dir()/"arxivbench")
-    base = current_mirror()    # `scibench data arxivbench --base URL_OR_DIR`: a copy of the dataset repository
-    try: root = hf_snapshot(repo)
-    except Exception as e:
-        where = f"mirror {base}" if base else "the Hugging Face hub"
-        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from {where}: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_prompts --base URL_OR_DIR; "
-                           "needed only for split `released`)") from None
-    rows, st = released_rows(root)
-    out = dest/f"{RELEASED}.jsonl"
-    write_jsonl(out, rows)
-    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st,
-                                                    **(dict(mirror=base) if base else {})))
-    return [out, out.with_suffix(".stats.json")]
 
 # %% ../nbs/40_arxivbench.ipynb #ab101d2e
 N_PAPERS = 3
@@ -479,14 +325,6 @@ AUTHORS_STAGE = Stage("authors_judge", "judge",
 
 # %% ../nbs/40_arxivbench.ipynb #566d1552
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
-ACCURACIES = {   # score key → label (tables, headline)
-    "accuracy": "(a) §3.2: every listed link",
-    "authors_accuracy": "(b) authors' code: their query, one-call judge, calculate_ACC",
-    "authors_population_accuracy": "(b') authors' population (exactly three pairs), our ids and two-step verdicts",
-    "strict_accuracy": "(c) strict: yes / 3 × prompts"}
-# where each accuracy is computed
-ACCURACY_PROTOCOLS = {"accuracy": ("paper", "scibench"), "authors_accuracy": ("authors",),
-                      "authors_population_accuracy": ("paper", "scibench"), "strict_accuracy": ("paper", "scibench")}
 
 def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
     """Their `calculate_ACC` (tools.py) of verdicts `evals` (yes / no / pass): pass removed, ACC = round((yes / kept) *
@@ -703,15 +541,6 @@ def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scib
             + [est(f"fabricated-id rate (%), snapshot {snapshot_date or 'undated'}", "fabricated_rate", 0),
                est("invalid-response rate (%)", "invalid_rate", rf)])
 
-def index_info(split: str, index: str, records: int, snapshot_date: str|None = None) -> dict:
-    """The index as `scores.json` records it: a project-relative path (the file name outside the project), its size and
-    snapshot date."""
-    if not index and split == "sample":
-        return dict(index=f"sample index built from {rel(snapshot_path('sample'))}", records=records,
-                    snapshot_date=snapshot_date)
-    p = Path(index) if index else default_index_path()
-    r = rel(p)
-    return dict(index=p.name if Path(r).is_absolute() else r, records=records, snapshot_date=snapshot_date)
 
 # %% ../nbs/40_arxivbench.ipynb #020f3a83
 def summary(it: dict) -> dict:
@@ -765,19 +594,6 @@ def stub_reply(body: dict) -> str:
     n = int(m.group(1)) if m else AUTHORS_N
     return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
 
-# %% ../nbs/40_arxivbench.ipynb #bc5466bd
-def data_files(cfg: ArxivBenchConfig) -> list[Path]:
-    """Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index
-    `make data` builds)."""
-    prompts = prompts_path(cfg.split)
-    ix = Path(cfg.index) if cfg.index else snapshot_path("sample") if cfg.split == "sample" else default_index_path()
-    # `make data` writes only the released prompts: say what does
-    if cfg.split not in ("sample", RELEASED) and not prompts.exists():
-        raise ConfigError(f"arxivbench split '{cfg.split}' needs {rel(prompts)}: write it with `scibench arxivbench "
-                          f"generate --split {cfg.split}`" + ("" if ix.exists() else f"; and {rel(ix)}: run `make "
-                                                              "data` (or `scibench data arxivbench`)"))
-    return [prompts, ix]
-
 # %% ../nbs/40_arxivbench.ipynb #ef69a9b1
 def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
     "The judge's agreement with human yes/no/pass labels of (prompt, paper) pairs (see above); `rows` has every pair."
@@ -796,206 +612,11 @@ def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens:
                 decided_by_judge_model=agreement(by_llm), rows=rows)
 
 
-# %% ../nbs/40_arxivbench.ipynb #9b226215
-def _numeric(df: pd.DataFrame) -> pd.DataFrame:
-    "The paper's '-' (no relevant or correct paper) as NaN, every column but the model's as numbers."
-    for c in df.columns[1:]: df[c] = pd.to_numeric(df[c], errors="coerce")
-    return df
-
-def reference(name) -> pd.DataFrame:
-    "A published table of accuracies (b) per model and subject (NaN where the paper prints '-')."
-    return _numeric(_reference(name, na_values=["-"]))
-
-
-# %% ../nbs/40_arxivbench.ipynb #9ae79944
-RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate",
-         "invalid_rate", "refusal_rate")
-
-def run_protocol(c: dict) -> str:
-    "A run's protocol as tables show it (a run made before protocols existed: ours, two-step judge)."
-    return c.get("protocol") or "scibench (before protocols)"
-
-def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
-    """Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items; '–' when there is none (no `<k>_n`: a
-    run scored before the three accuracies were recorded)."""
-    n = v.get(f"{k}_n")
-    if n is None: return "older scoring: rerun"
-    return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
-
-
-# %% ../nbs/40_arxivbench.ipynb #cbc0cbfb
-def _failure_note(s: dict, k: str = "accuracy") -> str:
-    "What accuracy `k` of a run left out, over all subjects."
-    a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
-    rf = f"request failures {a['request_failures']}"
-    if k == "authors_accuracy":
-        return (f"invalid responses (not exactly 3 pairs) {g('authors_invalid')}/{answered}, links without abs/ "
-                f"{g('authors_skipped_links')}, ids not found as written (counted no) {g('authors_not_found')}, pass "
-                f"{g('authors_passed')}, judge failures {g('authors_judge_failures')}, {rf}"
-                + (f"; {a['authors_accuracy_reason']}" if a.get("authors_accuracy_reason") else ""))
-    if k == "authors_population_accuracy":
-        return (f"exactly-three responses {g('authors_responses')}/{answered}, pass {g('population_passed')}, "
-                f"judge failures {g('population_judge_failures')}, {rf}")
-    if k == "strict_accuracy":
-        return f"judge failures {g('strict_judge_failures')} (first three papers), {rf}"
-    return (f"pass {a['passed']}, judge failures {a['judge_failures']}, malformed links {a['malformed_ids']}, "
-            f"invalid {answered - a['statuses']['ok']}/{answered}, {rf}")
-
-def snapshot_note(runs) -> str:
-    "The metadata snapshot date(s) of `runs` (latest update_date of each run's index), and the paper's."
-    dates = sorted({(read_json(Path(d)/"scores.json").get("index") or {}).get("snapshot_date") or "not recorded"
-                    for d in runs})
-    return (f"arXiv metadata snapshot (latest update_date): {', '.join(dates) or 'no runs'}; "
-            "the paper's: the Kaggle arXiv dataset, cited as 2024, exact date not given")
-
-
 # %% ../nbs/40_arxivbench.ipynb #f1f60cc3
-ACCURACY_CAPTION = (
-    "accuracy (%) [95% CI] (n; below 10, no CI); column protocol: the requests a run sent. (b) protocol authors: the "
-    "authors' released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their "
-    "calculate_ACC: over the abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as "
-    "written is no, pass excluded, round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare "
-    "them with our (b) rows; protocols paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over "
-    "every listed link, a link not found or malformed is no, pass excluded; (b') the authors' population with our "
-    "normalised ids and two-step verdicts; (c) strict: yes among the first three papers / (3 × answered prompts − "
-    "judge failures). 'left out': what each did not count. ")
-
-def _accuracy_ours(subjects):
-    "Our rows of an accuracy table: one per accuracy the run's protocol computes."
-    def ours(r: RunRow) -> list[dict]:
-        s, proto = r.scores["subjects"], run_protocol(r.config)
-        return [dict(protocol=proto, accuracy=label,
-                     **{SHORT.get(x, x): fmt_rate(s[x], k) if x in s else "not run" for x in subjects},
-                     **{"left out": _failure_note(s, k)})
-                for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
-    return ours
-
-def _accuracy_paper(subjects):
-    "The paper's rows of an accuracy table: its models' accuracy (b) per subject."
-    def rows(ref: pd.DataFrame) -> list[dict]:
-        return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
-                     model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
-                     **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
-                for _, r in _numeric(ref).iterrows()]
-    return rows
-
-def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
-    "Table `n` of the paper over `subjects`, ours beside the paper's."
-    return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
-                 f"{snapshot_note(runs)}", ours=_accuracy_ours(subjects), paper=paper,
-                 paper_rows=_accuracy_paper(subjects), columns=["source", "run", "protocol", "model", "judge",
-                 "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
-
 TABLE1 = accuracy_table(1, "8 subjects", MAIN_SUBJECTS, "arxivbench_table1_subjects")
 TABLE2 = accuracy_table(2, "CS subfields", CS_SUBFIELDS, "arxivbench_table2_cs_subfields")
-
-
-# %% ../nbs/40_arxivbench.ipynb #764da1da
-_COUNTS = dict(prompts="prompts", request_failures="request_failures", listed="papers_listed", yes="yes", no="no",
-               passed="passed", judge_failures="judge_failures", fabricated="fabricated", malformed_ids="malformed_ids",
-               exactly_three="authors_responses", skipped_links="authors_skipped_links",
-               not_found_as_written="authors_not_found", authors_judge_failures="authors_judge_failures")
-
-def _details(r: RunRow) -> list[dict]:
-    return [dict(protocol=run_protocol(r.config), subject=sub, **{c: v.get(k) for c, k in _COUNTS.items()},
-                 **{k: fmt_rate(v, k, 1) for k in RATES},
-                 statuses=", ".join(f"{k} {c}" for k, c in v["statuses"].items() if c))
-            for sub, v in r.scores["subjects"].items()]
-
-DETAILS = Table("arxivbench_details", lambda runs: "ArxivBench: every rate (%) [95% CI] (n = its items) and count per "
-                "run and subject; accuracies (a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's "
-                f"protocol); {snapshot_note(runs)}", ours=_details, only_with_runs=True,
-                columns=["run", "protocol", "model", "judge", "settings", "subject", *_COUNTS, *RATES, "statuses"])
-
-
-# %% ../nbs/40_arxivbench.ipynb #80c8a3f9
-def _taxonomy(r: RunRow) -> dict:
-    t = r.scores["subjects"]["all"]["taxonomy"]; tot = sum(t.values())
-    return dict(protocol=run_protocol(r.config), listed=tot,
-                **{k: f"{c} ({100 * c / tot:.1f}%)" if tot else "0" for k, c in t.items()})
-
 TAXONOMY_TABLE = Table("arxivbench_taxonomy", "ArxivBench: hallucination taxonomy of listed papers", ours=_taxonomy,
                        columns=["run", "protocol", "model", "settings", "listed", *TAXONOMY], only_with_runs=True)
-
-
-# %% ../nbs/40_arxivbench.ipynb #a4bdf6f2
-def figure_subjects(runs):
-    """Accuracy (b) heatmap: one row per complete run of ours (by run label) and per model of the paper, one column per
-    subject."""
-    import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt, seaborn as sns
-    cols = [SHORT.get(s, s) for s in SUBJECTS]
-    ref = pd.concat([reference(n).set_index("model") for n in ("arxivbench_table1_subjects",
-                                                                "arxivbench_table2_cs_subfields")], axis=1)
-    ref.index = [f"paper: {m}" for m in ref.index]
-    ours = {}
-    for r in map(RunRow.of, runs):
-        s, mine = r.scores["subjects"], r.config.get("protocol") == "authors"   # (b) exists under protocol authors only
-        ours[f"ours: {r.label}"] = [np.nan if not mine or (s.get(sub) or {}).get("authors_accuracy") is None
-                                    else s[sub]["authors_accuracy"] for sub in SUBJECTS]
-    df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
-    fig, ax = plt.subplots(figsize=(11, 0.38 * len(df) + 2))
-    sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (b) (%)"),
-                annot_kws=dict(size=7))
-    ax.set_title("ArxivBench accuracy (b), the authors' code's population, per subject (%); blank: nothing judged "
-                 "(ours) or \"-\" (paper)", fontsize=9)
-    ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
-    return fig
-
-
-# %% ../nbs/40_arxivbench.ipynb #2fcdcdf6
-def model_size(name: str):
-    "(family, size in billions) from a model name like `Llama-3.1-70B-Instruct` or `smollm2-360m`, else None."
-    base = re.sub(r"\s*instruct\s*", " ", name, flags=re.I)
-    for m in re.finditer(r"(?P<n>\d+(?:\.\d+)?)(?P<u>[mMbB])(?![a-zA-Z])", base):
-        fam = re.sub(r"[-_ (]+$", "", base[:m.start()]).strip()
-        if not fam: continue
-        size = float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
-        return fam, size
-    return None
-
-
-# %% ../nbs/40_arxivbench.ipynb #d2b4fba2
-def _size_points(runs) -> pd.DataFrame:
-    "Accuracy (b) per subject of every paper model and run whose model name carries a size."
-    pts = []
-    for ref_name in ("arxivbench_table1_subjects", "arxivbench_table2_cs_subfields"):
-        for _, r in reference(ref_name).iterrows():
-            ms = model_size(r["model"])
-            if ms:
-                for c in r.index[1:]: pts.append(dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]))
-    for r in map(RunRow.of, runs):
-        s, name = r.scores["subjects"], r.config["model"]
-        ms = model_size(name) or model_size(r.meta.get("models", {}).get(name, {}).get("model") or "")
-        for sub in SUBJECTS if ms else ():
-            if sub in s:
-                acc = s[sub].get("authors_accuracy") if r.config.get("protocol") == "authors" else None
-                pts.append(dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub),
-                                acc=np.nan if acc is None else acc))
-    return pd.DataFrame(pts)
-
-def figure_model_size(runs):
-    """Accuracy (b) vs size per model family (the paper's, and every complete run whose model or served model name
-    carries a size); None without a family of two sizes."""
-    import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    df = _size_points(runs)
-    fams = [] if df.empty else [(src, f) for (src, f), g in df.groupby(["source", "family"])
-                                if g["size"].nunique() >= 2]
-    if not fams: return None
-    fig, axes = plt.subplots(1, len(fams), figsize=(5 * len(fams), 4), squeeze=False)
-    for ax, (src, f) in zip(axes[0], fams):
-        g = df[(df.source == src) & (df.family == f)]
-        for k, (sub, gg) in enumerate(g.groupby("subject", sort=False)):
-            gg = gg.sort_values("size")
-            ax.plot(gg["size"], gg["acc"], marker="o", label=sub, color=plt.cm.tab20(k % 20),
-                    ls="--" if sub in CS_SUBFIELDS else "-")
-        ax.set_xscale("log"); ax.set_xlabel("parameters (B)"); ax.set_ylabel("accuracy (b) (%)")
-        ax.set_title(f"{src}: {f}")
-    axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1, 0.5))
-    fig.suptitle("ArxivBench: accuracy (b) vs model size within a family")
-    return fig
-
 TABLES = [TABLE1, TABLE2, DETAILS, TAXONOMY_TABLE, Figure("arxivbench_subjects", figure_subjects),
           Figure("arxivbench_model_size", figure_model_size)]
 
@@ -1027,99 +648,18 @@ def generate_command(a: GenerateArgs) -> int:
     return 0
 
 
-# %% ../nbs/40_arxivbench.ipynb #1c73348d
-@dataclass
-class ValidateArgs:
-    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
-    judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
-    judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
-    judge_max_tokens: int = param(256, "judge answer cap", min=1, max=1_000_000)
-    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
-    out: str = param("", "also write the full report (every pair) as JSON here")
-
-def validate_command(a: ValidateArgs) -> int:
-    "`scibench arxivbench validate-judge LABELS`: a judge's agreement with human yes/no/pass labels."
-    from scibench.llm import LLM, get_model
-    labels = load_judge_labels(a.file)
-    path, note = _index_path(a.index)
-    with open_index(path) as ix:
-        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
-        r = validate_judge(LLM(get_model(a.judge, base_url=a.judge_base_url or None)), labels, ix, a.judge_max_tokens)
-        r["index"] = dict(index="sample index" if note else rel(path), snapshot_date=ix.snapshot_date)
-    r.update(judge=a.judge, labels=rel(a.file))
-    if a.out: write_json(a.out, r)
-    print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
-    return 0
-
-
 # %% ../nbs/40_arxivbench.ipynb #d1fac139
 COMMANDS = [Command("index", index_command, IndexArgs, "build the metadata index from a Kaggle snapshot"),
             Command("lookup", lookup_command, LookupArgs,
                     "look ids (or titles) up in an index (the real one, else the sample's)"),
             Command("generate", generate_command, GenerateArgs, "generate a prompt split with a generator model"),
-            Command("validate-judge", validate_command, ValidateArgs,
+            Command("validate-judge", functools.partial(validate_command, validate=validate_judge), ValidateArgs,
                     "a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")]
 
 
 # %% ../nbs/40_arxivbench.ipynb #cc916dba
-from . import records as rv
-
-def _found(p):
-    if p.get("malformed"): return f"malformed ({p['malformed']})"
-    if p.get("arxiv_id") is None and not p.get("url"): return "no link"
-    return "found" if p.get("in_snapshot") else "not found"
-
-_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity",
-                "title_found_as", "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict",
-                "verdict_failure",
-                "verdict_source"}
-
-def record_sections(r, ctx):
-    "An ArxivBench record: prompt, response, each listed paper as verified and judged, and the authors' own parse."
-    secs = [rv.text("Prompt", r.get("prompt")), rv.text("Response", r.get("response")),
-            rv.kv("Answer", {k: r.get(k) for k in ("subject", "status", "n_listed", "finish_reason", "request_failure",
-                                                "authors_valid", "format_pairs", "malformed_ids")})]
-    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
-    cols = ["#", "title", "link / id", "in snapshot", "matched record", "title sim.", "taxonomy", "judge: relevant",
-            "judge: match", "verdict", "verdict source", "failures"]
-    rows = []
-    for i, p in enumerate(ps, 1):
-        fails = "; ".join(f"{k}: {p[k]}" for k in ("relevance_failure", "match_failure", "verdict_failure") if p.get(k))
-        rows.append([i, p.get("title"), p.get("arxiv_id") or p.get("url"), _found(p), p.get("record_title"),
-                     p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
-                     p.get("verdict_source"), fails])
-    secs.append(rv.table(f"Listed papers ({len(ps)})", cols, rows))
-    # protocol authors: their parse, lookup and judge
-    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]
-    secs.append(rv.table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
-                      ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
-                      [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
-                        x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
-    extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
-    if any(extra): secs.append(rv.json_block("Other paper fields", extra))
-    used = {"prompt", "response", "subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid",
-            "format_pairs", "malformed_ids", "papers", "authors_links"}
-    return secs, used, r.get("response")
-
-# %% ../nbs/40_arxivbench.ipynb #19081b91
-def record_scores(r):
-    "Per-response rates: accuracy, strict accuracy (of 3), fabricated and invalid (%)."
-    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
-    yes = sum(p.get("verdict") == "yes" for p in ps)
-    bad = r.get("request_failure") or r.get("failure")
-    return {"accuracy (%)": None if bad or not ps else 100.0 * yes / len(ps),
-            "strict (%)": None if bad else 100.0 * yes / 3,
-            "fabricated (%)": None if bad or not ps else 100.0 * sum(not p.get("in_snapshot") for p in ps) / len(ps),
-            "invalid (%)": None if bad else 100.0 * (r.get("status") != "ok")}
-
-def paper_numbers(name):
-    "Table 1's range of the models' mean accuracy over subjects."
-    if name.startswith("accuracy"):
-        v = reference("arxivbench_table1_subjects").set_index("model").mean(axis=1).dropna()
-        return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
-
-RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("subject"),
-                   paper=paper_numbers)
+RECORD = Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("subject"),
+                paper=paper_numbers)
 
 # %% ../nbs/40_arxivbench.ipynb #74001545
 PAPER = _BenchPaper("ArxivBench: Can LLMs Assist Researchers in Conducting Research?",

@@ -5,13 +5,17 @@ a judge against (A.6), and the agreement statistics it reports."""
 
 # %% ../nbs/43_arxivbench_labels.ipynb #a9588f11
 from __future__ import annotations
-import csv, io
+import csv, io, json, sys
+from dataclasses import dataclass
 from pathlib import Path
-from .core import DataError, read_jsonl
+from .core import DataError, read_jsonl, write_json
+from .bench import param
 from .metrics import ratio_ci
+from .runs import rel
+from .arxiv_index import _index_path, open_index
 
 # %% auto #0
-__all__ = ['LABELS', 'csv_rows', 'load_judge_labels', 'agreement']
+__all__ = ['LABELS', 'csv_rows', 'load_judge_labels', 'agreement', 'ValidateArgs', 'validate_command']
 
 # %% ../nbs/43_arxivbench_labels.ipynb #170ce161
 LABELS = ("yes", "no", "pass")
@@ -73,4 +77,30 @@ def agreement(rows: list[dict]) -> dict:
     return dict(n=n, agreement=v, agreement_lo=lo, agreement_hi=hi, cohen_kappa=(v / 100 - pe) / (1 - pe) if pe < 1
                 else None, false_positive_rate=rate(hn, "yes"), human_no=len(hn), false_negative_rate=rate(hy, "no"),
                 human_yes=len(hy))
+
+
+# %% ../nbs/43_arxivbench_labels.ipynb #1c73348d
+@dataclass
+class ValidateArgs:
+    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
+    judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
+    judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
+    judge_max_tokens: int = param(256, "judge answer cap", min=1, max=1_000_000)
+    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    out: str = param("", "also write the full report (every pair) as JSON here")
+
+def validate_command(a: ValidateArgs, validate) -> int:
+    """`scibench arxivbench validate-judge LABELS`: a judge's agreement with human yes/no/pass labels, by
+    `validate(llm, labels, index, judge_max_tokens)` (`scibench.arxivbench.validate_judge`)."""
+    from scibench.llm import LLM, get_model
+    labels = load_judge_labels(a.file)
+    path, note = _index_path(a.index)
+    with open_index(path) as ix:
+        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
+        r = validate(LLM(get_model(a.judge, base_url=a.judge_base_url or None)), labels, ix, a.judge_max_tokens)
+        r["index"] = dict(index="sample index" if note else rel(path), snapshot_date=ix.snapshot_date)
+    r.update(judge=a.judge, labels=rel(a.file))
+    if a.out: write_json(a.out, r)
+    print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
+    return 0
 

@@ -5,65 +5,36 @@ the text we implement from is `shared/papers/002_*.txt`, which names no authors,
 
 # %% ../nbs/30_autobench.ipynb #366de170
 from __future__ import annotations
-import asyncio, contextlib, csv, dataclasses, hashlib, io, json, re, threading
+import asyncio, dataclasses, hashlib, re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-from .core import DataError, data_dir, read_json, read_jsonl, read_text, write_json, write_jsonl, write_text
-from .llm import Request, msgs, parse_json, pipeline, pipeline_window
-from .flow import aflow, run_stages
+from .core import data_dir, write_json, write_jsonl
+from .llm import Request, msgs, parse_json
+from .flow import aflow
 from .judge import choice_schema, parse_choice, judge_request, judge_result
 from .metrics import mean_ci, bootstrap_ci
 from .retrieval import embed_cached, dedup, Index, tokenize
-from .report import Estimate, fmt, fmt_ci, fmt_est, reference
-from .bench import Benchmark, Command, Config, ConfigError, Paper, Stage, param, register
-from .bench import load_limit, select_items
-from .runs import complete_runs, run_label, run_parent, rel
-from .papers import load_manifest, load_paper, paper_text, paper_windows, paragraphs
-from .autobench_stub import stub_reply
-from .autobench_review import CONTROL, MAIN, human_correctness, review_csv
+from .bench import Config, ConfigError, Paper, Stage, param
+from .runs import rel
+from .papers import excerpt, paper_text, paper_windows, paragraphs
+from .autobench_data import BANDS, CONTEXTS, LEVELS, STAGES, TYPES, ControlSetMissing, choices, control_path, split_dir
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR', 'GRADES', 'GRADE',
-           'EVALUATE', 'SUPPORT_SHARE', 'CORRECTNESS', 'ANSWERABILITY', 'NOT_MCQ', 'AMBIGUITY', 'BANDS', 'CALIBRATE',
-           'ABLATIONS', 'CONTROL_FIELDS', 'CONTEXTS', 'PROTOCOLS', 'PAPER_CHOICES', 'PAPER_GAPS',
-           'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'FILTER_NOTE', 'GENERATOR_NOTE', 'CHECKS',
-           'BENCH_KEYS', 'CONTROL_EVAL', 'BENCH_FIELDS', 'BENCH_TYPES', 'THRESHOLDS', 'MAIN_TABLE', 'STAGES_TABLE',
-           'ABLATION_COLUMNS', 'ABLATION_TABLE', 'DISTRIBUTION_TABLE', 'EVAL_TABLE', 'TABLES', 'COMMANDS', 'ARXIV_IDS',
-           'RECORD', 'PAPER', 'FLOW', 'AUTOBENCH', 'split_dir', 'load_split', 'kp_schema', 'shown_ids',
-           'extraction_prompt', 'validate_point', 'merge_points', 'extraction_request', 'extraction_record',
-           'number_points', 'extracting', 'select_points', 'Retriever', 'numeric_distractors', 'make_options',
-           'question_schema', 'generation_prompt', 'build_question', 'generation_jobs', 'generation_request',
-           'question_record', 'generating', 'question_text', 'choices', 'solve_prompt', 'calibration_prompt',
-           'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result',
-           'grade_request', 'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt',
-           'content_words', 'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result',
-           'answerability_request', 'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters',
-           'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
-           'item_discrimination', 'discrimination', 'discrimination_ci', 'acheck', 'calibration_row', 'set_metrics',
-           'load_control_set', 'AutoBenchConfig', 'protocol_notes', 'note_protocol', 'ControlSetMissing', 'run',
-           'data_files', 'load_benchmark', 'is_control_file', 'load_eval_questions', 'evaluate', 'thresholds_note',
-           'figure_survival', 'latest_benchmark', 'EvalArgs', 'IngestArgs', 'eval_command', 'ingest_command',
-           'download_arxiv', 'record_sections', 'record_scores', 'paper_numbers', 'stages_block']
-
-# %% ../nbs/30_autobench.ipynb #361be90f
-LEVELS = ("factual", "conceptual", "reasoning")
-TYPES = ("mcq", "tf", "short")
-STAGES = ("correctness", "uniqueness", "answerability", "ambiguity")
-
-# %% ../nbs/30_autobench.ipynb #d92403b4
-def split_dir(split: str) -> Path:
-    return data_dir()/"samples"/"autobench" if split == "sample" else data_dir()/"autobench"/split
-
-def load_split(split: str = "sample", limit: int|None = None) -> tuple[list[dict], list[dict]]:
-    "(papers, related corpus) of `split` (manifests: `scibench.papers.load_manifest`); `limit` keeps the first papers."
-    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
-    d = split_dir(split)
-    papers = [load_paper(d/r["path"], r["paper_id"], r["field"]) for r in load_manifest(d/"papers.jsonl")]
-    related = ([load_paper(d/r["path"], r["paper_id"], r["field"]) for r in load_manifest(d/"related.jsonl")]
-               if (d/"related.jsonl").exists() else [])
-    return (papers[:limit] if limit else papers), related
+__all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR', 'GRADES', 'GRADE', 'EVALUATE', 'SUPPORT_SHARE',
+           'CORRECTNESS', 'ANSWERABILITY', 'NOT_MCQ', 'AMBIGUITY', 'CALIBRATE', 'PROTOCOLS', 'FILTER_NOTE',
+           'GENERATOR_NOTE', 'ARXIV_IDS', 'PAPER', 'FLOW', 'kp_schema', 'shown_ids', 'extraction_prompt',
+           'validate_point', 'merge_points', 'extraction_request', 'extraction_record', 'number_points', 'extracting',
+           'select_points', 'Retriever', 'numeric_distractors', 'make_options', 'question_schema', 'generation_prompt',
+           'build_question', 'generation_jobs', 'generation_request', 'question_record', 'generating', 'question_text',
+           'solve_prompt', 'calibration_prompt', 'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt',
+           'solve_request', 'solve_result', 'grade_request', 'grade_result', 'solving', 'solve_stages',
+           'answerability_schema', 'answerability_prompt', 'content_words', 'supports', 'ambiguity_schema',
+           'ambiguity_prompt', 'correctness_result', 'answerability_request', 'answerability_result',
+           'ambiguity_request', 'ambiguity_result', 'apply_filters', 'parse_solver', 'difficulty', 'parse_balance',
+           'balance_bands', 'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination',
+           'discrimination_ci', 'acheck', 'calibration_row', 'set_metrics', 'AutoBenchConfig', 'download_arxiv']
 
 # %% ../nbs/30_autobench.ipynb #9f0a0b3b
 LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a result)",
@@ -85,8 +56,6 @@ def kp_schema(max_points: int = 3, ids=None) -> dict:
     return {"type": "object", "properties": {"knowledge_points": kps}, "required": ["knowledge_points"]}
 
 # %% ../nbs/30_autobench.ipynb #359b0475
-def _excerpt(t, n=300): return t if len(t) <= n else t[:n].rsplit(" ", 1)[0] + " …"
-
 def _section(paper: dict, pid: str) -> dict:
     "The section holding paragraph `pid`."
     return next(s for s in paper["sections"] if any(p["id"] == pid for p in s["paragraphs"]))
@@ -101,7 +70,7 @@ def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[st
         used = 0
         for k, p in enumerate(s["paragraphs"]):
             if k and used + len(p["text"]) > share: break
-            t = p["text"] if len(p["text"]) <= share else _excerpt(p["text"], max(share, 80))
+            t = p["text"] if len(p["text"]) <= share else excerpt(p["text"], max(share, 80))
             out.append((p["id"], s["title"], t)); used += len(t)
     return out
 
@@ -441,9 +410,6 @@ def question_text(q: dict) -> str:
     if q["type"] == "tf": return f"True or false: {q['question']}"
     return q["question"]
 
-def choices(q: dict) -> list[str]:
-    return list("ABCD"[:len(q["options"])]) if q["type"] == "mcq" else ["true", "false"]
-
 def _context(q: dict, context: str, paper: dict|None) -> str:
     "What a solver reads before the question: nothing, the evidence paragraphs, or the whole paper."
     if context == "evidence": return f"Paper excerpt:\n{q['evidence_text']}\n\n"
@@ -715,8 +681,6 @@ def parse_solver(s: str) -> tuple[str, str]:
     name, _, ctx = s.strip().partition("+")
     return name, (ctx or "none")
 
-BANDS = ("easy", "medium", "hard")
-
 def difficulty(p, hard_below: float = 1/3, easy_above: float = 2/3) -> str:
     "The difficulty band of pass rate `p`."
     if p is None or np.isnan(p): return "unknown"
@@ -839,106 +803,7 @@ def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, band
                 levels=dict(Counter(q["level"] for q in kept)), types=dict(Counter(q["type"] for q in kept)),
                 difficulty=dict(Counter(difficulty(p, *bands) for p in pr)))
 
-# %% ../nbs/30_autobench.ipynb #842d8eb4
-ABLATIONS = {"Full MDQF": STAGES, "w/o Correctness Verification": ("uniqueness", "answerability", "ambiguity"),
-             "w/o Uniqueness Check": ("correctness", "answerability", "ambiguity"),
-             "w/o Answerability Verification": ("correctness", "uniqueness", "ambiguity"),
-             "w/o Ambiguity Detection": ("correctness", "uniqueness", "answerability")}
-
-# %% ../nbs/30_autobench.ipynb #07e69477
-CONTROL_FIELDS = ["qid", "paper_id", "type", "question", "answer"]
-
-def _csv_control_rows(p: Path) -> list[tuple[int, dict]]:
-    "(line, row) of a CSV control set: lists split (options on ' | ', evidence on ';')."
-    rd = csv.DictReader(io.StringIO(read_text(p)))
-    miss = [f for f in CONTROL_FIELDS if f not in (rd.fieldnames or [])]
-    if miss: raise DataError(p, 1, miss[0], "missing column")
-    out, seen = [], {}
-    for r in rd:
-        i = rd.line_num
-        r = {k: (v or "").strip() for k, v in r.items() if k}
-        for k, sep in (("options", "|"), ("evidence", ";")):
-            r[k] = [x.strip() for x in r[k].split(sep) if x.strip()] if r.get(k) else None
-        if r["qid"] in seen: raise DataError(p, i, "qid", f"{r['qid']!r} repeats line {seen[r['qid']]}")
-        seen[r["qid"]] = i; out.append((i, r))
-    if not out: raise DataError(p, None, None, "no questions")
-    return out
-
-def _control_rows(p: Path) -> list[tuple[int, dict]]:
-    "(line, row) of a control-set file (.jsonl or .csv)."
-    if p.suffix.lower() == ".jsonl":
-        return read_jsonl(p, CONTROL_FIELDS, types={**{f: str for f in CONTROL_FIELDS}, "answer": (str, bool),
-                                                    "options": (list, type(None)), "evidence": (list, type(None))},
-                          unique="qid", numbered=True)
-    if p.suffix.lower() != ".csv":
-        raise DataError(p, None, None, f"unknown control-set format {p.suffix!r} (expected .jsonl or .csv)")
-    return _csv_control_rows(p)
-
-# %% ../nbs/30_autobench.ipynb #a45fa824
-def _options_ok(opts) -> bool:
-    return isinstance(opts, list) and 2 <= len(opts) <= 4 and all(isinstance(o, str) and o.strip() for o in opts)
-
-def _control_answer(p: Path, i: int, r: dict, t: str) -> tuple[str, str]:
-    "(answer, answer text) of control row `r` (line `i`) of type `t`, or a `DataError`."
-    opts, a = r.get("options"), r["answer"]
-    if t == "mcq":
-        if not _options_ok(opts):
-            raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 non-empty options (strings)")
-        a = str(a).strip().upper()
-        if a not in "ABCD"[:len(opts)] or len(a) != 1:
-            raise DataError(p, i, "answer",
-                            f"{r['answer']!r} is not the letter of an option (A-{'ABCD'[len(opts) - 1]})")
-        return a, opts["ABCD".index(a)]
-    if opts: raise DataError(p, i, "options", f"only multiple-choice questions have options (type {t})")
-    if t == "tf":
-        a = ("true" if a else "false") if isinstance(a, bool) else str(a).strip().lower()
-        a = a if a in ("true", "false") else None
-        if a is None: raise DataError(p, i, "answer", f"{r['answer']!r} is not true/false")
-        return a, a
-    a = str(a).strip()
-    if not a: raise DataError(p, i, "answer", "empty")
-    return a, a
-
-def _control_evidence(p: Path, i: int, r: dict, known: dict, text: str) -> tuple[list[str], str]:
-    "(evidence ids, where they come from): the row's, else the 2 paragraphs BM25 ranks highest for question and answer."
-    ev = r.get("evidence")
-    if ev is not None and (not all(isinstance(e, str) for e in ev) or [e for e in ev if e not in known]):
-        bad = [e for e in ev if not isinstance(e, str) or e not in known]
-        raise DataError(p, i, "evidence", f"unknown paragraph ids {bad} (the paper has {list(known)[:3]}…)")
-    if ev: return list(ev), "control set"
-    ids = list(known); sc = Index([known[k] for k in ids]).scores(r["question"] + " " + text, "bm25")
-    return [ids[j] for j in np.argsort(-sc, kind="stable")[:2]], "retrieved (BM25)"
-
-# %% ../nbs/30_autobench.ipynb #4dfd3808
-def _control_question(p: Path, i: int, r: dict, papers: dict) -> dict:
-    "Control row `r` (line `i`) as a question record, or a `DataError` naming the file, line and field."
-    if r["paper_id"] not in papers:
-        raise DataError(p, i, "paper_id", f"{r['paper_id']!r} is not a paper of the split ({', '.join(papers)})")
-    paper = papers[r["paper_id"]]; known = paragraphs(paper)
-    t = r["type"].strip().lower()
-    if t not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not one of {TYPES}")
-    if len(r["question"].split()) < 3: raise DataError(p, i, "question", "shorter than 3 words")
-    lvl = str(r.get("level") or "unlabelled").strip().lower()
-    if lvl not in (*LEVELS, "unlabelled"): raise DataError(p, i, "level", f"{r['level']!r} not one of {LEVELS}")
-    a, text = _control_answer(p, i, r, t)
-    ev, ev_from = _control_evidence(p, i, r, known, text)
-    return dict(qid=f"control:{r['qid']}", variant="control", paper_id=r["paper_id"], field=paper["field"], kp_id=None,
-                level=lvl, type=t, knowledge_point=None, context=[], finish_reason=None, question=r["question"].strip(),
-                explanation=str(r.get("explanation") or "").strip(), evidence=ev, evidence_from=ev_from,
-                evidence_invalid=[], options=list(r["options"]) if t == "mcq" else None, answer=a, answer_text=text,
-                evidence_text="\n".join(f"[{k}] {known[k]}" for k in ev), generation_failure=None,
-                source=f"{p.name}:{i}")
-
-def load_control_set(path, papers: dict) -> list[dict]:
-    """Human-written control questions (schema above) as question records (`variant='control'`) for the filter and
-    calibration."""
-    p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"control set {p} not found")
-    return [_control_question(p, i, r, papers) for i, r in _control_rows(p)]
-
 # %% ../nbs/30_autobench.ipynb #6083d18d
-CONTEXTS = ("none", "evidence", "paper")
-
 PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 
 @dataclass
@@ -1002,76 +867,6 @@ class AutoBenchConfig(Config):
                                    "PAPER_CHOICES) or scibench (ours; today the same requests, differences in "
                                    "SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
 
-# %% ../nbs/30_autobench.ipynb #a8d5650a
-# where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
-PAPER_CHOICES = (
-    "prompts: the paper prints none; every prompt (extraction, generation, solving, calibration, answerability, "
-    "ambiguity, grading) "
-    "and its JSON schema is ours",
-    "windows: window_size 3 paragraphs moved by window_stride 2 within a section, points_per_window 3; the reasoning "
-    "level also sees "
-    "the other sections within extract_context_chars (3,000)",
-    "duplicate knowledge points of a paper (overlapping windows) merge at embedding cosine >= merge_threshold (0.9)",
-    "retrieval: hybrid = reciprocal-rank fusion of BM25 and embedding cosine, query = the knowledge point; k_same 2 "
-    "same-paper and "
-    "k_related 1 related-corpus paragraphs; question types round robin over the knowledge points",
-    "contrastive distractors: one generation call whose schema puts the answer before the distractors (the paper: the "
-    "answer first, "
-    "then distractors from its neighbourhood), plus our numeric distractors at -30%, -20%, +20%, +30%",
-    "correctness: the solver answers with the evidence paragraphs; a disagreement drops the question "
-    "(on_disagree=drop; the paper: "
-    "manual review or discard) and a solver failure counts as one",
-    "uniqueness: embedding cosine >= uniq_threshold (0.9) with an earlier kept question",
-    "answerability: the whole paper with paragraph ids; passes when a cited id is an evidence paragraph or the cited "
-    "paragraphs hold "
-    "at least support_share (0.5) of the answer's content words",
-    "ambiguity (MCQ only): the judge lists every correct option of the evidence; passes iff exactly one, the key",
-    "calibration and metrics: difficulty bands hard < 0.333 <= medium <= 0.667 < easy; diversity = 1 - mean pairwise "
-    "cosine; "
-    "discrimination = the upper-lower index over solvers (the paper gives no formula)")
-# where protocol `paper` knowingly departs from the paper's text (not reproducible here, or not yet implemented)
-PAPER_GAPS = (
-    "human correctness needs reviewers: review.csv is exported and the column is filled only once a person has "
-    "reviewed it",
-    "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet "
-    "implemented)")
-SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper "
-                        "is silent are the ones listed, and no departure from the paper's text is implemented yet",
-                        *PAPER_CHOICES)
-PAPER_GENERATOR, PAPER_SOLVERS = "GPT-4", 5
-
-def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note: str|None = None) -> dict:
-    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
-    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and
-    gaps)."""
-    notes = []
-    if cfg.protocol == "paper":
-        if "gpt-4" not in str(cfg.model).lower():
-            notes.append(f"model={cfg.model} generates (the paper: {PAPER_GENERATOR})")
-        if solver_is_generator:
-            notes.append("the correctness solver serves the generator's model (the paper: a different model, e.g. "
-                         "Claude-3)")
-        if len(solvers) != PAPER_SOLVERS:
-            notes.append(f"{len(solvers)} calibration solvers (the paper: {PAPER_SOLVERS} LLMs of 7B-70B)")
-        if cal_note: notes.append(cal_note)
-        if tuple(cfg.stages) != STAGES: notes.append(f"stages={','.join(cfg.stages)} (the paper: all four)")
-        if tuple(cfg.types) != TYPES: notes.append(f"types={','.join(cfg.types)} (the paper: {', '.join(TYPES)})")
-        for k in ("max_windows", "points_per_paper"):
-            if getattr(cfg, k):
-                notes.append(f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
-        if cfg.support_share != 0.5:
-            notes.append(f"support_share={cfg.support_share:g}: answerability threshold (ours, default 0.5)")
-        if cfg.on_disagree != "drop":
-            notes.append(f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")
-    diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
-    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
-
-def note_protocol(cfg, ctx, **kw) -> None:
-    "Record `protocol_notes` in the run's provenance and print this run's departures (stderr)."
-    import sys
-    p = ctx.provenance["protocol"] = protocol_notes(cfg, **kw)
-    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
-
 # %% ../nbs/30_autobench.ipynb #22e7a3cf
 FILTER_NOTE = "calibration by the filter solver's model: difficulty not independent"
 GENERATOR_NOTE = "calibration by the generator's model: difficulty not independent"
@@ -1096,23 +891,6 @@ def _eval_targets(cfg) -> list[tuple[str, str, str]]:
 def _eval_dir(name: str, context: str) -> str:
     return name.replace("/", "_") + ("" if context == "none" else f"-{context}")
 
-# %% ../nbs/30_autobench.ipynb #7c225428
-class ControlSetMissing(ConfigError, FileNotFoundError):
-    "The `control_set` file does not exist (a bad parameter: exit 2 before anything runs)."
-
-def _control_path(cfg) -> Path|None:
-    if not cfg.control_set.strip(): return None
-    p = Path(cfg.control_set)
-    return split_dir(cfg.split)/p if not p.is_absolute() and (split_dir(cfg.split)/p).exists() else p
-
-def _control(cfg, papers: dict) -> list[dict]:
-    """The control questions about the papers in use (`limit` may leave some out); a paper that is not in the split is
-    an error."""
-    p = _control_path(cfg)
-    if not p: return []
-    every = papers if not (cfg.limit or cfg.ids) else {x["paper_id"]: x for x in load_split(cfg.split)[0]}
-    return [q for q in load_control_set(p, every) if q["paper_id"] in papers]
-
 # %% ../nbs/30_autobench.ipynb #600a71bf
 def _validate(cfg) -> None:
     "What one parameter alone cannot check; a bad value raises `ConfigError` before anything runs."
@@ -1126,625 +904,11 @@ def _validate(cfg) -> None:
     except ValueError as e: bad.append(str(e))
     for s in _solvers(cfg)[1] + [e for e, _, _ in _eval_targets(cfg)]:
         if parse_solver(s)[1] not in CONTEXTS: bad.append(f"{s!r}: the suffix must be +evidence or +paper")
-    p = _control_path(cfg)
+    p = control_path(cfg)
     if bad: raise ConfigError("autobench: " + "; ".join(bad))
     if p and not p.exists():
         where = "" if p.is_absolute() else f" in {rel(split_dir(cfg.split))}/ nor in the working directory"
         raise ControlSetMissing(f"autobench: control_set: control set {cfg.control_set!r} not found{where}")
-
-# %% ../nbs/30_autobench.ipynb #8ceaa6d3
-CHECKS = ("correctness", "answerability", "ambiguity")   # the stages with model calls (uniqueness compares embeddings)
-
-class _Flow:
-    """The run's model calls as one `pipeline` over the papers (then the control questions), each stage's calls those
-    of its declaration (`scibench.flow.aflow`): a paper's windows are extracted at once (`EXTRACT`); its questions are
-    generated (`GENERATE`) as soon as its points are merged; each question's three checks and every calibration answer
-    go out as soon as it is generated (`acheck`: the checks do not gate each other: every generated question gets every
-    check, so that each ablation row has its numbers); a short answer is graded as soon as it arrives. The one
-    ordering across papers: question types run round robin and point ids count over all papers in order, so a
-    paper's questions wait for the earlier papers' point counts (their extraction), not for their questions.
-    `window` bounds the questions in flight (their prompts: flat memory).
-    Planning (the counting stub): retrieval by BM25 alone and no merging, so no embedding model (the stub's points
-    never merge)."""
-    def __init__(self, cfg, ctx, papers_l: list[dict], related: list[dict]):
-        self.cfg, self.papers_l, self.papers = cfg, papers_l, {p["paper_id"]: p for p in papers_l}
-        self.planning, self.types = ctx.planning, tuple(cfg.types)
-        self.retr = Retriever(papers_l, related, "bm25" if ctx.planning else cfg.retrieval_method)
-        self.solver_name, self.solvers_l, self.cal_note = _solvers(cfg)
-        self.gen, self.judge, self.solver = ctx.llm("model"), ctx.llm("judge"), ctx.llm("solver", self.solver_name)
-        self.sl = [(s, ctx.llm("solvers", parse_solver(s)[0]), parse_solver(s)[1]) for s in self.solvers_l]
-        self.roles = dict(model=self.gen, judge=self.judge, solver=self.solver)
-        self.llms = {"extract, generate": self.gen, "checks: judge": self.judge, "checks: correctness": self.solver,
-                     **{f"calibrate {s}": llm for s, llm, _ in self.sl}}
-        self.window = pipeline_window(self.llms.values())   # None in batch mode: whole stages per batch
-        self.lock = threading.Lock()   # embedding and retrieval (CPU, in a worker thread): one paper at a time
-        self.counts = None
-
-    async def _cpu(self, fn, *a):
-        "`fn(*a)` in a worker thread, so that the event loop keeps reading answers meanwhile."
-        def locked():
-            with self.lock: return fn(*a)
-        return await asyncio.to_thread(locked)
-
-    async def __call__(self, item):
-        if self.counts is None:   # created inside the pipeline's event loop
-            loop = asyncio.get_running_loop()
-            self.counts = [loop.create_future() for _ in range(len(self.papers_l) + 1)]
-            self.counts[0].set_result((0, 0))
-            self.qsem = asyncio.Semaphore(self.window) if self.window else contextlib.nullcontext()
-        kind, x = item
-        if kind == "control":
-            async with self.qsem: return await self.checked(x)
-        return await self.paper(x)
-
-    async def paper(self, k: int) -> dict:
-        cfg, p = self.cfg, self.papers_l[k]
-        s = await aflow([EXTRACT], extracting(p), self.roles, cfg)
-        recs, pts = s["extraction"], s["points"]
-        emb = np.eye(len(pts)) if self.planning else None
-        merged = await self._cpu(merge_points, pts, cfg.merge_threshold, emb)
-        chosen = select_points(merged, cfg.points_per_paper)
-        n_points, n_chosen = await self.counts[k]                               # the earlier papers' counts
-        self.counts[k + 1].set_result((n_points + len(merged), n_chosen + len(chosen)))
-        number_points(merged, n_points)
-        def contexts():
-            v = [(name, generation_jobs(chosen, self.retr, self.types, name == "full", cfg.k_same, cfg.k_related,
-                                        n_chosen)) for name in ("full", "no_retrieval")[:1 + cfg.ablate_retrieval]]
-            self.retr.release(p["paper_id"])
-            return v
-        variants = await self._cpu(contexts)
-        qs = await asyncio.gather(*(self.question(p, job, v) for v, jobs in variants for job in jobs))
-        nf = len(variants[0][1])
-        return dict(extraction=recs, points=merged, full=qs[:nf], no_retrieval=qs[nf:])
-
-    async def question(self, paper: dict, job, variant: str):
-        async with self.qsem:
-            s = await aflow([GENERATE], generating(paper, job, variant), self.roles, self.cfg)
-            return await self.checked(s["q"])
-
-    async def checked(self, q: dict):
-        """(question, {check: verdict}, calibration row, calibration answers); a generation failure gets no check and no
-        answer."""
-        if q.get("generation_failure") is not None:
-            return q, {st: None for st in CHECKS}, np.full(len(self.solvers_l), np.nan), {}
-        ch, cal = await acheck(q, self.papers[q["paper_id"]], self.roles, self.cfg, self.sl)
-        row, answers = calibration_row(self.solvers_l, cal)
-        return q, ch, row, answers
-
-# %% ../nbs/30_autobench.ipynb #a611d1e2
-def _failure(q: dict, checks: dict, answers: dict) -> str|None:
-    """Why a question record has no complete verdict: generation, an unverified check, a failed calibration answer; else
-    None."""
-    if q.get("generation_failure"): return f"generation: {q['generation_failure']}"
-    for st, c in checks.items():
-        if c is not None and not c.get("verified", True): return f"check {st}: {c['reason']}"
-    return next((f"calibration {s}: {a['failure']}" for s, a in answers.items() if a.get("failure")), None)
-
-# %% ../nbs/30_autobench.ipynb #76f37f15
-def _emb_questions(qs):
-    ok = [i for i, q in enumerate(qs) if q.get("generation_failure") is None]
-    E = np.zeros((len(qs), 384), np.float32)
-    if ok: E[ok] = embed_cached([qs[i]["question"] for i in ok])
-    return E
-
-@dataclass
-class _Questions:
-    """Every question of a run (full, no_retrieval, control, in that order) with its checks, calibration rows (`C`)
-    and answers; `E`, their embeddings (None while planning)."""
-    cfg: AutoBenchConfig
-    qs: list
-    checks: dict
-    C: np.ndarray
-    answers: list
-    E: np.ndarray|None = None
-
-    def variant(self, v: str) -> list[int]: return [i for i, q in enumerate(self.qs) if q["variant"] == v]
-
-    def filter(self, idx: list[int], stages) -> tuple[list[bool], list[dict], list[dict]]:
-        "`apply_filters` on the questions `idx`."
-        return apply_filters([self.qs[i] for i in idx], {k: [v[i] for i in idx] for k, v in self.checks.items()},
-                             stages, self.cfg.uniq_threshold, None if self.E is None else self.E[idx],
-                             self.cfg.on_disagree)
-
-    def metrics(self, idx: list[int], mask) -> dict:
-        "`set_metrics` of the questions `idx` that `mask` keeps."
-        return set_metrics([self.qs[i] for i in idx], mask, self.E[idx], self.C[idx], self.cfg.n_resamples,
-                           _bands(self.cfg))
-
-def _bands(cfg) -> tuple[float, float]: return cfg.hard_below, cfg.easy_above
-
-def _enabled(cfg) -> tuple: return tuple(s for s in STAGES if s in cfg.stages)
-
-# %% ../nbs/30_autobench.ipynb #646920ad
-def _balance(Q: _Questions, full: list[int], mask: list[bool], fate: list[dict], counts: list[dict]) -> dict|None:
-    "5b. Drop kept questions of the main configuration until the difficulty bands have `balance`'s shares (in place)."
-    target = parse_balance(Q.cfg.balance)
-    if not target: return None
-    pr = pass_rates(Q.C)
-    kept_k = [k for k, m in enumerate(mask) if m]
-    keep, bal = balance_bands([difficulty(pr[full[k]], *_bands(Q.cfg)) for k in kept_k], target)
-    bal["dropped_qids"] = [Q.qs[full[k]]["qid"] for k, ok in zip(kept_k, keep) if not ok]
-    for k, ok in zip(kept_k, keep):
-        if not ok: mask[k] = False; fate[k]["dropped_at"] = "balance"
-    counts.append(dict(stage="balance", entered=len(kept_k), passed=sum(keep), dropped_check=len(kept_k) - sum(keep),
-                       dropped_unverified=0, enabled=True))
-    return bal
-
-def _configurations(Q: _Questions) -> dict:
-    "Masks (question indices, kept) by configuration, the fate of each question, and the metrics of each."
-    cfg, full = Q.cfg, Q.variant("full")
-    mask, counts, fate = Q.filter(full, _enabled(cfg))
-    bal = _balance(Q, full, mask, fate, counts)
-    out = dict(masks={MAIN: (full, mask)}, fate=dict(zip(full, fate)), counts=counts, balance=bal, ablation={},
-               main=Q.metrics(full, mask), control=None)
-    parts = [(name, full, st) for name, st in ABLATIONS.items()]
-    if cfg.ablate_retrieval: parts.append(("w/o Retrieval Augmentation", Q.variant("no_retrieval"), _enabled(cfg)))
-    parts.append(("Factual-level only", [i for i in full if Q.qs[i]["level"] == "factual"], _enabled(cfg)))
-    for name, idx, st in parts:
-        m, _, _ = Q.filter(idx, st); out["masks"][name] = (idx, m); out["ablation"][name] = Q.metrics(idx, m)
-    cidx = Q.variant("control")
-    if _control_path(cfg):
-        cm, ccounts, cfate = Q.filter(cidx, _enabled(cfg))
-        out["masks"][CONTROL] = (cidx, cm); out["fate"].update(zip(cidx, cfate))
-        out["control"] = dict(file=rel(_control_path(cfg)), questions=len(cidx), metrics=Q.metrics(cidx, cm),
-                              stages=ccounts)
-    return out
-
-# %% ../nbs/30_autobench.ipynb #fe8dddc8
-BENCH_KEYS = ("qid", "paper_id", "field", "level", "type", "question", "options", "answer", "answer_text",
-              "explanation", "evidence", "evidence_text", "pass_rate", "difficulty", "flags")
-
-def _records(Q: _Questions, conf: dict) -> list[dict]:
-    pr, kept_by = pass_rates(Q.C), [[] for _ in Q.qs]
-    for name, (idx, m) in conf["masks"].items():
-        for i, k in zip(idx, m):
-            if k: kept_by[i].append(name)
-    main_idx, main_mask = conf["masks"][MAIN]
-    kept_of = dict(zip(main_idx, main_mask))
-    records = []
-    for i, q in enumerate(Q.qs):
-        f = conf["fate"].get(i, dict(dropped_at=None, flags=[]))
-        ch = {st: Q.checks[st][i] for st in Q.checks}
-        records.append(dict(id=q["qid"], failure=_failure(q, ch, Q.answers[i]), **q, checks=ch,
-                            calibration=Q.answers[i], pass_rate=None if np.isnan(pr[i]) else float(pr[i]),
-                            difficulty=difficulty(pr[i], *_bands(Q.cfg)), kept=bool(kept_of.get(i, False)),
-                            kept_by=kept_by[i], dropped_at=f["dropped_at"] if q["variant"] in ("full", "control")
-                            else None, flags=f["flags"]))
-    return records
-
-# %% ../nbs/30_autobench.ipynb #1044f20e
-def _estimate(name: str, d: dict, key: str = "value", n: str = "n", failures: int = 0) -> Estimate:
-    return Estimate(name, d[key], d["lo"], d["hi"], int(d[n]), failures)
-
-CONTROL_EVAL = ".control"   # the suffix of an evaluation folder of the human-written control questions
-
-def _evaluate(cfg, ctx, bench: list[dict], papers: dict, judge, control: list[dict] = ()) -> dict:
-    """→ {entry: summary} of each evaluated model on the kept questions, and ({entry} (control): ...) on every
-    human-written control question (the same evaluation: generated and human-written questions side by side)."""
-    evals = {}
-    sets = [("", bench, "benchmark.jsonl of this run")]
-    if control: sets.append((CONTROL_EVAL, control, f"{cfg.control_set}: the human-written control questions"))
-    for entry, name, context in _eval_targets(cfg):
-        for suffix, qs, what in sets:
-            d = _eval_dir(name, context) + suffix
-            s = evaluate(ctx.llm("evaluate_models", name), judge, qs, ctx.out/"eval"/d, context, papers,
-                         cfg.eval_max_tokens, benchmark=what)
-            evals[entry + (" (control)" if suffix else "")] = dict(model=name, context=context, dir=f"eval/{d}",
-                                                                   overall=s["subsets"]["overall"])
-    return evals
-
-def _headline(main: dict, evals: dict) -> list[Estimate]:
-    gen_fail = main["generation_failures"]
-    return [_estimate("survival (kept / generated)", main["survival"], "mean", failures=gen_fail),
-            Estimate("kept questions", float(main["kept"]), n=main["generated"], failures=gen_fail),
-            _estimate("diversity (kept)", main["diversity"]),
-            _estimate("discrimination (kept)", main["discrimination"], n="n_items"),
-            *[_estimate(f"accuracy {e}", v["overall"], "mean", failures=v["overall"]["failures"])
-              for e, v in evals.items()]]
-
-# %% ../nbs/30_autobench.ipynb #462f111c
-def _summary(Q: _Questions, conf: dict, flow: _Flow, ext: list[dict], points: list[dict], papers: dict,
-             related: list) -> dict:
-    cfg, qs, full, (_, mask) = Q.cfg, Q.qs, Q.variant("full"), conf["masks"][MAIN]
-    fields = {}
-    for fld in sorted({papers[p]["field"] for p in papers}):
-        ks = [k for k, i in enumerate(full) if qs[i]["field"] == fld]
-        fields[fld] = Q.metrics([full[k] for k in ks], [mask[k] for k in ks])
-    sl, note = flow.solvers_l, flow.cal_note
-    failed = lambda v: [q["generation_failure"] for q in qs
-                        if q["variant"] == v and q.get("generation_failure") is not None]
-    gen = dict(extraction=dict(windows=len(ext), failed=sum(r["failure"] is not None for r in ext),
-                               invalid_points=sum(len(r["invalid"]) for r in ext), points=len(points),
-                               selected=len(select_points(points, cfg.points_per_paper)),
-                               levels=dict(Counter(p["level"] for p in points))),
-               generation={v: dict(questions=sum(q["variant"] == v for q in qs), failures=len(failed(v)),
-                                   failure_reasons=dict(Counter(re.sub(r"\d+", "N", f) for f in failed(v) if f)))
-                           for v in dict.fromkeys(q["variant"] for q in qs)})
-    return dict(main=conf["main"], stages=conf["counts"], fields=fields, ablation=conf["ablation"], solvers=sl,
-                control=conf["control"],
-                calibration=dict(solvers=sl, default=not cfg.solvers.strip(),
-                                 prompt="calibration_prompt (answer only; not the filter's request)",
-                                 independent=note is None, note=note,
-                                 bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above),
-                                 balance=conf["balance"]),
-                solver_accuracy={s: mean_ci(list(Q.C[full][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(sl)},
-                setup=dict(solver=flow.solver_name, solvers=sl, types=list(cfg.types), stages=list(_enabled(cfg)),
-                           n_papers=len(papers), n_related=len(related), solver_is_generator=flow.solver_is_generator),
-                **gen)
-
-# %% ../nbs/30_autobench.ipynb #9737d3bc
-def _note(cfg, ctx, flow: _Flow) -> None:
-    "Which calibration solvers serve the filter solver's or the generator's model (into `flow.cal_note`); the protocol."
-    served = lambda llm: (llm.spec.base_url, llm.spec.model)
-    filt = (served(flow.solver), served(flow.gen))
-    same = [x for x in flow.solvers_l if served(ctx.llm("solvers", parse_solver(x)[0])) in filt]
-    if same and flow.cal_note is None:
-        flow.cal_note = (f"calibration solvers {same} serve the filter solver's or the generator's model: difficulty "
-                         "not independent")
-    flow.solver_is_generator = filt[0] == filt[1]
-    note_protocol(cfg, ctx, solver_is_generator=flow.solver_is_generator, solvers=flow.solvers_l,
-                  cal_note=flow.cal_note)
-
-def _questions(cfg, flow: _Flow, out: list) -> _Questions:
-    "The pipeline's results (per paper, then per control question) as one `_Questions`."
-    per, rows = out[:len(flow.papers_l)], out[len(flow.papers_l):]
-    rows = [r for x in per for r in x["full"]] + [r for x in per for r in x["no_retrieval"]] + rows
-    C = np.array([r[2] for r in rows], float).reshape(len(rows), len(flow.solvers_l))
-    checks = {st: [r[1][st] for r in rows] for st in CHECKS}
-    return _Questions(cfg, [r[0] for r in rows], checks, C, [r[3] for r in rows])
-
-def run(cfg: AutoBenchConfig, ctx) -> list[Estimate]:
-    "Generate, filter and calibrate a benchmark from the papers of `cfg.split`, then evaluate `evaluate_models` on it."
-    _validate(cfg)
-    d = ctx.out
-    papers_l, related = load_split(cfg.split, load_limit(cfg))
-    papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
-    papers = {p["paper_id"]: p for p in papers_l}
-    flow = _Flow(cfg, ctx, papers_l, related)
-    _note(cfg, ctx, flow)
-    write_jsonl(d/"papers.jsonl", papers_l)
-    # 2. knowledge points, 3. questions, 4. checks and 5. calibration of every generated question (and of the
-    # human-written control) as one pipeline: each call as soon as its input is there
-    out = pipeline([("paper", k) for k in range(len(papers_l))] + [("control", q) for q in _control(cfg, papers)], flow,
-                   flow.llms)
-    ext = [r for x in out[:len(papers_l)] for r in x["extraction"]]
-    points = [m for x in out[:len(papers_l)] for m in x["points"]]
-    write_jsonl(d/"extraction.jsonl", ext); write_jsonl(d/"knowledge_points.jsonl", points)
-    Q = _questions(cfg, flow, out)
-    del out
-    if ctx.planning:   # no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
-        m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in _enabled(cfg) if s != "uniqueness"))
-        _evaluate(cfg, ctx, [Q.qs[i] for i, k in zip(Q.variant("full"), m) if k], papers, flow.judge,
-                  [Q.qs[i] for i in Q.variant("control")])
-        return []
-    # what follows needs every question: uniqueness compares them all, then the ablations, balance and metrics
-    Q.E = _emb_questions(Q.qs)
-    conf = _configurations(Q)
-    records = _records(Q, conf)
-    write_jsonl(d/"records.jsonl", records)
-    bench = [{k: r[k] for k in BENCH_KEYS} for r in records if r["kept"]]
-    write_jsonl(d/"benchmark.jsonl", bench)
-    write_text(d/"review.csv", review_csv(records))
-    summary = _summary(Q, conf, flow, ext, points, papers, related)
-    control = [{k: r[k] for k in BENCH_KEYS} for r in records if r["variant"] == "control"]
-    summary["evaluation"] = evals = _evaluate(cfg, ctx, bench, papers, flow.judge, control)
-    write_json(d/"scores.json", summary)
-    return _headline(conf["main"], evals)
-
-# %% ../nbs/30_autobench.ipynb #9c524c37
-def data_files(cfg: AutoBenchConfig) -> list[Path]:
-    "The files split `cfg.split` needs: its manifests and the papers they list."
-    d = split_dir(cfg.split)
-    files = [d/"papers.jsonl"]
-    for man in ("papers.jsonl", "related.jsonl"):
-        if (d/man).exists(): files += [d/r["path"] for r in read_jsonl(d/man, ["path"])]
-    if _control_path(cfg): files.append(_control_path(cfg))
-    return files
-
-# %% ../nbs/30_autobench.ipynb #1bb1026d
-BENCH_FIELDS = ["qid", "paper_id", "level", "type", "question", "answer", "answer_text", "evidence", "evidence_text"]
-BENCH_TYPES = {**{f: str for f in BENCH_FIELDS}, "evidence": list, "options": (list, type(None))}
-
-def load_benchmark(path) -> list[dict]:
-    """A generated benchmark (`benchmark.jsonl`): field types, unique `qid`s; a multiple-choice row must carry 2 to 4
-    options."""
-    p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"{p} not found: generate it with `make run BENCH=autobench`")
-    rows = read_jsonl(p, BENCH_FIELDS, types=BENCH_TYPES, unique="qid", numbered=True)
-    for i, r in rows:
-        if r["type"] not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not in {TYPES}")
-        opts = r.get("options")
-        if r["type"] == "mcq" and not (isinstance(opts, list) and 2 <= len(opts) <= 4
-                                       and all(isinstance(o, str) for o in opts)):
-            raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 options (strings)")
-        if r["type"] != "short" and r["answer"] not in choices(r):
-            raise DataError(p, i, "answer", f"{r['answer']!r} not one of {choices(r)}")
-        if not all(isinstance(e, str) for e in r["evidence"]):
-            raise DataError(p, i, "evidence", "expected a list of paragraph ids (strings)")
-    return [r for _, r in rows]
-
-def is_control_file(path) -> bool:
-    "Is `path` a control set (a .csv, or JSON lines without `answer_text`) rather than a generated benchmark?"
-    p = Path(path)
-    if p.suffix.lower() == ".csv": return True
-    first = next((l for l in read_text(p).splitlines() if l.strip()), "")
-    try: row = json.loads(first)
-    except json.JSONDecodeError: return False   # load_benchmark names the line
-    return isinstance(row, dict) and "answer_text" not in row
-
-def load_eval_questions(path, split: str = "sample") -> list[dict]:
-    """The questions a model is evaluated on: a generated benchmark (`load_benchmark`), or a human-written control set
-    in its own schema (`load_control_set`, on the papers of `split`)."""
-    p = Path(path)
-    if not p.exists() or not is_control_file(p): return load_benchmark(p)
-    return load_control_set(p, {x["paper_id"]: x for x in load_split(split)[0]})
-
-def _acc(rows, n_resamples=1000):
-    m, lo, hi, n = mean_ci([None if r["correct"] is None else float(r["correct"]) for r in rows], n_resamples)
-    return dict(mean=m, lo=lo, hi=hi, n=n, failures=sum(r["correct"] is None for r in rows), total=len(rows))
-
-def evaluate(llm, judge, questions: list[dict], out, context: str = "none", papers: dict|None = None,
-             max_tokens: int = 120, benchmark=None) -> dict:
-    """`llm` answers `questions` (`judge` grades short answers) → scores; writes `records.jsonl` and `scores.json` into
-    `out`."""
-    if context not in CONTEXTS: raise ValueError(f"context must be one of {CONTEXTS}, not {context!r}")
-    out = Path(out)
-    if judge is None and any(q["type"] == "short" for q in questions):
-        raise ValueError("short-answer questions need a judge")
-    states = [solving(q, (papers or {}).get(q["paper_id"]), context, max_tokens) for q in questions]
-    res = [s["x"] for s in run_stages(EVALUATE, states, dict(evaluate_models=llm, judge=judge), start=lambda s: s)]
-    # r: response, correct, failure
-    recs = [dict(id=q["qid"], qid=q["qid"], type=q["type"], level=q["level"], difficulty=q.get("difficulty"), **r)
-            for q, r in zip(questions, res)]
-    write_jsonl(out/"records.jsonl", recs)
-    subsets = dict(overall=_acc(recs), **{f"{k}={v}": _acc([r for r in recs if str(r[k]) == v])
-                                          for k in ("type", "level", "difficulty")
-                                          for v in sorted({str(r[k]) for r in recs}) if v != "None"})
-    s = dict(model=llm.spec.name, served=llm.spec.model, judge=judge.spec.name, context=context, max_tokens=max_tokens,
-             benchmark=str(benchmark) if benchmark else None, questions=len(questions), subsets=subsets)
-    write_json(out/"scores.json", s)
-    return s
-
-# %% ../nbs/30_autobench.ipynb #403fe1db
-from .tables import Figure, RunRow, Table
-
-def _pct(x): return None if x is None or (isinstance(x, float) and np.isnan(x)) else 100 * x
-
-def _est(d: dict, nd: int = 2, scale: float = 1.0) -> str:
-    "`fmt_est` of a scores.json summary (`n_items` counts as n)."
-    return fmt_est({**d, "n": d.get("n", d.get("n_items"))}, nd, scale)
-
-def _share(a, b) -> str: return fmt(100 * a / b, 1) if b else "–"
-
-def _protocol(r: RunRow) -> str:
-    "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
-    return r.config.get("protocol") or "paper (before issue 18)"
-
-THRESHOLDS = ("on_disagree", "uniq_threshold", "support_share", "hard_below", "easy_above")
-
-def thresholds_note(runs) -> str:
-    """The captions' words on the filter and difficulty thresholds of `runs` (`meta.json` config; a run made before a
-    parameter existed is at its default), once per distinct setting, naming the runs when they differ."""
-    fields = {f.name: f.default for f in dataclasses.fields(AutoBenchConfig)}
-    seen: dict = {}
-    for d in runs:
-        c = read_json(Path(d)/"meta.json")["config"]
-        t = ", ".join(f"{k}={c.get(k, fields[k])}" for k in THRESHOLDS)
-        seen.setdefault(t, []).append(run_label(d))
-    if not seen: return ""
-    if len(seen) == 1: return f"; thresholds: {next(iter(seen))}"
-    return "; thresholds: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
-
-_PAPER = dict(source="paper", run="GPT-4 generator", settings="paper", protocol="paper")   # the paper's rows
-
-# %% ../nbs/30_autobench.ipynb #6a0222ea
-def _human(d, config: str = MAIN):
-    "(human correctness % of `config` over its reviewed kept questions, n) from the run's `review_reviewed.csv`."
-    h = human_correctness(d/"review_reviewed.csv", config)
-    return ("not reviewed", "–") if h is None else (fmt_ci(*[_pct(x) for x in h[:3]], 1, h[3]), str(h[3]))
-
-def _gen(m: dict, recs=None, area="Combined") -> tuple[int, int, str]:
-    """(generated, generation failures, survival % over generated) of a metrics dict; a run before 2026-11 counted
-    failures in survival."""
-    if "generation_failures" in m: return m["generated"], m["generation_failures"], _est(m["survival"], 1, 100)
-    gf = sum(r.get("generation_failure") is not None for r in (recs or []) if area in ("Combined", r.get("field")))
-    old = " (old run: over attempts incl. generation failures)" if gf else ""
-    return m["generated"] - gf, gf, _est(m["survival"], 1, 100) + old
-
-def _calibration(s: dict) -> str:
-    c = s.get("calibration")
-    if c is None: return "not recorded (old run: calibration shared the filter's request)"
-    return (c["note"] or "independent of the filter solver and generator") + f" ({', '.join(c['solvers'])})"
-
-# %% ../nbs/30_autobench.ipynb #65329d03
-def _main_rows(r: RunRow) -> list[dict]:
-    s = r.scores
-    (hc, hn), (cc, cn) = _human(r.dir), _human(r.dir, CONTROL) if s.get("control") else ("no control set", "–")
-    comb = {"human correctness %": hc, "reviewed": hn, "human-written control %": cc, "control reviewed": cn,
-            "calibration": _calibration(s)}
-    recs = [x for x in read_jsonl(r.dir/"records.jsonl") if x["variant"] == "full"]
-    rows = []
-    for area, m in list(s["fields"].items()) + [("Combined", s["main"])]:
-        g, gf, sv = _gen(m, recs, area)
-        rows.append({"protocol": _protocol(r), "area": area, "generated": g, "post-filtering": m["kept"],
-                     "survival % (of generated)": sv, "discrimination": _est(m["discrimination"]),
-                     "diversity": _est(m["diversity"]), "generation failures (not in survival)": gf,
-                     **(comb if area == "Combined" else dict.fromkeys(comb, "–"))})
-    return rows
-
-def _paper_main(ref) -> list[dict]:
-    return [{**_PAPER, "area": r["area"], "generated": int(r["generated"]), "post-filtering": int(r["post_filtering"]),
-             "survival % (of generated)": _share(r["post_filtering"], r["generated"]),
-             "human correctness %": fmt(r["human_correctness_pct"], 1), "reviewed": "–",
-             "human-written control %": fmt(r["human_written_control_pct"], 1) if "human_written_control_pct" in r
-             else "–", "control reviewed": "–", "discrimination": fmt(r["llm_discrimination"]), "diversity": "–",
-             "generation failures (not in survival)": "–", "calibration": "5 LLMs, 7B-70B"}
-            for _, r in ref.iterrows()]
-
-MAIN_TABLE = Table("autobench_main", lambda runs: "AutoBench: per area; survival, discrimination and diversity, mean "
-                   "[95% CI] or (n) below 10 items; paper's numbers below ours" + thresholds_note(runs), _main_rows,
-                   "autobench_main",
-                   paper_rows=_paper_main,
-                   columns=["source", "run", "settings", "protocol", "area", "generated", "post-filtering",
-                            "survival % (of generated)", "human correctness %", "reviewed", "human-written control %",
-                            "control reviewed", "discrimination", "diversity", "generation failures (not in survival)",
-                            "calibration"])
-
-# %% ../nbs/30_autobench.ipynb #4fee9bf9
-def _stage_rows(r: RunRow) -> list[dict]:
-    st = r.scores["stages"]
-    return [{"protocol": _protocol(r), "stage": c["stage"], "enabled": c["enabled"], "entered": c["entered"],
-             "passed": c["passed"], "dropped (check)": c["dropped_check"],
-             "dropped (unverified / failed)": c["dropped_unverified"],
-             "stage survival %": _share(c["passed"], c["entered"]),
-             "cumulative survival % (of generated)": "–" if c["stage"] == "generation"
-             else _share(c["passed"], st[0]["passed"])} for c in st]
-
-def _paper_stages(ref) -> dict:
-    r = ref.set_index("area").loc["Combined"]
-    return {"run": "paper (Combined)", "settings": "paper", "protocol": "paper", "stage": "all four", "enabled": True,
-            "entered": int(r["generated"]), "passed": int(r["post_filtering"]), "dropped (check)": "–",
-            "dropped (unverified / failed)": "–", "stage survival %": "–",
-            "cumulative survival % (of generated)": _share(r["post_filtering"], r["generated"])}
-
-STAGES_TABLE = Table("autobench_stages", lambda runs: "AutoBench: questions through the quality-filter stages" +
-                     thresholds_note(runs), _stage_rows,
-                     "autobench_main", paper_rows=_paper_stages,
-                     columns=["run", "settings", "protocol", "stage", "enabled", "entered", "passed", "dropped (check)",
-                              "dropped (unverified / failed)", "stage survival %",
-                              "cumulative survival % (of generated)"])
-
-# %% ../nbs/30_autobench.ipynb #273ea6e7
-ABLATION_COLUMNS = ["source", "run", "settings", "protocol", "configuration", "kept / generated", "survival %",
-                    "diversity", "discrimination", "mean pass rate", "human correctness %", "reviewed"]
-
-def _ablation_row(r: RunRow, name: str, m: dict|None) -> dict:
-    row = {"protocol": _protocol(r), "configuration": name}
-    if m is None:
-        return {**row, **dict.fromkeys(ABLATION_COLUMNS[5:10], "not run"), "reviewed": "–",
-                "human correctness %": "not run (ablate_retrieval=False)" if "Retrieval" in name else "not run"}
-    (hc, hn), (g, _, sv) = _human(r.dir, name), _gen(m)
-    return {**row, "kept / generated": f"{m['kept']}/{g}", "survival %": sv, "diversity": _est(m["diversity"]),
-            "discrimination": _est(m["discrimination"]), "mean pass rate": _est(m["pass_rate"]),
-            "human correctness %": hc, "reviewed": hn}
-
-def _ablation_rows(r: RunRow) -> list[dict]:
-    s = r.scores
-    abl = dict(s["ablation"], **({CONTROL: s["control"]["metrics"]} if s.get("control") else {}))
-    names = [*ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only", CONTROL]
-    return [_ablation_row(r, n, abl.get(n)) for n in names if n in abl or n != CONTROL]
-
-def _paper_ablation(ref) -> list[dict]:
-    return [{**_PAPER, "configuration": r["configuration"], **dict.fromkeys(ABLATION_COLUMNS[5:], "–"),
-             "diversity": fmt(r["question_diversity"]), "human correctness %": fmt(r["human_correctness_pct"], 1)}
-            for _, r in ref.iterrows()]
-
-ABLATION_TABLE = Table("autobench_ablation", "AutoBench: filter ablation (ours: the same generated questions with "
-                       "stages switched off)", _ablation_rows, "autobench_ablation", paper_rows=_paper_ablation,
-                       columns=ABLATION_COLUMNS)
-
-# %% ../nbs/30_autobench.ipynb #8a311e20
-def _distribution_rows(r: RunRow) -> list[dict]:
-    full = [x for x in read_jsonl(r.dir/"records.jsonl") if x["variant"] == "full"]
-    return [{"protocol": _protocol(r), "by": key, "value": v, "generated": len(g),
-             "generation failures": sum(x["generation_failure"] is not None for x in g),
-             "kept": sum(x["kept"] for x in g)}
-            for key, vals in (("level", LEVELS), ("type", TYPES), ("difficulty", (*BANDS, "unknown")))
-            for v in vals for g in [[x for x in full if x.get(key) == v]]]
-
-def _eval_rows(r: RunRow) -> list[dict]:
-    return [{"protocol": _protocol(r), "model": s["model"], "context": s["context"],
-             "questions of": s.get("benchmark") or "–", "subset": k,
-             "accuracy %": fmt_est(v, 1, 100), "answered": v["n"], "failures": v["failures"], "questions": v["total"]}
-            for s in map(read_json, sorted((r.dir/"eval").glob("*/scores.json"))) for k, v in s["subsets"].items()]
-
-DISTRIBUTION_TABLE = Table("autobench_distribution", "AutoBench: generated and kept questions by level, type and "
-                           "difficulty", _distribution_rows,
-                           columns=["run", "settings", "protocol", "by", "value", "generated", "generation failures",
-                                    "kept"])
-EVAL_TABLE = Table("autobench_eval", "AutoBench: models evaluated on generated benchmarks (the kept questions) and on "
-                   "the human-written control questions, accuracy % [95% CI] or (n) below 10 answered questions",
-                   _eval_rows,
-                   columns=["run", "settings", "protocol", "model", "context", "questions of", "subset", "accuracy %",
-                            "answered",
-                            "failures", "questions"])
-
-# %% ../nbs/30_autobench.ipynb #d00666c1
-def figure_survival(runs):
-    "The survival figure over `runs` (None without runs)."
-    if not runs: return None
-    import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-    fig, ax = plt.subplots(figsize=(7, 3.4))
-    for d in runs:
-        st = read_json(d/"scores.json")["stages"]
-        ax.plot(["generated", "parsed"] + [c["stage"] for c in st[1:]], [st[0]["entered"]] + [c["passed"] for c in st],
-                marker="o", label=run_label(d))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("questions surviving")
-    ax.set_title("AutoBench: survival through the quality filter (one line per run)")
-    ax.legend(fontsize=7, title="run", title_fontsize=7)
-    ax.set_ylim(bottom=0); fig.autofmt_xdate(rotation=20)
-    return fig
-
-TABLES = [MAIN_TABLE, STAGES_TABLE, ABLATION_TABLE, DISTRIBUTION_TABLE, EVAL_TABLE,
-          Figure("autobench_survival", figure_survival)]
-
-# %% ../nbs/30_autobench.ipynb #81fbe301
-def latest_benchmark(split: str = "sample", generator: str = "local") -> Path:
-    "`benchmark.jsonl` of the latest complete run of `generator` on `split`."
-    parent = run_parent("autobench", split, generator)
-    runs = [d for d in complete_runs("autobench") if d.parent == parent]
-    if not runs:
-        raise FileNotFoundError(f"no complete autobench run of generator '{generator}' on split '{split}' in "
-                                f"{rel(parent)}: run `scibench run autobench --model {generator} --split {split}` "
-                                "first")
-    return runs[-1]/"benchmark.jsonl"
-
-@dataclass
-class EvalArgs:
-    model: str = param("local", "the model evaluated (models.toml name, or ad hoc with --base-url)")
-    split: str = param("sample", "the split the generating run was made on")
-    generator: str = param("local", "the generating model: its latest complete run on --split is evaluated")
-    judge: str = param("local", "grades short answers")
-    bench: str = param("", "a benchmark.jsonl, or a control set (.jsonl or .csv, the control_set schema), instead "
-                            "of the generator's latest run")
-    context: str = param("none", "what the evaluated model reads beside the question", choices=CONTEXTS)
-    out: str = param("", "the evaluation folder (default: beside the benchmark, eval/<model>-<context>)")
-    base_url: str = param("", "an ad-hoc endpoint for --model")
-    max_tokens: int = param(120, "answer cap", min=1, max=1_000_000)
-
-@dataclass
-class IngestArgs:
-    path: str = param("", "a paper: Markdown, text or S2ORC JSON", positional=True)
-    paper_id: str = param("", "its id (default: from the file)")
-
-def eval_command(a: EvalArgs) -> int:
-    "`scibench autobench eval`: evaluate a model on a generated benchmark."
-    from scibench.llm import LLM, get_model
-    from scibench.server import serving
-    bpath = Path(a.bench) if a.bench else latest_benchmark(a.split, a.generator)
-    qs = load_eval_questions(bpath, a.split)
-    papers = {p["paper_id"]: p for p in load_split(a.split)[0]} if a.context == "paper" else {}
-    out = Path(a.out) if a.out else bpath.parent/"eval"/_eval_dir(a.model, a.context)
-    with serving(*(n for n in (None if a.base_url else a.model, a.judge) if n)):
-        llm = LLM(get_model(a.model, base_url=a.base_url or None))
-        s = evaluate(llm, LLM(get_model(a.judge)), qs, out, a.context, papers, a.max_tokens, benchmark=rel(bpath))
-    print(json.dumps(dict(s["subsets"]["overall"], out=rel(out)), indent=1))
-    return 0
-
-def ingest_command(a: IngestArgs) -> int:
-    "`scibench autobench ingest PATH`: a paper's sections and paragraph ids."
-    p = load_paper(a.path, a.paper_id or None)
-    print(f"{p['paper_id']}: {p['title']}")
-    for s in p["sections"]:
-        print(f"  {s['id']} {s['title']}")
-        for q in s["paragraphs"]: print(f"    {q['id']} {_excerpt(q['text'], 80)}")
-    return 0
-
-COMMANDS = [Command("eval", eval_command, EvalArgs, "evaluate a model on a generated benchmark"),
-            Command("ingest", ingest_command, IngestArgs, "print a paper's sections and paragraph ids")]
 
 # %% ../nbs/30_autobench.ipynb #9e796631
 def _sents(t): return [s for s in re.split(r"(?<=[.!?])\s+", t) if s]
@@ -1775,92 +939,10 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
     write_jsonl(dest/"papers.jsonl", man)
     return out + [dest/"papers.jsonl"]
 
-# %% ../nbs/30_autobench.ipynb #ad6da608
-from . import records as rv
-
-_LETTERS = "ABCDEFGHIJ"
-_Q_FIELDS = ("qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty", "pass_rate", "kept",
-             "dropped_at", "flags", "finish_reason", "generation_failure")
-
-def _filter_rows(ch: dict) -> list:
-    return [[st, c.get("passed"), c.get("verified"), c.get("reason"),
-             {k: v for k, v in c.items() if k not in ("passed", "verified", "reason")} or None]
-            for st, c in ch.items() if isinstance(c, dict)]
-
-def record_sections(r, ctx):
-    """An AutoBench question: its knowledge point, options and key, evidence, retrieved context, filter stages and
-    solvers."""
-    secs = [rv.kv("Question", {k: r.get(k) for k in _Q_FIELDS}),
-            rv.text("Knowledge point", r.get("knowledge_point")), rv.text("Question", r.get("question"))]
-    opts = r.get("options") or []
-    if opts:
-        secs.append(rv.table("Options", ["", "option", "key"],
-                          [[_LETTERS[i] if i < 10 else i, o, "✓" if _LETTERS[i:i+1] == str(r.get("answer")) else ""]
-                           for i, o in enumerate(opts)]))
-    secs.append(rv.kv("Answer", {"answer": r.get("answer"), "answer text": r.get("answer_text"),
-                                 "explanation": r.get("explanation"),
-                              "evidence": r.get("evidence"), "evidence from": r.get("evidence_from"),
-                              "invalid evidence ids": r.get("evidence_invalid")}))
-    if r.get("evidence_text"): secs.append(rv.text("Evidence paragraphs", r["evidence_text"]))
-    if r.get("context"):
-        secs.append(rv.table("Retrieved context", ["paper", "paragraph", "source"],
-                             [[c.get("paper_id"), c.get("id"), c.get("source")] for c in r["context"]
-                              if isinstance(c, dict)]))
-    if r.get("checks"):
-        secs.append(rv.table("Filter stages", ["stage", "passed", "verified", "reason", "details"],
-                             _filter_rows(r["checks"])))
-    cal = r.get("calibration") or {}
-    if cal:
-        secs.append(rv.table("Solvers (difficulty)", ["solver", "response", "correct", "failure"],
-                             [[m, c.get("response"), c.get("correct"), c.get("failure")] for m, c in sorted(cal.items())
-                              if isinstance(c, dict)]))
-    used = {*_Q_FIELDS, "knowledge_point", "question", "options", "answer", "answer_text", "explanation", "evidence",
-            "evidence_from", "evidence_invalid", "evidence_text", "context", "checks", "calibration"}
-    return secs, used, r.get("question")
-
-def record_scores(r):
-    "Per-question numbers: kept, pass rate, each filter stage passed, each solver correct."
-    out = {"kept": rv.num(r.get("kept")) if "kept" in r else None, "pass_rate": rv.num(r.get("pass_rate"))}
-    for st, c in (r.get("checks") or {}).items():
-        if isinstance(c, dict) and "passed" in c: out[f"{st} passed"] = rv.num(c["passed"])
-    for m, c in sorted((r.get("calibration") or {}).items()):
-        if isinstance(c, dict) and "correct" in c: out[f"{m} correct"] = rv.num(c["correct"])
-    return out
-
-def paper_numbers(name):
-    "Table 1's survival (post-filtering / generated) and discrimination, combined over areas."
-    if name.startswith("survival"):
-        r = reference("autobench_main").set_index("area").loc["Combined"]
-        return f"{r.post_filtering / r.generated:.2f} (Table 1, post-filtering / generated)"
-    if name.startswith("discrimination"):
-        return rv.ref_range("autobench_main", "llm_discrimination", lambda d: d.area == "Combined", "Table 1")
-
-def stages_block(run, ctx) -> list:
-    "The filter stages' counts (scores.json `stages`)."
-    st = run["scores"].get("stages")
-    if not isinstance(st, list): return []
-    st = [s for s in st if isinstance(s, dict)]
-    cols = list(dict.fromkeys(k for s in st for k in s))
-    return [rv.heading_table("Filter stages", cols, [[s.get(c) for c in cols] for s in st], num=range(1, len(cols)))]
-
-RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("field"), paper=paper_numbers,
-                extras=stages_block)
-
 # %% ../nbs/30_autobench.ipynb #ae3698b8
 # the source text names neither authors nor an arXiv id, and none is invented
 PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs",
               "authors not named in the source text (ACL 2025)", year="2025", venue="ACL 2025",
               key="autobench2025")  # the text prints "Conference: ACL 2025", no authors, no arXiv id
 FLOW = [EXTRACT, GENERATE, CORRECTNESS[0], ANSWERABILITY, AMBIGUITY, CALIBRATE[0], EVALUATE[0], GRADE]
-AUTOBENCH = register(Benchmark(
-    "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
-    AutoBenchConfig, run, validate=_validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
-    tables=TABLES, commands=COMMANDS, downloaders=[download_arxiv],
-    # the sample's run, sized for the embedded model: its generations fit their caps (a question's schema allows about
-    # 400 tokens); the 135M filter solver's disagreement with a key is kept flagged (the paper: "manual review is
-    # triggered or the question is discarded") and answerability passes at a quarter of the answer's content words
-    # (support_share 0.25; the default 0.5), so that questions reach calibration and evaluation and the kept set has a
-    # diversity (the captions state the thresholds)
-    default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2,
-                       extract_max_tokens=220, generate_max_tokens=400, check_max_tokens=90, evaluate_models="local",
-                       ablate_retrieval=False, control_set="control.jsonl", on_disagree="flag", support_share=0.25)]))
+

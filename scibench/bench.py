@@ -404,6 +404,7 @@ MODULES = (
     "scibench.abgen_studies",
     "scibench.rubrics",
     "scibench.autobench",
+    "scibench.autobench_run",
     "scibench.arxivbench",
 )
 COMPANIONS = {
@@ -414,8 +415,13 @@ COMPANIONS = {
     "rubrics_cli": "rubrics",
     "autobench_review": "autobench",
     "autobench_stub": "autobench",
+    "autobench_data": "autobench",
+    "autobench_views": "autobench",
+    "autobench_run": "autobench",
     "arxivbench_extract": "arxivbench",
     "arxivbench_labels": "arxivbench",
+    "arxivbench_data": "arxivbench",
+    "arxivbench_views": "arxivbench",
 }
 REGISTRY: dict[str, Benchmark] = {}
 

@@ -351,14 +351,33 @@ def _jsonable(x):
     return x
 
 
+class _NotPlain(Exception):
+    "A value JSON does not encode as it is (numpy, a path, ...)."
+
+
+def _not_plain(x):
+    raise _NotPlain
+
+
+def _strict_dumps(obj, **kw) -> str:
+    """`json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)`, without walking `obj` when
+    it is plain JSON already (the common case, a record: dicts, lists, strings, numbers with no NaN): encoded as it
+    is first, and only a NaN, an infinity or a value JSON does not know sends it through `_jsonable`. The same text
+    either way (a float subclass such as `numpy.float64` is written by `float.__repr__` in both)."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, default=_not_plain, allow_nan=False, **kw)
+    except (ValueError, _NotPlain):
+        return json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)
+
+
 def write_json(path, obj):
     "Write `obj` as indented strict JSON (NaN → null), atomically."
-    _atomic_write(path, json.dumps(_jsonable(obj), indent=1, ensure_ascii=False, default=str, allow_nan=False) + "\n")
+    _atomic_write(path, _strict_dumps(obj, indent=1) + "\n")
 
 
 def jsonl_line(record) -> str:
     "One record as a strict JSON line (NaN → null), newline included: for writers that stream records (`write_with`)."
-    return json.dumps(_jsonable(record), ensure_ascii=False, default=str, allow_nan=False) + "\n"
+    return _strict_dumps(record) + "\n"
 
 
 def write_jsonl(path, records):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .core import DataError, data_dir, read_json_lines, write_json
+from .core import DataError, data_dir, read_json_lines, read_json_records, read_text, write_json
 from .judge import judge_request, judge_result
 from .llm import Request, parse_json
 from .metrics import mean_ci
@@ -23,10 +23,10 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
            'GRADE_CHOICES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score',
            'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance', 'checklist_view', 'fit_checklist',
            'checklist_text', 'locate_repo', 'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report',
-           'context_budget', 'judge_context', 'paper_view', 'paper_summary', 'fit_files', 'context_text',
-           'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade',
-           'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval', 'agreement', 'judge_eval', 'download_paperbench',
-           'download_judge_eval']
+           'context_budget', 'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files',
+           'context_text', 'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade',
+           'agrade', 'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval', 'agreement', 'judge_eval',
+           'download_paperbench', 'download_judge_eval', 'split_root', 'load_papers']
 
 # %% ../nbs/21_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -541,6 +541,20 @@ def paper_summary(views: dict) -> str:
         by.setdefault(v["note"] or "whole paper shown", []).append(f"{name} ({v['chars']:,} characters)")
     return "; ".join(f"{why}: {', '.join(names)}" for why, names in by.items()) or "no paper"
 
+# %% ../nbs/21_paperbench.ipynb #03590d15
+def grader_paper(spec, papers: list[dict], cfg) -> dict:
+    """What the judge `spec` reads of each paper under `cfg` (its `judge_max_tokens`, `k`, `context_chars`,
+    `paper_chars`) (`paper_view`, decided once per paper) → {paper_chars, context
+    (tokens), papers {id: {chars, shown, note}}, note (one line, e.g. `paper omitted (judge context 8192 tokens):
+    tsls (...)`)}: printed by the run, recorded in `meta.json` (`provenance`) and `scores.json`, and named in the
+    tables' captions."""
+    views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None,
+                                 cfg.paper_chars)
+             for p in papers}
+    return dict(paper_chars=cfg.paper_chars, context=judge_context(spec),
+                papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
+                for k, v in views.items()}, note=paper_summary(views))
+
 # %% ../nbs/21_paperbench.ipynb #69d811ad
 def _file_block(path: str, body: str, note: str = "") -> str:
     return f"### File: {path}{note}\n```\n{body}\n```"
@@ -882,3 +896,35 @@ def download_judge_eval(dest=None) -> list[Path]:
                 out.append(fetch_url(PB_MEDIA + e["path"].split(PB_DATA + "/", 1)[1], dest/rel))
     walk(f"{PB_DATA}/judge_eval")
     return out
+
+# %% ../nbs/21_paperbench.ipynb #4de19dc5
+def split_root(split: str = "sample") -> Path:
+    "The folder of a split: the synthetic sample, PaperBench's papers (`make data`), or `data/<split>`."
+    if split == "sample": return data_dir()/"samples"/"rubrics"
+    return data_dir()/"paperbench" if split == "paperbench" else data_dir()/split
+
+# %% ../nbs/21_paperbench.ipynb #7edd2ed8
+def load_papers(split: str = "sample", limit: int|None = None, root=None) -> list[dict]:
+    "Papers of a split: id, title, topic category, text, reference rubric (tree and leaves), repositories."
+    root = Path(root or split_root(split))
+    pdir = root/"papers"
+    if not pdir.exists():
+        raise FileNotFoundError(f"{pdir} not found: run `make data` to download the PaperBench papers")
+    types = {"id": str, "title": str, "category": str}
+    listed = read_json_records(root/"papers.json", ["id"], types, unique="id") if (root/"papers.json").exists() else []
+    meta = {m["id"]: m for m in listed}
+    cats = _categories()
+    out = []
+    for d in sorted(p for p in pdir.iterdir() if p.is_dir()):
+        if not (d/"rubric.json").exists() or not (d/"paper.md").exists(): continue
+        tree = _read_tree(d/"rubric.json")
+        m = meta.get(d.name, {})
+        text = read_text(d/"paper.md")
+        if not text.strip(): raise DataError(d/"paper.md", None, None, "empty file: no text")
+        title = m.get("title") or next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), d.name)
+        rdir = root/"repos"/d.name
+        repos = repo_entries(rdir)     # folders and submission archives (<repo>.tar[.gz]/.tgz)
+        out.append(dict(id=d.name, title=title, category=m.get("category") or cats.get(d.name, "Uncategorized"),
+                        text=text, tree=tree, leaves=rubric_leaves(tree), repos=repos))
+    if not out: raise FileNotFoundError(f"no paper with paper.md and rubric.json under {pdir}")
+    return out[:limit] if limit else out

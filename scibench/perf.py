@@ -9,7 +9,7 @@ import json, math, os, statistics, subprocess, sys, tempfile, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-from .llm import LLM, Cache, ModelSpec, Request, msgs, get_model
+from .llm import LLM, Cache, ModelSpec, Request, msgs, get_model, loop_factory
 from .server import embedded_speed_path, serving, smollm2_path
 from .core import peak_rss_mb
 
@@ -57,6 +57,7 @@ def p1_throughput(n: int = 2000, concurrency: int = 64, latency: float = 0.1) ->
         ratio_to_ideal=round(ideal / wall, 3),
         target=">= 0.9",
         cpu_ms_per_request=round(1000 * cpu / n, 3),
+        event_loop="uvloop" if loop_factory() else "asyncio",  # run_sync's (SCIBENCH_UVLOOP=0: asyncio's)
     )
 
 

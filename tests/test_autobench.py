@@ -8,6 +8,7 @@ import pytest
 from scibench.cli import run_command
 
 from scibench import autobench as ab, papers as sp, autobench_perf as pa
+from scibench import autobench_data as ad, autobench_run as abr, autobench_stub as stub, autobench_views as av
 from scibench import autobench_review as ar
 from scibench.core import DataError, read_json, read_jsonl
 from scibench.flow import run_stages
@@ -78,7 +79,7 @@ def test_manifest_errors(tmp_path):
 
 
 def test_sample_split():
-    papers, related = ab.load_split("sample")
+    papers, related = ad.load_split("sample")
     assert len(papers) >= 3 and len({p["field"] for p in papers}) == 3 and len(related) >= 1
     assert {Path(r["path"]).suffix for r in sp.load_manifest(SAMPLE/"papers.jsonl")} == {".md", ".txt", ".json"}
 
@@ -97,7 +98,7 @@ def test_window_overlap(n, size, stride):
 
 # --- retrieval and generation helpers -------------------------------------------------------------
 def test_retrieval_context_sources():
-    papers, related = ab.load_split("sample")
+    papers, related = ad.load_split("sample")
     r = ab.Retriever(papers, related)
     kp = dict(paper_id="synthetic-dust-z2", statement="The Balmer decrement without dust is 2.86", paragraphs=["S3.P1"])
     ctx = r.context(kp, k_same=2, k_related=1)
@@ -308,7 +309,7 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert {r["qid"] for r in rev} == kept_any and kept_any > {r["qid"] for r in recs if r["kept"]}
     for r in rev:
         assert set(r["configurations"].split("; ")) == set(next(x["kept_by"] for x in recs if x["qid"] == r["qid"]))
-    assert set(s["ablation"]) == {*ab.ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only"}
+    assert set(s["ablation"]) == {*ad.ABLATIONS, "w/o Retrieval Augmentation", "Factual-level only"}
     assert s["ablation"]["w/o Correctness Verification"]["kept"] >= s["ablation"]["Full MDQF"]["kept"]
     assert all(r["difficulty"] in ("easy", "medium", "hard", "unknown") for r in recs)
     assert s["setup"]["solver_is_generator"] is False
@@ -322,13 +323,13 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert heads["kept questions"]["value"] == s["main"]["kept"] and heads["survival (kept / generated)"]["n"] == s["main"]["generated"]
     assert heads["accuracy fake-solver+evidence"]["n"] == o["n"]
     # one more model, evaluated from the command line on the generator's latest complete run
-    assert run_command("autobench", ab.COMMANDS, ["eval", "--model", "fake-solver", "--generator", "fake-gen", "--judge", "fake-judge"]) == 0
+    assert run_command("autobench", abr.COMMANDS, ["eval", "--model", "fake-solver", "--generator", "fake-gen", "--judge", "fake-judge"]) == 0
     assert (d/"eval"/"fake-solver"/"scores.json").exists()
     # tables from results/ only, deterministic
     calls = fake_models.calls
-    paths = write_all("autobench", ab.TABLES)
+    paths = write_all("autobench", av.TABLES)
     first = {p: Path(p).read_bytes() for p in paths if str(p).endswith(".md")}
-    write_all("autobench", ab.TABLES)
+    write_all("autobench", av.TABLES)
     assert fake_models.calls == calls and all(Path(p).read_bytes() == b for p, b in first.items())
     main = (results/"tables"/"autobench_main.csv").read_text()
     assert "paper" in main and "91.3" in main and "Combined" in main and f"sample/fake-gen/{d.name}" in main
@@ -402,7 +403,7 @@ def _plan(cfg, names=()) -> dict:
 
 
 def test_plan_counts():
-    papers, _ = ab.load_split("sample")
+    papers, _ = ad.load_split("sample")
     cfg = ab.AutoBenchConfig(points_per_paper=2, evaluate_models="local,local+paper")
     rows = _plan(cfg)
     n_win = sum(len(sp.windows(s)) for p in papers for s in p["sections"])
@@ -473,8 +474,8 @@ def test_generation_failures_are_records(fake_server, run_bench, tmp_path, monke
 def test_registration():
     from scibench.bench import get_benchmark
     b = get_benchmark("autobench")
-    assert b.config is ab.AutoBenchConfig and b.run is ab.run and b.data is ab.data_files and b.tables is ab.TABLES
-    assert b.stub_reply is ab.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
+    assert b.config is ab.AutoBenchConfig and b.run is abr.run and b.data is ad.data_files and b.tables is av.TABLES
+    assert b.stub_reply is stub.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
     assert b.downloaders == [ab.download_arxiv] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
     assert not getattr(b, "perf", None)                                      # the figures live in scibench.autobench_perf
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
@@ -484,7 +485,7 @@ def test_registration():
 
 def test_cli_eval_needs_a_complete_run(results):
     with pytest.raises(FileNotFoundError, match="no complete autobench run of generator 'nobody'"):
-        ab.eval_command(ab.EvalArgs(generator="nobody"))
+        abr.eval_command(abr.EvalArgs(generator="nobody"))
 
 
 def test_load_benchmark_errors(tmp_path):
@@ -492,13 +493,13 @@ def test_load_benchmark_errors(tmp_path):
     row = dict(qid="q", paper_id="p", level="factual", type="mcq", question="?", answer="C", answer_text="x", evidence=[], evidence_text="",
                options=["x", "y"])
     p.write_text(json.dumps(row) + "\n")
-    with pytest.raises(DataError, match=r"b.jsonl:1: field 'answer'"): ab.load_benchmark(p)
+    with pytest.raises(DataError, match=r"b.jsonl:1: field 'answer'"): ad.load_benchmark(p)
     p.write_text(json.dumps({k: v for k, v in row.items() if k != "evidence"}) + "\n")
-    with pytest.raises(DataError, match=r"b.jsonl:1: field 'evidence': missing"): ab.load_benchmark(p)
+    with pytest.raises(DataError, match=r"b.jsonl:1: field 'evidence': missing"): ad.load_benchmark(p)
 
 
 def test_cli_ingest(capsys):
-    assert run_command("autobench", ab.COMMANDS, ["ingest", str(SAMPLE/"papers"/"dust_galaxies.json")]) == 0
+    assert run_command("autobench", abr.COMMANDS, ["ingest", str(SAMPLE/"papers"/"dust_galaxies.json")]) == 0
     out = capsys.readouterr().out
     assert "synthetic-dust-z2" in out and "S3.P2" in out
 
@@ -662,23 +663,23 @@ def test_control_set_schema_and_errors(tmp_path):
     papers = {"sga-long-docs": _paper()}
     good = dict(qid="h1", paper_id="sga-long-docs", type="mcq", question="How many keys does each query attend to?",
                 options=["16", "64"], answer="B", evidence=["S3.P1"])
-    qs = ab.load_control_set(_write_control(tmp_path, [good]), papers)
+    qs = ad.load_control_set(_write_control(tmp_path, [good]), papers)
     assert qs[0]["answer_text"] == "64" and qs[0]["variant"] == "control" and qs[0]["qid"] == "control:h1"
     csv_row = dict(qid="h1", paper_id="sga-long-docs", type="mcq", question="How many keys does each query attend to?",
                    options="16 | 64 | 128", answer="b", evidence="S3.P1; S3.P2")
-    q = ab.load_control_set(_write_control(tmp_path, [csv_row], "csv"), papers)[0]
+    q = ad.load_control_set(_write_control(tmp_path, [csv_row], "csv"), papers)[0]
     assert q["options"] == ["16", "64", "128"] and q["answer"] == "B" and q["evidence"] == ["S3.P1", "S3.P2"]
     for bad, line, field in [(dict(good, answer="E"), 2, "answer"), (dict(good, paper_id="nope"), 2, "paper_id"),
                              (dict(good, evidence=["S9.P9"]), 2, "evidence"), (dict(good, type="essay"), 2, "type"),
                              (dict(good, type="tf", answer="maybe", options=None), 2, "answer"), (dict(good, options=["x"]), 2, "options")]:
         with pytest.raises(DataError, match=rf"control.jsonl:{line}: field '{field}'"):
-            ab.load_control_set(_write_control(tmp_path, [dict(good, qid="h0"), dict(bad, qid="h2")]), papers)
+            ad.load_control_set(_write_control(tmp_path, [dict(good, qid="h0"), dict(bad, qid="h2")]), papers)
     with pytest.raises(DataError, match=r"control.csv:3: field 'answer'"):
-        ab.load_control_set(_write_control(tmp_path, [csv_row, dict(csv_row, qid="h2", answer="Z")], "csv"), papers)
+        ad.load_control_set(_write_control(tmp_path, [csv_row, dict(csv_row, qid="h2", answer="Z")], "csv"), papers)
     with pytest.raises(DataError, match=r"control.jsonl:2: field 'qid'"):
-        ab.load_control_set(_write_control(tmp_path, [good, good]), papers)
+        ad.load_control_set(_write_control(tmp_path, [good, good]), papers)
     with pytest.raises(DataError, match=r"control.jsonl:1: field 'question': missing"):
-        ab.load_control_set(_write_control(tmp_path, [{k: v for k, v in good.items() if k != "question"}]), papers)
+        ad.load_control_set(_write_control(tmp_path, [{k: v for k, v in good.items() if k != "question"}]), papers)
 
 
 def test_human_correctness_per_configuration(tmp_path):
@@ -707,17 +708,17 @@ def test_ablation_table_reads_reviews(fake_models, run_bench, results):
     with (d/"review_reviewed.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, ar.REVIEW_COLUMNS); w.writeheader()
         for r in rev: w.writerow({**r, "reviewer_correct": "yes"})
-    t = table(ab.ABLATION_TABLE); ours = t[t.source == "scibench"].set_index("configuration")
-    for name in ab.ABLATIONS:
+    t = table(av.ABLATION_TABLE); ours = t[t.source == "scibench"].set_index("configuration")
+    for name in ad.ABLATIONS:
         n = sum(name in r["configurations"].split("; ") for r in rev)
         assert ours.loc[name, "reviewed"] == (str(n) if n else "–"), name
     assert ours.loc["w/o Retrieval Augmentation", "human correctness %"].startswith("not run")
-    m = table(ab.MAIN_TABLE); comb = m[(m.source == "scibench") & (m.area == "Combined")].iloc[0]
+    m = table(av.MAIN_TABLE); comb = m[(m.source == "scibench") & (m.area == "Combined")].iloc[0]
     assert comb["human correctness %"] != "not reviewed" and ab.FILTER_NOTE in comb["calibration"]
 
 
 def test_plan_counts_calibration_and_control():
-    papers, _ = ab.load_split("sample")
+    papers, _ = ad.load_split("sample")
     n_q = 2 * len(papers)
     rows = _plan(_cfg(model="a", judge="b", evaluate_models="c", points_per_paper=2, ablate_retrieval=False), "abc")
     assert rows[("solvers", "c")]["calls"] == 2 * n_q                  # the judge b is the filter solver: c, closed and open book
@@ -752,10 +753,10 @@ def test_derived_plan_makes_the_calls_of_a_run_on_the_stub(fake_server, run_benc
 def test_control_set_loads_for_eval_and_is_evaluated_in_a_run(fake_server, run_bench, tmp_path, monkeypatch, results):
     "Issue 21: the sample's control set loads as an evaluation set, and a run evaluates its models on it beside the kept questions."
     ctl = SAMPLE/"control.jsonl"
-    assert ab.is_control_file(ctl) and ab.is_control_file(tmp_path/"c.csv")
-    qs = ab.load_eval_questions(ctl, "sample")
+    assert ad.is_control_file(ctl) and ad.is_control_file(tmp_path/"c.csv")
+    qs = ad.load_eval_questions(ctl, "sample")
     assert [q["qid"] for q in qs] == ["control:h1", "control:h2", "control:h3"] and qs[0]["answer_text"] == "64"
-    with pytest.raises(DataError, match="answer_text"): ab.load_benchmark(ctl)     # the benchmark loader keeps its schema
+    with pytest.raises(DataError, match="answer_text"): ad.load_benchmark(ctl)     # the benchmark loader keeps its schema
     fs = fake_server(reply=pa.scripted_reply)
     monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
     p = {**P, "limit": 1, "ablate_retrieval": False, "evaluate_models": "fake-solver", "control_set": "control.jsonl",
@@ -766,7 +767,7 @@ def test_control_set_loads_for_eval_and_is_evaluated_in_a_run(fake_server, run_b
     assert e["questions"] == 1 and e["benchmark"] == "control.jsonl: the human-written control questions"   # limit 1: one paper's
     assert set(s["evaluation"]) == {"fake-solver", "fake-solver (control)"}
     assert {h["name"] for h in meta["headline"]} >= {"accuracy fake-solver", "accuracy fake-solver (control)"}
-    write_all("autobench", ab.TABLES)
+    write_all("autobench", av.TABLES)
     ev = (results/"tables"/"autobench_eval.csv").read_text()
     assert "control.jsonl: the human-written control questions" in ev and "benchmark.jsonl of this run" in ev
     cap = (results/"tables"/"autobench_main.md").read_text()

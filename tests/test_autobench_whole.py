@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scibench import autobench as ab, papers as sp, autobench_perf as pa
+from scibench import autobench_data as ad, autobench_run as abr
 from scibench.core import read_jsonl
 from scibench.flow import run_stages
 from scibench.judge import judge_many
@@ -83,7 +84,7 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
     calibrated and graded while that window is still being answered. Stage by stage, no generation would go out
     before the last extraction answer (the hold times out and the check fails). The records are the stage-by-stage
     functions' records."""
-    papers, _ = ab.load_split("sample")
+    papers, _ = ad.load_split("sample")
     slow_window = ab.extraction_prompt(papers[-1], sp.paper_windows(papers[-1])[0], 2, 3000)
     embed(["load the embedder"])
     _Slow.log = []
@@ -91,7 +92,7 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
     llm = _Slow(lambda p: 0.01, hold={slow_window: later})
     cfg = ab.AutoBenchConfig(model="m", judge="m", solver="m", solvers="m,m+evidence", split="sample", points_per_window=2,
                              points_per_paper=2, n_resamples=20, ablate_retrieval=False)
-    ab.run(cfg, _Ctx(tmp_path, llm))
+    abr.run(cfg, _Ctx(tmp_path, llm))
     log = list(_Slow.log)
     [(_, _, s0, s1)] = [x for x in log if x[1] == slow_window]
     early = {k for k, _, t0, _ in log if t0 < s1}
@@ -106,7 +107,7 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
     pts = ab.number_points([m for _, ps in per for m in ab.merge_points(ps)])
     assert read_jsonl(tmp_path/"extraction.jsonl") == json.loads(json.dumps(ext))
     chosen = ab.select_points(pts, 2)
-    retr = ab.Retriever(papers, ab.load_split("sample")[1])
+    retr = ab.Retriever(papers, ad.load_split("sample")[1])
     pmap = {p["paper_id"]: p for p in papers}
     qs = [s["q"] for s in each([ab.GENERATE], [ab.generating(pmap[j[0]["paper_id"]], j)
                                                 for j in ab.generation_jobs(chosen, retr)])]
@@ -123,7 +124,7 @@ def test_questions_flow_on_without_waiting_for_the_slowest_extraction(tmp_path):
     for i, q in enumerate(ok):
         r = json.loads(json.dumps(by[q["qid"]]))
         assert {k: r[k] for k in q} == json.loads(json.dumps(q))
-        assert r["checks"] == json.loads(json.dumps({st: checks[st][i] for st in ab.CHECKS}))
+        assert r["checks"] == json.loads(json.dumps({st: checks[st][i] for st in abr.CHECKS}))
         assert r["calibration"] == json.loads(json.dumps(answers[i]))
 
 

@@ -5,7 +5,7 @@ import gzip, json, os, stat
 from pathlib import Path
 import pytest
 from scibench.cli import run_command
-from scibench import abgen, arxivbench, arxiv_index, autobench, rubrics, paperbench
+from scibench import abgen, arxivbench, arxiv_index, autobench_data, papers, rubrics, paperbench
 from scibench.core import DataError, read_jsonl, read_json_records, read_json, write_json, write_jsonl, write_text, write_bytes, write_with
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,9 +31,9 @@ def _s2orc_rec(i): return {"paper_id": f"p{i}", "title": "Café", "body_text": [
 
 def _load_manifest(p):
     (p.parent/"paper.md").write_text("# T\n\n## S\n\nA paragraph.\n")
-    return autobench.load_manifest(p)
+    return papers.load_manifest(p)
 
-def _load_s2orc(p): return autobench.load_paper(p, "p1")
+def _load_s2orc(p): return papers.load_paper(p, "p1")
 
 # name, file name, good record, loader, id field, (field to drop), (field, wrong value[, field reported])
 JSONL = {
@@ -42,7 +42,7 @@ JSONL = {
     "arxivbench prompts": ("prompts.jsonl", _prompt_rec, lambda p: arxivbench.load_prompts(path=p), "id", "prompt",
                            [("prompt", 42), ("id", None)]),
     "autobench manifest": ("papers.jsonl", _manifest_rec, _load_manifest, "paper_id", "field", [("path", 3)]),
-    "autobench benchmark": ("benchmark.jsonl", _bench_rec, autobench.load_benchmark, "qid", "evidence_text",
+    "autobench benchmark": ("benchmark.jsonl", _bench_rec, autobench_data.load_benchmark, "qid", "evidence_text",
                             [("evidence", "S1.P1"), ("options", "a, b")]),
     "autobench s2orc": ("papers.jsonl", _s2orc_rec, _load_s2orc, "paper_id", "body_text", [("body_text", "text"), ("title", 7)]),
 }
@@ -263,7 +263,7 @@ PAPER_FILES = [
 def test_paper_files(tmp_path, case, fname, data, line, field, text):
     p = tmp_path/fname; p.write_bytes(data)
     TALLY["tried"] += 1
-    with pytest.raises(DataError) as e: autobench.load_paper(p, "p")
+    with pytest.raises(DataError) as e: papers.load_paper(p, "p")
     assert _check(e.value, p, line, field, None, text), str(e.value)
     TALLY["clear"] += 1
 

@@ -110,3 +110,25 @@ def test_w4_failures_are_the_scripted_bad_answers():
     r = w4_autobench(1, latency_dist=("lognormal", 0.005, 1.0))
     assert r["status"] == "complete" and r["failures"] > 0 and r["failures_unscripted"] == 0, r["failure_reasons"]
     assert r["setup_s"] > 0 and r["cpu_ms_per_request"] > 0
+
+
+def test_w3_loads_its_embedder_in_the_timed_apart_setup(monkeypatch):
+    """W3 loads the embedding model (its intrinsic meta-evaluation's) in its one-time setup, as W4 does, so that the
+    run's `cpu_s` and `wall_s` are the run's own; the setup is reported apart (`setup_s`)."""
+    import importlib
+    import scibench.perf, scibench.retrieval
+    from scibench.rubrics_perf import w3_rubrics
+
+    seen = {}
+
+    def fake_whole_run(w):
+        seen["setup"] = w.setup
+        return dict(wall_s=1.0, bound_s=1.0, chain_s=1.0)
+
+    monkeypatch.setattr(scibench.perf, "whole_run", fake_whole_run)
+    w3_rubrics(1, leaf_counts=(3,), items=2)
+    mod, fn = seen["setup"].split(":")
+    texts = []
+    monkeypatch.setattr(scibench.retrieval, "embed", lambda t, *a, **k: texts.append(list(t)))
+    getattr(importlib.import_module(mod), fn)()
+    assert seen["setup"] == "scibench.rubrics_perf:w3_setup" and texts == [["warm up"]]

@@ -1,7 +1,7 @@
 "`scibench run BENCH --dry-run --requests FILE`: every first-stage request, as the client would POST it, and no call made."
 import json
 import pytest
-from scibench import arxivbench, autobench, rubrics
+from scibench import arxivbench, autobench, autobench_data, rubrics
 from scibench.bench import get_benchmark
 from scibench.cli import main
 
@@ -73,7 +73,7 @@ def test_autobench_requests_are_the_extraction_windows(tmp_path, results):
     assert cli("run", "autobench", "--model", "x", *CLOSED, "--judge", "x", "--judge-base-url", "http://127.0.0.1:9/v1",
                "--dry-run", "--requests", str(f)) == 0
     cfg = autobench.AutoBenchConfig(judge="x")
-    planned = sum(len(autobench.paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)) for p in autobench.load_split("sample")[0])
+    planned = sum(len(autobench.paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)) for p in autobench_data.load_split("sample")[0])
     ls = lines(f)
     assert len(ls) == planned and all(l["body"]["messages"] for l in ls)
     assert ls[0]["body"]["max_tokens"] == cfg.extract_max_tokens

@@ -1,7 +1,7 @@
 """The live request path (issue 22): bytes through aiohttp with openai's retry policy, checked against the openai package's
 own functions; statuses retried and not; `retry-after`; Basic auth from a URL; the back-off of issue 20 item 11 for a
 server that queues without saying its slot count."""
-import asyncio, inspect, json, math, threading, time
+import asyncio, inspect, json, math, re, threading, time
 import pytest
 from scibench.llm import LLM, ModelSpec, Request, msgs, _retry_delay, _should_retry, _retry_after, backoff_limit, _BACKOFF
 
@@ -198,3 +198,218 @@ def test_a_server_whose_latency_does_not_grow_keeps_the_full_concurrency(fake_se
     res = llm.map([Request(msgs(f"c{i}")) for i in range(96)])
     assert all(r["ok"] for r in res) and fs.peak_inflight == 16
     assert f"{fs.base_url}|w" not in _BACKOFF
+
+
+# -- HTTP/1.1 on our own keep-alive connections (`_Conn`): framings, interim answers, cut answers, the read timeout -----
+
+class Raw:
+    """A TCP server in a thread: the n-th chat request (a POST) gets `answer(n)`, a list of parts sent in turn (bytes;
+    a float: seconds to wait; None: close the connection). GET requests (the slot-count probe) get a 404."""
+
+    def __init__(self, answer):
+        self.answer, self.n, self.conns = answer, 0, 0
+        self._ready = threading.Event()
+        threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True).start()
+        assert self._ready.wait(10)
+
+    async def _main(self):
+        srv = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = srv.sockets[0].getsockname()[1]
+        self._ready.set()
+        await asyncio.Event().wait()
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _handle(self, reader, writer):
+        self.conns += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                m = re.search(rb"(?i)content-length: *(\d+)", head)
+                await reader.readexactly(int(m.group(1)) if m else 0)
+                if not head.startswith(b"POST"):
+                    writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                    continue
+                self.n += 1
+                for part in self.answer(self.n - 1):
+                    if part is None:
+                        writer.close()
+                        return
+                    if isinstance(part, float):
+                        await asyncio.sleep(part)
+                    else:
+                        writer.write(part)
+                        await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+
+def _completion(text="hi") -> bytes:
+    return json.dumps({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                       "content": text}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+
+
+def _answer(body: bytes, *headers: str, status="200 OK") -> bytes:
+    return (f"HTTP/1.1 {status}\r\n" + "".join(h + "\r\n" for h in headers) + "\r\n").encode() + body
+
+
+def _chunked(body: bytes, size=7) -> list:
+    parts = [b"%x;ext=1\r\n" % len(body[i:i + size]) + body[i:i + size] + b"\r\n" for i in range(0, len(body), size)]
+    return [b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n", *parts,
+            b"0\r\nx-trailer: 1\r\n\r\n"]
+
+
+@pytest.fixture(params=["1", "0"], ids=["uvloop", "asyncio"])
+def either_loop(request, monkeypatch):
+    "Run the test on run_sync's uvloop (where installed) and on asyncio's own loop."
+    monkeypatch.setenv("SCIBENCH_UVLOOP", request.param)
+
+
+@pytest.mark.parametrize("case", ["length", "chunked", "gzip", "deflate", "to the close", "100 continue", "split"])
+def test_each_http_framing_gives_the_answer(case, either_loop):
+    import gzip, zlib
+    b = _completion("framed")
+    whole = _answer(b, f"content-length: {len(b)}")
+    parts = {
+        "length": [whole],
+        "chunked": _chunked(b),
+        "gzip": [_answer(gzip.compress(b), "content-encoding: gzip", f"content-length: {len(gzip.compress(b))}")],
+        "deflate": [_answer(zlib.compress(b), "Content-Encoding: deflate", f"content-length: {len(zlib.compress(b))}")],
+        "to the close": [_answer(b, "content-type: application/json"), None],
+        "100 continue": [b"HTTP/1.1 100 Continue\r\n\r\n", _answer(b, f"content-length: {len(b)}")],
+        "split": [x for i in range(0, len(whole), 5) for x in (whole[i:i + 5], 0.001)],  # 5 bytes at a time
+    }[case]
+    srv = Raw(lambda n: parts)
+    llm = _llm(srv.base_url, max_retries=0, max_concurrency=1)
+    res = llm.map([Request(msgs(f"q{i}")) for i in range(3)])
+    assert [r["text"] for r in res] == ["framed"] * 3, res
+    assert llm.usage.retries == {}
+    assert srv.conns == (3 if case == "to the close" else 1)  # one at a time (max_concurrency 1): one connection
+
+
+def test_keep_alive_reuses_one_connection_and_connection_close_is_honoured():
+    b = _completion()
+    srv = Raw(lambda n: [_answer(b, f"content-length: {len(b)}")])
+    llm = _llm(srv.base_url, max_concurrency=1)
+    assert all(r["ok"] for r in llm.map([Request(msgs(f"k{i}")) for i in range(5)]))
+    assert srv.conns == 1 and srv.n == 5
+    srv2 = Raw(lambda n: [_answer(b, f"content-length: {len(b)}", "connection: close")])
+    llm2 = _llm(srv2.base_url, max_concurrency=1)
+    assert all(r["ok"] for r in llm2.map([Request(msgs(f"k{i}")) for i in range(3)]))
+    assert srv2.conns == 3
+
+
+@pytest.mark.parametrize("bad", ["cut body", "garbage status", "bad chunk", "closed at once", "bad gzip"])
+def test_a_broken_answer_is_a_connection_retry_then_the_good_one(bad, either_loop):
+    b = _completion("second")
+    first = {
+        "cut body": [_answer(b[:10], f"content-length: {len(b)}"), None],
+        "garbage status": [b"HTTP/9 what\r\n\r\n"],
+        "bad chunk": [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"],
+        "closed at once": [None],
+        "bad gzip": [_answer(b"nope", "content-encoding: gzip", "content-length: 4")],
+    }[bad]
+    srv = Raw(lambda n: first if n == 0 else [_answer(b, f"content-length: {len(b)}")])
+    llm = _llm(srv.base_url, max_retries=2)
+    r = llm.chat("q")
+    assert r["ok"] and r["text"] == "second", r
+    assert llm.usage.retries == {"connection": 1}
+    srv2 = Raw(lambda n: first)
+    r = _llm(srv2.base_url, max_retries=0).chat("q")
+    assert not r["ok"] and r["error"].startswith("connection error (after retries): "), r
+
+
+def test_the_read_timeout_counts_silence_not_the_whole_answer(either_loop):
+    "A head then a body that trickles (a byte each 0.25 s for 3 s) under a 1.5 s timeout is answered; silence is not."
+    b = _completion("slow")
+    a = _answer(b, f"content-length: {len(b)}")
+    trickle = [a[:-12]] + [x for c in a[-12:] for x in (0.25, bytes([c]))]
+    srv = Raw(lambda n: trickle)
+    r = _llm(srv.base_url, max_retries=0, timeout=1.5).chat("q")
+    assert r["ok"] and r["text"] == "slow", r
+    srv2 = Raw(lambda n: [a[:20], 30.0])
+    t0 = time.monotonic()
+    r = _llm(srv2.base_url, max_retries=0, timeout=0.5).chat("q")
+    assert not r["ok"] and r["error"] == "timeout (after retries)" and time.monotonic() - t0 < 20, r
+
+
+def test_the_request_head_is_built_once_and_sent_with_the_body():
+    "What reaches the server: one POST with Host, the key, JSON content type, its length and the body's bytes."
+    srv = Scripted()
+    r = _llm(srv.base_url).chat("hello")
+    assert r["ok"]
+    h = srv.log[-1]
+    assert h["Host"] == f"127.0.0.1:{srv.port}" and h["Content-Type"] == "application/json"
+    assert h["Accept-Encoding"] == "gzip, deflate" and h["User-Agent"].startswith("scibench")
+    assert int(h["Content-Length"]) > len("hello") and h["Authorization"] == "Bearer no-key"
+
+
+def test_scibench_wire_aiohttp_sends_every_request_through_aiohttp(monkeypatch):
+    "SCIBENCH_WIRE=aiohttp: the same answer, but the request is aiohttp's (its User-Agent), not our own connection's."
+    monkeypatch.setenv("SCIBENCH_WIRE", "aiohttp")
+    srv = Scripted()
+    r = _llm(srv.base_url).chat("hello")
+    assert r["ok"] and r["text"] == "answer to hello"
+    assert srv.log[-1]["User-Agent"].startswith("Python") and "aiohttp" in srv.log[-1]["User-Agent"], srv.log[-1]
+
+
+def test_an_environment_proxy_is_used_through_aiohttp(monkeypatch):
+    "HTTP_PROXY set: the chat request goes to the proxy (aiohttp's path), not to the endpoint's own (dead) address."
+    proxy = Scripted()
+    for v in ("NO_PROXY", "no_proxy", "http_proxy"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+    r = _llm("http://10.255.255.1:9/v1", max_retries=0).chat("via proxy")
+    assert r["ok"] and r["text"] == "answer to via proxy" and proxy.attempts["via proxy"] == 0, r
+
+
+# -- run_sync's event loop (uvloop where installed): Ctrl-C and SIGTERM stop a run as on asyncio's own loop ------------
+
+_SIGNAL_CHILD = r"""
+import asyncio, os, signal, sys, threading, time
+from scibench.fakeserver import FakeServer
+from scibench.llm import LLM, ModelSpec, Request, msgs, run_sync
+from scibench.cli import install_signals
+
+async def kind():
+    return type(asyncio.get_running_loop()).__module__.split(".")[0]
+
+install_signals()
+with FakeServer(latency=30.0) as fs:
+    llm = LLM(ModelSpec("s", fs.base_url, "s", structured="none", max_retries=0), cache=False, progress=False)
+    threading.Timer(1.0, lambda: os.kill(os.getpid(), getattr(signal, sys.argv[1]))).start()
+    t0 = time.monotonic()
+    try:
+        llm.map([Request(msgs(f"s{i}")) for i in range(4)])
+        print("NOT INTERRUPTED")
+    except KeyboardInterrupt:
+        print("INTERRUPTED", run_sync(kind()), round(time.monotonic() - t0, 1), len(llm._lives), flush=True)
+"""
+
+
+@pytest.mark.parametrize("uv", ["1", "0"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_stops_a_map_on_either_loop(sig, uv, tmp_path):
+    "A map waiting on 30 s answers, interrupted after 1 s: KeyboardInterrupt at once, the live client closed."
+    import importlib.util, os, subprocess, sys
+    env = dict(os.environ, SCIBENCH_UVLOOP=uv, SCIBENCH_CACHE=str(tmp_path / "c"), SCIBENCH_RESULTS=str(tmp_path / "r"))
+    p = subprocess.run([sys.executable, "-c", _SIGNAL_CHILD, sig], env=env, capture_output=True, text=True, timeout=120)
+    out = p.stdout.split()
+    assert out[:1] == ["INTERRUPTED"], (p.stdout, p.stderr[-2000:])
+    want = "uvloop" if uv == "1" and importlib.util.find_spec("uvloop") else "asyncio"
+    assert out[1] == want and float(out[2]) < 25 and out[3] == "0", p.stdout
+
+
+def test_run_sync_inside_a_running_loop_uses_its_own_loop_in_a_thread():
+    "As in Jupyter: called from a coroutine, run_sync runs the map in a fresh loop (of `loop_factory`) in a thread."
+    from scibench.llm import run_sync
+
+    async def outer():
+        async def kind():
+            return type(asyncio.get_running_loop()).__module__.split(".")[0], threading.current_thread().name
+        return run_sync(kind()), threading.current_thread().name
+
+    (k, inner), main = asyncio.run(outer())
+    assert inner != main and k in ("uvloop", "asyncio")
