@@ -5,7 +5,7 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 
 # %% ../nbs/10_abgen.ipynb #6e428e76
 from __future__ import annotations
-import re, string, sys
+import re, string
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import data_dir, read_jsonl, write_json
@@ -32,7 +32,7 @@ __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 
            'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'authors_context',
            'authors_generation_user', 'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup',
            'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
-           'protocol_notes', 'note_protocol', 'examples_of', 'setup_run', 'finalize', 'abgen_context', 'abgen_sections',
+           'protocol_notes', 'protocol_of', 'examples_of', 'setup_run', 'finalize', 'abgen_context', 'abgen_sections',
            'abgen_scores', 'abgen_paper', 'judge_prompts_block']
 
 # %% ../nbs/10_abgen.ipynb #93eaebc8
@@ -512,10 +512,10 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [],
                 differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ours)
 
-def note_protocol(cfg, ctx, role: str) -> None:
-    "Record `protocol_notes` in the run's provenance and print its departures (stderr)."
-    p = ctx.provenance["protocol"] = protocol_notes(cfg, ctx.llm(role).spec)
-    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
+def protocol_of(role: str):
+    """A run's `protocol_notes` with the endpoint of `role` (AbGen: the judge; AbGen-Eval: its model, which judges):
+    what its `Flow` declares as `protocol` (`scibench.bench.note_protocol` records and prints it)."""
+    return lambda cfg, ctx: protocol_notes(cfg, ctx.llm(role).spec)
 
 # %% ../nbs/10_abgen.ipynb #b58e2f07
 def examples_of(cfg: AbGenConfig, setup: Setup) -> list[dict]:
@@ -523,8 +523,7 @@ def examples_of(cfg: AbGenConfig, setup: Setup) -> list[dict]:
     return select_items(cfg, load_abgen(cfg.split, load_limit(cfg)), lambda e: e["example_id"])
 
 def setup_run(cfg: AbGenConfig, ctx) -> Setup:
-    "What the run sends, resolved once; the protocol's notes into the run's provenance."
-    note_protocol(cfg, ctx, "judge")
+    "What the run sends, resolved once."
     return setup_of(cfg, ctx.llm("judge").spec)
 
 def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
@@ -532,7 +531,7 @@ def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
 
-run = Flow(examples_of, [GENERATE, JUDGE], setup=setup_run, finalize=finalize,
+run = Flow(examples_of, [GENERATE, JUDGE], setup=setup_run, finalize=finalize, protocol=protocol_of("judge"),
            record=lambda s, cfg: record(s, cfg.model, cfg.judge),
            keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"]))
 

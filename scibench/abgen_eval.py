@@ -16,7 +16,7 @@ from .report import Estimate, fmt, fmt_ci, reference
 from .bench import Benchmark, Config, param, register, select_items
 from .tables import Figure, Table, same_items, write_all
 from .abgen import (CRITERIA, DOWNLOADERS, HUMAN_CRITERIA, JUDGE, PAPER, SKIP, JudgeSetup, _num, _prompts,
-                            _protocol, canonical, human_path, load_human_eval, note_protocol, released_dir, setup_of,
+                            _protocol, canonical, human_path, load_human_eval, protocol_of, released_dir, setup_of,
                             stub_reply, validate)
 
 # %% auto #0
@@ -107,7 +107,6 @@ def _eval_rows(cfg) -> list[dict]:
     return rows
 
 def _setup(cfg, ctx):
-    note_protocol(cfg, ctx, "model")
     return setup_of(cfg, ctx.llm("model").spec)
 
 def _output(meta_id: str, j: dict) -> dict:
@@ -133,6 +132,7 @@ EVAL_JUDGE = replace(JUDGE, role="model",
 # AbGen-Eval for judge `model`: every human-evaluated response scored (AbGen's judge stage), released-format outputs,
 # correlations with the human scores
 run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], setup=_setup, finalize=finalize_eval,
+                protocol=protocol_of("model"),
                 start=lambda r: dict(item=r, design=r["model_response"]),
                 record=lambda s, cfg: _eval_record(s["item"], _output(s["item"]["meta_id"], s["j"])))
 

@@ -5,7 +5,7 @@
 
 # %% ../nbs/40_arxivbench.ipynb #9b4dd159
 from __future__ import annotations
-import contextlib, difflib, functools, json, math, re, sys
+import contextlib, difflib, functools, json, math, re
 from dataclasses import dataclass, replace
 import numpy as np
 from .core import write_json, write_jsonl
@@ -42,8 +42,8 @@ __all__ = ['DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY'
            'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy',
            'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
            'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig',
-           'protocol_notes', 'note_protocol', 'record', 'headline', 'summary', 'finalize', 'stub_reply',
-           'validate_judge', 'GenerateArgs', 'generate_command']
+           'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply', 'validate_judge',
+           'GenerateArgs', 'generate_command']
 
 # %% ../nbs/40_arxivbench.ipynb #00d7455e
 DESCRIPTIONS = {s: ", ".join(codes) for s, (_, codes) in SUBJECTS.items()}
@@ -514,11 +514,6 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
     return dict(name=cfg.protocol, prompts="authors" if cfg.protocol == "authors" else "scibench", notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [], differences=diffs)
 
-def note_protocol(cfg, ctx) -> None:
-    "Record `protocol_notes` in the run's provenance and print this run's departures (stderr)."
-    p = ctx.provenance["protocol"] = protocol_notes(cfg, ctx.llm("judge").spec)
-    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
-
 # %% ../nbs/40_arxivbench.ipynb #8a5f4abe
 def record(it: dict) -> dict:
     """A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the
@@ -553,10 +548,8 @@ def summary(it: dict) -> dict:
 
 @contextlib.contextmanager
 def _sent(cfg: ArxivBenchConfig, ctx):
-    "The run's `Sent`, with the split's index open for the run; the protocol's notes into the provenance."
-    path = index_for(cfg.split, cfg.index or None)
-    note_protocol(cfg, ctx)
-    with open_index(path) as ix:
+    "The run's `Sent`, with the split's index open for the run."
+    with open_index(index_for(cfg.split, cfg.index or None)) as ix:
         yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix)
 
 def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
@@ -571,7 +564,8 @@ def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
 # soon as its previous stage answers; records stream to `records.jsonl` in input order
 run = Flow(lambda cfg, sent: select_items(cfg, load_prompts(cfg.split, load_limit(cfg), cfg.subjects or None),
                                           lambda p: p["id"]),
-           STAGES, setup=_sent, finalize=finalize, record=lambda s, cfg: record(s["it"]), keep=summary)
+           STAGES, setup=_sent, finalize=finalize, record=lambda s, cfg: record(s["it"]), keep=summary,
+           protocol=lambda cfg, ctx: protocol_notes(cfg, ctx.llm("judge").spec))
 
 # %% ../nbs/40_arxivbench.ipynb #11b76dec
 _STUB_PAPERS = (("Attention Is All You Need", "1706.03762"),   # in the sample snapshot and in arXiv's

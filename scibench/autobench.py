@@ -5,14 +5,14 @@ the text we implement from is `shared/papers/002_*.txt`, which names no authors,
 
 # %% ../nbs/30_autobench.ipynb #366de170
 from __future__ import annotations
-import asyncio, dataclasses, hashlib, re
+import dataclasses, hashlib, re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 from .core import data_dir, write_json, write_jsonl
 from .llm import Request, msgs, parse_json
-from .flow import aflow
+from .flow import Branch, Fan, Step
 from .judge import choice_schema, parse_choice, judge_request, judge_result
 from .metrics import mean_ci, bootstrap_ci
 from .retrieval import embed_cached, dedup, Index, tokenize
@@ -23,18 +23,19 @@ from .autobench_data import BANDS, CONTEXTS, LEVELS, STAGES, TYPES, ControlSetMi
 
 # %% auto #0
 __all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR', 'GRADES', 'GRADE', 'EVALUATE', 'SUPPORT_SHARE',
-           'CORRECTNESS', 'ANSWERABILITY', 'NOT_MCQ', 'AMBIGUITY', 'CALIBRATE', 'PROTOCOLS', 'FILTER_NOTE',
-           'GENERATOR_NOTE', 'ARXIV_IDS', 'PAPER', 'FLOW', 'kp_schema', 'shown_ids', 'extraction_prompt',
-           'validate_point', 'merge_points', 'extraction_request', 'extraction_record', 'number_points', 'extracting',
-           'select_points', 'Retriever', 'numeric_distractors', 'make_options', 'question_schema', 'generation_prompt',
-           'build_question', 'generation_jobs', 'generation_request', 'question_record', 'generating', 'question_text',
-           'solve_prompt', 'calibration_prompt', 'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt',
-           'solve_request', 'solve_result', 'grade_request', 'grade_result', 'solving', 'solve_stages',
-           'answerability_schema', 'answerability_prompt', 'content_words', 'supports', 'ambiguity_schema',
-           'ambiguity_prompt', 'correctness_result', 'answerability_request', 'answerability_result',
-           'ambiguity_request', 'ambiguity_result', 'apply_filters', 'parse_solver', 'difficulty', 'parse_balance',
-           'balance_bands', 'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination',
-           'discrimination_ci', 'acheck', 'calibration_row', 'set_metrics', 'AutoBenchConfig', 'download_arxiv']
+           'CORRECTNESS', 'ANSWERABILITY', 'NOT_MCQ', 'AMBIGUITY', 'CALIBRATE', 'CHECKS', 'CHECK', 'PROTOCOLS',
+           'FILTER_NOTE', 'GENERATOR_NOTE', 'ARXIV_IDS', 'QUESTIONS', 'PAPER_STEPS', 'PAPER', 'FLOW', 'kp_schema',
+           'shown_ids', 'extraction_prompt', 'validate_point', 'merge_points', 'extraction_request',
+           'extraction_record', 'number_points', 'extracting', 'select_points', 'Retriever', 'numeric_distractors',
+           'make_options', 'question_schema', 'generation_prompt', 'build_question', 'generation_jobs',
+           'generation_request', 'question_record', 'generating', 'question_text', 'solve_prompt', 'calibration_prompt',
+           'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result',
+           'grade_request', 'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt',
+           'content_words', 'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result',
+           'answerability_request', 'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters',
+           'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
+           'item_discrimination', 'discrimination', 'discrimination_ci', 'calibration_row', 'set_metrics',
+           'AutoBenchConfig', 'solvers_of', 'eval_targets', 'eval_dir', 'validate', 'download_arxiv']
 
 # %% ../nbs/30_autobench.ipynb #9f0a0b3b
 LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a result)",
@@ -766,22 +767,32 @@ def discrimination_ci(C, n_resamples: int = 1000, seed: int = 0) -> tuple[float,
 # %% ../nbs/30_autobench.ipynb #b13f1ecc
 CALIBRATE = solve_stages("calibrate", "solvers", "every calibration solver answers each question (answer only)")
 
-async def acheck(q: dict, paper: dict, llms: dict, cfg, solvers=()) -> tuple[dict, list[dict]]:
-    """({check: verdict}, [each solver's calibration answer]) of one generated question: its three checks and every
-    solver's answer `(entry, LLM, context)` sent at once (one `aflow` each; `llms`: {role: LLM})."""
-    mt = cfg.check_max_tokens
-    c, a, m = solving(q, paper, "evidence", mt), solving(q, paper, max_tokens=mt), solving(q, paper, max_tokens=mt)
-    cal = [solving(q, paper, ctx_, mt) for _, _, ctx_ in solvers]
-    await asyncio.gather(aflow(CORRECTNESS, c, llms, cfg), aflow([ANSWERABILITY], a, llms, cfg),
-                         aflow([AMBIGUITY], m, llms, cfg),
-                         *(aflow(CALIBRATE, s, {**llms, "solvers": llm}, cfg) for s, (_, llm, _) in zip(cal, solvers)))
-    return (dict(correctness=correctness_result(q, c["x"]), answerability=a["check"], ambiguity=m["check"]),
-            [s["x"] for s in cal])
+CHECKS = ("correctness", "answerability", "ambiguity")   # the stages with model calls (uniqueness compares embeddings)
+
+def _branches(s: dict, setup) -> list[Branch]:
+    "A question's three checks and each solver's answer (`setup.calibrators`), at once; none for a generation failure."
+    q = s["q"]
+    if q.get("generation_failure") is not None: return []
+    paper, mt = setup.papers[q["paper_id"]], setup.check_max_tokens
+    one = lambda stages, context="none", models=None: Branch(stages, solving(q, paper, context, mt), models or {})
+    return [one(CORRECTNESS, "evidence"), one([ANSWERABILITY]), one([AMBIGUITY]),
+            *(one(CALIBRATE, c, {"solvers": llm}) for _, llm, c in setup.calibrators)]
 
 def calibration_row(solvers, res: list[dict]) -> tuple[np.ndarray, dict]:
-    "(the question's row of the correctness matrix, its answers by solver) from `acheck`'s answers."
+    "(the question's row of the correctness matrix, its answers by solver) from the solvers' answers."
     row = np.array([np.nan if r["correct"] is None else float(r["correct"]) for r in res])
     return row, {s: r for s, r in zip(solvers, res)}
+
+def _checked(s: dict, branches: list[dict], setup) -> None:
+    """`s["row"]`: (question, {check: verdict}, calibration row, answers by solver); a generation failure gets no check
+    and no answer."""
+    q, names = s["q"], [e for e, _, _ in setup.calibrators]
+    if not branches: s["row"] = (q, {st: None for st in CHECKS}, np.full(len(names), np.nan), {}); return
+    c, a, m, *cal = branches
+    checks = dict(correctness=correctness_result(q, c["x"]), answerability=a["check"], ambiguity=m["check"])
+    s["row"] = (q, checks, *calibration_row(names, [x["x"] for x in cal]))
+
+CHECK = Fan("checks", _branches, join=_checked)
 
 def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, bands=(1/3, 2/3)) -> dict:
     """Survival, diversity, discrimination, pass rate and distributions of the kept questions. Survival is over the
@@ -871,28 +882,28 @@ class AutoBenchConfig(Config):
 FILTER_NOTE = "calibration by the filter solver's model: difficulty not independent"
 GENERATOR_NOTE = "calibration by the generator's model: difficulty not independent"
 
-def _solvers(cfg) -> tuple[str, list[str], str|None]:
+def solvers_of(cfg) -> tuple[str, list[str], str|None]:
     """(correctness solver, calibration solvers, note): the defaults filled in; the note says when calibration is not
     independent of the filter solver or the generator (None when it is)."""
     solver = cfg.solver or cfg.judge
     if cfg.solvers.strip(): sl = [s.strip() for s in cfg.solvers.split(",") if s.strip()]
     else:
-        names = [cfg.judge] + [m for _, m, _ in _eval_targets(cfg)]
+        names = [cfg.judge] + [m for _, m, _ in eval_targets(cfg)]
         sl = list(dict.fromkeys(n for n in names if n not in (cfg.model, solver))) or [solver]
         if len(sl) == 1: sl = [sl[0], f"{sl[0]}+evidence"]
     used = {parse_solver(x)[0] for x in sl}
     return solver, sl, FILTER_NOTE if solver in used else GENERATOR_NOTE if cfg.model in used else None
 
-def _eval_targets(cfg) -> list[tuple[str, str, str]]:
+def eval_targets(cfg) -> list[tuple[str, str, str]]:
     "(entry as given, model, context) of each evaluated model."
     return [(s.strip(), parse_solver(s)[0], parse_solver(s)[1] if "+" in s else cfg.eval_context)
             for s in cfg.evaluate_models.split(",") if s.strip()]
 
-def _eval_dir(name: str, context: str) -> str:
+def eval_dir(name: str, context: str) -> str:
     return name.replace("/", "_") + ("" if context == "none" else f"-{context}")
 
 # %% ../nbs/30_autobench.ipynb #600a71bf
-def _validate(cfg) -> None:
+def validate(cfg) -> None:
     "What one parameter alone cannot check; a bad value raises `ConfigError` before anything runs."
     bad = []
     if not cfg.types: bad.append("types: give at least one question type")
@@ -902,7 +913,7 @@ def _validate(cfg) -> None:
         bad.append(f"need 0 <= hard_below <= easy_above <= 1 (got {cfg.hard_below}, {cfg.easy_above})")
     try: parse_balance(cfg.balance)
     except ValueError as e: bad.append(str(e))
-    for s in _solvers(cfg)[1] + [e for e, _, _ in _eval_targets(cfg)]:
+    for s in solvers_of(cfg)[1] + [e for e, _, _ in eval_targets(cfg)]:
         if parse_solver(s)[1] not in CONTEXTS: bad.append(f"{s!r}: the suffix must be +evidence or +paper")
     p = control_path(cfg)
     if bad: raise ConfigError("autobench: " + "; ".join(bad))
@@ -938,6 +949,36 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
         man.append(dict(paper_id=aid, path=p.name, field=ids.get(aid, "") if isinstance(ids, dict) else ""))
     write_jsonl(dest/"papers.jsonl", man)
     return out + [dest/"papers.jsonl"]
+
+# %% ../nbs/30_autobench.ipynb #d41e5a02
+def _merge(s: dict, setup) -> None:
+    "A paper's points merged (planning: none merge, no embedding model) and those chosen for questions."
+    pts = s["points"]
+    s["points"] = merge_points(pts, setup.merge_threshold, np.eye(len(pts)) if setup.planning else None)
+    s["chosen"] = select_points(s["points"], setup.points_per_paper)
+
+def _number(s: dict, setup) -> None:
+    "Point ids and question types count over all papers in order: from the earlier papers' counts (`setup.counts`)."
+    n_points, s["start"] = setup.counts
+    number_points(s["points"], n_points)
+    setup.counts = (n_points + len(s["points"]), s["start"] + len(s["chosen"]))
+
+def _contexts(s: dict, setup) -> None:
+    "Each chosen point's question type and context, with retrieval (and without it: `ablate_retrieval`)."
+    variants = ("full", "no_retrieval")[:1 + setup.ablate_retrieval]
+    s["jobs"] = [(v, generation_jobs(s["chosen"], setup.retriever, tuple(setup.types), v == "full", setup.k_same,
+                                     setup.k_related, s["start"])) for v in variants]
+    setup.retriever.release(s["item"]["paper_id"])
+
+def _asked(s: dict, questions: list[dict], setup) -> None:
+    "The questions' rows (`CHECK`'s) by variant; the contexts are let go."
+    rows, nf = [q["row"] for q in questions], len(s.pop("jobs")[0][1])
+    s["full"], s["no_retrieval"] = rows[:nf], rows[nf:]
+
+QUESTIONS = Fan("questions", lambda s, setup: [generating(s["item"], job, v) for v, jobs in s["jobs"] for job in jobs],
+                [GENERATE, CHECK], _asked, window=True)
+PAPER_STEPS = [EXTRACT, Step("merge", _merge, cpu=True), Step("number", _number, ordered=True),
+               Step("contexts", _contexts, cpu=True), QUESTIONS]
 
 # %% ../nbs/30_autobench.ipynb #ae3698b8
 # the source text names neither authors nor an arXiv id, and none is invented

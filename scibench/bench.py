@@ -5,14 +5,14 @@
 
 # %% ../nbs/06_bench.ipynb #ecf4f9d9
 from __future__ import annotations
-import dataclasses, difflib, importlib, json, math, typing, unicodedata
+import dataclasses, difflib, importlib, json, math, sys, typing, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 
 # %% auto #0
 __all__ = ['MODULES', 'COMPANIONS', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name',
            'make_config', 'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles',
-           'load_limit', 'select_items', 'register', 'benchmarks', 'get_benchmark', 'describe']
+           'load_limit', 'select_items', 'note_protocol', 'register', 'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
@@ -396,6 +396,15 @@ def select_items(cfg, items: list, key) -> list:
         near = ", ".join(have[:3]) + (", ..." if len(have) > 3 else "")
         raise ConfigError(f"--ids: no item with id {', '.join(map(repr, unknown))} in this split (ids: {near})")
     return [x for x, k in zip(items, have) if k in want]
+
+# %% ../nbs/06_bench.ipynb #b2e5a0c2
+def note_protocol(cfg, ctx, notes: dict) -> dict:
+    """Record a run's protocol `notes` (a benchmark's `protocol_notes`) as `ctx.provenance["protocol"]` (`meta.json`)
+    and print each of its `notes` on stderr: `note: protocol <cfg.protocol>: <note>` → `notes`."""
+    ctx.provenance["protocol"] = notes
+    for n in notes["notes"]:
+        print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
+    return notes
 
 # %% ../nbs/06_bench.ipynb #84886ea8
 MODULES = (

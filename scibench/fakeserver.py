@@ -105,6 +105,8 @@ class FakeServer:
         self._ready = threading.Event()
         self._blocks = set()  # hashes of prompt prefixes seen, per block of words
         self._slot_sem = None
+        self._conns: set = set()  # open connections (`_Conn`)
+        self._encoded: dict = {}  # (second, model, text, prompt words) → the HTTP answer of a plain completion
         self.batch_lists = 0  # GET /batches calls
         self.files: dict = {}
         self.batches: dict = {}
@@ -174,39 +176,85 @@ class FakeServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # -- HTTP --------------------------------------------------------------
-    async def _handle(self, reader, writer):
+    def _request(self, conn, method: str, path: str, headers: dict, body: bytes):
+        """Route one request of `conn`: a plain chat answer (no fault this attempt, no slots, `_chat` not replaced) is
+        answered at once or on a timer, without a task; everything else runs in a task (`_serve`)."""
+        self.headers_seen.append(headers)
+        if (
+            method == "POST"
+            and path.split("?")[0].endswith("/chat/completions")
+            and "x-scibench-probe" not in headers
+            and not self.slots
+            and "_chat" not in vars(self)
+            and type(self)._chat is FakeServer._chat
+        ):
+            req = json.loads(body)
+            key = self._key(req)
+            plan = self._plan(key) if self.fault_rate else ()
+            if self.attempts[key] >= len(plan):  # this attempt is answered
+                self.attempts[key] += 1
+                self.inflight += 1
+                self.peak_inflight = max(self.peak_inflight, self.inflight)
+                delay = self._delay_of(req, key)
+                if delay:
+                    self._answer_at(conn, req, headers, key, time.perf_counter() + delay)
+                else:
+                    self._answer_now(conn, req, headers, key)
+                return
+            body = req
+        self._loop.create_task(self._serve(conn, method, path, headers, body))
+
+    def _answer_at(self, conn, req, headers, key, when: float):
+        """`_answer_now` at `when` (perf_counter), never before: an event loop's timers run on a clock of whole
+        milliseconds and may fire up to one early; such a timer is set again a millisecond on (not sooner: a timer
+        under a millisecond fires at once, and the loop would spin until `when`)."""
+        left = when - time.perf_counter()
+        if left > 0:
+            self._loop.call_later(max(left, 0.001), self._answer_at, conn, req, headers, key, when)
+        else:
+            self._answer_now(conn, req, headers, key)
+
+    def _answer_now(self, conn, req, headers, key):
+        "The plain chat answer (or its refusal) of `_request`, written now; then the connection's next request."
+        self.inflight -= 1
         try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    break
-                method, path, _ = line.decode().split(" ", 2)
-                headers = {}
-                while True:
-                    h = await reader.readline()
-                    if h in (b"\r\n", b"\n", b""):
-                        break
-                    k, v = h.decode().split(":", 1)
-                    headers[k.strip().lower()] = v.strip()
-                body = await reader.readexactly(int(headers.get("content-length", 0)))
-                self.headers_seen.append(headers)
-                if method == "GET" and await self._info(path.split("?")[0], writer):
-                    continue
-                if method != "POST" or not path.split("?")[0].endswith("/chat/completions"):
-                    await self._batch_api(method, path, body, headers, writer)
-                    continue
-                if "x-scibench-probe" in headers:
-                    await self._probe(json.loads(body), writer)
-                    continue
-                if await self._queued_chat(json.loads(body), writer, headers):
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
-        finally:
-            try:
-                writer.close()
-            except Exception:
+            why = self._refusal(req, headers)
+            if why:
+                data = self._frame(why[0], json.dumps(why[1]).encode())
+            else:
+                text = self._text(req, headers)
+                self.completions[key] += 1
+                data = self._answer_bytes(req, text)
+        except BaseException:  # a `reply` that raised: the connection ends, as a crashed handler's did
+            conn.close()
+            raise
+        conn.write(data)
+        conn.done()
+
+    async def _serve(self, conn, method: str, path: str, headers: dict, body):
+        "Everything but a plain chat answer, as a task: the routes, the probe, faults, slots (`body`: parsed for chat)."
+        end = False
+        try:
+            route = path.split("?")[0]
+            if method == "GET" and await self._info(route, conn):
                 pass
+            elif method != "POST" or not route.endswith("/chat/completions"):
+                await self._batch_api(method, path, body, headers, conn)
+            else:
+                req = body if isinstance(body, dict) else json.loads(body)
+                if "x-scibench-probe" in headers:
+                    await self._probe(req, conn)
+                else:
+                    end = await self._queued_chat(req, conn, headers)
+        except (ConnectionError, asyncio.CancelledError):
+            end = True
+        except BaseException:
+            conn.close()
+            raise
+        if end:
+            conn.close()
+        else:
+            conn.done()
 
     async def _info(self, path: str, writer) -> bool:
         "The GET routes that are not the Batch API: `/stats`, `/props` (with `slots`), `/models`; True when answered."
@@ -240,24 +288,27 @@ class FakeServer:
         finally:
             self.inflight -= 1
 
-    async def _refuse(self, req, writer, headers) -> bool:
+    def _refusal(self, req, headers) -> tuple | None:
         """The permanent (400) and unauthorized (401) answers, for requests that name their marker, and the 400 for a
-        response_format this server refuses; True when sent."""
+        response_format this server refuses → (status, body), or None."""
         if self._format(req)[0] == "refuse":
-            await self._send(writer, 400, {"error": {"message": "response_format is not supported"}})
-            return True
-        if self.permanent and self.permanent in json.dumps(req["messages"]):
-            await self._send(writer, 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}})
-            return True
-        if self.unauthorized is not None and self.unauthorized in json.dumps(req["messages"]):
+            return 400, {"error": {"message": "response_format is not supported"}}
+        if self.permanent is None and self.unauthorized is None:
+            return None
+        said = json.dumps(req["messages"])
+        if self.permanent and self.permanent in said:
+            return 400, {"error": {"message": "permanent fault", "type": "invalid_request_error"}}
+        if self.unauthorized is not None and self.unauthorized in said:
             auth = (headers or {}).get("authorization", "")
-            await self._send(
-                writer,
-                401,
-                {"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error"}},
-            )
-            return True
-        return False
+            return 401, {"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error"}}
+        return None
+
+    async def _refuse(self, req, writer, headers) -> bool:
+        "Send `_refusal`'s answer, if any; True when sent."
+        why = self._refusal(req, headers)
+        if why:
+            await self._send(writer, *why)
+        return why is not None
 
     async def _fault(self, fault: str, req, writer) -> bool:
         "Inject `fault` as the answer to `req`; True when the connection must end."
@@ -292,17 +343,33 @@ class FakeServer:
             return False
         raise ValueError(f"unknown fault {fault!r}")
 
-    async def _chat(self, req, writer, headers=None) -> bool:
-        "Answer one chat request (or inject its fault); True when the connection must end."
-        key = hashlib.sha256(
+    def _key(self, req) -> str:
+        "The request's hash: its messages and seed (the fault plan, the latency draw and the counts are keyed by it)."
+        return hashlib.sha256(
             json.dumps(req["messages"], sort_keys=True).encode() + str(req.get("seed")).encode()
         ).hexdigest()
-        n = self.attempts[key]
-        self.attempts[key] += 1
+
+    def _delay_of(self, req, key: str) -> float:
+        "Seconds before answering: `delay(key)` plus the `slow` extras of the prompt."
         delay = self.delay(key)
         if self.slow:
             text = "\n".join(m["content"] for m in req["messages"] if isinstance(m.get("content"), str))
             delay += sum(v for k, v in self.slow.items() if k in text)
+        return delay
+
+    def _text(self, req, headers) -> str:
+        "The answer's text (with the Authorization header quoted for an `echo_auth` prompt)."
+        text = self._answer(req)
+        if self.echo_auth is not None and self.echo_auth in json.dumps(req["messages"]):
+            text += f" (you sent Authorization: {(headers or {}).get('authorization', '')})"
+        return text
+
+    async def _chat(self, req, writer, headers=None) -> bool:
+        "Answer one chat request (or inject its fault); True when the connection must end."
+        key = self._key(req)
+        n = self.attempts[key]
+        self.attempts[key] += 1
+        delay = self._delay_of(req, key)
         if delay:
             await asyncio.sleep(delay)
         if await self._refuse(req, writer, headers):
@@ -312,9 +379,7 @@ class FakeServer:
         if fault:
             self.injected[fault] += 1
             return await self._fault(fault, req, writer)
-        text = self._answer(req)
-        if self.echo_auth is not None and self.echo_auth in json.dumps(req["messages"]):
-            text += f" (you sent Authorization: {(headers or {}).get('authorization', '')})"
+        text = self._text(req, headers)
         self.completions[key] += 1
         await self._send(writer, 200, self._completion(req, text))
         return False
@@ -544,13 +609,36 @@ class FakeServer:
             "usage": usage,
         }
 
+    def _answer_bytes(self, req, text: str) -> bytes:
+        """The HTTP answer holding `_completion(req, text)`; without `prefix_cache`, equal answers (the same second,
+        model, text and prompt words) are encoded once."""
+        model = req.get("model", "fake")
+        if self.prefix_cache or not isinstance(model, str):
+            return self._frame(200, json.dumps(self._completion(req, text)).encode())
+        k = (int(time.time()), model, text, sum(len(str(m.get("content", "")).split()) for m in req["messages"]))
+        data = self._encoded.get(k)
+        if data is None:
+            d = self._completion(req, text)
+            data = self._frame(200, json.dumps(d).encode())
+            if d["created"] == k[0]:
+                if len(self._encoded) >= 1024:
+                    self._encoded.clear()
+                self._encoded[k] = data
+        return data
+
+    @staticmethod
+    def _frame(status: int, data: bytes, extra: dict | None = None, ctype: str = "application/json") -> bytes:
+        "An HTTP/1.1 answer: status line, content type and length, `extra` headers, `data`."
+        head = f"HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {len(data)}\r\n"
+        if extra:
+            head += "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+        return (head + "\r\n").encode() + data
+
     async def _send(self, writer, status, obj, extra=None):
         await self._send_raw(writer, status, json.dumps(obj).encode(), extra or {})
 
     async def _send_raw(self, writer, status, data: bytes, extra: dict, ctype="application/json"):
-        head = f"HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {len(data)}\r\n"
-        head += "".join(f"{k}: {v}\r\n" for k, v in extra.items()) + "\r\n"
-        writer.write(head.encode() + data)
+        writer.write(self._frame(status, data, extra, ctype))
         await writer.drain()
 
     # -- lifecycle ---------------------------------------------------------
@@ -559,7 +647,8 @@ class FakeServer:
             from scibench.llm import loop_factory  # uvloop where installed: less server CPU (P1 measures the client)
 
             self._loop = (loop_factory() or asyncio.new_event_loop)()
-            srv = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024))
+            make = self._loop.create_server(lambda: _Conn(self), "127.0.0.1", 0, backlog=1024)
+            srv = self._loop.run_until_complete(make)
             self.port = srv.sockets[0].getsockname()[1]
             self._srv = srv
             self._ready.set()
@@ -576,6 +665,8 @@ class FakeServer:
 
         async def shutdown():
             self._srv.close()
+            for c in list(self._conns):
+                c.transport.abort()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for t in tasks:
                 t.cancel()
@@ -592,6 +683,72 @@ class FakeServer:
 
     def __exit__(self, *a):
         self.stop()
+
+
+class _Conn(asyncio.Protocol):
+    """One client connection of a `FakeServer`: its requests parsed from the bytes as they come (the head split at
+    once, the body by its content-length) and answered one at a time, in order, as HTTP/1.1 keep-alive does. It is
+    also the `writer` the handlers write to (`write`, `drain`, `transport`, `close`), as asyncio's StreamWriter was."""
+
+    def __init__(self, fs: FakeServer):
+        self.fs, self.buf, self.busy, self.transport = fs, bytearray(), False, None
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self.fs._conns.add(self)
+
+    def connection_lost(self, exc):
+        self.fs._conns.discard(self)
+
+    def data_received(self, data: bytes):
+        self.buf += data
+        if not self.busy:
+            self.next()
+
+    def write(self, data: bytes):
+        if not self.transport.is_closing():
+            self.transport.write(data)
+
+    async def drain(self):
+        "Nothing to wait for: the transport buffers what the socket does not take at once."
+
+    def close(self):
+        self.transport.close()
+
+    def done(self):
+        "The answer is written: on to the next request already received, if any."
+        self.busy = False
+        if self.buf and not self.transport.is_closing():
+            self.next()
+
+    def next(self):
+        "Hand the next whole request in the buffer to the server (a malformed one closes the connection)."
+        buf = self.buf
+        end, sep = buf.find(b"\r\n\r\n"), 4
+        if end < 0:
+            end, sep = buf.find(b"\n\n"), 2
+            if end < 0:
+                return
+        lines = bytes(buf[:end]).decode("utf-8", "replace").split("\r\n" if sep == 4 else "\n")
+        headers = {}
+        for h in lines[1:]:
+            k, _, v = h.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        try:
+            method, path, _ = lines[0].split(" ", 2)
+            start = end + sep
+            stop = start + int(headers.get("content-length", 0))
+        except ValueError:
+            return self.transport.close()
+        if len(buf) < stop:
+            return
+        body = bytes(buf[start:stop])
+        del buf[:stop]
+        self.busy = True
+        try:
+            self.fs._request(self, method, path, headers, body)
+        except ValueError:  # a chat body that is not JSON: the connection ends, as a crashed handler ended it
+            self.transport.close()
 
 
 def _instance(s, root=None):

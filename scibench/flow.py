@@ -5,14 +5,15 @@ builder and a result parser) and its `Flow` (items, record, finalize); this modu
 
 # %% ../nbs/06c_flow.ipynb #913be8d5
 from __future__ import annotations
-import asyncio, contextlib, dataclasses
-from dataclasses import dataclass
+import asyncio, contextlib, dataclasses, threading
+from dataclasses import dataclass, field
 from typing import Callable
+from .bench import note_protocol
 from .core import jsonl_line, write_with
-from .llm import Request, pipeline
+from .llm import Request, pipeline, pipeline_window
 
 # %% auto #0
-__all__ = ['astage', 'aflow', 'run_stages', 'Flow']
+__all__ = ['astage', 'Step', 'Branch', 'Fan', 'Route', 'steps_of', 'aflow', 'run_stages', 'Flow']
 
 # %% ../nbs/06c_flow.ipynb #9b6863d0
 def _tag(req: Request, stage) -> Request:
@@ -34,29 +35,153 @@ async def astage(stage, state: dict, llms, setup) -> None:
         answers = dict(zip(keys, await asyncio.gather(*(llm.acall(_tag(reqs[k], stage)) for k in keys))))
     stage.result(state, answers, setup)
 
+# %% ../nbs/06c_flow.ipynb #a1f0c002
+@dataclass
+class Step:
+    "A step without a model call: `fn(state, setup)` (see above)."
 
-async def aflow(stages, state: dict, llms, setup) -> dict:
-    "Every stage of one item in order → its state."
+    name: str
+    fn: Callable
+    cpu: bool = False  # in a worker thread, one such step at a time over the run
+    ordered: bool = False  # across items in input order
+
+
+@dataclass
+class Branch:
+    "A child of a `Fan` with its own `stages` and `models` ({role: LLM} in place of the run's)."
+
+    stages: list
+    state: dict
+    models: dict = field(default_factory=dict)
+
+
+@dataclass
+class Fan:
+    "One state → many (see above): `split(state, setup)` → children; `join(state, children, setup)`."
+
+    name: str
+    split: Callable
+    stages: list = field(default_factory=list)  # what each child state (not a `Branch`) runs through
+    join: Callable | None = None
+    window: bool = False  # each child holds a slot of the run's window
+
+
+@dataclass
+class Route:
+    "The item takes the steps `routes[pick(state)]`."
+
+    pick: Callable
+    routes: dict
+
+
+def steps_of(stages):
+    "Every step of `stages`, with those of its `Fan`s and `Route`s (not a `Branch`'s: those are made while running)."
     for s in stages:
-        await astage(s, state, llms, setup)
+        yield s
+        for sub in [s.stages] if isinstance(s, Fan) else s.routes.values() if isinstance(s, Route) else []:
+            yield from steps_of(sub)
+
+# %% ../nbs/06c_flow.ipynb #a1f0c004
+class _Run:
+    "What the items of one run share (see above); `window` None: children unbounded."
+
+    def __init__(self, stages=(), setup=None, window: int | None = None):
+        self.setup, self.window, self.lock, self.sem = setup, window, threading.Lock(), None
+        self.turns = {id(s): {} for s in steps_of(stages) if isinstance(s, Step) and s.ordered}
+
+    def _turn(self, step, k: int) -> asyncio.Future:
+        t = self.turns[id(step)]
+        if k not in t:
+            t[k] = asyncio.get_running_loop().create_future()
+        return t[k]
+
+    def release(self, k: int) -> None:
+        "Item `k` has ended: its turn of every ordered step is passed."
+        for sid in self.turns:
+            self._pass(sid, k)
+
+    def _pass(self, sid, k: int) -> None:
+        t = self.turns[sid]
+        if k not in t:
+            t[k] = asyncio.get_running_loop().create_future()
+        if not t[k].done():
+            t[k].set_result(None)
+
+    async def step(self, step: Step, state: dict, k: int | None) -> None:
+        turn = k is not None and id(step) in self.turns
+        if turn and k > 0:
+            await self._turn(step, k - 1)
+        if step.cpu:
+            def locked():
+                with self.lock:
+                    step.fn(state, self.setup)
+            await asyncio.to_thread(locked)
+        else:
+            step.fn(state, self.setup)
+        if turn:
+            self._pass(id(step), k)
+
+    async def fan(self, fan: Fan, state: dict, llms, k: int | None) -> None:
+        if self.sem is None:  # made inside the event loop
+            self.sem = asyncio.Semaphore(self.window) if self.window else contextlib.nullcontext()
+
+        async def child(c):
+            b = c if isinstance(c, Branch) else Branch(fan.stages, c)
+            async with self.sem if fan.window else contextlib.nullcontext():
+                await aflow(b.stages, b.state, {**llms, **b.models} if b.models else llms, self.setup, self)
+            return b.state
+
+        children = await asyncio.gather(*(child(c) for c in fan.split(state, self.setup)))
+        if fan.join:
+            fan.join(state, list(children), self.setup)
+
+
+async def aflow(stages, state: dict, llms, setup, run: _Run | None = None, k: int | None = None) -> dict:
+    "Every step of one item in order → its state (`run`: what the items of one run share; `k`: the item's index)."
+    run = run or _Run(stages, setup)
+    for s in stages:
+        if isinstance(s, Route):
+            await aflow(s.routes[s.pick(state)], state, llms, setup, run, k)
+        elif isinstance(s, Fan):
+            await run.fan(s, state, llms, k)
+        elif isinstance(s, Step):
+            await run.step(s, state, k)
+        else:
+            await astage(s, state, llms, setup)
     return state
 
 # %% ../nbs/06c_flow.ipynb #2b9a68e2
+def _roles(stages) -> list:
+    return [s for s in steps_of(stages) if not isinstance(s, (Step, Fan, Route))]
+
+
 def _llms_of(stages, llms) -> dict:
-    roles = dict.fromkeys(s.role for s in stages)
+    roles = dict.fromkeys(s.role for s in _roles(stages))
     return {r: llms.llm(r) if hasattr(llms, "llm") else llms[r] for r in roles}
 
 
 def _labels(stages, llms: dict) -> dict:
     "{progress label: LLM}: each role's first stage and its model's name (none for a role without a model)."
-    return {f"{next(s.name for s in stages if s.role == r)} {l.spec.name}": l for r, l in llms.items() if l is not None}
+    return {f"{next(s.name for s in _roles(stages) if s.role == r)} {l.spec.name}": l for r, l in llms.items()
+            if l is not None}
 
 
-def run_stages(stages, items, llms, setup=None, on_result=None, start: Callable | None = None) -> list | None:
+def run_stages(stages, items, llms, setup=None, on_result=None, start: Callable | None = None,
+               labels: dict | None = None) -> list | None:
     "Run every item through `stages` (see above) → the states in input order (or None, with `on_result`)."
-    got = _llms_of(stages, llms)
+    got = llms if labels is not None else _llms_of(stages, llms)
+    labels = _labels(stages, got) if labels is None else labels
+    run = _Run(stages, setup, pipeline_window(labels.values()))
+
+    async def one(item):
+        k, state = item
+        try:
+            return await aflow(stages, state, got, setup, run, k)
+        finally:
+            run.release(k)
+
     states = [start(x) if start else {"item": x} for x in items]
-    return pipeline(states, lambda s: aflow(stages, s, got, setup), _labels(stages, got), on_result=on_result)
+    return pipeline(list(enumerate(states)), one, labels, on_result=on_result)
 
 # %% ../nbs/06c_flow.ipynb #b3372691
 def _same(x, *a):
@@ -68,27 +193,42 @@ class Flow:
     "A benchmark's run as declarations (see above); `Benchmark(run=Flow(...), stages=flow.stages)`."
 
     items: Callable  # items(cfg, setup) -> list
-    stages: list  # [Stage] with request and result
-    record: Callable  # record(state, cfg) -> the item's record (records.jsonl)
+    stages: list  # [Stage] with request and result, and `Step`, `Fan`, `Route`
+    record: Callable  # record(state, cfg) -> the item's record (a line of `stream`)
     finalize: Callable  # finalize(kept, cfg, ctx, setup) -> [Estimate]; writes scores.json
     keep: Callable = _same  # keep(record) -> what finalize reads of it
     setup: Callable = _same  # setup(cfg, ctx) -> what the requests are built from
     start: Callable | None = None  # start(item) -> its first state (default {"item": item})
+    stream: str | None = "records.jsonl"  # the file the records stream into, in input order (None: none)
+    plan_finalize: bool = False  # finalize also when planning
+    roles: Callable | None = None  # roles(setup) -> {role: LLM} (default: ctx.llm(role) of the stages' roles)
+    models: Callable | None = None  # models(setup) -> {progress label: LLM}: every model the run opens
+    lines: Callable | None = None  # lines(record) -> its lines of `stream` (default: [record])
+    protocol: Callable | None = None  # protocol(cfg, ctx) -> the run's protocol notes (`bench.note_protocol`), first
 
     def __call__(self, cfg, ctx) -> list:
+        if self.protocol is not None:
+            note_protocol(cfg, ctx, self.protocol(cfg, ctx))
         with contextlib.ExitStack() as stack:
             s = self.setup(cfg, ctx)
             if hasattr(s, "__enter__"):
                 s = stack.enter_context(s)
             items, kept = self.items(cfg, s), []
+            llms = self.roles(s) if self.roles else _llms_of(self.stages, ctx)
+            labels = self.models(s) if self.models else _labels(self.stages, llms)
 
             def write(f):
                 def on_result(i, state):
                     r = self.record(state, cfg)
-                    f.write(jsonl_line(r).encode("utf-8"))
+                    if f is not None:
+                        for x in self.lines(r) if self.lines else [r]:
+                            f.write(jsonl_line(x).encode("utf-8"))
                     kept.append(self.keep(r))
 
-                run_stages(self.stages, items, ctx, s, on_result, self.start)
+                run_stages(self.stages, items, llms, s, on_result, self.start, labels)
 
-            write_with(ctx.out / "records.jsonl", write)
-            return [] if ctx.planning else self.finalize(kept, cfg, ctx, s)
+            if self.stream:
+                write_with(ctx.out / self.stream, write)
+            else:
+                write(None)
+            return self.finalize(kept, cfg, ctx, s) if self.plan_finalize or not ctx.planning else []

@@ -17,8 +17,8 @@ from . import records as rv
 from .agent import (OBS_CHARS, AgentTask, drive, file_outcome, stub_action, stub_step, tools_prompt,
                             write_schema, _err, _utf8)
 from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, load_limit, param, register, select_items
-from .core import jsonl_line, write_json, write_jsonl, write_text, write_with
-from .flow import run_stages
+from .core import write_json, write_jsonl, write_text
+from .flow import Flow
 from .llm import Request, msgs, parse_json
 from .metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
 from .paperbench import (CATEGORIES, PAPER_AUTO, RETRIEVAL, GradeOpts, agrade, category_shares,
@@ -39,11 +39,11 @@ from .texts import count_tokens, embed_map, prose_problem
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
            'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'DISTILL', 'GENERATE', 'AGENT',
-           'GRADE', 'JUDGE_EVAL', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema', 'instructions',
-           'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers',
-           'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill',
-           'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf',
-           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'note_protocol', 'strongest_model', 'run',
+           'GRADE', 'JUDGE_EVAL', 'run', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema',
+           'instructions', 'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt',
+           'other_papers', 'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent',
+           'check_skill', 'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge',
+           'prf_from_cos', 'match_prf', 'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'strongest_model',
            'stub_reply', 'data', 'write_tables', 'paper_numbers']
 
 # %% ../nbs/20_rubrics.ipynb #ca8ce46e
@@ -532,11 +532,6 @@ def protocol_notes(cfg) -> dict:
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
     return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
 
-def note_protocol(cfg, ctx) -> None:
-    "Record `protocol_notes` in the run's provenance and print this run's departures (stderr)."
-    p = ctx.provenance["protocol"] = protocol_notes(cfg)
-    for n in p["notes"]: print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
-
 
 # %% ../nbs/20_rubrics.ipynb #9135c175
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
@@ -628,6 +623,7 @@ class _Sent:
     src: dict | None  # the skill's source (`_skill_source`); None without setting skill
     ahead: asyncio.Semaphore | None  # prompts built and not yet answered: the judge's limit and a few (a batch: all)
     seen: dict  # what the grader reads of each paper (`grader_paper`)
+    llms: dict  # {role: LLM} of the stages (the distilling model: None where it is the model under test)
     indexes: dict = field(default_factory=dict)  # repository indexes, built once each
     skill: asyncio.Future | None = None  # the distillation (or `skill_file`'s document), once started
 
@@ -693,9 +689,8 @@ JUDGE_EVAL = Stage("judge_eval", "judge", "JudgeEval: one verdict per human-grad
 def _setup(cfg: RubricsConfig, ctx) -> _Sent:
     "Checks before any call (a bad embedder, skill source or skill paper stops here) → what the stages are built from."
     papers = select_items(cfg, load_papers(cfg.split, load_limit(cfg)), lambda p: p["id"])
-    ctx.llm("model")     # the model's client first (meta.json's order)
+    gen_llm = ctx.llm("model")     # the model's client first (meta.json's order)
     judge_llm = ctx.llm("judge")
-    note_protocol(cfg, ctx)
     if not ctx.planning:   # a bad embedder stops the run here, before any call (cached: it answered before)
         embed_map(["the embedder answers"], cfg.embedder, cache=True)
     src = _skill_source(cfg, ctx, papers) if "skill" in cfg.settings else None
@@ -703,42 +698,33 @@ def _setup(cfg: RubricsConfig, ctx) -> _Sent:
     print(f"rubrics: grader: {seen['note']}", file=sys.stderr, flush=True)
     ctx.provenance["grader paper"] = seen["note"]
     n = judge_llm.concurrency
-    return _Sent(cfg, papers, ctx.out, src, None if judge_llm.batch else asyncio.Semaphore(n + max(8, n // 8)), seen)
+    skill_llm = src["llm"] if src is not None and "llm" in src and src["llm"] is not gen_llm else None
+    return _Sent(cfg, papers, ctx.out, src, None if judge_llm.batch else asyncio.Semaphore(n + max(8, n // 8)), seen,
+                 dict(skill_model=skill_llm, model=gen_llm, judge=judge_llm))
 
+# %% ../nbs/20_rubrics.ipynb #5b1d7e21
+def _grade_lines(k: tuple) -> list[dict]:
+    """An item's lines of `grades.jsonl` (`k`: setting, paper id, rubric, {repository: grading}): one per repository,
+    with the rubric's items (their ancestors: in the records)."""
+    items = [{f: v for f, v in i.items() if f != "ancestors"} for i in k[2]["items"]]
+    return [dict(setting=k[0], paper=k[1], repo=rn, **x, items=items) for rn, x in k[3].items()]
 
-def _stream(sent: _Sent, ctx) -> tuple[dict, dict]:
-    """The stages over (setting, paper), the reference rubric first; every verdict streamed to `grades.jsonl` in
-    (setting, paper, repository) order → (rubrics, scores)."""
-    cfg, papers, gen_llm, src = sent.cfg, sent.papers, ctx.llm("model"), sent.src
-    todo = [("reference", p) for p in papers] + [(s, p) for s in cfg.settings for p in papers]
-    gens: dict = {}; scores: dict = {}
-    slim = lambda items: [{k: v for k, v in i.items() if k != "ancestors"} for i in items]  # ancestors: in records
-    def write_grades(f):
-        def done(i, state):
-            (s, p), g = state["item"], state["g"]
-            gens[(s, p["id"])] = g
-            for rn, x in state.get("graded", {}).items():
-                f.write(jsonl_line(dict(setting=s, paper=p["id"], repo=rn, **x,
-                                        items=slim(g["items"]))).encode("utf-8"))
-                scores[(s, p["id"], rn)] = {k: v for k, v in x.items() if k not in ("verdicts", "paper_seen")}
-        skill_llm = src["llm"] if src is not None and "llm" in src and src["llm"] is not gen_llm else None
-        llms = {"skill_model": skill_llm, "model": gen_llm, "judge": ctx.llm("judge")}
-        run_stages([DISTILL, GENERATE, AGENT, GRADE], todo, llms, sent, on_result=done, start=_start)
-    write_with(ctx.out/"grades.jsonl", write_grades)
-    return gens, scores
+def _keep(k: tuple) -> tuple:
+    "What `_finalize` reads of an item: its rubric and each repository's score and counts (the verdicts: in the file)."
+    return *k[:3], {rn: {f: v for f, v in x.items() if f not in ("verdicts", "paper_seen")} for rn, x in k[3].items()}
 
-
-def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
-    """The rubric benchmark for backbone `model` graded by `judge`; writes the run's files, returns per setting F1@0.7
-    and Spearman. Planning (`ctx.planning`): no embedder check and, after the last call (JudgeEval), no metrics."""
-    sent = _setup(cfg, ctx)
-    gens, scores = _stream(sent, ctx)
+# %% ../nbs/20_rubrics.ipynb #5b1d7e24
+def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate]:
+    """After the stream: `repos.json`, JudgeEval (planning: then nothing more); the embeddings, the records, the summary
+    (`scores.json`) and the headline, per setting F1@0.7 and Spearman."""
     papers, d = sent.papers, ctx.out
     order = {str(rp): n for n, rp in enumerate(rp for p in papers for rp in p["repos"].values())}
     write_json(d/"repos.json", [ix.report for _, ix in sorted(sent.indexes.items(),
                                                               key=lambda kv: order.get(kv[0][0], len(order)))])
     je = _judge_eval(cfg, ctx.llm("judge"), papers, d)
     if ctx.planning: return []
+    gens = {(s, pid): g for s, pid, g, _ in kept}
+    scores = {(s, pid, rn): x for s, pid, _, graded in kept for rn, x in graded.items()}
     skill, skill_failure, skill_info = sent.skill.result() if sent.skill is not None else (None, None, {})
     texts = [i["criterion"] for g in gens.values() for i in g["items"]]
     texts += [l["requirements"] for p in papers for l in p["leaves"]]
@@ -759,6 +745,12 @@ def run(cfg: RubricsConfig, ctx) -> list[Estimate]:
         for key, name in (("f1@0.7", "F1@0.7"), ("spearman", "Spearman")):
             e = v[key]; head.append(Estimate(f"{s} {name}", e["mean"], e["lo"], e["hi"], e["n"], v["papers"] - e["n"]))
     return head
+
+run = Flow(lambda cfg, sent: [(s, p) for s in ["reference", *cfg.settings] for p in sent.papers],
+           [DISTILL, GENERATE, AGENT, GRADE], setup=_setup, start=_start, stream="grades.jsonl",
+           record=lambda st, cfg: (st["item"][0], st["item"][1]["id"], st["g"], st.get("graded", {})),
+           lines=_grade_lines, keep=_keep, finalize=_finalize, plan_finalize=True, roles=lambda sent: sent.llms,
+           protocol=lambda cfg, ctx: protocol_notes(cfg))
 
 # %% ../nbs/20_rubrics.ipynb #ea53fd03
 _GUESS_ITEMS = 80       # items of a stub rubric when max_items = 0 (no cap): the human scale (83; the paper's: 36-87)

@@ -550,13 +550,13 @@ def _cfg(**kw): return ab.AutoBenchConfig(**kw)
 
 
 def test_default_calibration_solvers_exclude_generator_and_filter_solver():
-    s, sl, note = ab._solvers(_cfg(model="gen", judge="j", solver="s", evaluate_models="e1,e2+evidence,gen"))
+    s, sl, note = ab.solvers_of(_cfg(model="gen", judge="j", solver="s", evaluate_models="e1,e2+evidence,gen"))
     assert s == "s" and sl == ["j", "e1", "e2"] and note is None
-    s, sl, note = ab._solvers(_cfg(model="gen", judge="j", evaluate_models="e1"))     # the judge is the filter solver here
+    s, sl, note = ab.solvers_of(_cfg(model="gen", judge="j", evaluate_models="e1"))     # the judge is the filter solver here
     assert s == "j" and sl == ["e1", "e1+evidence"] and note is None                  # one model: closed and open book
-    s, sl, note = ab._solvers(_cfg())                                                # the sample: everything is `local`
+    s, sl, note = ab.solvers_of(_cfg())                                                # the sample: everything is `local`
     assert sl == ["local", "local+evidence"] and note == ab.FILTER_NOTE
-    assert ab._solvers(_cfg(model="gen", solver="s", solvers="gen,x"))[2] == ab.GENERATOR_NOTE
+    assert ab.solvers_of(_cfg(model="gen", solver="s", solvers="gen,x"))[2] == ab.GENERATOR_NOTE
 
 
 def test_calibration_requests_differ_from_the_filter(fake_server):
@@ -610,7 +610,7 @@ def test_difficulty_bands_and_balance():
     assert keep == [True, True, False, False, False, False, True, True]
     for bad in ("1,2", "a,b,c", "-1,1,1", "0,0,0"):
         with pytest.raises(ValueError, match="balance"): ab.parse_balance(bad)
-    with pytest.raises(ab.ConfigError, match="hard_below"): ab._validate(_cfg(hard_below=0.8, easy_above=0.2))
+    with pytest.raises(ab.ConfigError, match="hard_below"): ab.validate(_cfg(hard_below=0.8, easy_above=0.2))
 
 
 def test_ambiguity_single_marked_option_must_be_the_key(fake_server):

@@ -30,7 +30,11 @@ def test_run_records_protocol_and_tables_show_it(fake_registry, run_bench, resul
     assert meta["status"] == "complete" and meta["config"]["protocol"] == "paper"
     p = meta["provenance"]["protocol"]
     assert p["name"] == "paper" and p["quirks"] == [] and p["differences"]
-    assert "note: protocol paper: k=3" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "note: protocol paper: k=3" in err
+    # the run's Flow declares the protocol and notes it before its setup: first in provenance and on stderr (issue 19)
+    assert rubrics.run.protocol is not None and list(meta["provenance"]) == ["protocol", "grader paper"]
+    assert err.index("note: protocol paper: k=3") < err.index("rubrics: grader: ")
     from scibench.runs import run_label
     from scibench.runs import complete_runs
     from scibench.tables import build
