@@ -46,6 +46,8 @@ def _schema_str(n, lo=0): return {"type": "string", "maxLength": n, **({"minLeng
 
 def _ids(ids=None, n=12): return {"type": "string", "enum": list(ids)} if ids else _schema_str(n)
 
+
+# %% ../nbs/30_autobench.ipynb #9f0a0b3c
 def kp_schema(max_points: int = 3, ids=None) -> dict:
     """JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations where the
     endpoint supports schemas."""
@@ -981,9 +983,8 @@ PAPER_STEPS = [EXTRACT, Step("merge", _merge, cpu=True), Step("number", _number,
                Step("contexts", _contexts, cpu=True), QUESTIONS]
 
 # %% ../nbs/30_autobench.ipynb #ae3698b8
-# the source text names neither authors nor an arXiv id, and none is invented
 PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retrieval-Augmented LLMs",
               "authors not named in the source text (ACL 2025)", year="2025", venue="ACL 2025",
-              key="autobench2025")  # the text prints "Conference: ACL 2025", no authors, no arXiv id
+              key="autobench2025")  # the text prints "Conference: ACL 2025", no authors, no arXiv id: none invented
 FLOW = [EXTRACT, GENERATE, CORRECTNESS[0], ANSWERABILITY, AMBIGUITY, CALIBRATE[0], EVALUATE[0], GRADE]
 
