@@ -1223,8 +1223,8 @@ class _Wire:
             self.proxy, self.proxy_auth = get_env_proxy_for_url(self.chat)
         except (LookupError, ValueError):
             self.proxy, self.proxy_auth = None, None
-        self.kw = dict(allow_redirects=False, proxy=self.proxy, proxy_auth=self.proxy_auth) if self.proxy else {}
-        self.kw.setdefault("allow_redirects", False)
+        via = dict(proxy=self.proxy, proxy_auth=self.proxy_auth) if self.proxy else {}
+        self.kw = dict(allow_redirects=False, **via)
         self.addr, self.connect_s, self.read_s = (u.hostname, u.port or (443 if self.https else 80)), min(10.0, t), t
         head = {"Host": u.netloc.rpartition("@")[2], **self.headers, "User-Agent": _USER_AGENT}
         head["Accept-Encoding"] = "gzip, deflate"  # as aiohttp asked (decoded in `_Conn._done`)
