@@ -8,7 +8,8 @@ configurations, records, scores, evaluations), the subcommands and the benchmark
 
 # %% ../nbs/36_autobench_run.ipynb #38a6518f
 from __future__ import annotations
-import json, re
+import json, re, threading
+from concurrent.futures import Future
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,12 +75,28 @@ def _note(cfg, ctx, S: AutoBenchSetup) -> None:
     note_protocol(cfg, ctx, protocol_notes(cfg, solver_is_generator=S.solver_is_generator, solvers=S.entries,
                                            cal_note=S.cal_note))
 
+class _Prefetched(Retriever):
+    """A `Retriever` whose paragraphs (every paper's and the related corpus's) are embedded from the run's start, in a
+    thread, while the first extractions are out: the one batch `Retriever` embeds at the first search, so the same
+    vectors, off the first paper's critical path."""
+    def __init__(self, *a):
+        super().__init__(*a)
+        self._fut = Future()
+        threading.Thread(target=self._embed, daemon=True).start()
+    def _embed(self):
+        try: self._fut.set_result(embed_cached([t for _, _, t in self.units]))
+        except BaseException as e: self._fut.set_exception(e)
+    def _scores(self, key, rows, query):
+        if self._U is None: self._U = self._fut.result()
+        return super()._scores(key, rows, query)
+
 def setup_run(cfg, ctx) -> AutoBenchSetup:
     "The run's papers (into `papers.jsonl`), retriever and models, and its protocol notes."
     validate(cfg)
     papers_l, related = load_split(cfg.split, load_limit(cfg))
     papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
-    retr = Retriever(papers_l, related, "bm25" if ctx.planning else cfg.retrieval_method)
+    method = "bm25" if ctx.planning else cfg.retrieval_method
+    retr = (Retriever if method == "bm25" else _Prefetched)(papers_l, related, method)
     solver, entries, note = solvers_of(cfg)
     llms = dict(model=ctx.llm("model"), judge=ctx.llm("judge"), solver=ctx.llm("solver", solver))
     cal = [(s, ctx.llm("solvers", parse_solver(s)[0]), parse_solver(s)[1]) for s in entries]

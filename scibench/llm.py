@@ -365,6 +365,38 @@ def _plain(messages) -> bool:
     )
 
 
+_SHARED: list = [(), ""]  # [(beginnings of long texts, their JSON less the closing quote), newest first], the last miss
+_SHARED_MIN, _SHARED_KEEP = 4096, 32  # the shortest beginning kept, how many
+
+
+def _common_len(a: str, b: str) -> int:
+    "The length of the longest common beginning of `a` and `b` (halving: about len(a) characters compared in all)."
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        m = (lo + hi + 1) // 2
+        lo, hi = (m, hi) if a[lo:m] == b[lo:m] else (lo, m - 1)
+    return lo
+
+
+def _enc_text(v: str) -> str:
+    """`_ENC_STR(v)`, byte for byte, for a message text: JSON escapes each character apart, so a long text that begins
+    with a beginning encoded before (the paper a judge reads before every criterion) has only its rest encoded. A long
+    text that does not learns the beginning it shares with the last such text, to its last line break."""
+    if len(v) < _SHARED_MIN:
+        return _ENC_STR(v)
+    known, last = _SHARED
+    for p, e in known:
+        if v.startswith(p):
+            return e + _ENC_STR(v[len(p) :])[1:]
+    _SHARED[1] = v
+    n = v.rfind("\n", 0, _common_len(v, last)) + 1
+    if n < _SHARED_MIN:
+        return _ENC_STR(v)
+    e = _ENC_STR(v[:n])[:-1]
+    _SHARED[0] = ((v[:n], e), *known[: _SHARED_KEEP - 1])  # a new tuple: a reader elsewhere keeps its own
+    return e + _ENC_STR(v[n:])[1:]
+
+
 class _Encoded:
     """A request's messages JSON-encoded once, in UTF-8, for both its cache key (keys sorted) and its body (keys in
     order): a 100 KB grading prompt is encoded once, not once for each. It keeps the messages' items it was made from
@@ -375,7 +407,7 @@ class _Encoded:
     def __init__(self, messages: list):
         self.items, key, body = [tuple(m.items()) for m in messages], [], []
         for it in self.items:
-            f = {k: (_ENC_STR(k) + ": " + _ENC_STR(v)).encode() for k, v in it}
+            f = {k: (_ENC_STR(k) + ": " + _enc_text(v)).encode() for k, v in it}
             key.append(b"{" + b", ".join(f[k] for k in sorted(f)) + b"}")
             body.append(b"{" + b", ".join(f.values()) + b"}")
         self.key, self.body = b"[" + b", ".join(key) + b"]", b"[" + b", ".join(body) + b"]"

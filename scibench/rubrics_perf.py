@@ -353,10 +353,12 @@ def _w3_chain(papers: list[dict], obs_chars: int = OBS_CHARS) -> int:
 
 # %% ../nbs/96_rubrics_perf.ipynb #b3c1f0a3
 def w3_setup() -> None:
-    "W3's one-time setup in the run's process, timed apart from the run: the local embedding model loaded."
+    """W3's one-time setup in the run's process, timed apart from the run: the local embedding model loaded, ROUGE's
+    tokenizer and stemmer imported (as P4 warms them)."""
     from scibench.retrieval import embed
 
     embed(["warm up"])
+    rouge_tokens(["warm up"])
 
 # %% ../nbs/96_rubrics_perf.ipynb #0ad8ef24
 def w3_rubrics(

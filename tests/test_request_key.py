@@ -98,3 +98,18 @@ def test_a_sent_body_is_the_encoded_one(fake_server, tmp_path):
     assert all(c.get(cache_key(spec, r)) is not None for r in reqs)
     key = lambda b: json.dumps(b, sort_keys=True)
     assert sorted(map(key, seen)) == sorted(key(llm._body(r)) for r in reqs)
+
+
+def test_long_texts_sharing_a_beginning_encode_as_json_does():
+    "A long text's JSON from a beginning learned from earlier texts (`_enc_text`) is `encode_basestring`'s, and keys."
+    from scibench import llm
+
+    rng = random.Random(7)
+    heads = [_text(rng, rng.randint(4000, 9000)) + "\n" for _ in range(3)]
+    for i in range(300):
+        v = rng.choice(heads)[: rng.choice([9000, 9000, rng.randint(0, 9000)])] + _text(rng, rng.randint(0, 3000))
+        assert llm._enc_text(v) == json.encoder.encode_basestring(v), i
+        req = Request(msgs(v, "sys" if i % 2 else None), max_tokens=5)
+        assert request_key(SPECS[i % 3], req)[0] == cache_key(SPECS[i % 3], req), i
+    assert llm._SHARED[0], "no beginning was learned"
+    assert all(llm._common_len(a, b) == len(__import__("os").path.commonprefix([a, b])) for a in heads for b in heads)
