@@ -7,7 +7,7 @@ output with a text fallback, failure records, token and cost accounting, and the
 
 # %% ../nbs/01_llm.ipynb #a15ea2f8
 from __future__ import annotations
-import asyncio, contextlib, contextvars, hashlib, json, os, re, sqlite3, sys, threading, time, tomllib
+import asyncio, contextlib, contextvars, hashlib, heapq, itertools, json, os, re, sqlite3, sys, threading, time, tomllib
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 from .core import project_root, cache_dir
@@ -1593,17 +1593,16 @@ class LLM:
         kw = self._body(req)
         e = _ENCODED.get()  # the messages as encoded for the cache key (`_ask`), where they still are the request's
         body = _body_bytes(kw, e) if e is not None and e.of(req) else _ENCODE(kw).encode()
+        _STAGE.set(req.stage)  # its place in the queue of `sem` (`_Slots`)
         async with sem:  # the timeout and the latency are the server's: counted from here, after our queue
             ad = getattr(sem, "scibench_adapt", None)
-            k = ad.sent() if ad is not None else 0
-            t0 = time.perf_counter()
+            ticket = ad.sent() if ad is not None else None
+            t0, err, secs = time.perf_counter(), "cancelled", None
             try:
                 d, err, secs = await client.chat_completion(body, self.usage.retry)
             finally:
-                if ad is not None:
-                    ad.back(k)
-            if ad is not None and err is None and time.perf_counter() - t0 - secs < 1e-3:  # answered at once
-                ad.sample(k, secs)
+                if ad is not None:  # a sample where it was answered at once (its only attempt)
+                    ad.back(ticket, secs if err is None and time.perf_counter() - t0 - secs < 1e-3 else None)
         if err is not None:
             return dict(ok=False, text=None, error=err, usage=None, cached=False, seconds=time.perf_counter() - t0)
         try:
@@ -1850,19 +1849,65 @@ async def _acall(self: "LLM", req: Request) -> dict:
     return res
 
 
-def _limit(n: int) -> asyncio.Semaphore:
-    "A concurrency limit of `n` requests (it remembers `n`, so that `_fit_slots` can lower it)."
-    sem = asyncio.Semaphore(n)
-    sem.scibench_limit = n
-    return sem
+_STAGE: contextvars.ContextVar = contextvars.ContextVar("scibench_stage", default="")  # of the request waiting
 
 
-def _hold(lv: _Live, sem: asyncio.Semaphore, n: int):
-    "Lower `sem`'s limit by `n`: that many permits taken for good as they come free (until the `live` ends)."
+class _Slots:
+    """A concurrency limit of `n` requests that hands a free slot to the waiting request of the earliest stage in
+    `order` (a flow's stages, first to last; a stage not in it after them), first come, first served within a stage:
+    the calls with the most calls still to come after them go first (a paper's query before the judging of earlier
+    answers, an agent's next step before a stage's thousands of gradings), so a run does not end on a tail of chains
+    started late. A request's stage is its `Request.stage` (`_STAGE` while it waits). It remembers `n`, so that
+    `_fit_slots` can lower it."""
+
+    def __init__(self, n: int):
+        self.scibench_limit, self._free, self._waiters, self._seq, self.order = n, n, [], itertools.count(), {}
+
+    def locked(self) -> bool:
+        return self._free <= 0
+
+    async def acquire(self, first: bool = False) -> bool:
+        "Wait for a slot (`first`: before every other waiter)."
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return True
+        fut = asyncio.get_running_loop().create_future()
+        rank = -1 if first else self.order.get(_STAGE.get(), len(self.order))
+        heapq.heappush(self._waiters, (rank, next(self._seq), fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # handed a slot, then cancelled: passed on
+                self.release()
+            raise
+        return True
+
+    def release(self) -> None:
+        while self._waiters:
+            fut = heapq.heappop(self._waiters)[2]
+            if not fut.done():  # a cancelled waiter is skipped
+                fut.set_result(True)
+                return
+        self._free += 1
+
+    async def __aenter__(self):
+        await self.acquire()
+
+    async def __aexit__(self, *exc):
+        self.release()
+
+
+def _limit(n: int) -> _Slots:
+    "A concurrency limit of `n` requests (`_Slots`)."
+    return _Slots(n)
+
+
+def _hold(lv: _Live, sem: _Slots, n: int):
+    "Lower `sem`'s limit by `n`: that many slots taken for good as they come free, first (until the `live` ends)."
 
     async def hold():
         for _ in range(n):
-            await sem.acquire()
+            await sem.acquire(first=True)
 
     if n > 0:
         lv.start(hold())
@@ -1914,18 +1959,30 @@ _BACKOFF: dict = {}  # endpoint scope → the limit `_Adapt` learned for it (thi
 
 class _Adapt:
     """Backs off when latency grows with concurrency, for a server that reports no slot count: counts the requests in
-    flight on a limit, samples (in flight when sent, seconds) of the requests answered at the first attempt, and every
-    max(16, limit) samples sets the limit to `backoff_limit` (never higher: a learned limit holds for the process)."""
+    flight on a limit, and samples (in flight when sent, seconds) of the requests answered at the first attempt, in
+    the order they were sent: a sample is taken only when every request sent before it is back, so a window holds
+    the slow and the quick answers of the same sends (taken as they come back, the quick answers of a new burst would
+    meet the slow ones of the sends before it, and any heavy-tailed latency would look like a queue). Every max(16,
+    limit) samples it sets the limit to `backoff_limit` (never higher: a learned limit holds for the process)."""
 
     def __init__(self, llm: "LLM", lv: _Live, sem: asyncio.Semaphore, n: int):
         self.llm, self.lv, self.sem, self.n, self.inflight, self.samples = llm, lv, sem, n, 0, []
+        self.sends, self.next, self.back_ = 0, 0, {}  # sends so far, the first not yet back, those back after it
 
-    def sent(self) -> int:
-        self.inflight += 1
-        return self.inflight - 1
+    def sent(self) -> tuple:
+        "A request is sent → its ticket (send number, in flight when sent) for `back`."
+        self.inflight, self.sends = self.inflight + 1, self.sends + 1
+        return self.sends - 1, self.inflight - 1
 
-    def back(self, k: int):
+    def back(self, ticket: tuple, secs: float | None):
+        "The request of `ticket` is back, answered in `secs` at its first attempt (None: no sample)."
         self.inflight -= 1
+        self.back_[ticket[0]] = None if secs is None else (ticket[1], secs)
+        while self.next in self.back_:
+            s = self.back_.pop(self.next)
+            self.next += 1
+            if s is not None:
+                self.sample(*s)
 
     def sample(self, k: int, secs: float):
         self.samples.append((k, secs))
@@ -2502,7 +2559,13 @@ def _shared_limits(llms) -> dict:
     return {k: _limit(c) for k, c in caps.items()}
 
 
-async def apipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
+def _in_order(sem, order) -> None:
+    "Give the limit `sem` the stages' `order` (`_Slots`), where one is given."
+    if order:
+        sem.order = {k: i for i, k in enumerate(order)}
+
+
+async def apipeline(items, fn, llms, window: int | None = None, on_result=None, order=()) -> list | None:
     "`pipeline` inside a running event loop."
     descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
     llms = [x for x in dict.fromkeys(llms.values() if isinstance(llms, dict) else llms) if x is not None]
@@ -2525,7 +2588,8 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None) 
     sems = _shared_limits(llms)
     async with contextlib.AsyncExitStack() as stack:
         for x in llms:
-            await stack.enter_async_context(x.live(descs.get(id(x)), sems[_batch_scope(x.spec)]))
+            lv = await stack.enter_async_context(x.live(descs.get(id(x)), sems[_batch_scope(x.spec)]))
+            _in_order(lv.sem, order)
         running: set = set()
 
         async def one(i, item):
@@ -2546,11 +2610,12 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None) 
     return out
 
 
-def pipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
+def pipeline(items, fn, llms, window: int | None = None, on_result=None, order=()) -> list | None:
     """Run `await fn(item)` for every item with every LLM of `llms` open (`live`): a call that needs an earlier answer
     is sent as soon as that answer arrives. Returns the results in order, or hands each to `on_result(i, result)` in
-    order (then None). `llms`: a list, or {progress label: LLM}."""
-    return run_sync(apipeline(items, fn, llms, window, on_result))
+    order (then None). `llms`: a list, or {progress label: LLM}; `order`: the stages, first to last (a free slot goes
+    to the earliest stage's waiting request: `_Slots`)."""
+    return run_sync(apipeline(items, fn, llms, window, on_result, order))
 
 # %% ../nbs/01_llm.ipynb #8c802a87
 def parse_json(text: str | None):

@@ -18,7 +18,7 @@ from .agent import (OBS_CHARS, AgentTask, drive, file_outcome, stub_action, stub
                             write_schema, _err, _utf8)
 from .bench import Benchmark, Config, ConfigError, Paper, Stage, filler, load_limit, param, register, select_items
 from .core import write_json, write_jsonl, write_text
-from .flow import Flow
+from .flow import Flow, Step
 from .llm import Request, msgs, parse_json
 from .metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
 from .paperbench import (CATEGORIES, PAPER_AUTO, RETRIEVAL, GradeOpts, agrade, category_shares,
@@ -32,14 +32,14 @@ from .rubrics_views import (PAPER_EMBEDDER_NAME, PAPER_JUDGE, TABLE1, TABLE2, TA
                                     record_scores, record_sections)
 from .runs import complete_runs
 from .tables import Figure, build, write
-from .texts import count_tokens, embed_map, prose_problem
+from .texts import EmbedAhead, count_tokens, embed_map, prose_problem
 
 
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
            'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'DISTILL', 'GENERATE', 'AGENT',
-           'GRADE', 'JUDGE_EVAL', 'run', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema',
+           'GRADE', 'JUDGE_EVAL', 'EMBED', 'run', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema',
            'instructions', 'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt',
            'other_papers', 'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent',
            'check_skill', 'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge',
@@ -626,6 +626,7 @@ class _Sent:
     llms: dict  # {role: LLM} of the stages (the distilling model: None where it is the model under test)
     indexes: dict = field(default_factory=dict)  # repository indexes, built once each
     skill: asyncio.Future | None = None  # the distillation (or `skill_file`'s document), once started
+    embeds: EmbedAhead | None = None  # the texts of the intrinsic metrics, embedded as they come (not when planning)
 
     def skill_task(self) -> asyncio.Future:
         if self.skill is None: self.skill = asyncio.ensure_future(_askill(self.cfg, self.out, self.papers, self.src))
@@ -684,6 +685,10 @@ GRADE = Stage("grade", "judge", "one pass/fail verdict per (rubric item, reposit
               _grade_request, lambda state, graded, sent: state.update(graded=dict(zip(state["item"][1]["repos"],
                                                                                       graded))))
 JUDGE_EVAL = Stage("judge_eval", "judge", "JudgeEval: one verdict per human-graded leaf of each case with a submission")
+# each rubric's items embedded as it comes, while the run grades (`EmbedAhead`; none when planning)
+EMBED = Step("embed", lambda state, sent: sent.embeds and sent.embeds.add(
+    [i["criterion"] for i in state.get("g", {}).get("items", [])]))
+
 
 # %% ../nbs/20_rubrics.ipynb #60e38edd
 def _setup(cfg: RubricsConfig, ctx) -> _Sent:
@@ -699,8 +704,10 @@ def _setup(cfg: RubricsConfig, ctx) -> _Sent:
     ctx.provenance["grader paper"] = seen["note"]
     n = judge_llm.concurrency
     skill_llm = src["llm"] if src is not None and "llm" in src and src["llm"] is not gen_llm else None
+    embeds = None if ctx.planning else EmbedAhead(cfg.embedder)
+    if embeds: embeds.add([l["requirements"] for p in papers for l in p["leaves"]])
     return _Sent(cfg, papers, ctx.out, src, None if judge_llm.batch else asyncio.Semaphore(n + max(8, n // 8)), seen,
-                 dict(skill_model=skill_llm, model=gen_llm, judge=judge_llm))
+                 dict(skill_model=skill_llm, model=gen_llm, judge=judge_llm), embeds=embeds)
 
 # %% ../nbs/20_rubrics.ipynb #5b1d7e21
 def _grade_lines(k: tuple) -> list[dict]:
@@ -728,6 +735,7 @@ def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate
     skill, skill_failure, skill_info = sent.skill.result() if sent.skill is not None else (None, None, {})
     texts = [i["criterion"] for g in gens.values() for i in g["items"]]
     texts += [l["requirements"] for p in papers for l in p["leaves"]]
+    if sent.embeds: sent.embeds.wait()   # what `EMBED` queued is in the cache: embed_map reads it
     emb = embed_map(texts, cfg.embedder, cache=True)
     toks: dict = {}      # ROUGE tokens of each text, shared by every setting
     records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb,
@@ -747,7 +755,7 @@ def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate
     return head
 
 run = Flow(lambda cfg, sent: [(s, p) for s in ["reference", *cfg.settings] for p in sent.papers],
-           [DISTILL, GENERATE, AGENT, GRADE], setup=_setup, start=_start, stream="grades.jsonl",
+           [DISTILL, GENERATE, AGENT, EMBED, GRADE], setup=_setup, start=_start, stream="grades.jsonl",
            record=lambda st, cfg: (st["item"][0], st["item"][1]["id"], st["g"], st.get("graded", {})),
            lines=_grade_lines, keep=_keep, finalize=_finalize, plan_finalize=True, roles=lambda sent: sent.llms,
            protocol=lambda cfg, ctx: protocol_notes(cfg))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools, json, re
 
 # %% auto #0
-__all__ = ['embed_map', 'count_tokens', 'prose_problem']
+__all__ = ['embed_map', 'EmbedAhead', 'count_tokens', 'prose_problem']
 
 # %% ../nbs/08a_texts.ipynb #eacacbcb
 def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
@@ -19,6 +19,23 @@ def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
     u = list(dict.fromkeys(texts))
     if cache is None or cache is False: return dict(zip(u, embed(u, model=embedder)))
     return dict(zip(u, embed_cached(u, model=embedder, cache=None if cache is True else cache)))
+
+# %% ../nbs/08a_texts.ipynb #e1a7c0d2
+class EmbedAhead:
+    "Texts embedded into the embedding cache in one worker thread, a batch per `add`, in the order added (see above)."
+
+    def __init__(self, embedder: str|None = None, cache=True):
+        from concurrent.futures import ThreadPoolExecutor
+        self.embedder, self.cache, self.pool, self.futs = embedder, cache, ThreadPoolExecutor(1), []
+
+    def add(self, texts) -> None:
+        "Queue `texts` to be embedded (into the cache) as one batch."
+        if texts: self.futs.append(self.pool.submit(embed_map, list(texts), self.embedder, self.cache))
+
+    def wait(self) -> None:
+        "Every batch queued so far embedded (or failed: the run's own `embed_map` then says why)."
+        for f in self.futs: f.exception()
+        self.pool.shutdown()
 
 # %% ../nbs/08a_texts.ipynb #64a27915
 @functools.lru_cache(maxsize=1)
