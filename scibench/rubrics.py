@@ -685,10 +685,10 @@ GRADE = Stage("grade", "judge", "one pass/fail verdict per (rubric item, reposit
               _grade_request, lambda state, graded, sent: state.update(graded=dict(zip(state["item"][1]["repos"],
                                                                                       graded))))
 JUDGE_EVAL = Stage("judge_eval", "judge", "JudgeEval: one verdict per human-graded leaf of each case with a submission")
-# each rubric's items embedded as it comes, while the run grades (`EmbedAhead`; none when planning)
+
+# %% ../nbs/20_rubrics.ipynb #e1b2c3d5
 EMBED = Step("embed", lambda state, sent: sent.embeds and sent.embeds.add(
     [i["criterion"] for i in state.get("g", {}).get("items", [])]))
-
 
 # %% ../nbs/20_rubrics.ipynb #60e38edd
 def _setup(cfg: RubricsConfig, ctx) -> _Sent:
