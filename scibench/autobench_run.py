@@ -8,8 +8,7 @@ configurations, records, scores, evaluations), the subcommands and the benchmark
 
 # %% ../nbs/36_autobench_run.ipynb #38a6518f
 from __future__ import annotations
-import json, re, threading
-from concurrent.futures import Future
+import json, re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from .core import write_json, write_jsonl, write_text
 from .flow import Flow, Route, run_stages
 from .metrics import mean_ci
 from .retrieval import embed_cached
+from .texts import EmbedAhead
 from .report import Estimate
 from .bench import Benchmark, Command, load_limit, note_protocol, param, register, select_items
 from .runs import rel
@@ -76,18 +76,17 @@ def _note(cfg, ctx, S: AutoBenchSetup) -> None:
                                            cal_note=S.cal_note))
 
 class _Prefetched(Retriever):
-    """A `Retriever` whose paragraphs (every paper's and the related corpus's) are embedded from the run's start, in a
-    thread, while the first extractions are out: the one batch `Retriever` embeds at the first search, so the same
-    vectors, off the first paper's critical path."""
+    """A `Retriever` whose paragraphs (every paper's and the related corpus's) go into the embedding cache from the
+    run's start (`texts.EmbedAhead`), while the first extractions are out: the one batch `Retriever` embeds at the
+    first search, so the same vectors, read back from the cache there, off the first paper's critical path."""
     def __init__(self, *a):
         super().__init__(*a)
-        self._fut = Future()
-        threading.Thread(target=self._embed, daemon=True).start()
-    def _embed(self):
-        try: self._fut.set_result(embed_cached([t for _, _, t in self.units]))
-        except BaseException as e: self._fut.set_exception(e)
+        self._ahead = EmbedAhead()
+        self._ahead.add([t for _, _, t in self.units])
     def _scores(self, key, rows, query):
-        if self._U is None: self._U = self._fut.result()
+        if self._U is None:
+            self._ahead.wait()
+            self._U = embed_cached([t for _, _, t in self.units])
         return super()._scores(key, rows, query)
 
 def setup_run(cfg, ctx) -> AutoBenchSetup:
