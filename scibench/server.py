@@ -12,9 +12,9 @@ from .core import cache_dir
 from .llm import ModelSpec, get_model
 
 # %% auto #0
-__all__ = ['EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open', 'is_our_server',
-           'listener', 'read_pidfile', 'users', 'start_server', 'stop_server', 'serving', 'embedded_speed_path',
-           'embedded_speed', 'embedded_seconds']
+__all__ = ['SERVE_CODE', 'EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open',
+           'is_our_server', 'listener', 'read_pidfile', 'users', 'serve_on_one_thread', 'start_server', 'stop_server',
+           'serving', 'embedded_speed_path', 'embedded_speed', 'embedded_seconds']
 
 # %% ../nbs/01a_server.ipynb #57d196ab
 class ServerError(RuntimeError):
@@ -151,7 +151,8 @@ def is_our_server(pid, spec: ModelSpec) -> tuple[bool, str]:
     args = _cmdline(pid)
     if not args:
         return False, "no such process"
-    return "llama_cpp.server" in args and _opt(args, "--port") == str(_port(spec)), " ".join(args)[:160]
+    ours = "llama_cpp.server" in args or SERVE_CODE in args  # launched by an older checkout, or by `_launch`
+    return ours and _opt(args, "--port") == str(_port(spec)), " ".join(args)[:160]
 
 
 def _listening_inodes(port: int) -> set:
@@ -354,13 +355,41 @@ def _log_tail(log: Path, n: int = 400) -> str:
     return f"\n--- end of {log} ---\n{t}" if t else ""
 
 
+SERVE_CODE = "from scibench.server import serve_on_one_thread; serve_on_one_thread()"  # `_launch`'s server
+
+
+def _on_one_thread():
+    "An async `run_in_threadpool(fn, *args, **kwargs)` that runs every call on one thread, the same one each time."
+    import asyncio, functools
+    from concurrent.futures import ThreadPoolExecutor
+
+    one = ThreadPoolExecutor(1, thread_name_prefix="llama")
+
+    async def run_on_one(fn, *a, **kw):
+        return await asyncio.get_running_loop().run_in_executor(one, functools.partial(fn, *a, **kw))
+
+    return run_on_one
+
+
+def serve_on_one_thread() -> None:
+    """llama-cpp-python's server (`python -m llama_cpp.server`, its command line) with every completion on one thread.
+    llama.cpp here is built with OpenMP, which keeps a team of compute threads per calling thread; the server ran each
+    completion on whichever worker of its thread pool was free, so successive requests made new teams while the old
+    ones still spun, and the same 3 prompts took 22 to 107 tokens/s (P5); on one thread, 79-82."""
+    import llama_cpp.server.app as app
+    from llama_cpp.server.__main__ import main
+
+    app.run_in_threadpool = _on_one_thread()
+    main()
+
+
 def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
     """Start the server and wait until it serves `spec.model`; its pid. On failure (exit, no answer within `wait`,
     interrupt) it is killed."""
     cmd = [
         sys.executable,
-        "-m",
-        "llama_cpp.server",
+        "-c",
+        SERVE_CODE,
         "--model",
         str(smollm2_path()),
         "--model_alias",

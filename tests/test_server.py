@@ -3,7 +3,7 @@ registry and cache; the server on the registry's own port is never touched."""
 import json, os, signal, socket, subprocess, sys, time
 from pathlib import Path
 import pytest
-from scibench.server import (ServerError, serving, start_server, stop_server, read_pidfile, users, _pidfile, _usersdir,
+from scibench.server import (SERVE_CODE, ServerError, serving, start_server, stop_server, read_pidfile, users, _pidfile, _usersdir,
                              is_our_server, _stat)
 from scibench.llm import get_model
 
@@ -30,13 +30,13 @@ context = 2048
 
 
 def servers_on(port: int) -> list[int]:
-    "Pids of every llama_cpp.server process on `port` (found through /proc, not through our pid file)."
+    "Pids of every llama_cpp.server process on `port` (`_launch`'s or `-m llama_cpp.server`; through /proc, not our pid file)."
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit(): continue
         try: args = (d/"cmdline").read_bytes().split(b"\0")
         except OSError: continue
-        if b"llama_cpp.server" in args and b"--port" in args and args[args.index(b"--port") + 1] == str(port).encode(): out.append(int(d.name))
+        if (b"llama_cpp.server" in args or SERVE_CODE.encode() in args) and b"--port" in args and args[args.index(b"--port") + 1] == str(port).encode(): out.append(int(d.name))
     return out
 
 
