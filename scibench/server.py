@@ -128,8 +128,8 @@ def _stat(pid) -> tuple[str, int, int] | None:
 
 def _alive(pid: int) -> bool:
     p = _children.get(pid)
-    if p is not None:
-        return p.poll() is None
+    if p is not None and p.poll() is not None:
+        return False  # reaped (a poll that finds Popen's waitpid lock held says None: /proc then tells)
     st = _stat(pid)
     if st is not None:
         return st[0] not in "ZX"
@@ -414,12 +414,13 @@ def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
     log.parent.mkdir(parents=True, exist_ok=True)
     # its environment names this checkout's cache folder: another checkout on this machine can join it as a user
     env = {**os.environ, "SCIBENCH_SERVER_HOME": str(cache_dir()), "SCIBENCH_SERVER_NAME": spec.name}
-    with open(log, "ab") as lf:
-        p = subprocess.Popen(
-            cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
-        )
-    _children[p.pid] = p
+    p = None
     try:
+        with _signals_held(), open(log, "ab") as lf:  # a SIGTERM here comes after `p` is known, inside this `try`
+            p = subprocess.Popen(
+                cmd, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+            )
+            _children[p.pid] = p
         deadline = time.monotonic() + wait
         while True:
             if p.poll() is not None:
@@ -440,7 +441,8 @@ def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
                 )
             time.sleep(0.25)
     except BaseException:
-        _terminate(p.pid, grace=3.0)
+        if p is not None:
+            _terminate(p.pid, grace=3.0)
         raise
 
 

@@ -195,22 +195,32 @@ def test_concurrent_serve_leaves_one_server_that_stop_stops(reg, tries):
         assert servers_on(reg) == [] and not _pidfile(spec).exists() and port_closed(reg)
 
 
+def _stopped_within(p, secs: float, stacks: Path):
+    "Wait for client `p`; if it is still alive after `secs`, fail with its threads' stacks (faulthandler on SIGUSR1)."
+    try:
+        p.wait(secs)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGUSR1); time.sleep(1); p.kill()
+        raise AssertionError(f"the client did not exit within {secs:.0f}s of SIGTERM; its stacks:\n{stacks.read_text()}") from None
+
+
 def test_sigterm_stops_what_the_process_started(reg, tmp_path):
     "SIGTERM while using the server, and SIGTERM while it is still starting: no server is left behind."
     spec = get_model(NAME)
-    code = ("import sys, time\nfrom pathlib import Path\nfrom scibench.server import serving\n"
+    code = ("import faulthandler, signal, sys, time\nfrom pathlib import Path\nfrom scibench.server import serving\n"
+            "faulthandler.register(signal.SIGUSR1, open(sys.argv[1] + '.stacks', 'w'), all_threads=True)\n"
             "with serving('tlocal'):\n    Path(sys.argv[1]).write_text('up')\n    time.sleep(600)\n")
     p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path/"up")], cwd=ROOT, env=os.environ.copy(), stderr=subprocess.DEVNULL)
     wait_for(lambda: (tmp_path/"up").exists() or p.poll() is not None, 180, "the server")
     assert len(servers_on(reg)) == 1 and len(users(spec)) == 1
-    p.send_signal(signal.SIGTERM); p.wait(60)
+    p.send_signal(signal.SIGTERM); _stopped_within(p, 60, tmp_path/"up.stacks")
     assert servers_on(reg) == [] and not _pidfile(spec).exists() and not list(_usersdir(spec).glob("*.lease"))
     # interrupted while the server is loading
     log = Path(os.environ["SCIBENCH_CACHE"])/f"server-{NAME}.log"
     size = log.stat().st_size
     p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path/"up2")], cwd=ROOT, env=os.environ.copy(), stderr=subprocess.DEVNULL)
     wait_for(lambda: servers_on(reg) or p.poll() is not None, 60, "the server process")
-    p.send_signal(signal.SIGTERM); p.wait(60)
+    p.send_signal(signal.SIGTERM); _stopped_within(p, 60, tmp_path/"up2.stacks")
     assert not (tmp_path/"up2").exists() and log.stat().st_size >= size
     wait_for(lambda: servers_on(reg) == [], 10, "the half-started server to be killed")
     assert not _pidfile(spec).exists()
