@@ -431,9 +431,10 @@ def w4_autobench(
     _, median, sigma = latency_dist
     after = chain_floor(n, dict(generate=r["calls_generate"], check_calibrate_grade=r["calls_check_calibrate_grade"]),
                         median, sigma, each=("check_calibrate_grade",))
-    floor = max(r["floor_s"], r["compute_s"] + after)
-    return w4_failures(dict(r, compute_chain_s=round(r["compute_s"] + after, 2),
-                            wall_to_compute_floor=round(r["wall_s"] / floor, 3)))
+    cc = r["compute_s"] + after
+    return w4_failures(dict(r, compute_chain_s=round(cc, 2),
+                            wall_to_compute_floor=round(r["wall_s"] / max(r["floor_s"], cc), 3),
+                            wall_to_ideal=round(r["wall_s"] / max(r["ideal_s"], r["chain_s"], cc), 3)))
 
 # %% ../nbs/96_autobench_perf.ipynb #ec2c77d9
 PERF = {"AB1": perf_pipeline, "W4": w4_autobench}  # `make bench`: name → figure

@@ -100,6 +100,7 @@ class FakeServer:
         self.headers_seen: list = []
         self.inflight = 0
         self.peak_inflight = 0  # chat requests being handled at once
+        self.delays: list = []  # each chat attempt's seconds before its answer, in arrival order
         self.port = None
         self._loop = None
         self._ready = threading.Event()
@@ -161,14 +162,16 @@ class FakeServer:
     def calls(self) -> int:
         return sum(self.attempts.values())
 
-    def stats(self) -> dict:
+    def stats(self, delays: bool = False) -> dict:
         """Counts a client in another process can read (`GET /v1/stats`): attempts, completions, peak chat requests in
-        flight."""
+        flight; `delays` (`GET /v1/stats?delays=1`): each chat attempt's delay in arrival order, too."""
         return dict(
             calls=self.calls,
             completions=sum(self.completions.values()),
             peak_inflight=self.peak_inflight,
             batches_created=self.batches_created,
+            attempts_timed=len(self.delays),
+            **(dict(delays=self.delays) if delays else {}),
         )
 
     @property
@@ -236,7 +239,7 @@ class FakeServer:
         end = False
         try:
             route = path.split("?")[0]
-            if method == "GET" and await self._info(route, conn):
+            if method == "GET" and await self._info(route, conn, query=path[len(route) + 1 :]):
                 pass
             elif method != "POST" or not route.endswith("/chat/completions"):
                 await self._batch_api(method, path, body, headers, conn)
@@ -256,10 +259,10 @@ class FakeServer:
         else:
             conn.done()
 
-    async def _info(self, path: str, writer) -> bool:
+    async def _info(self, path: str, writer, query: str = "") -> bool:
         "The GET routes that are not the Batch API: `/stats`, `/props` (with `slots`), `/models`; True when answered."
         if path.endswith("/stats"):  # for a client in another process
-            await self._send(writer, 200, self.stats())
+            await self._send(writer, 200, self.stats(delays="delays=1" in query.split("&")))
         elif path == "/props" and self.structured == "llama":  # llama.cpp's server properties, as it gives them
             settings = {"n_ctx": 8192, "params": {"temperature": 0.8}}
             props = {"default_generation_settings": settings, "total_slots": self.slots or 1, "build_info": "b0-fake"}
@@ -355,6 +358,7 @@ class FakeServer:
         if self.slow:
             text = "\n".join(m["content"] for m in req["messages"] if isinstance(m.get("content"), str))
             delay += sum(v for k, v in self.slow.items() if k in text)
+        self.delays.append(delay)
         return delay
 
     def _text(self, req, headers) -> str:

@@ -343,6 +343,7 @@ def _whole_child(bench: str, params: dict, url: str, concurrency: int, setup: st
     get_benchmark(bench)
     ti = time.perf_counter()
     _warm_client(url, concurrency, setup)
+    timed = _server_stats(url)["attempts_timed"]  # the fake server's draws before the run (the warm-up's)
     t1, c1, k1 = time.perf_counter(), _cpu_s(), compute_seconds()
     ep = {"fake": dict(base_url=url, max_concurrency=concurrency, timeout=120)}
     meta = execute(bench, params, ep, notebook=False, progress=False)
@@ -361,6 +362,7 @@ def _whole_child(bench: str, params: dict, url: str, concurrency: int, setup: st
         failures=meta["failures"],
         failures_by_reason=meta.get("failures_by_reason") or {},
         usage={k: v for k, v in meta["usage"].items()},
+        delays_from=timed,
     )
 
 
@@ -380,10 +382,10 @@ def _whole_run(w: "WholeRun", url: str, data: Path, cache: Path, results: Path) 
     return json.loads(line[len("WRESULT ") :])
 
 
-def _server_stats(url: str) -> dict:
+def _server_stats(url: str, delays: bool = False) -> dict:
     import urllib.request
 
-    with urllib.request.urlopen(url + "/stats", timeout=10) as r:
+    with urllib.request.urlopen(url + "/stats" + ("?delays=1" if delays else ""), timeout=10) as r:
         return json.loads(r.read())
 
 
@@ -475,7 +477,8 @@ def _cold_warm_small(w: WholeRun) -> tuple:
             w.write_data(w.n, d / "data")
             w.write_data(w.small, d / "data-small")
             cold = _whole_run(w, url, d / "data", d / "cache", d / "results")
-            peak = _server_stats(url)["peak_inflight"]
+            st = _server_stats(url, delays=True)
+            peak, cold["delays"] = st["peak_inflight"], st["delays"][cold["delays_from"] :]
             warm = _whole_run(w, url, d / "data", d / "cache", d / "results")
             low = _whole_run(w, url, d / "data-small", d / "cache-small", d / "results")
     finally:
@@ -489,7 +492,9 @@ def whole_run(w: WholeRun) -> dict:
     The bound is the stages' calls x the mean latency / `concurrency`; the floor is the larger of the bound and the
     chain (`chain_floor`); the run is judged on wall / floor (target <= 1.3). Setup (imports, the client) apart.
     `compute_s`, the run's serial compute (embeddings, `retrieval.compute_seconds`), is a floor too where it is larger:
-    `wall_to_compute_floor` = wall / max(bound, chain, compute), beside, not instead of, `wall_to_floor`."""
+    `wall_to_compute_floor` = wall / max(bound, chain, compute), beside, not instead of, `wall_to_floor`. `ideal_s`: a
+    client with no overhead on the run's own sends and draws (`perfect_client_s`); `wall_to_ideal` = wall / max(ideal,
+    chain)."""
     cold, warm, low, peak = _cold_warm_small(w)
     _, median, sigma = w.latency_dist
     mean = median * math.exp(sigma**2 / 2)
@@ -498,6 +503,7 @@ def whole_run(w: WholeRun) -> dict:
     bound = sum(st.values()) * mean / w.concurrency
     tail = sum(median * math.exp(sigma * statistics.NormalDist().inv_cdf(c / (c + 1))) for c in st.values() if c)
     chain = chain_floor(w.n, st, median, sigma, each=w.each)
+    ideal = perfect_client_s(cold["delays"], w.concurrency)
     calls = max(1, u["total"]["calls"])
     return dict(
         name=w.name,
@@ -517,6 +523,8 @@ def whole_run(w: WholeRun) -> dict:
         target="wall_to_floor <= 1.3",
         compute_s=round(cold.get("compute_s", 0.0), 2),  # serial compute inside the run (embeddings), reported apart
         wall_to_compute_floor=round(cold["wall_s"] / max(bound, chain, cold.get("compute_s", 0.0)), 3),
+        ideal_s=round(ideal, 2),  # no overhead, the same sends and draws, dependencies not waited on
+        wall_to_ideal=round(cold["wall_s"] / max(ideal, chain), 3),
         wall_to_bound=round(cold["wall_s"] / bound, 3),
         stage_tails_s=round(tail, 2),
         peak_inflight=peak,

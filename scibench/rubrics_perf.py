@@ -420,6 +420,7 @@ def w3_rubrics(
         agent_chain_s=round(float(cb), 2),
         floor_s=round(max(float(cb), r["bound_s"], r["chain_s"]), 2),
         wall_to_floor=round(r["wall_s"] / max(cb, r["bound_s"], r["chain_s"]), 3),
+        wall_to_ideal=round(r["wall_s"] / max(cb, r["ideal_s"], r["chain_s"]), 3),
         # the serial compute (embedding) as a floor too, beside the issue's: `whole_run`'s `compute_s`
         **(
             dict(wall_to_compute_floor=round(r["wall_s"] / max(cb, r["bound_s"], r["chain_s"], r["compute_s"]), 3))

@@ -48,6 +48,25 @@ def test_w1_whole_run_tiny():
     assert r["floor_s"] == pytest.approx(max(r["bound_s"], r["chain_s"]), abs=0.006)
     assert r["wall_to_floor"] == pytest.approx(r["wall_s"] / r["floor_s"], rel=0.05)
     assert r["cpu_ms_per_request"] == pytest.approx(1000 * r["cpu_s"] / 100, rel=0.02)   # the run's CPU, setup apart
+    # a client with no overhead on the run's own 100 draws: no slower than the run, no faster than its slowest draw
+    assert 0.005 < r["ideal_s"] <= r["wall_s"]
+    assert r["wall_to_ideal"] == pytest.approx(r["wall_s"] / max(r["ideal_s"], r["chain_s"]), rel=0.05)
+
+
+def test_the_fake_servers_delays_are_its_draws_in_arrival_order():
+    "`GET /v1/stats?delays=1`: each chat attempt's delay, in the order the server received them (`ideal_s` reads them)."
+    import urllib.request
+    from scibench.llm import LLM, Request, get_model, msgs
+    with FakeServer(latency_dist=("lognormal", 0.002, 1.0)) as fs:
+        llm = LLM(get_model("fake", base_url=fs.base_url, max_concurrency=1), cache=False, progress=False)
+        bodies = [f"question {i}" for i in range(6)]
+        assert all(r["ok"] for r in llm.map([Request(msgs(b), max_tokens=5) for b in bodies]))
+        with urllib.request.urlopen(fs.base_url + "/stats?delays=1", timeout=10) as r:
+            st = json.loads(r.read())
+        with urllib.request.urlopen(fs.base_url + "/stats", timeout=10) as r:
+            assert "delays" not in json.loads(r.read())
+    draws = [fs.delay(k) for k in fs.attempts]                        # the keys of the 6 requests, as they came
+    assert st["attempts_timed"] == 6 and st["delays"] == pytest.approx(draws, rel=1e-9)
 
 
 def test_chain_floor_grows_with_items_and_stages():
@@ -123,7 +142,7 @@ def test_w3_loads_its_embedder_in_the_timed_apart_setup(monkeypatch):
 
     def fake_whole_run(w):
         seen["setup"] = w.setup
-        return dict(wall_s=1.0, bound_s=1.0, chain_s=1.0)
+        return dict(wall_s=1.0, bound_s=1.0, chain_s=1.0, ideal_s=1.0)
 
     monkeypatch.setattr(scibench.perf, "whole_run", fake_whole_run)
     w3_rubrics(1, leaf_counts=(3,), items=2)
