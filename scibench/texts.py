@@ -6,7 +6,7 @@ A model's document is checked for prose: not a JSON action, a chat reply or a re
 
 # %% ../nbs/08a_texts.ipynb #b6b72cbf
 from __future__ import annotations
-import functools, json, re
+import functools, json, re, threading
 
 # %% auto #0
 __all__ = ['embed_map', 'EmbedAhead', 'count_tokens', 'prose_problem']
@@ -22,20 +22,30 @@ def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
 
 # %% ../nbs/08a_texts.ipynb #e1a7c0d2
 class EmbedAhead:
-    "Texts embedded into the embedding cache in one worker thread, a batch per `add`, in the order added (see above)."
+    """Texts embedded into the embedding cache in one worker thread, a batch per `add`, in the order added (see above).
+    The thread is a daemon: a run that stops before `wait` (an error, Ctrl-C) exits without finishing its batches."""
 
     def __init__(self, embedder: str|None = None, cache=True):
-        from concurrent.futures import ThreadPoolExecutor
-        self.embedder, self.cache, self.pool, self.futs = embedder, cache, ThreadPoolExecutor(1), []
+        import queue
+        self.embedder, self.cache, self.futs, self.todo = embedder, cache, [], queue.SimpleQueue()
+        threading.Thread(target=self._work, name="embed-ahead", daemon=True).start()
+
+    def _work(self) -> None:
+        while (job := self.todo.get()) is not None:
+            fut, texts = job
+            try: fut.set_result(embed_map(texts, self.embedder, self.cache))
+            except BaseException as e: fut.set_exception(e)
 
     def add(self, texts) -> None:
         "Queue `texts` to be embedded (into the cache) as one batch."
-        if texts: self.futs.append(self.pool.submit(embed_map, list(texts), self.embedder, self.cache))
+        from concurrent.futures import Future
+        if texts:
+            self.futs.append(Future()); self.todo.put((self.futs[-1], list(texts)))
 
     def wait(self) -> None:
-        "Every batch queued so far embedded (or failed: the run's own `embed_map` then says why)."
+        "Every batch queued so far embedded (or failed: the run's own `embed_map` then says why); the thread ends."
         for f in self.futs: f.exception()
-        self.pool.shutdown()
+        self.todo.put(None)
 
 # %% ../nbs/08a_texts.ipynb #64a27915
 @functools.lru_cache(maxsize=1)
