@@ -517,13 +517,13 @@ def whole_run(w: WholeRun) -> dict:
         concurrency=w.concurrency,
         wall_s=round(cold["wall_s"], 2),
         bound_s=round(bound, 2),
-        chain_s=round(chain, 2),
+        chain_s=round(chain, 3),
         floor_s=round(max(bound, chain), 3),
         wall_to_floor=round(cold["wall_s"] / max(bound, chain), 3),
         target="wall_to_floor <= 1.3",
         compute_s=round(cold.get("compute_s", 0.0), 2),  # serial compute inside the run (embeddings), reported apart
         wall_to_compute_floor=round(cold["wall_s"] / max(bound, chain, cold.get("compute_s", 0.0)), 3),
-        ideal_s=round(ideal, 2),  # no overhead, the same sends and draws, dependencies not waited on
+        ideal_s=round(ideal, 3),  # no overhead, the same sends and draws, dependencies not waited on
         wall_to_ideal=round(cold["wall_s"] / max(ideal, chain), 3),
         wall_to_bound=round(cold["wall_s"] / bound, 3),
         stage_tails_s=round(tail, 2),
