@@ -15,7 +15,7 @@ from .llm import Request, msgs, parse_json
 from .flow import Branch, Fan, Step
 from .judge import choice_schema, parse_choice, judge_request, judge_result
 from .metrics import mean_ci, bootstrap_ci
-from .retrieval import embed_cached, dedup, Index, tokenize
+from .retrieval import embed_cached, dedup, Corpus, tokenize
 from .bench import Config, ConfigError, Paper, Stage, param
 from .runs import rel
 from .papers import excerpt, paper_text, paper_windows, paragraphs
@@ -219,7 +219,7 @@ class Retriever:
         self.method = method
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
-        self._U, self._q, self._bm25 = None, {}, {}
+        self._U, self._q, self._bm25, self._Ur, self._rows, self._corpus = None, {}, {}, {}, {}, None
     def prepare(self, queries):
         "Embed the queries that will be searched (one batch)."
         new = [q for q in dict.fromkeys(queries) if q not in self._q]
@@ -227,12 +227,15 @@ class Retriever:
     def _scores(self, key, rows, query):
         out = {}
         if self.method in ("bm25", "hybrid"):
-            if key not in self._bm25: self._bm25[key] = Index([self.units[r][2] for r in rows])
+            if key not in self._bm25:
+                if self._corpus is None: self._corpus = Corpus(t for _, _, t in self.units)
+                self._bm25[key] = self._corpus.index(rows)
             out["bm25"] = self._bm25[key].scores(query, "bm25")
         if self.method in ("embedding", "hybrid"):
             if self._U is None: self._U = embed_cached([t for _, _, t in self.units])
             self.prepare([query])
-            out["embedding"] = self._U[rows] @ self._q[query]
+            if key not in self._Ur: self._Ur[key] = self._U[rows]
+            out["embedding"] = self._Ur[key] @ self._q[query]
         if self.method != "hybrid": return out[self.method]
         fused = np.zeros(len(rows))
         for v in out.values():
@@ -240,9 +243,16 @@ class Retriever:
             fused += 1.0 / (60 + ranks)
         return fused
     def release(self, pid: str):
-        """Drop the BM25 indexes built for paper `pid` (its questions' contexts are done): memory stays flat in the
-        number of papers."""
-        self._bm25.pop(("same", pid), None); self._bm25.pop(("related", pid), None)
+        """Drop what was built for paper `pid`'s searches (its questions' contexts are done): its BM25 indexes (from the
+        units' one `Corpus`), its rows of the paragraph vectors: memory stays flat in the number of papers."""
+        for k in (("same", pid), ("related", pid)): self._bm25.pop(k, None); self._Ur.pop(k, None)
+        self._rows.pop(pid, None)
+    def rows(self, pid: str) -> tuple[list[int], list[int]]:
+        "The rows of `units` of paper `pid` and of every other paper (kept until `release(pid)`)."
+        if pid not in self._rows:
+            self._rows[pid] = ([r for r, u in enumerate(self.units) if u[0] == pid],
+                               [r for r, u in enumerate(self.units) if u[0] != pid])
+        return self._rows[pid]
     def search(self, key, rows, query, k):
         if not rows: return []
         s = self._scores(key, rows, query)
@@ -252,12 +262,11 @@ class Retriever:
         pid = kp["paper_id"]; own = paragraphs(self.papers[pid])
         ctx = [dict(paper_id=pid, id=i, text=own[i], source="source") for i in kp["paragraphs"]]
         if not retrieval: return ctx
-        same = [r for r, u in enumerate(self.units) if u[0] == pid]
+        same, rel = self.rows(pid)
         ranked = [r for r in self.search(("same", pid), same, kp["statement"], len(same))
                   if self.units[r][1] not in kp["paragraphs"]]
         for r in ranked[:k_same]:
             ctx.append(dict(paper_id=pid, id=self.units[r][1], text=self.units[r][2], source="same paper"))
-        rel = [r for r, u in enumerate(self.units) if u[0] != pid]
         for r in self.search(("related", pid), rel, kp["statement"], k_related):
             pid_r, i, t = self.units[r]
             ctx.append(dict(paper_id=pid_r, id=i, text=t, source="related paper", title=self.papers[pid_r]["title"]))

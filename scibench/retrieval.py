@@ -7,13 +7,15 @@ repositories, intrinsic matching), AutoBench (context retrieval, uniqueness filt
 
 # %% ../nbs/08_retrieval.ipynb #63961057
 from __future__ import annotations
-import functools, hashlib, os, re, sqlite3, threading, time
+import functools, hashlib, math, os, re, sqlite3, threading, time
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['DEFAULT_EMBEDDER', 'TERM_MEMO_FLOATS', 'APIEmbedder', 'embedder', 'compute_seconds', 'embed', 'cosine_matrix',
-           'embedder_key', 'EmbeddingCache', 'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'chunk']
+__all__ = ['DEFAULT_EMBEDDER', 'TERM_MEMO_FLOATS', 'BM25_K1', 'BM25_B', 'BM25_EPSILON', 'APIEmbedder', 'embedder',
+           'compute_seconds', 'embed', 'cosine_matrix', 'embedder_key', 'EmbeddingCache', 'embed_cached', 'norm_text',
+           'dedup', 'tokenize', 'Index', 'BM25Sums', 'Corpus', 'chunk']
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -282,6 +284,95 @@ class Index:
         s = self.scores(query, method)
         idx = np.argsort(-s, kind="stable")[:k]
         return [(int(i), float(s[i])) for i in idx]
+
+# %% ../nbs/08_retrieval.ipynb #c0a1b2c4
+BM25_K1, BM25_B, BM25_EPSILON = 1.5, 0.75, 0.25  # rank_bm25's BM25Okapi defaults (checked against it below)
+
+
+@dataclass
+class BM25Sums:
+    "What `Index`'s BM25 scoring reads of rank_bm25's `BM25Okapi`, for an index made by `Corpus.index`."
+
+    corpus_size: int
+    avgdl: float
+    idf: dict
+    average_idf: float
+    k1: float = BM25_K1
+    b: float = BM25_B
+    epsilon: float = BM25_EPSILON
+
+
+class _Postings:
+    "A subset's inverted index, read on demand: word → (its rows in the subset, counts)."
+
+    def __init__(self, c: "Corpus", keep: np.ndarray, place: np.ndarray):
+        self.c, self.keep, self.place = c, keep, place
+
+    def __contains__(self, w) -> bool:
+        return w in self.c.word_id
+
+    def __getitem__(self, w):
+        k = self.c.word_id[w]
+        span = slice(self.c.starts[k], self.c.starts[k + 1])
+        r, n = self.c.p_row[span], self.c.p_cnt[span]
+        m = self.keep[r]
+        return self.place[r[m]], n[m]
+
+
+class Corpus:
+    """`docs` tokenized once (`tokenize`, an empty document as "_", as `Index`): their postings, grouped by word, rows
+    ascending, with each word's place in its document's term counts (rank_bm25's dict order)."""
+
+    def __init__(self, docs):
+        self.docs = list(docs)
+        self.word_id: dict = {}
+        wid, row, cnt, pos, lens = [], [], [], [], []
+        for r, d in enumerate(self.docs):
+            toks = tokenize(d) or ["_"]
+            lens.append(len(toks))
+            f: dict = {}
+            for w in toks:
+                f[w] = f.get(w, 0) + 1
+            for j, (w, n) in enumerate(f.items()):
+                wid.append(self.word_id.setdefault(w, len(self.word_id)))
+                row.append(r), cnt.append(n), pos.append(j)
+        self.words = list(self.word_id)
+        o = np.argsort(np.array(wid, np.int64), kind="stable")  # by word; rows stay ascending within a word
+        self.p_w = np.array(wid, np.int32)[o]
+        self.p_row, self.p_cnt = np.array(row, np.int64)[o], np.array(cnt, np.int64)[o]
+        self.p_pos = np.array(pos, np.int64)[o]
+        self.starts = np.searchsorted(self.p_w, np.arange(len(self.words) + 1))
+        self.doc_len = np.array(lens, np.int64)
+
+    def index(self, rows) -> Index:
+        "The `Index` of `[docs[r] for r in rows]` (`rows` ascending, distinct), its BM25 sums from the postings."
+        rows = np.asarray(rows, np.int64)
+        if len(rows) == 0:
+            return Index([])
+        if np.any(np.diff(rows) <= 0):
+            raise ValueError("Corpus.index: rows must be ascending and distinct")
+        keep = np.zeros(len(self.docs), bool)
+        keep[rows] = True
+        m = keep[self.p_row]
+        df = np.add.reduceat(m.astype(np.int64), self.starts[:-1]) if len(self.p_w) else np.zeros(0, np.int64)
+        kept = np.flatnonzero(m)
+        first = kept[np.r_[True, self.p_w[kept][1:] != self.p_w[kept][:-1]]] if len(kept) else kept
+        # rank_bm25 meets a word first in its first document of the subset, at its place in that document's counts
+        first = first[np.lexsort((self.p_pos[first], self.p_row[first]))]
+        words, freqs = self.p_w[first].tolist(), df[self.p_w[first]].tolist()
+        N = len(rows)
+        logs = {f: math.log(N - f + 0.5) - math.log(f + 0.5) for f in set(freqs)}
+        idf_l = [logs[f] for f in freqs]
+        total = 0
+        for x in idf_l:  # rank_bm25's running sum, in its order (float addition is not associative)
+            total += x
+        average = total / len(idf_l)
+        eps = BM25_EPSILON * average
+        idf = {self.words[w]: (eps if x < 0 else x) for w, x in zip(words, idf_l)}
+        ix = Index([self.docs[r] for r in rows.tolist()])
+        ix._bm25 = BM25Sums(N, int(self.doc_len[rows].sum()) / N, idf, average)
+        ix._inv = (_Postings(self, keep, np.cumsum(keep) - 1), self.doc_len[rows])
+        return ix
 
 # %% ../nbs/08_retrieval.ipynb #09d26cc6
 def chunk(text: str, size: int = 1500, overlap: int = 200) -> list[str]:
