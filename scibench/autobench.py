@@ -982,9 +982,12 @@ def _contexts(s: dict, setup) -> None:
     setup.retriever.release(s["item"]["paper_id"])
 
 def _asked(s: dict, questions: list[dict], setup) -> None:
-    "The questions' rows (`CHECK`'s) by variant; the contexts are let go."
+    """The questions' rows (`CHECK`'s) by variant; the contexts are let go. A run's `setup.embeds` (`EmbedAhead`)
+    embeds the paper's questions now, for the uniqueness filter at the end."""
     rows, nf = [q["row"] for q in questions], len(s.pop("jobs")[0][1])
     s["full"], s["no_retrieval"] = rows[:nf], rows[nf:]
+    if getattr(setup, "embeds", None):
+        setup.embeds.add([q["question"] for q, *_ in rows if q.get("generation_failure") is None])
 
 QUESTIONS = Fan("questions", lambda s, setup: [generating(s["item"], job, v) for v, jobs in s["jobs"] for job in jobs],
                 [GENERATE, CHECK], _asked, window=True)

@@ -43,7 +43,8 @@ class AutoBenchSetup:
     """What one run's steps are built from (their `setup`): the config (its parameters read through: `setup.k_same`
     is `cfg.k_same`), the papers, the retriever (BM25 alone while planning: no embedding model), the models by role,
     the calibration solvers as given (`entries`) and as `(entry, LLM, context)` (`calibrators`), the running counts
-    of points and chosen points (`counts`, `_number`)."""
+    of points and chosen points (`counts`, `_number`), the run's embedding worker (`embeds`: the paragraphs from the
+    start, each paper's questions when they are checked; None while planning)."""
 
     cfg: AutoBenchConfig
     papers_l: list
@@ -55,6 +56,7 @@ class AutoBenchSetup:
     cal_note: str | None
     llms: dict
     calibrators: list
+    embeds: EmbedAhead | None = None
     planning: bool = False
     counts: tuple = (0, 0)
     solver_is_generator: bool = False
@@ -77,11 +79,11 @@ def _note(cfg, ctx, S: AutoBenchSetup) -> None:
 
 class _Prefetched(Retriever):
     """A `Retriever` whose paragraphs (every paper's and the related corpus's) go into the embedding cache from the
-    run's start (`texts.EmbedAhead`), while the first extractions are out: the one batch `Retriever` embeds at the
-    first search, so the same vectors, read back from the cache there, off the first paper's critical path."""
-    def __init__(self, *a):
-        super().__init__(*a)
-        self._ahead = EmbedAhead()
+    run's start (the run's `texts.EmbedAhead`), while the first extractions are out: the one batch `Retriever` embeds
+    at the first search, so the same vectors, read back from the cache there, off the first paper's critical path."""
+    def __init__(self, papers, related, method, ahead: EmbedAhead):
+        super().__init__(papers, related, method)
+        self._ahead = ahead
         self._ahead.add([t for _, _, t in self.units])
     def _scores(self, key, rows, query):
         if self._U is None:
@@ -95,12 +97,13 @@ def setup_run(cfg, ctx) -> AutoBenchSetup:
     papers_l, related = load_split(cfg.split, load_limit(cfg))
     papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
     method = "bm25" if ctx.planning else cfg.retrieval_method
-    retr = (Retriever if method == "bm25" else _Prefetched)(papers_l, related, method)
+    embeds = None if ctx.planning else EmbedAhead()
+    retr = Retriever(papers_l, related, method) if method == "bm25" else _Prefetched(papers_l, related, method, embeds)
     solver, entries, note = solvers_of(cfg)
     llms = dict(model=ctx.llm("model"), judge=ctx.llm("judge"), solver=ctx.llm("solver", solver))
     cal = [(s, ctx.llm("solvers", parse_solver(s)[0]), parse_solver(s)[1]) for s in entries]
     S = AutoBenchSetup(cfg, papers_l, {p["paper_id"]: p for p in papers_l}, related, retr, solver, entries, note, llms,
-                       cal, ctx.planning)
+                       cal, embeds, ctx.planning)
     _note(cfg, ctx, S)
     write_jsonl(ctx.out/"papers.jsonl", papers_l)
     return S
@@ -308,6 +311,7 @@ def finalize(kept: list, cfg, ctx, S: AutoBenchSetup) -> list[Estimate]:
                   [Q.qs[i] for i in Q.variant("control")])
         return []
     # what follows needs every question: uniqueness compares them all, then the ablations, balance and metrics
+    if S.embeds: S.embeds.close()   # the questions `_asked` queued are in the cache; its thread ends
     Q.E = _emb_questions(Q.qs)
     conf = _configurations(Q)
     records = _records(Q, conf)

@@ -735,7 +735,7 @@ def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate
     skill, skill_failure, skill_info = sent.skill.result() if sent.skill is not None else (None, None, {})
     texts = [i["criterion"] for g in gens.values() for i in g["items"]]
     texts += [l["requirements"] for p in papers for l in p["leaves"]]
-    if sent.embeds: sent.embeds.wait()   # what `EMBED` queued is in the cache: embed_map reads it
+    if sent.embeds: sent.embeds.close()   # what `EMBED` queued is in the cache: embed_map reads it
     emb = embed_map(texts, cfg.embedder, cache=True)
     toks: dict = {}      # ROUGE tokens of each text, shared by every setting
     records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb,

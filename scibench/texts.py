@@ -23,12 +23,14 @@ def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
 # %% ../nbs/08a_texts.ipynb #e1a7c0d2
 class EmbedAhead:
     """Texts embedded into the embedding cache in one worker thread, a batch per `add`, in the order added (see above).
-    The thread is a daemon: a run that stops before `wait` (an error, Ctrl-C) exits without finishing its batches."""
+    The thread starts at the first `add` and ends at `close`: one thread for the run (a thread that calls torch gets
+    its own team of compute threads and memory arenas; a thread per batch grew a 25-paper AutoBench run by 600 MB).
+    It is a daemon: a run that stops before `wait` (an error, Ctrl-C) exits without finishing its batches."""
 
     def __init__(self, embedder: str|None = None, cache=True):
         import queue
         self.embedder, self.cache, self.futs, self.todo = embedder, cache, [], queue.SimpleQueue()
-        threading.Thread(target=self._work, name="embed-ahead", daemon=True).start()
+        self._lock, self.worker = threading.Lock(), None
 
     def _work(self) -> None:
         while (job := self.todo.get()) is not None:
@@ -37,15 +39,27 @@ class EmbedAhead:
             except BaseException as e: fut.set_exception(e)
 
     def add(self, texts) -> None:
-        "Queue `texts` to be embedded (into the cache) as one batch."
+        "Queue `texts` to be embedded (into the cache) as one batch (from any thread)."
         from concurrent.futures import Future
-        if texts:
-            self.futs.append(Future()); self.todo.put((self.futs[-1], list(texts)))
+        if not texts: return
+        with self._lock:
+            self.futs.append(fut := Future())
+            if self.worker is None:
+                self.worker = threading.Thread(target=self._work, name="embed-ahead", daemon=True)
+                self.worker.start()
+            self.todo.put((fut, list(texts)))
 
     def wait(self) -> None:
-        "Every batch queued so far embedded (or failed: the run's own `embed_map` then says why); the thread ends."
-        for f in self.futs: f.exception()
-        self.todo.put(None)
+        "Every batch queued so far embedded (or failed: the run's own `embed_map` then says why)."
+        with self._lock: futs = list(self.futs)
+        for f in futs: f.exception()
+
+    def close(self) -> None:
+        "`wait`, then the thread ends (a later `add` starts another)."
+        self.wait()
+        with self._lock:
+            if self.worker is not None: self.todo.put(None); self.worker = None
+
 
 # %% ../nbs/08a_texts.ipynb #64a27915
 @functools.lru_cache(maxsize=1)

@@ -32,3 +32,27 @@ def test_wait_returns_after_every_batch_and_errors_are_left_to_the_run():
     finally:
         T.embed_map = old
     assert done == [["one"], ["two", "three"]]
+
+
+def test_one_worker_until_close_and_a_new_one_after():
+    import threading
+    import scibench.texts as T
+    done, gate = [], threading.Event()
+    def fake(texts, *a):
+        gate.wait(10)
+        done.append((texts, threading.current_thread()))
+    old, T.embed_map = T.embed_map, fake
+    try:
+        a = T.EmbedAhead(None, False)
+        assert a.worker is None                      # nothing queued: no thread
+        a.add(["one"]); a.add(["two"])
+        w = a.worker
+        assert w is not None and w.is_alive()
+        gate.set(); a.wait(); a.add(["three"]); a.wait()
+        assert [t for t, _ in done] == [["one"], ["two"], ["three"]] and {th for _, th in done} == {w}
+        a.close(); w.join(10)
+        assert not w.is_alive() and a.worker is None
+        a.add(["four"]); a.close()                   # after close: a new worker embeds it, and ends
+        assert done[-1][0] == ["four"] and done[-1][1] is not w
+    finally:
+        T.embed_map = old
