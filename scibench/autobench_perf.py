@@ -12,7 +12,7 @@ from .core import bench_full, write_json, write_jsonl, write_text
 from .fakeserver import FakeServer
 from .retrieval import embed
 from .run import execute
-from .perf import W1_CONCURRENCY, W1_LATENCY, WholeRun, chain_floor, whole_run
+from .perf import W1_CONCURRENCY, W1_LATENCY, WholeRun, whole_run
 from .autobench import content_words
 from .autobench_stub import STUB_WORDS
 
@@ -405,8 +405,8 @@ def w4_autobench(
     env: dict | None = None,
 ) -> dict:
     """W4: a whole AutoBench run of `n` synthetic papers (default 2; 100 with `SCIBENCH_BENCH_FULL=1`) against the fake
-    server, a rerun from the cache, and a cold run at `small` (default n/4) for flatness (`scibench.perf.whole_run`);
-    `wall_to_compute_floor` against the embedding followed by the stages that need it (`compute_chain_s`)."""
+    server, a rerun from the cache, and a cold run at `small` (default n/4) for flatness (`scibench.perf.whole_run`).
+    Its serial compute is the local embedding of every paragraph, knowledge point and question (`compute_s`)."""
     n, latency_dist = n or (100 if bench_full() else 2), tuple(latency_dist or W1_LATENCY)
     r = whole_run(
         WholeRun(
@@ -426,15 +426,8 @@ def w4_autobench(
             env=env,
         )
     )
-    # no question is generated before its context is retrieved, over every paragraph embedded: the stages after the
-    # extraction follow the embedding (`compute_s`, as it ran)
-    _, median, sigma = latency_dist
-    after = chain_floor(n, dict(generate=r["calls_generate"], check_calibrate_grade=r["calls_check_calibrate_grade"]),
-                        median, sigma, each=("check_calibrate_grade",))
-    cc = r["compute_s"] + after
-    return w4_failures(dict(r, compute_chain_s=round(cc, 2),
-                            wall_to_compute_floor=round(r["wall_s"] / max(r["floor_s"], cc), 3),
-                            wall_to_ideal=round(r["wall_s"] / max(r["ideal_s"], r["chain_s"], cc), 3)))
+    return w4_failures(r)
+
 
 # %% ../nbs/96_autobench_perf.ipynb #ec2c77d9
 PERF = {"AB1": perf_pipeline, "W4": w4_autobench}  # `make bench`: name → figure

@@ -438,7 +438,8 @@ class WholeRun:
     before (else a stage waits for its item's whole stage before: `chain_floor`). `setup`: "module:function", the
     benchmark's one-time setup in the run's process, timed apart; `env`: more variables for that process.
     `scripted`: what the failure reasons of the fake model's deliberate bad answers contain (`failures_unscripted`
-    counts the others: a failure of the harness or the benchmark, target 0)."""
+    counts the others: a failure of the harness or the benchmark, target 0). `chains(line)` → {name: seconds}: the
+    benchmark's own dependency floors (W3's agents' chain), taken as `chain_s` is (`line`: the figure's line so far)."""
 
     name: str
     bench: str
@@ -454,6 +455,7 @@ class WholeRun:
     setup: str | None = None
     env: dict | None = None
     scripted: tuple = ()
+    chains: Callable | None = None
 
 
 def failure_fields(failures: int, by_reason: dict, scripted=(), k: int = 4) -> dict:
@@ -494,18 +496,16 @@ def whole_run(w: WholeRun) -> dict:
     `compute_s`, the run's serial compute (embeddings, `retrieval.compute_seconds`), is a floor too where it is larger:
     `wall_to_compute_floor` = wall / max(bound, chain, compute), beside, not instead of, `wall_to_floor`. `ideal_s`: a
     client with no overhead on the run's own sends and draws (`perfect_client_s`); `wall_to_ideal` = wall / max(ideal,
-    chain)."""
+    chain, compute). A benchmark's own chains (`WholeRun.chains`) count as `chain`."""
     cold, warm, low, peak = _cold_warm_small(w)
     _, median, sigma = w.latency_dist
     mean = median * math.exp(sigma**2 / 2)
     u = cold["usage"]
     st = w.stages(u) if w.stages else {k: v["calls"] for k, v in u.items() if k != "total"}
     bound = sum(st.values()) * mean / w.concurrency
-    tail = sum(median * math.exp(sigma * statistics.NormalDist().inv_cdf(c / (c + 1))) for c in st.values() if c)
     chain = chain_floor(w.n, st, median, sigma, each=w.each)
     ideal = perfect_client_s(cold["delays"], w.concurrency)
-    calls = max(1, u["total"]["calls"])
-    return dict(
+    r = dict(
         name=w.name,
         items=w.n,
         status=cold["status"],
@@ -518,14 +518,35 @@ def whole_run(w: WholeRun) -> dict:
         wall_s=round(cold["wall_s"], 2),
         bound_s=round(bound, 2),
         chain_s=round(chain, 3),
-        floor_s=round(max(bound, chain), 3),
-        wall_to_floor=round(cold["wall_s"] / max(bound, chain), 3),
-        target="wall_to_floor <= 1.3",
         compute_s=round(cold.get("compute_s", 0.0), 2),  # serial compute inside the run (embeddings), reported apart
-        wall_to_compute_floor=round(cold["wall_s"] / max(bound, chain, cold.get("compute_s", 0.0)), 3),
         ideal_s=round(ideal, 3),  # no overhead, the same sends and draws, dependencies not waited on
-        wall_to_ideal=round(cold["wall_s"] / max(ideal, chain), 3),
-        wall_to_bound=round(cold["wall_s"] / bound, 3),
+    )
+    floors = _against_floors(w, r, cold["wall_s"], bound, chain, ideal)
+    return dict(r, **floors, **_costs(w, st, bound, cold, warm, low, peak))
+
+
+def _against_floors(w: WholeRun, r: dict, wall: float, bound: float, chain: float, ideal: float) -> dict:
+    "The line's floors and its wall against each (`whole_run`): the benchmark's own chains and compute included."
+    more = {k: round(float(v), 3) for k, v in (w.chains(r) if w.chains else {}).items()}
+    chain = max([chain, *more.values()])
+    compute = r["compute_s"]
+    return dict(
+        **more,
+        floor_s=round(max(bound, chain), 3),
+        wall_to_floor=round(wall / max(bound, chain), 3),
+        target="wall_to_floor <= 1.3",
+        wall_to_compute_floor=round(wall / max(bound, chain, compute), 3),
+        wall_to_ideal=round(wall / max(ideal, chain, compute), 3),
+        wall_to_bound=round(wall / bound, 3),
+    )
+
+
+def _costs(w: WholeRun, st: dict, bound: float, cold: dict, warm: dict, low: dict, peak: int) -> dict:
+    "The rest of a `whole_run` line: stage tails, peak in flight, CPU, setup, memory (flatness) and the rerun."
+    _, median, sigma = w.latency_dist
+    calls = max(1, cold["usage"]["total"]["calls"])
+    tail = sum(median * math.exp(sigma * statistics.NormalDist().inv_cdf(c / (c + 1))) for c in st.values() if c)
+    return dict(
         stage_tails_s=round(tail, 2),
         peak_inflight=peak,
         wall_to_bound_at_peak=round(cold["wall_s"] / (bound * w.concurrency / max(1, peak)), 3),
