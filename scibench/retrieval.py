@@ -14,8 +14,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['DEFAULT_EMBEDDER', 'TERM_MEMO_FLOATS', 'BM25_K1', 'BM25_B', 'BM25_EPSILON', 'APIEmbedder', 'embedder',
-           'compute_seconds', 'embed', 'cosine_matrix', 'embedder_key', 'EmbeddingCache', 'embed_cached', 'norm_text',
-           'dedup', 'tokenize', 'Index', 'BM25Sums', 'Corpus', 'chunk']
+           'compute_seconds', 'on_compute_thread', 'embed', 'cosine_matrix', 'embedder_key', 'EmbeddingCache',
+           'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'BM25Sums', 'Corpus', 'chunk']
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -70,27 +70,62 @@ def embedder(name: str | None = None):
     return _load(None if name in _DEFAULT_NAMES else str(name).strip())
 
 
-_COMPUTE = threading.Lock()  # one embedding computation at a time in this process: the cores are shared
-_SPENT = [0.0]  # seconds spent computing embeddings in this process (any thread)
+_SPENT = [0.0]  # seconds spent computing embeddings in this process
+_WORKER: list = [None, None, None]  # this process's embedding thread: (pid, queue, thread)
+_WORKER_LOCK = threading.Lock()
 
 
 def compute_seconds() -> float:
-    """Seconds this process has spent computing embeddings (`embed`, any thread; one computation at a time, so they add
-    up to serial compute): what `make bench` reports apart from the network-bound part of a whole run."""
+    """Seconds this process has spent computing embeddings (`embed`, from any thread; one computation at a time, so
+    they add up to serial compute): what `make bench` reports apart from the network-bound part of a whole run."""
     return _SPENT[0]
 
 
+def _compute_worker(q) -> None:
+    while True:
+        fut, fn = q.get()
+        try:
+            fut.set_result(fn())
+        except BaseException as e:
+            fut.set_exception(e)
+
+
+def on_compute_thread(fn):
+    """`fn()` run on this process's one embedding thread (a daemon, started at the first call), its result or error
+    raised here: one computation at a time (the cores are shared), and always the same thread. A thread that calls
+    torch gets its own team of compute threads and memory arenas; AutoBench embedding from its step threads and a
+    worker thread per batch grew a 25-paper run's peak RSS by 600 MB."""
+    from concurrent.futures import Future
+
+    with _WORKER_LOCK:
+        if _WORKER[0] != os.getpid():  # first call, or a forked child (its parent's thread is not there)
+            import queue
+
+            q = queue.SimpleQueue()
+            t = threading.Thread(target=_compute_worker, args=(q,), name="embed-compute", daemon=True)
+            t.start()
+            _WORKER[:] = [os.getpid(), q, t]
+        q, t = _WORKER[1], _WORKER[2]
+    if threading.current_thread() is t:  # a computation that embeds: already on the thread
+        return fn()
+    fut = Future()
+    q.put((fut, fn))
+    return fut.result()
+
+
 def _encode(texts: list, batch_size: int, model) -> np.ndarray:
-    "One embedding computation at a time (`_COMPUTE`), its seconds counted (`compute_seconds`)."
-    with _COMPUTE:
+    "One embedding computation, on the embedding thread (`on_compute_thread`), its seconds counted (`compute_seconds`)."
+
+    def run():
         t0 = time.perf_counter()
         try:
-            E = embedder(model).encode(
+            return embedder(model).encode(
                 texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
         finally:
             _SPENT[0] += time.perf_counter() - t0
-    return np.asarray(E, np.float32)
+
+    return np.asarray(on_compute_thread(run), np.float32)
 
 
 def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
