@@ -22,10 +22,10 @@ def embed_map(texts, embedder: str|None = None, cache=None) -> dict:
 
 # %% ../nbs/08a_texts.ipynb #e1a7c0d2
 class EmbedAhead:
-    """Texts embedded into the embedding cache in one worker thread, a batch per `add`, in the order added (see above).
-    The thread starts at the first `add` and ends at `close`: one thread for the run (a thread that calls torch gets
-    its own team of compute threads and memory arenas; a thread per batch grew a 25-paper AutoBench run by 600 MB).
-    It is a daemon: a run that stops before `wait` (an error, Ctrl-C) exits without finishing its batches."""
+    """Texts embedded into the embedding cache from one worker thread, a batch per `add`, in the order added (see
+    above; the computation itself runs on the process's embedding thread, `retrieval.on_compute_thread`). The worker
+    starts at the first `add` and ends at `close`: an `EmbedAhead` given nothing holds no thread. It is a daemon: a
+    run that stops before `wait` (an error, Ctrl-C) exits without finishing its batches."""
 
     def __init__(self, embedder: str|None = None, cache=True):
         import queue
