@@ -6,7 +6,7 @@ against a baseline measured in the same run, so it means the same on any machine
 # %% ../nbs/95_perf.ipynb #44f542f9
 from __future__ import annotations
 import json, math, os, statistics, subprocess, sys, tempfile, time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 from .llm import LLM, Cache, ModelSpec, Request, msgs, get_model, loop_factory
@@ -438,8 +438,8 @@ class WholeRun:
     before (else a stage waits for its item's whole stage before: `chain_floor`). `setup`: "module:function", the
     benchmark's one-time setup in the run's process, timed apart; `env`: more variables for that process.
     `scripted`: what the failure reasons of the fake model's deliberate bad answers contain (`failures_unscripted`
-    counts the others: a failure of the harness or the benchmark, target 0). `chains(line)` → {name: seconds}: the
-    benchmark's own dependency floors (W3's agents' chain), taken as `chain_s` is (`line`: the figure's line so far)."""
+    counts the others: a failure of the harness or the benchmark, target 0). `chains` {name: seconds}: the benchmark's
+    own dependency floors (W3's agents' chain), taken as `chain_s` is."""
 
     name: str
     bench: str
@@ -455,7 +455,7 @@ class WholeRun:
     setup: str | None = None
     env: dict | None = None
     scripted: tuple = ()
-    chains: Callable | None = None
+    chains: dict = field(default_factory=dict)
 
 
 def failure_fields(failures: int, by_reason: dict, scripted=(), k: int = 4) -> dict:
@@ -527,7 +527,7 @@ def whole_run(w: WholeRun) -> dict:
 
 def _against_floors(w: WholeRun, r: dict, wall: float, bound: float, chain: float, ideal: float) -> dict:
     "The line's floors and its wall against each (`whole_run`): the benchmark's own chains and compute included."
-    more = {k: round(float(v), 3) for k, v in (w.chains(r) if w.chains else {}).items()}
+    more = {k: round(float(v), 3) for k, v in w.chains.items()}
     chain = max([chain, *more.values()])
     compute = r["compute_s"]
     return dict(

@@ -405,7 +405,7 @@ def w3_rubrics(
                 concurrency=concurrency,
                 latency_dist=latency_dist,
                 env=env,
-                chains=lambda _: dict(agent_chain_s=cb),
+                chains=dict(agent_chain_s=cb),
             )
         )
     finally:
