@@ -31,6 +31,8 @@ ARGS ?=
 EPOCHS ?=
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
+# the development lab (bench/: the fake server and the performance figures) lives outside the package
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 install:
 	@bash tools/install.sh
@@ -85,7 +87,7 @@ test-slow: install      ## real embedded model end-to-end and minute-scale tests
 	$(BIN)/pytest -m slow -q
 
 bench: install          ## performance figures (printed, not asserted; each line with the 1-minute load); FULL=1: the largest sizes (3M-record arXiv index); NAMES="P1 W1": only those
-	SCIBENCH_BENCH_FULL=$(FULL) $(BIN)/scibench bench $(NAMES)
+	SCIBENCH_BENCH_FULL=$(FULL) $(BIN)/python -m bench $(NAMES)
 
 export: install         ## notebooks → scibench/ (commit both)
 	$(BIN)/nbdev-export

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 # %% auto #0
-__all__ = ['MODULES', 'COMPANIONS', 'REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name',
-           'make_config', 'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles',
-           'load_limit', 'select_items', 'note_protocol', 'register', 'benchmarks', 'get_benchmark', 'describe']
+__all__ = ['REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name', 'make_config',
+           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles', 'load_limit',
+           'select_items', 'note_protocol', 'register', 'benchmark_packages', 'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
@@ -407,31 +407,6 @@ def note_protocol(cfg, ctx, notes: dict) -> dict:
     return notes
 
 # %% ../nbs/06_bench.ipynb #84886ea8
-MODULES = (
-    "scibench.abgen",
-    "scibench.abgen_eval",
-    "scibench.abgen_studies",
-    "scibench.rubrics",
-    "scibench.autobench",
-    "scibench.autobench_run",
-    "scibench.arxivbench",
-)
-COMPANIONS = {
-    "abgen_data": "abgen",
-    "abgen_studies": "abgen",
-    "paperbench": "rubrics",
-    "rubrics_views": "rubrics",
-    "rubrics_cli": "rubrics",
-    "autobench_review": "autobench",
-    "autobench_stub": "autobench",
-    "autobench_data": "autobench",
-    "autobench_views": "autobench",
-    "autobench_run": "autobench",
-    "arxivbench_extract": "arxivbench",
-    "arxivbench_labels": "arxivbench",
-    "arxivbench_data": "arxivbench",
-    "arxivbench_views": "arxivbench",
-}
 REGISTRY: dict[str, Benchmark] = {}
 
 
@@ -441,10 +416,22 @@ def register(b: Benchmark) -> Benchmark:
     return b
 
 
+def benchmark_packages() -> list[str]:
+    "The benchmark packages under `scibench/benchmarks/`, by module name (found by discovery)."
+    import pkgutil
+
+    from scibench import benchmarks as pkg
+
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + ".") if m.ispkg)
+
+
 def benchmarks() -> dict[str, Benchmark]:
-    "Every registered benchmark, by name (imports the benchmark modules)."
-    for m in MODULES:
-        importlib.import_module(m)
+    "Every registered benchmark, by name (imports every module of every benchmark package: each registers its own)."
+    import pkgutil
+
+    for p in benchmark_packages():
+        for m in pkgutil.iter_modules(importlib.import_module(p).__path__, p + "."):
+            importlib.import_module(m.name)
     return dict(sorted(REGISTRY.items()))
 
 

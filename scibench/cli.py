@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse, os, signal, sys
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'ENDPOINT_METAVARS', 'BENCH_VERBS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run',
-           'parse_run_all', 'command_parser', 'run_command', 'plan_all_text', 'plan_text', 'install_signals', 'main']
+__all__ = ['ENDPOINT_OPTS', 'ENDPOINT_METAVARS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all',
+           'command_parser', 'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -319,8 +319,6 @@ def _parser():
         "a Hugging Face dataset as a copy of its repository, any other URL by its path on its host)",
     )
     d.add_argument("--list", action="store_true", help="list the benchmarks' downloaders and exit")
-    b = sub.add_parser("bench", help="print performance figures")
-    b.add_argument("names", nargs="*")
     sub.add_parser("models", help="list the model registry")
     y = sub.add_parser("retry", help="rerun a run's config: cached answers reused, only failed items' requests sent")
     y.add_argument("run", metavar="RUN", help="a run folder or label bench/split/model[/run-id] (latest: no run-id)")
@@ -339,14 +337,17 @@ def _parser():
     k.add_argument(
         "--strict", action="store_true", help="refuse (exit 2) when the runs differ in more than the model (judge, ...)"
     )
-    for bench in BENCH_VERBS:
+    for bench in bench_verbs():
         x = sub.add_parser(bench, help=f"{bench}-specific commands (see `scibench {bench} --help`)", add_help=False)
         x.add_argument("args", nargs=argparse.REMAINDER)
     return p
 
 
-# benchmarks with commands of their own (`Benchmark.commands`): `scibench <bench> <command> ...`
-BENCH_VERBS = ("abgen", "arxivbench", "rubrics", "autobench")
+def bench_verbs() -> list[str]:
+    "The benchmarks with commands of their own (`Benchmark.commands`): `scibench <bench> <command> ...`."
+    from scibench.bench import benchmarks
+
+    return [n for n, b in benchmarks().items() if b.commands]
 
 
 def _run(argv) -> int:
@@ -565,12 +566,6 @@ def _data(a):
             )
 
 
-def _bench(a):
-    from scibench.perf import main as bench_main
-
-    bench_main(a.names or None)
-
-
 def _view(a):
     from scibench.runs import rel
     from scibench.view import resolve_run, write_report
@@ -637,7 +632,6 @@ VERBS = {
     "serve": _serve,
     "stop": _stop,
     "data": _data,
-    "bench": _bench,
     "view": _view,
     "compare": _compare,
     "models": _models,
@@ -654,7 +648,7 @@ def _bench_verb(argv) -> int:
 
 
 def _main(argv) -> int:
-    if argv and argv[0] in BENCH_VERBS:  # passed through whole, `--help` included
+    if argv and argv[0] not in VERBS and argv[0] != "run" and argv[0] in bench_verbs():  # whole, `--help` too
         return _bench_verb(argv)
     if argv and argv[0] == "run":
         return _run(argv[1:])

@@ -6,6 +6,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# child processes (a fake server in its own process) import the development lab `bench/` from the root
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 
 @pytest.fixture(autouse=True)
@@ -19,7 +21,7 @@ def isolated_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def fake_server():
     "A fake OpenAI-compatible server on 127.0.0.1 (fault injection, counting)."
-    from scibench.fakeserver import FakeServer
+    from bench.fakeserver import FakeServer
     servers = []
     def make(**kw):
         s = FakeServer(**kw).start(); servers.append(s); return s

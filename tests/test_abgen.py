@@ -3,7 +3,8 @@ import json, os, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import abgen, abgen_eval
+from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import meta_eval as abgen_eval
 from scibench.core import DataError, read_jsonl, read_json
 
 ROOT = Path(__file__).resolve().parent.parent

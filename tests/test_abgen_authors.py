@@ -5,7 +5,7 @@ was worked out from the authors' code (their f-strings, their regexes), on input
 import json
 from pathlib import Path
 import pytest
-from scibench import abgen
+from scibench.benchmarks.abgen import method as abgen
 import test_abgen_paper as tap
 
 data, fake, released_prompt_file = tap.data, tap.fake, tap.released_prompt_file   # the fixtures and the authors'-form file

@@ -1,6 +1,7 @@
 "AbGen-Eval as a benchmark of its own (issue 19): its plan is derived from its run against AbGen's stub."
 import json
-from scibench import abgen, abgen_eval
+from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import meta_eval as abgen_eval
 
 
 def test_derived_plan_counts_the_calls_of_a_run_against_the_stub(fake_server, run_bench):

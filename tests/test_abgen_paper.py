@@ -4,7 +4,8 @@ import json, re
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import abgen, abgen_eval
+from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import meta_eval as abgen_eval
 from scibench.bench import ConfigError
 from scibench.metrics import system_level, instance_level_detail, pooled, LEVELS
 
@@ -67,7 +68,7 @@ def test_released_prompts_are_read_as_data_never_run(tmp_path):
 
 
 def test_download_prompts_writes_and_checks_the_file(tmp_path):
-    from scibench.abgen import download_abgen_prompts
+    from scibench.benchmarks.abgen.method import download_abgen_prompts
     from scibench.data import OfflineError
     src = tmp_path / "mirror"; released_prompt_file(src / "utils" / "evaluation_prompt.py")
     (src / "utils" / "inference_prompt.py").write_text('GENERATION_SYSTEM_PROMPT="""Our stand-in."""\n')

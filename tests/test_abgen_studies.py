@@ -3,7 +3,8 @@ simulated feedback; user-annotated examples as a split of their own. Against the
 import csv, json
 from pathlib import Path
 import pytest
-from scibench import abgen, abgen_studies
+from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import studies as abgen_studies
 from scibench.core import read_jsonl, read_json
 
 

@@ -102,7 +102,11 @@ def _enum(schema: dict, key: str) -> list:
 
 def _parse(bench: str, stage: str, r: dict, req, cfg, spec) -> tuple[str | None, str]:
     """(failure or None, what was read) of answer `r` to `req` by the stage's own result parser."""
-    from scibench import abgen, agent, arxivbench as ab, autobench as au, rubrics
+    from scibench.benchmarks.abgen import method as abgen
+    from scibench.benchmarks.rubrics import agent
+    from scibench.benchmarks.arxivbench import method as ab
+    from scibench.benchmarks.autobench import method as au
+    from scibench.benchmarks.rubrics import method as rubrics
     from scibench.judge import judge_result
     from scibench.llm import parse_json
     if not r["ok"]:

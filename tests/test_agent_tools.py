@@ -3,7 +3,8 @@ import hashlib, json, os
 from pathlib import Path
 from types import SimpleNamespace
 import pytest
-from scibench import agent, rubrics
+from scibench.benchmarks.rubrics import agent
+from scibench.benchmarks.rubrics import method as rubrics
 from scibench.llm import run_sync
 
 def tree(req):

@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 from scibench.cli import run_command
 
-from scibench import arxivbench as ab, arxiv_index as ai, arxivbench_perf as pab
+from scibench.benchmarks.arxivbench import method as ab
+
+from scibench.benchmarks.arxivbench import index as ai
+
+from bench import arxivbench as pab
 from scibench.core import DataError, read_json, read_jsonl
 from scibench.tables import write_all
 

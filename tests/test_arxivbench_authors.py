@@ -5,7 +5,9 @@ import json
 
 import pytest
 
-from scibench import arxivbench as ab, arxiv_index as ai
+from scibench.benchmarks.arxivbench import method as ab
+
+from scibench.benchmarks.arxivbench import index as ai
 from scibench.core import read_json, read_jsonl, write_jsonl
 
 # their user turn of the query, as their triple-quoted literal reads in gpt_exp.py (indentation included)

@@ -1,8 +1,10 @@
 "ArxivBench extraction (issue 10): every link form models write, ids validated by era, titles. Each test fails on the pre-issue extractor."
 import pytest
 
-from scibench import arxivbench as ab, arxiv_index as ai
-from scibench import arxivbench_extract as ax
+from scibench.benchmarks.arxivbench import method as ab
+
+from scibench.benchmarks.arxivbench import index as ai
+from scibench.benchmarks.arxivbench import extract as ax
 
 
 def papers(text):

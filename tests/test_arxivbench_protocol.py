@@ -1,5 +1,5 @@
 "ArxivBench protocol record (issue 18): meta.json provenance.protocol in AbGen's shape (name, notes, quirks, differences), printed."
-from scibench import arxivbench as ab
+from scibench.benchmarks.arxivbench import method as ab
 from scibench.llm import ModelSpec
 
 

@@ -2,7 +2,8 @@
 import json, re, sqlite3
 from dataclasses import asdict
 import pytest
-from scibench import arxiv_index as ai, arxivbench_perf as pab
+from scibench.benchmarks.arxivbench import index as ai
+from bench import arxivbench as pab
 from scibench.core import DataError
 
 

@@ -9,7 +9,11 @@ import time
 
 import pytest
 
-from scibench import arxivbench as ab, arxiv_index as ai, arxivbench_perf as pab
+from scibench.benchmarks.arxivbench import method as ab
+
+from scibench.benchmarks.arxivbench import index as ai
+
+from bench import arxivbench as pab
 from scibench.core import project_root, read_json, read_jsonl
 from scibench.judge import judge_many
 from scibench.llm import LLM, Request, get_model, msgs

@@ -7,9 +7,16 @@ import numpy as np
 import pytest
 from scibench.cli import run_command
 
-from scibench import autobench as ab, papers as sp, autobench_perf as pa
-from scibench import autobench_data as ad, autobench_run as abr, autobench_stub as stub, autobench_views as av
-from scibench import autobench_review as ar
+from scibench.benchmarks.autobench import method as ab
+
+from scibench.benchmarks.autobench import papers as sp
+
+from bench import autobench as pa
+from scibench.benchmarks.autobench import data as ad
+from scibench.benchmarks.autobench import run as abr
+from scibench.benchmarks.autobench import stub
+from scibench.benchmarks.autobench import views as av
+from scibench.benchmarks.autobench import review as ar
 from scibench.core import DataError, read_json, read_jsonl
 from scibench.flow import run_stages
 from scibench.llm import LLM, ModelSpec
@@ -478,7 +485,7 @@ def test_registration():
     assert b.config is ab.AutoBenchConfig and b.run is abr.run and b.data is ad.data_files and b.tables is av.TABLES
     assert b.stub_reply is stub.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
     assert b.downloaders == [ab.download_arxiv] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
-    assert not getattr(b, "perf", None)                                      # the figures live in scibench.autobench_perf
+    assert not getattr(b, "perf", None)                                      # the figures live in bench.autobench
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
     assert not any(hasattr(ab, n) for n in ("DEFAULT_RUNS", "DOWNLOADERS", "PERF", "scripted_reply", "fake_registry"))
     assert b.data(b.make_config({})) and all(p.exists() for p in b.data(b.make_config({})))

@@ -1,5 +1,7 @@
 "AutoBench protocol (issue 18): `paper` by default, recorded in meta.json provenance, printed, and a column of every table."
-from scibench import autobench as ab, autobench_data as ad, autobench_views as av
+from scibench.benchmarks.autobench import method as ab
+from scibench.benchmarks.autobench import data as ad
+from scibench.benchmarks.autobench import views as av
 from test_autobench import P, fake_models, table  # noqa: F401 (the fixture)
 
 

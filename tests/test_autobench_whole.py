@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from scibench import autobench as ab, papers as sp, autobench_perf as pa
-from scibench import autobench_data as ad, autobench_run as abr
+from scibench.benchmarks.autobench import method as ab
+
+from scibench.benchmarks.autobench import papers as sp
+
+from bench import autobench as pa
+from scibench.benchmarks.autobench import data as ad
+from scibench.benchmarks.autobench import run as abr
 from scibench.core import read_jsonl
 from scibench.flow import run_stages
 from scibench.judge import judge_many

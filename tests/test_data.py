@@ -2,7 +2,8 @@
 import json
 from pathlib import Path
 import pytest
-from scibench import abgen, data
+from scibench import data
+from scibench.benchmarks.abgen import method as abgen
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,7 +118,9 @@ def test_abgen_dataset_from_a_mirror_folder(tmp_path, data_tmp):
 
 def test_every_other_downloader_reads_the_mirror(tmp_path, data_tmp, monkeypatch):
     "Each downloader asks the mirror for its files (the message names the file it looked for there)."
-    from scibench import arxivbench, autobench, paperbench
+    from scibench.benchmarks.arxivbench import method as arxivbench
+    from scibench.benchmarks.autobench import method as autobench
+    from scibench.benchmarks.rubrics import paperbench
     m = tmp_path / "empty"; m.mkdir()
     with data.mirror(m):
         with pytest.raises(data.OfflineError, match=str(m / "api" / "query")): autobench.download_arxiv(tmp_path / "a")
@@ -130,7 +133,8 @@ def test_every_other_downloader_reads_the_mirror(tmp_path, data_tmp, monkeypatch
 
 def test_arxivbench_prompts_and_arxiv_api_from_a_mirror(tmp_path, data_tmp):
     import shutil, zipfile
-    from scibench import arxivbench, autobench
+    from scibench.benchmarks.arxivbench import method as arxivbench
+    from scibench.benchmarks.autobench import method as autobench
     m = tmp_path / "mirror"
     shutil.copytree(ROOT / "data/samples/arxivbench/released", m)
     with data.mirror(m): [out, stats] = arxivbench.download_prompts()
@@ -156,7 +160,7 @@ def test_base_must_exist_and_names_are_checked(tmp_path, capsys):
 def test_judge_eval_cases_from_a_local_mirror(tmp_path):
     "PaperBench's JudgeEval cases are listed from the mirror folder itself (not GitHub's contents API) and fetched from it."
     from scibench.data import mirror
-    from scibench.paperbench import PB_DATA, download_judge_eval
+    from scibench.benchmarks.rubrics.paperbench import PB_DATA, download_judge_eval
     case = tmp_path / "mirror" / PB_DATA / "judge_eval" / "p1" / "0"
     (case / "grading").mkdir(parents=True)
     (case / "grading" / "expected_result.json").write_text('{"score": 1}')

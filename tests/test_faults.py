@@ -4,7 +4,7 @@ credential is ever written; runaway answers are capped."""
 import time
 import pytest
 from scibench.core import read_json, read_jsonl
-from scibench.fakeserver import FakeServer
+from bench.fakeserver import FakeServer
 from scibench.llm import LLM, Cache, ModelSpec, Request, msgs
 
 CANARY = "sk-canary-DO-NOT-WRITE-7d41e9b2"

@@ -5,7 +5,13 @@ import gzip, json, os, stat
 from pathlib import Path
 import pytest
 from scibench.cli import run_command
-from scibench import abgen, arxivbench, arxiv_index, autobench_data, papers, rubrics, paperbench
+from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.arxivbench import method as arxivbench
+from scibench.benchmarks.arxivbench import index as arxiv_index
+from scibench.benchmarks.autobench import data as autobench_data
+from scibench.benchmarks.autobench import papers
+from scibench.benchmarks.rubrics import method as rubrics
+from scibench.benchmarks.rubrics import paperbench
 from scibench.core import DataError, read_jsonl, read_json_records, read_json, write_json, write_jsonl, write_text, write_bytes, write_with
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -376,7 +382,7 @@ def test_abgen_eval_meta_eval_csv_is_0644(tmp_path, monkeypatch, fake_server, ru
     reg.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake-model"\nmax_retries = 0\ntimeout = 5\n')
     monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
     from functools import partial
-    from scibench import abgen_eval   # the file modes are the point, not the CIs: 20 bootstrap resamples, not 1000
+    from scibench.benchmarks.abgen import meta_eval as abgen_eval   # the file modes are the point, not the CIs: 20 bootstrap resamples, not 1000
     monkeypatch.setattr(abgen_eval, "meta_evaluate", partial(abgen_eval.meta_evaluate, n_resamples=20))
     meta, d = run_bench("abgen_eval", dict(model="fake", judge_max_tokens=16, limit=2))
     modes = _modes(d)

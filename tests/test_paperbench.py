@@ -3,7 +3,7 @@ import json, tarfile
 from collections import Counter
 from pathlib import Path
 import pytest
-from scibench import paperbench
+from scibench.benchmarks.rubrics import paperbench
 from scibench.core import DataError
 from scibench.llm import LLM, ModelSpec
 

@@ -3,7 +3,9 @@
 import json, shutil, tarfile
 from pathlib import Path
 import pytest
-from scibench import paperbench, rubrics_perf, rubrics
+from scibench.benchmarks.rubrics import paperbench
+from bench import rubrics as rubrics_perf
+from scibench.benchmarks.rubrics import method as rubrics
 from scibench.core import read_json, read_jsonl
 from scibench.llm import LLM, ModelSpec
 

@@ -2,9 +2,9 @@
 rerun is served from the cache. Timings are printed by `make bench`, never asserted."""
 import hashlib, json, math, statistics
 import pytest
-from scibench.fakeserver import FakeServer
-from scibench.abgen_perf import PERF, w1_abgen, w1_abgen_data, w1_reply
-from scibench.abgen import load_abgen
+from bench.fakeserver import FakeServer
+from bench.abgen import PERF, w1_abgen, w1_abgen_data, w1_reply
+from scibench.benchmarks.abgen.method import load_abgen
 from scibench.judge import parse_score
 
 
@@ -71,7 +71,7 @@ def test_the_fake_servers_delays_are_its_draws_in_arrival_order():
 
 
 def test_chain_floor_grows_with_items_and_stages():
-    from scibench.perf import chain_floor
+    from bench.perf import chain_floor
     one = chain_floor(100, dict(generate=100), 0.2, 1.0)
     assert 0.2 < one < chain_floor(1000, dict(generate=1000), 0.2, 1.0)
     assert chain_floor(100, dict(generate=100, judge=400), 0.2, 1.0) > one + 0.2   # a second stage of 4 calls adds its slowest
@@ -80,7 +80,7 @@ def test_chain_floor_grows_with_items_and_stages():
 
 def test_chain_floor_branches_and_integration():
     "`each`: a call follows its parent, below a barrier on the whole stage before; one stage: E[max] = ∫ (1 - F^k) dx."
-    from scibench.perf import chain_floor
+    from bench.perf import chain_floor
     assert chain_floor(1, dict(a=1, b=3, c=3), 0.2, 1.0, 5000, each=("b", "c")) < chain_floor(1, dict(a=1, b=3, c=3), 0.2, 1.0, 5000)
     assert chain_floor(250, dict(g=250, j=1000), 0.2, 1.0, each=("j",)) == chain_floor(250, dict(g=250, j=1000), 0.2, 1.0)  # fan 1 first
     assert chain_floor(3, dict(a=3, b=1), 0.2, 0.0, each=("b",)) == pytest.approx(0.4)       # fewer calls than parents
@@ -91,7 +91,7 @@ def test_chain_floor_branches_and_integration():
 
 
 def test_failure_fields_split_scripted_from_the_rest():
-    from scibench.perf import failure_fields
+    from bench.perf import failure_fields
     f = failure_fields(30, {"generation: no JSON object in response": 20, "request failed: timeout": 4}, ("no JSON object",))
     assert f == dict(failures=30, failure_reasons="20 generation: no JSON object in response; 4 request failed: timeout",
                      failures_unscripted=10)                          # 6 past the listed reasons count as unexplained
@@ -99,17 +99,17 @@ def test_failure_fields_split_scripted_from_the_rest():
 
 
 def test_no_perf_function_takes_more_than_8_parameters():
-    "Issue 19's rule for the perf modules: a config dataclass (`WholeRun`) instead of long parameter lists."
+    "The perf modules' rule: a config dataclass (`WholeRun`) instead of long parameter lists."
     import importlib, inspect
-    from scibench.perf import PERF_MODULES
-    for m in ("scibench.perf", *PERF_MODULES):
+    from bench.perf import perf_modules
+    for m in ("bench.perf", *perf_modules()):
         for name, fn in inspect.getmembers(importlib.import_module(m), inspect.isfunction):
             if fn.__module__ == m:
                 assert len(inspect.signature(fn).parameters) <= 8, f"{m}.{name}"
 
 
 def test_bench_main_prints_load_and_survives_a_failing_figure(monkeypatch, capsys):
-    import scibench.perf as perf
+    import bench.perf as perf
     def boom(): raise ValueError("no model")
     monkeypatch.setattr(perf, "all_perf", lambda: {"A": lambda: dict(name="a", x=1), "B": boom, "C": lambda: dict(name="c")})
     with pytest.raises(SystemExit, match="1 figure"):
@@ -126,7 +126,7 @@ def test_bench_main_prints_load_and_survives_a_failing_figure(monkeypatch, capsy
 @pytest.mark.slow
 def test_w4_failures_are_the_scripted_bad_answers():
     "W4's failures in a complete run are `w4_reply`'s deliberate bad answers (1 generation in 25, 1 citation in 40)."
-    from scibench.autobench_perf import w4_autobench
+    from bench.autobench import w4_autobench
     r = w4_autobench(1, latency_dist=("lognormal", 0.005, 1.0))
     assert r["status"] == "complete" and r["failures"] > 0 and r["failures_unscripted"] == 0, r["failure_reasons"]
     assert r["setup_s"] > 0 and r["cpu_ms_per_request"] > 0
@@ -136,8 +136,8 @@ def test_w3_loads_its_embedder_in_the_timed_apart_setup(monkeypatch):
     """W3 loads the embedding model (its intrinsic meta-evaluation's) in its one-time setup, as W4 does, so that the
     run's `cpu_s` and `wall_s` are the run's own; the setup is reported apart (`setup_s`)."""
     import importlib
-    import scibench.perf, scibench.retrieval
-    from scibench.rubrics_perf import w3_rubrics
+    import bench.perf, scibench.retrieval
+    from bench.rubrics import w3_rubrics
 
     seen = {}
 
@@ -145,10 +145,10 @@ def test_w3_loads_its_embedder_in_the_timed_apart_setup(monkeypatch):
         seen["setup"] = w.setup
         return dict(wall_s=1.0, bound_s=1.0, chain_s=1.0, ideal_s=1.0)
 
-    monkeypatch.setattr(scibench.perf, "whole_run", fake_whole_run)
+    monkeypatch.setattr(bench.perf, "whole_run", fake_whole_run)
     w3_rubrics(1, leaf_counts=(3,), items=2)
     mod, fn = seen["setup"].split(":")
     texts = []
     monkeypatch.setattr(scibench.retrieval, "embed", lambda t, *a, **k: texts.append(list(t)))
     getattr(importlib.import_module(mod), fn)()
-    assert seen["setup"] == "scibench.rubrics_perf:w3_setup" and texts == [["warm up"]]
+    assert seen["setup"] == "bench.rubrics:w3_setup" and texts == [["warm up"]]

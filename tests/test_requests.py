@@ -1,7 +1,10 @@
 "`scibench run BENCH --dry-run --requests FILE`: every first-stage request, as the client would POST it, and no call made."
 import json
 import pytest
-from scibench import arxivbench, autobench, autobench_data, rubrics
+from scibench.benchmarks.arxivbench import method as arxivbench
+from scibench.benchmarks.autobench import method as autobench
+from scibench.benchmarks.autobench import data as autobench_data
+from scibench.benchmarks.rubrics import method as rubrics
 from scibench.bench import get_benchmark
 from scibench.cli import main
 

@@ -3,7 +3,11 @@ import json, os, re, subprocess, sys, tarfile
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import metrics, rubrics_perf, rubrics, rubrics_cli, paperbench
+from scibench import metrics
+from bench import rubrics as rubrics_perf
+from scibench.benchmarks.rubrics import method as rubrics
+from scibench.benchmarks.rubrics import commands as rubrics_cli
+from scibench.benchmarks.rubrics import paperbench
 from scibench.bench import ConfigError, get_benchmark
 from scibench.core import DataError, read_json
 from scibench.llm import LLM, ModelSpec, pipeline

@@ -1,7 +1,9 @@
 "Rubrics protocol (issue 18): `paper` by default, recorded in meta.json provenance, printed, and a column of every table."
 import pytest
 
-from scibench import rubrics, rubrics_views
+from scibench.benchmarks.rubrics import method as rubrics
+
+from scibench.benchmarks.rubrics import views as rubrics_views
 from scibench.bench import ConfigError
 from test_rubrics import fake_registry  # noqa: F401 (the fixture)
 

@@ -4,10 +4,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench import metrics, rubrics_perf, rubrics
+from scibench import metrics
+from bench import rubrics as rubrics_perf
+from scibench.benchmarks.rubrics import method as rubrics
 from scibench.bench import ConfigError, get_benchmark
 from scibench.llm import LLM, ModelSpec, pipeline
-from scibench.paperbench import _read_tree
+from scibench.benchmarks.rubrics.paperbench import _read_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ROOT.parent/"shared"/"data"/"paperbench"/"rubrics"       # real PaperBench trees (development only)

@@ -2,12 +2,12 @@
 prompt type gets a parsable answer, and the rerun is served from the cache. Timings are printed by `make bench`, never asserted."""
 import json
 import pytest
-from scibench.fakeserver import FakeServer
+from bench.fakeserver import FakeServer
 from scibench.llm import LLM, ModelSpec, msgs, pipeline
 from scibench.judge import parse_choice
-from scibench.paperbench import grade_prompt
-from scibench.rubrics import ANSWER_FORMAT, SKILL_REQUEST, RubricsConfig, arun_agent, check_skill, direct_prompt, load_papers, other_papers, parse_rubric
-from scibench.rubrics_perf import PB_LEAF_COUNTS, PERF, W3_ITEMS, _w3_chain, _w3_steps, w3_reply, w3_rubrics, w3_rubrics_data
+from scibench.benchmarks.rubrics.paperbench import grade_prompt
+from scibench.benchmarks.rubrics.method import ANSWER_FORMAT, SKILL_REQUEST, RubricsConfig, arun_agent, check_skill, direct_prompt, load_papers, other_papers, parse_rubric
+from bench.rubrics import PB_LEAF_COUNTS, PERF, W3_ITEMS, _w3_chain, _w3_steps, w3_reply, w3_rubrics, w3_rubrics_data
 
 
 def test_w3_data_is_a_real_split_and_every_prompt_type_parses(tmp_path):
@@ -55,7 +55,7 @@ def test_grade_requests_are_judge_many_s(tmp_path):
     "Each grading call is the request judge_many built (so caches of earlier runs still answer), parsed as judge_many parsed it."
     from scibench.judge import judge_many
     from scibench.llm import get_model
-    from scibench.paperbench import grade
+    from scibench.benchmarks.rubrics.paperbench import grade
     class Spy:
         spec = get_model("spy", base_url="http://127.0.0.1:9/v1")
         def __init__(self, texts): self.asked, self.texts = [], texts
@@ -84,7 +84,7 @@ def test_run_grades_each_rubric_as_soon_as_it_exists(fake_server, run_bench, res
     import threading
     from scibench.core import read_jsonl
     from scibench.llm import LLM
-    from scibench.paperbench import grade
+    from scibench.benchmarks.rubrics.paperbench import grade
     monkeypatch.setenv("SCIBENCH_W3_ITEMS", "4"); monkeypatch.setenv("SCIBENCH_CACHE", str(tmp_path/"cache"))
     ref = {l["requirements"] for p in load_papers("sample") for l in p["leaves"]}
     log, lock = [], threading.Lock()

@@ -127,7 +127,7 @@ def test_every_request_failing_is_a_failed_run_with_exit_1(cli, env, results, fa
 
 
 def test_crash_in_a_stage_is_recorded_failed(run_bench, fake_server, monkeypatch):
-    from scibench import abgen
+    from scibench.benchmarks.abgen import method as abgen
     fs = fake_server()
     def boom(*a, **k): raise RuntimeError("stage exploded")
     monkeypatch.setattr(abgen.Setup, "judge_request", boom)   # inside the pipeline, after a generation

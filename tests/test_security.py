@@ -29,7 +29,7 @@ def _clean(needles, *dirs) -> int:
 # -- item 1: a folder repository's files are read only inside it ---------------------------------------------------
 
 def test_symlink_out_of_a_folder_repository_never_reaches_a_prompt(tmp_path):
-    from scibench.paperbench import RepoIndex, repo_files
+    from scibench.benchmarks.rubrics.paperbench import RepoIndex, repo_files
     repo = tmp_path / "repo"
     (repo / "src").mkdir(parents=True)
     (repo / "src" / "train.py").write_text("def train():\n    return 'lr 3e-4'\n")

@@ -369,7 +369,7 @@ def test_an_environment_proxy_is_used_through_aiohttp(monkeypatch):
 
 _SIGNAL_CHILD = r"""
 import asyncio, os, signal, sys, threading, time
-from scibench.fakeserver import FakeServer
+from bench.fakeserver import FakeServer
 from scibench.llm import LLM, ModelSpec, Request, msgs, run_sync
 from scibench.cli import install_signals
 

@@ -1,0 +1,1 @@
+"""ArxivBench: paper recommendations with real arXiv links, verified against arXiv metadata."""

@@ -1,0 +1,1 @@
+"""AutoBench: a question benchmark generated from papers and filtered in four stages."""
