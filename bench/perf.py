@@ -111,7 +111,7 @@ def p1_lognormal(n: int = 2000, concurrency: int = 64, latency_dist: tuple = P1L
     time of a client with no overhead), not n / concurrency x mean, which ignores the last requests' tail."""
     fs = FakeServer(latency_dist=latency_dist)  # not started: its draw for each request
     res, wall, cpu, server_cpu, bodies = _p1_run(n, concurrency, 0.0, latency_dist=tuple(latency_dist))
-    lats = [fs.delay(fs._key(b)) for b in bodies]
+    lats = [fs.delay(fs.key(b)) for b in bodies]
     ideal = perfect_client_s(lats, concurrency)
     _, median, sigma = latency_dist
     bound = n / concurrency * median * math.exp(sigma**2 / 2)

@@ -245,13 +245,14 @@ TERM_MEMO_FLOATS = 4_000_000  # an Index keeps each query term's BM25 scores up 
 
 
 class Index:
-    "Search a list of documents by BM25, embeddings, or both (reciprocal-rank fusion)."
+    """Search a list of documents by BM25, embeddings, or both (reciprocal-rank fusion). `bm25` and `postings` (BM25
+    sums and an inverted index already computed, as a subset of a larger index has them) spare computing them."""
 
-    def __init__(self, docs: list[str]):
+    def __init__(self, docs: list[str], bm25=None, postings: tuple | None = None):
         self.docs = list(docs)
-        self._bm25 = None
+        self._bm25 = bm25
         self._emb = None
-        self._inv = None
+        self._inv = postings
         self._terms: dict = {}  # query term → its BM25 score of every document (the same floats, computed once)
 
     @property
@@ -404,10 +405,9 @@ class Corpus:
         average = total / len(idf_l)
         eps = BM25_EPSILON * average
         idf = {self.words[w]: (eps if x < 0 else x) for w, x in zip(words, idf_l)}
-        ix = Index([self.docs[r] for r in rows.tolist()])
-        ix._bm25 = BM25Sums(N, int(self.doc_len[rows].sum()) / N, idf, average)
-        ix._inv = (_Postings(self, keep, np.cumsum(keep) - 1), self.doc_len[rows])
-        return ix
+        sums = BM25Sums(N, int(self.doc_len[rows].sum()) / N, idf, average)
+        postings = (_Postings(self, keep, np.cumsum(keep) - 1), self.doc_len[rows])
+        return Index([self.docs[r] for r in rows.tolist()], bm25=sums, postings=postings)
 
 # %% ../nbs/08_retrieval.ipynb #09d26cc6
 def chunk(text: str, size: int = 1500, overlap: int = 200) -> list[str]:

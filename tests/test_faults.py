@@ -61,12 +61,7 @@ def test_bad_body_then_good_answer_succeeds_and_max_retries_0_is_one_attempt(fak
 def test_odd_but_parseable_completion_shapes_never_crash(fake_server):
     "Content as a list of parts, content of the wrong type, usage with odd values: an answer or a failure record, never an exception."
     replies = iter([])
-    fs = fake_server()
-    async def odd(req, writer, headers=None):   # replace the server's answer with odd shapes, one per request
-        body = next(replies)
-        fs.completions["x"] += 1
-        await fs._send(writer, 200, body); return False
-    fs._chat = odd
+    fs = fake_server(reply=lambda body: next(replies))   # a dict from `reply` is the whole HTTP 200 body: odd shapes
     base = {"id": "c", "object": "chat.completion", "created": 0, "model": "m"}
     shapes = [dict(base, choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}}]),
               dict(base, choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": 42}}]),
