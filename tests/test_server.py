@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from scibench.server import (SERVE_CODE, ServerError, serving, start_server, stop_server, read_pidfile, users, _pidfile, _usersdir,
                              is_our_server, _stat)
+import psutil
 from scibench.llm import get_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -232,7 +233,7 @@ def test_a_frozen_server_is_reported_not_used(reg):
     pid = read_pidfile(spec)["pid"]
     os.kill(pid, signal.SIGSTOP)
     try:
-        wait_for(lambda: _stat(pid)[0] == "T", 10, "the server to stop")
+        wait_for(lambda: _stat(pid)[0] == psutil.STATUS_STOPPED, 10, "the server to stop")
         t0 = time.monotonic()
         with pytest.raises(ServerError, match=rf"\(pid {pid}\) is stopped"):
             with serving(NAME): pass
