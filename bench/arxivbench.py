@@ -66,7 +66,7 @@ _BUILD_CHILD = """
 import json, resource, sys
 import scibench.benchmarks.arxivbench.method   # the process `make data` builds in: the benchmark module loaded
 from scibench.benchmarks.arxivbench.index import build_index
-from scibench.core import peak_rss_mb
+from bench import peak_rss_mb
 st = build_index(sys.argv[1], sys.argv[2], **json.loads(sys.argv[3]))
 # the largest worker (reaped)
 w = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)

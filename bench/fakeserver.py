@@ -36,7 +36,8 @@ class FakeOptions:
     structured: str | None = None
 
 
-HTML_PAGE = b"<!DOCTYPE html><html><head><title>503 Service Unavailable</title></head><body><h1>Maintenance</h1></body></html>"
+HTML_PAGE = (b"<!DOCTYPE html><html><head><title>503 Service Unavailable</title></head>"
+             b"<body><h1>Maintenance</h1></body></html>")
 BAD_BODIES = {"html": (HTML_PAGE, "text/html; charset=utf-8"), "array": (b"[]", "application/json"),
               "nochoices": (b'{"id": "x"}', "application/json")}  # HTTP 200 bodies that are not chat completions
 
@@ -107,7 +108,7 @@ class FakeServer:
         if o.latency_dist is not None:
             kind, *args = o.latency_dist
             if kind != "lognormal" or len(args) != 2 or args[0] <= 0 or args[1] < 0:
-                raise ValueError(f"latency_dist must be ('lognormal', median_s > 0, sigma >= 0), got {o.latency_dist!r}")
+                raise ValueError(f"latency_dist must be ('lognormal', median_s > 0, sigma >= 0), not {o.latency_dist!r}")
         for f in fields(o):  # live attributes: a test may change one on a running server
             setattr(self, f.name, getattr(o, f.name))
         self.faults, self.slow = tuple(o.faults), dict(o.slow or {})
@@ -169,8 +170,10 @@ class FakeServer:
         verdict, schema = self._format(body)
         if verdict == "follow":  # a grammar forces an instance of the schema
             return json.dumps(_instance(schema))
-        text = self.reply(body) if self.reply else f"Rationale: fine. Therefore, the score is: {1 + len(body['messages'][-1]['content']) % 5}"
-        if None not in (auth, self.echo_auth) and isinstance(text, str) and self.echo_auth in json.dumps(body["messages"]):
+        score = 1 + len(body["messages"][-1]["content"]) % 5
+        text = self.reply(body) if self.reply else f"Rationale: fine. Therefore, the score is: {score}"
+        echo = None not in (auth, self.echo_auth) and self.echo_auth in json.dumps(body["messages"])
+        if echo and isinstance(text, str):
             text += f" (you sent Authorization: {auth})"
         return text
 
@@ -259,7 +262,8 @@ class FakeServer:
     async def _fault(self, fault: str, req, request) -> web.Response:
         "The answer of an injected `fault`."
         if fault in ("429", "500"):
-            return _error(int(fault), "rate limited" if fault == "429" else "server error", headers={"retry-after-ms": "20"})
+            why = "rate limited" if fault == "429" else "server error"
+            return _error(int(fault), why, headers={"retry-after-ms": "20"})
         if fault == "timeout":
             await asyncio.sleep(self.hang)
             return _drop(request)
@@ -280,7 +284,8 @@ class FakeServer:
         if self.structured == "llama":
             settings = {"n_ctx": 8192, "params": {"temperature": 0.8}}
             return web.json_response({"default_generation_settings": settings, "total_slots": self.slots or 1,
-                                      "build_info": "b0-fake", "model_path": "fake.gguf", "chat_template": "{{ messages }}"})
+                                      "build_info": "b0-fake", "model_path": "fake.gguf",
+                                      "chat_template": "{{ messages }}"})
         if self.slots:
             return web.json_response({"total_slots": self.slots, "model_alias": "fake"})
         return await self._unknown(request)
@@ -336,7 +341,8 @@ class FakeServer:
                 errors.append({"code": "token_limit_exceeded", "message": "Enqueued token limit reached for fake.",
                                "line": None})
         if not errors and req.get("endpoint") != "/v1/chat/completions":
-            errors = [{"code": "invalid_endpoint", "message": f"endpoint {req.get('endpoint')} is not served", "line": None}]
+            why = f"endpoint {req.get('endpoint')} is not served"
+            errors = [{"code": "invalid_endpoint", "message": why, "line": None}]
         return lines, errors
 
     async def _create(self, request) -> web.Response:
@@ -367,8 +373,9 @@ class FakeServer:
         if q.get("after") in self.batches:
             ids = ids[ids.index(q["after"]) + 1 :]
         page = ids[: int(q.get("limit") or 20)]
-        return web.json_response(dict(object="list", data=[self.batches[i] for i in page], has_more=len(ids) > len(page),
-                                      first_id=page[0] if page else None, last_id=page[-1] if page else None))
+        return web.json_response(dict(object="list", data=[self.batches[i] for i in page],
+                                      first_id=page[0] if page else None, last_id=page[-1] if page else None,
+                                      has_more=len(ids) > len(page)))
 
     async def _batch(self, request) -> web.Response:
         "Read a batch (moving it along its lifecycle) or cancel it (`POST .../cancel`)."
@@ -385,8 +392,8 @@ class FakeServer:
         return web.json_response(b)
 
     def _advance(self, bid):
-        """Move a batch along its lifecycle by the time passed, one step per poll (validating → in_progress → done, as a
-        provider's batch goes however late it is polled); on completion write its output and error files."""
+        """Move a batch along its lifecycle by the time passed, one step per poll (validating → in_progress → done, as
+        a provider's batch goes however late it is polled); on completion write its output and error files."""
         b, (t0, lines) = self.batches[bid], self._batch_input[bid]
         age = time.time() - t0
         if b["status"] not in ("validating", "in_progress") or age < 0.3 * self.batch_delay:
@@ -395,16 +402,17 @@ class FakeServer:
             b.update(status="in_progress", in_progress_at=b.get("in_progress_at") or int(time.time()))
             return
         rows = [r for r in map(self._batch_row, lines) if r is not None]
-        out = [r for r in rows if r["response"] and r["response"]["status_code"] == 200]
-        err = [r for r in rows if r not in out]
+        ok = [bool(r["response"] and r["response"]["status_code"] == 200) for r in rows]
+        out, err = [r for r, y in zip(rows, ok) if y], [r for r, y in zip(rows, ok) if not y]
         for kind, part in (("output_file_id", out), ("error_file_id", err)):
             if part:
                 fid = "file-" + os.urandom(8).hex()
                 self.files[fid] = "".join(json.dumps(r) + "\n" for r in part).encode()
                 b[kind] = fid
         expired = any(r["error"] for r in err)
-        b.update(status="expired" if expired else "completed", **{"expired_at" if expired else "completed_at": int(time.time())},
-                 request_counts={"total": len(lines), "completed": len(out), "failed": len(err)})
+        done = "expired" if expired else "completed"
+        counts = {"total": len(lines), "completed": len(out), "failed": len(err)}
+        b.update(status=done, **{f"{done}_at": int(time.time())}, request_counts=counts)
 
     def _batch_row(self, d) -> dict | None:
         "The output (or error) line of one batch request line; None for a `batch_missing` one."

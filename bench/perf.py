@@ -4,12 +4,13 @@ against a baseline measured in the same run, so it means the same on any machine
 
 from __future__ import annotations
 import json, math, os, statistics, subprocess, sys, tempfile, time
+import psutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, get_model, loop_factory
 from scibench.server import embedded_speed_path, serving, smollm2_path
-from scibench.core import peak_rss_mb
+from bench import peak_rss_mb
 from bench.fakeserver import FakeServer
 
 __all__ = ['P1L_LATENCY', 'P5_PROMPTS', 'P6_SIZES', 'P6_GEN', 'W1_LATENCY', 'W1_CONCURRENCY', 'PERF', 'perf_modules',
@@ -30,12 +31,11 @@ def fake_server_process(latency: float = 0.1, **kw):
 
 
 def _proc_cpu_s(pid: int) -> float | None:
-    "CPU seconds (user + system) of process `pid` so far, from /proc (None where there is none)."
+    "CPU seconds (user + system) of process `pid` so far (None where there is none)."
     try:
-        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+        return sum(psutil.Process(pid).cpu_times()[:2])
+    except psutil.Error:
         return None
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def perfect_client_s(latencies, concurrency: int) -> float:

@@ -11,7 +11,7 @@ from pathlib import Path
 __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError', 'get_field',
            'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'iter_jsonl', 'read_json_records',
            'read_json', 'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'jsonl_line',
-           'write_jsonl', 'git_commit', 'bench_full', 'peak_rss_mb']
+           'write_jsonl', 'git_commit', 'bench_full']
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
@@ -82,7 +82,7 @@ def _is(v, t) -> bool:
         return False
     return isinstance(v, ts)
 
-
+# %% ../nbs/00_core.ipynb #96090d1f
 def get_field(rec: dict, dotted: str):
     "Value of a dotted field (`a.b.c`) of a nested dict; raises `KeyError(dotted)` when absent."
     cur = rec
@@ -92,7 +92,7 @@ def get_field(rec: dict, dotted: str):
         cur = cur[part]
     return cur
 
-
+# %% ../nbs/00_core.ipynb #4f20e02c
 def check_fields(rec, required, path, line, types=None):
     """Raise `DataError` for the first required (dotted) field missing from `rec`, or a field of `types` ({field:
     type(s)}) of another type."""
@@ -133,7 +133,7 @@ def check_unique(numbered, field, path):
             raise DataError(path, line, field, f"duplicate {_short(v)} (first at line {seen[k]})")
         seen[k] = line
 
-
+# %% ../nbs/00_core.ipynb #36d77c60
 def _not_utf8(path, line, raw: bytes, e: UnicodeDecodeError) -> DataError:
     col = len(raw[: e.start].decode("utf-8", "replace")) + 1
     return DataError(
@@ -202,7 +202,7 @@ def iter_jsonl(path, numbered: bool = False):
                 raise DataError(path, i, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
             yield (i, rec) if numbered else rec
 
-
+# %% ../nbs/00_core.ipynb #6e1f48ea
 def _pos(text: str, pos: int, cache: list) -> tuple[int, int]:
     "(line, column) of `pos`, counting forward from the last position asked for (`cache` = [pos, line])."
     if pos < cache[0]:
@@ -256,7 +256,7 @@ def read_json_records(path, required=(), types=None, unique=None, allow_empty=Fa
     _finish(out, path, required, types, unique, allow_empty)
     return out if numbered else [r for _, r in out]
 
-
+# %% ../nbs/00_core.ipynb #165615fc
 def read_json(path):
     "One JSON value; non-UTF-8 bytes, an empty file or bad JSON raise `DataError` with the line and column."
     text = read_text(path)
@@ -337,7 +337,7 @@ def write_bytes(path, data: bytes) -> Path:
     "Write `data` atomically (temporary file + rename), mode 0644."
     return _atomic_write(path, data)
 
-
+# %% ../nbs/00_core.ipynb #27501255
 def _jsonable(x):
     "NaN and infinities become None (JSON null): our JSON is strict JSON."
     if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
@@ -369,7 +369,7 @@ def _strict_dumps(obj, **kw) -> str:
     except (ValueError, _NotPlain):
         return json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)
 
-
+# %% ../nbs/00_core.ipynb #274dd3fa
 def write_json(path, obj):
     "Write `obj` as indented strict JSON (NaN → null), atomically."
     _atomic_write(path, _strict_dumps(obj, indent=1) + "\n")
@@ -401,17 +401,3 @@ def git_commit() -> str | None:
 def bench_full() -> bool:
     "`make bench FULL=1` (`SCIBENCH_BENCH_FULL=1`, or true/yes/on): the largest sizes."
     return os.environ.get("SCIBENCH_BENCH_FULL", "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def peak_rss_mb() -> float:
-    "This process's peak RSS in MB (Linux: `VmHWM`; elsewhere `ru_maxrss`)."
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    import resource, sys
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)

@@ -154,10 +154,8 @@ def listener(spec: ModelSpec) -> int | None:
     except psutil.AccessDenied:  # macOS without root
         return None
     port = _port(spec)
-    for c in conns:
-        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid and is_our_server(c.pid, spec)[0]:
-            return c.pid
-    return None
+    ours = (c.pid for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid)
+    return next((pid for pid in ours if is_our_server(pid, spec)[0]), None)
 
 
 def _environ(pid: int) -> dict:

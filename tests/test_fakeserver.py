@@ -70,3 +70,8 @@ def test_batch_goes_validating_in_progress_completed():
         eq((fs.batches_created, fs.calls), (1, 0))
         eq([x.id for x in c.batches.list(limit=5)], [b.id])
         eq(httpx.get(fs.base_url + "/batches/nope").status_code, 404)
+
+
+def test_peak_rss_mb_of_the_lab_is_this_process_peak():
+    from bench import peak_rss_mb
+    assert 1 < peak_rss_mb() < 100_000
