@@ -3,37 +3,10 @@ tests: never a substitute for the end-to-end test with the real embedded model."
 
 from __future__ import annotations
 import asyncio, collections, hashlib, importlib, json, math, os, statistics, threading, time
-from dataclasses import dataclass, fields, replace
 from aiohttp import web
+from fastcore.basics import store_attr
 
-__all__ = ['FakeOptions', 'FakeServer', 'serve_forever']
-
-
-@dataclass
-class FakeOptions:
-    "What a `FakeServer` does (its docstring says what each field means)."
-
-    latency: float = 0.0
-    fault_rate: float = 0.0
-    faults: tuple = ("429", "500", "timeout", "reset")
-    max_faults: int = 2
-    permanent: str | None = None
-    reply: object = None
-    hang: float = 30.0
-    unauthorized: str | None = None
-    prefix_cache: bool = False
-    batch_delay: float = 0.2
-    batch_expire: str | None = None
-    batch_error: str | None = None
-    batch_missing: str | None = None
-    batch_reject: str | None = None
-    latency_dist: tuple | None = None
-    slow: dict | None = None
-    echo_auth: str | None = None
-    slots: int | None = None
-    batch_create_drop: int = 0
-    batch_create_hang: float = 0.0
-    structured: str | None = None
+__all__ = ['FakeServer', 'serve_forever']
 
 
 HTML_PAGE = (b"<!DOCTYPE html><html><head><title>503 Service Unavailable</title></head>"
@@ -97,22 +70,23 @@ class FakeServer:
     BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
 
-    def __init__(self, options: FakeOptions | None = None, **kw):
-        "`options` (default `FakeOptions()`) with any of its fields given by name (see above)."
-        o = self.options = replace(options or FakeOptions(), **kw)
-        if o.structured not in (None, "json_schema", "llama", "reject"):
-            raise ValueError(f"structured must be None, 'json_schema', 'llama' or 'reject', got {o.structured!r}")
-        bad = set(o.faults) - set(self.FAULTS)
+    def __init__(self, latency=0.0, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
+                 permanent=None, reply=None, hang=30.0, unauthorized=None, prefix_cache=False, batch_delay=0.2,
+                 batch_expire=None, batch_error=None, batch_missing=None, batch_reject=None, latency_dist=None,
+                 slow=None, echo_auth=None, slots=None, batch_create_drop=0, batch_create_hang=0.0, structured=None):
+        "What the server does, each option as its docstring says (live attributes: a test may change one meanwhile)."
+        store_attr()
+        if structured not in (None, "json_schema", "llama", "reject"):
+            raise ValueError(f"structured must be None, 'json_schema', 'llama' or 'reject', got {structured!r}")
+        bad = set(faults) - set(self.FAULTS)
         if bad:
             raise ValueError(f"unknown fault kind(s) {sorted(bad)}; kinds: {', '.join(self.FAULTS)}")
-        if o.latency_dist is not None:
-            kind, *args = o.latency_dist
+        if latency_dist is not None:
+            kind, *args = latency_dist
             if kind != "lognormal" or len(args) != 2 or args[0] <= 0 or args[1] < 0:
-                raise ValueError(f"latency_dist must be ('lognormal', median_s > 0, sigma >= 0), not {o.latency_dist!r}")
-        for f in fields(o):  # live attributes: a test may change one on a running server
-            setattr(self, f.name, getattr(o, f.name))
-        self.faults, self.slow = tuple(o.faults), dict(o.slow or {})
-        self.latency_dist = tuple(o.latency_dist) if o.latency_dist is not None else None
+                raise ValueError(f"latency_dist must be ('lognormal', median_s > 0, sigma >= 0), not {latency_dist!r}")
+        self.faults, self.slow = tuple(faults), dict(slow or {})
+        self.latency_dist = tuple(latency_dist) if latency_dist is not None else None
         self.attempts, self.completions = collections.Counter(), collections.Counter()
         self.injected = collections.Counter()  # faults injected, by kind
         self.headers_seen: list = []  # every request's headers (lower-case names), in arrival order
