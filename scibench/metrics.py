@@ -142,7 +142,7 @@ def _corr_rows(X, Y, corr: str) -> np.ndarray:
             out[ok] = [correlation(x, y, corr) for x, y in zip(X, Y)]
     return out
 
-
+# %% ../nbs/03_metrics.ipynb #ae226952
 def _boot_idx(n: int, n_resamples: int, seed: int, size: int = 100):
     "`bootstrap_ci`'s draws (the same generator, one `integers` call a resample), `size` resamples at a time."
     rng = np.random.default_rng(seed)
@@ -233,7 +233,7 @@ def rouge_matrices(generated, reference, gtok=None, rtok=None) -> tuple[np.ndarr
         ov1 += (CG >= t).astype(np.float32) @ (CR >= t).astype(np.float32).T
     return _f(ov1, lg, lr), _f(_lcs_lengths(G, R, V).astype(float), lg, lr)
 
-
+# %% ../nbs/03_metrics.ipynb #9ed2441b
 _ONE = np.uint64(1)
 
 

@@ -19,6 +19,8 @@ __all__ = ['DEFAULT_EMBEDDER', 'TERM_MEMO_FLOATS', 'BM25_K1', 'BM25_B', 'BM25_EP
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+
+
 _DEFAULT_NAMES = (None, "", DEFAULT_EMBEDDER, f"sentence-transformers/{DEFAULT_EMBEDDER}")
 
 
@@ -45,7 +47,7 @@ class APIEmbedder:
         self.dim = E.shape[1]
         return E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
 
-
+# %% ../nbs/08_retrieval.ipynb #acaab1fd
 @functools.lru_cache(maxsize=4)
 def _load(name: str | None):
     if name is not None and name.startswith("openai:"):
@@ -69,9 +71,13 @@ def embedder(name: str | None = None):
     "The embedding model `name` (see above; default all-MiniLM-L6-v2, offline), loaded once."
     return _load(None if name in _DEFAULT_NAMES else str(name).strip())
 
-
+# %% ../nbs/08_retrieval.ipynb #9baf40cc
 _SPENT = [0.0]  # seconds spent computing embeddings in this process
+
+
 _WORKER: list = [None, None, None]  # this process's embedding thread: (pid, queue, thread)
+
+
 _WORKER_LOCK = threading.Lock()
 
 
@@ -112,7 +118,7 @@ def on_compute_thread(fn):
     q.put((fut, fn))
     return fut.result()
 
-
+# %% ../nbs/08_retrieval.ipynb #6ed1f1e7
 def _encode(texts: list, batch_size: int, model) -> np.ndarray:
     "One embedding computation, on the embedding thread (`on_compute_thread`), its seconds counted (`compute_seconds`)."
 
@@ -243,7 +249,7 @@ def tokenize(s: str) -> list[str]:
 
 TERM_MEMO_FLOATS = 4_000_000  # an Index keeps each query term's BM25 scores up to this many floats (32 MB)
 
-
+# %% ../nbs/08_retrieval.ipynb #d56d317b
 class Index:
     """Search a list of documents by BM25, embeddings, or both (reciprocal-rank fusion). `bm25` and `postings` (BM25
     sums and an inverted index already computed, as a subset of a larger index has them) spare computing them."""
@@ -354,7 +360,7 @@ class _Postings:
         m = self.keep[r]
         return self.place[r[m]], n[m]
 
-
+# %% ../nbs/08_retrieval.ipynb #0291a8fd
 class Corpus:
     """`docs` tokenized once (`tokenize`, an empty document as "_", as `Index`): their postings, grouped by word, rows
     ascending, with each word's place in its document's term counts (rank_bm25's dict order)."""
