@@ -96,6 +96,7 @@ class FakeServer:
         self.batches_created = self.batch_polls = self.batch_lists = 0
         self.port, self._loop, self._runner, self._slots = None, None, None, None
         self._blocks: set = set()  # hashes of prompt prefixes seen, per block of words
+        self._encoded: dict = {}  # (second, model, text, prompt words) → the body of a plain completion
         self._batch_input: dict = {}  # batch id → (creation time, its request lines)
 
     # -- what it answers ---------------------------------------------------
@@ -155,6 +156,8 @@ class FakeServer:
         "The 400 of a refused response_format or a `permanent` prompt, the 401 of an `unauthorized` one, or None."
         if self._format(req)[0] == "refuse":
             return _error(400, "response_format is not supported")
+        if self.permanent is None and self.unauthorized is None:
+            return None
         said = json.dumps(req["messages"])
         if self.permanent and self.permanent in said:
             return _error(400, "permanent fault", "invalid_request_error")
@@ -178,6 +181,21 @@ class FakeServer:
         choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
         return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                 "model": req.get("model", "fake"), "choices": [choice], "usage": usage}
+
+    def _completion_response(self, req, text: str) -> web.Response:
+        """`_completion(req, text)` as an answer; without `prefix_cache`, equal ones (the same second, model, text and
+        number of prompt words) are encoded once (less server CPU: P1 measures the client)."""
+        model = req.get("model", "fake")
+        if self.prefix_cache or not isinstance(model, str):
+            return web.json_response(self._completion(req, text))
+        k = (int(time.time()), model, text, sum(len(str(m.get("content", "")).split()) for m in req["messages"]))
+        if k not in self._encoded:
+            if len(self._encoded) >= 1024:
+                self._encoded.clear()
+            d = self._completion(req, text)
+            self._encoded[k] = json.dumps(d).encode() if d["created"] == k[0] else None
+        data = self._encoded[k] or json.dumps(self._completion(req, text)).encode()
+        return web.Response(body=data, content_type="application/json")
 
     @property
     def calls(self) -> int:
@@ -231,7 +249,7 @@ class FakeServer:
             return await self._fault(plan[n], req, request)
         text = self._answer(req, auth)  # a `reply` that raises ends the connection (the middleware)
         self.completions[key] += 1
-        return web.json_response(text if isinstance(text, dict) else self._completion(req, text))
+        return web.json_response(text) if isinstance(text, dict) else self._completion_response(req, text)
 
     async def _fault(self, fault: str, req, request) -> web.Response:
         "The answer of an injected `fault`."
@@ -411,7 +429,7 @@ class FakeServer:
     @web.middleware
     async def _seen(self, request, handler):
         "Every request's headers are kept; a handler that raises (a `reply` that did) ends its connection."
-        self.headers_seen.append({k.lower(): v for k, v in request.headers.items()})
+        self.headers_seen.append(request.headers)
         try:
             return await handler(request)
         except web.HTTPException:
@@ -423,6 +441,7 @@ class FakeServer:
     def _app(self) -> web.Application:
         "The routes: chat, stats, props and models (at any prefix, as servers mounted elsewhere), files and batches."
         app = web.Application(middlewares=[self._seen], client_max_size=1 << 30)
+        app.router.add_post("/v1/chat/completions", self._chat_route)
         app.router.add_post("/{prefix:.*}/chat/completions", self._chat_route)
         app.router.add_get("/{prefix:.*}/stats", self._stats)
         app.router.add_get("/props", self._props)
