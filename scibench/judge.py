@@ -36,7 +36,7 @@ def choice_schema(choices, max_rationale: int = 600, answer_first: bool = False)
     order = ["answer", "rationale"] if answer_first else ["rationale", "answer"]
     return {"type": "object", "properties": {k: props[k] for k in order}, "required": order}
 
-
+# %% ../nbs/04_judge.ipynb #4be11f29
 _SCORE_RES = [
     r"score\s+is\s*[:=]?\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)",
     r"(?:score|rating)\s*[:=]\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)",

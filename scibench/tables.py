@@ -48,7 +48,7 @@ class Figure:
     name: str
     draw: Callable
 
-
+# %% ../nbs/05b_tables.ipynb #8dfae027
 def _rows(x) -> list[dict]:
     return [] if x is None else [x] if isinstance(x, dict) else list(x)
 
@@ -83,7 +83,7 @@ def build(t: Table, runs) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=t.columns) if t.columns else pd.DataFrame(rows)
     return df.rename(columns=t.rename) if t.rename else df
 
-
+# %% ../nbs/05b_tables.ipynb #efec4ef3
 def write(t: Table | Figure, runs) -> Path | None:
     "Write one spec over `runs`; its .md path (a table) or .png path (a figure), None when there is nothing to write."
     if isinstance(t, Figure):
