@@ -304,7 +304,8 @@ class CountingLLM(LLM):
             self.kept.append(body)
         text = self.reply(body) if self.reply else ""
         usage = dict(prompt_tokens=_prompt_chars(body) // 4, completion_tokens=req.max_tokens)
-        return {"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": usage}
+        choice = {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        return {"choices": [choice], "usage": usage}
 
 
 class PlanContext(RunContext):
