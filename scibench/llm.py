@@ -55,7 +55,7 @@ _SECRETS_MEMO: dict = {}
 
 def _registry_key_vars() -> tuple:
     "The names of the key variables: the registry's (its file looked at once a second at most) and those in use."
-    now = time.monotonic()
+    now, names = time.monotonic(), _REG.get("names", ())
     if now - _REG["last"] >= 1.0:
         _REG["last"] = now
         try:
@@ -66,7 +66,9 @@ def _registry_key_vars() -> tuple:
                 load_registry(p)  # adds its key variables to _KEY_VARS
         except Exception:
             pass
-    return tuple(sorted(_KEY_VARS.copy()))  # a copy: another thread may be adding to it
+    if len(names) != len(_KEY_VARS):  # names are only added
+        names = _REG["names"] = tuple(sorted(_KEY_VARS.copy()))  # a copy: another thread may be adding to it
+    return names
 
 def _secret_values() -> list:
     "(form, label) of every key (as set and stripped) and URL credential in use, longest first."
@@ -83,13 +85,13 @@ def _secret_values() -> list:
         _SECRETS_MEMO[sig] = sorted(forms, key=lambda x: -len(x[0]))
     return _SECRETS_MEMO[sig]
 
-def redact(text, patterns: bool = True):
+def redact(text, patterns: bool = True, secrets: list | None = None):
     """`text` with API-key values, URL credentials, key-like query values and bearer tokens replaced by
     `[redacted ...]`. `patterns=False`: only the values of the keys and URL credentials in use (for answer text,
-    where a URL the model wrote is not a secret)."""
+    where a URL the model wrote is not a secret); `secrets`: those values, as `_secret_values` gave them."""
     if not isinstance(text, str) or not text:
         return text
-    for form, var in _secret_values():
+    for form, var in secrets if secrets is not None else _secret_values():
         if form in text:
             text = text.replace(form, f"[redacted {var}]")
     if not patterns:
@@ -534,8 +536,7 @@ def _completion_parts(d: dict) -> tuple:
         usage = dict(prompt_tokens=tok("prompt_tokens"), completion_tokens=tok("completion_tokens"))
         if pc := tok("cached_tokens", u.get("prompt_tokens_details")):  # the provider's prefix cache (OpenAI, vLLM)
             usage["prefix_cached_tokens"] = pc
-    finish = ch.get("finish_reason")
-    return text, None if finish is None else redact(str(finish))[:100], usage
+    return text, ch.get("finish_reason"), usage
 
 # %% ../nbs/01_llm.ipynb #55827e22
 # openai's retry constants (`openai._constants`): INITIAL_RETRY_DELAY, MAX_RETRY_DELAY, MAX_RETRY_AFTER_DELAY
@@ -678,22 +679,27 @@ def _chat_url(spec: ModelSpec):
     root = f"{u.scheme}://{u.netloc.rpartition('@')[2]}{u.path.rstrip('/')}"
     return URL(f"{root}/chat/completions" + (f"?{u.query}" if u.query else ""), encoded=False)
 
-async def _attempt(session, url, headers: dict, body: bytes, timeout: float) -> tuple:
-    "One POST → (status, headers, body bytes) within `timeout` seconds in all."
-    async with asyncio.timeout(timeout):
-        async with session.post(url, data=body, headers=headers, allow_redirects=False) as r:
-            return r.status, r.headers, await _read(r)
+def _request_parts(spec: ModelSpec) -> tuple:
+    "(chat URL, headers, timeout) of every chat request to `spec`."
+    import aiohttp
 
-async def _post_chat(spec: ModelSpec, session, body: bytes, on_retry) -> tuple:
+    head = {"Authorization": _auth(spec), "Content-Type": "application/json", "Accept": "application/json"}
+    return _chat_url(spec), head, aiohttp.ClientTimeout(total=spec.timeout, sock_connect=min(10.0, spec.timeout))
+
+async def _attempt(session, parts: tuple, body: bytes) -> tuple:
+    "One POST → (status, headers, body bytes), all of it within the timeout of `parts`."
+    url, headers, timeout = parts
+    async with session.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False) as r:
+        return r.status, r.headers, await _read(r)
+
+async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_retry) -> tuple:
     """POST a chat request with openai's retry policy → (completion dict, None) or (None, failure reason)."""
     import aiohttp
 
-    url, head = _chat_url(spec), {"Authorization": _auth(spec), "Content-Type": "application/json",
-                                  "Accept": "application/json"}
     for tries in range(spec.max_retries + 1):
         headers = None
         try:
-            status, headers, data = await _attempt(session, url, head, body, spec.timeout)
+            status, headers, data = await _attempt(session, parts, body)
         except _TooLarge as e:
             return None, str(e)
         except TimeoutError:
@@ -731,10 +737,11 @@ class LLMOptions:
 
 def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: float) -> dict:
     "The result of a chat completion whose message is `text` (None: no content): redacted, cut at the model's cap."
+    sv = _secret_values()  # a key or URL credential that the server echoes into its answer is never stored
+    finish = None if finish is None else redact(str(finish), secrets=sv)[:100]
+    text = redact(text, patterns=False, secrets=sv)
     res = dict(ok=text is not None, text=text, error=None if text is not None else "empty response",
                finish_reason=finish, usage=usage, cached=False, structured=structured, seconds=seconds)
-    if text:  # a key or URL credential that the server echoes into its answer is never stored
-        res["text"] = text = redact(text, patterns=False)
     if text is not None and len(text) > spec.max_response_chars:  # never store a runaway answer whole
         res.update(text=text[: spec.max_response_chars], truncated=True, response_chars=len(text))
     return res
@@ -770,6 +777,7 @@ class LLM:
             _KEY_VARS.add(self.spec.api_key_env)
         note_url_secrets(self.spec.base_url)
         self._lives: dict = {}  # event loop id → its open `_Live` (see `live`, `acall`)
+        self._parts = None  # (URL, headers, timeout) of its requests, at the first one (`_request_parts`)
 
     def body(self, req: Request) -> dict:
         "The chat-completion request body (the same for a live call and a Batch API line)."
@@ -809,10 +817,10 @@ class LLM:
         "One request (a user prompt or a message list)."
         return self.map([Request(messages=prompt if isinstance(prompt, list) else msgs(prompt), **kw)])[0]
 
-# %% ../nbs/01_llm.ipynb #a416001a
-async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
-    "Send `req` within the endpoint's limit (its `transport`, or the network) → a result."
-    body = self.body(req)
+# %% ../nbs/01_llm.ipynb #56c531bc
+async def _send(self: LLM, ep: _Endpoint, req: Request, data: bytes | None = None) -> dict:
+    "Send `req` (`data`: its body, encoded) within the endpoint's limit (its `transport`, or the network) → a result."
+    body = self.body(req) if data is None or self.transport is not None else None
     async with ep.sem:  # the timeout and the latency are the server's: counted from here, after our queue
         if why := self.stopped():
             return _not_sent(why)
@@ -820,8 +828,9 @@ async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
         if self.transport is not None:
             d, err = await self.transport(body, req), None
         else:
-            data = json.dumps(body, ensure_ascii=False).encode()
-            d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), data, self.usage.retry)
+            data = data or json.dumps(body, ensure_ascii=False).encode()
+            self._parts = self._parts or _request_parts(self.spec)
+            d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), self._parts, data, self.usage.retry)
     secs = time.perf_counter() - t0
     if err is not None:
         return dict(ok=False, text=None, error=err, usage=None, cached=False, seconds=secs)
@@ -830,7 +839,8 @@ async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
     except Exception as e:  # a shape the body check let through
         why = redact(f"bad response: {type(e).__name__}: {e}")[:230]
         return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=secs)
-    return _result(self.spec, text, finish, usage, "response_format" in body, secs)
+    structured = req.schema is not None and _schema_mode(self.spec) is not None
+    return _result(self.spec, text, finish, usage, structured, secs)
 
 # %% ../nbs/01_llm.ipynb #40e85820
 async def _acall(self: LLM, req: Request) -> dict:
@@ -842,13 +852,15 @@ async def _acall(self: LLM, req: Request) -> dict:
     lv = self._lives.get(id(asyncio.get_running_loop()))
     if lv is None:
         raise RuntimeError(f"LLM '{self.spec.name}': acall outside `async with llm.live()` (or `pipeline`)")
-    key = cache_key(self.spec, req)
+    key, data = cache_key(self.spec, req) if self.cache is not None or self.batch else None, None
+    if key is None:  # nothing is stored: the body itself tells identical requests apart (and is sent as it is)
+        key = data = json.dumps(self.body(req), ensure_ascii=False).encode()
     hit = None
     if key in lv.inflight:
         hit = await asyncio.shield(lv.inflight[key])
     elif self.cache is not None and not self.refresh:
         hit = self.cache.get(key)
-    res = {**hit, "cached": True} if hit is not None else await lv.fresh(key, req)
+    res = {**hit, "cached": True} if hit is not None else await lv.fresh(key, req, data)
     lv.note(res)
     self.usage.add(res, self.spec)
     for f in self.on_answer:
@@ -902,7 +914,7 @@ class _Live:
         self.bar = tqdm(total=0, desc=self.desc, disable=not llm.progress or quiet, mininterval=1, file=sys.stderr,
                         unit="call", dynamic_ncols=True)
 
-    async def fresh(self, key: str, req: Request) -> dict:
+    async def fresh(self, key, req: Request, data: bytes | None = None) -> dict:
         "A request no cache holds: sent (or queued for a batch); a successful answer is stored under `key`."
         fut = asyncio.get_running_loop().create_future()
         self.inflight[key], self.bar.total = fut, self.bar.total + 1
@@ -915,7 +927,7 @@ class _Live:
                     self.tasks.add(t)
                     t.add_done_callback(self.tasks.discard)
                 return await asyncio.shield(fut)
-            res = await _send(self.llm, self.ep, req)
+            res = await _send(self.llm, self.ep, req, data)
             if res["ok"] and self.llm.cache is not None:
                 self.llm.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
             fut.set_result(res)
