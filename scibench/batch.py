@@ -18,7 +18,6 @@ BATCH_ENDPOINT = "/v1/chat/completions"
 def api_client(llm: LLM):
     "The `openai` client of `llm`'s endpoint (a URL with user:password keeps httpx, which sends them as Basic auth)."
     import httpx, openai
-
     class Counted(openai.AsyncOpenAI):
         async def _sleep_for_retry(self, *, retries_taken, max_retries, options, response):
             llm.usage.retry(_status_reason(response.status_code) if response is not None else "connection")
@@ -33,7 +32,6 @@ def api_client(llm: LLM):
 def _error_reason(e: Exception) -> str:
     "Why an openai call failed, for a failure record: redacted before it is cut."
     import openai
-
     if isinstance(e, openai.APIStatusError):
         body = redact(json.dumps(e.body))[:300] if e.body is not None else ""
         return redact(f"http {e.status_code}: {type(e).__name__} {body}".strip())
@@ -87,13 +85,13 @@ def _batch_result(llm: LLM, d: dict, structured: bool, seconds: float) -> dict:
     raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
     if not (isinstance(code, int) and 200 <= code < 300):
         return _batch_fail(f"batch: http {code}: {redact(raw.decode('utf-8', 'replace'))[:300]}", seconds)
-    d, why = _completion_check(raw, "application/json", code)
+    try:
+        d, why = _completion_check(raw, "application/json", code)
+        text, finish, usage = _completion_parts(d) if why is None else (None, None, None)
+    except Exception as e:
+        why = f"{type(e).__name__}: {str(e)[:200]}"
     if why:
         return _batch_fail(f"batch: bad response: {why}", seconds)
-    try:
-        text, finish, usage = _completion_parts(d)
-    except Exception as e:
-        return _batch_fail(f"batch: bad response: {type(e).__name__}: {str(e)[:200]}", seconds)
     return {**_result(llm.spec, text, finish, usage, structured, seconds), "batch": True}
 
 # %% ../nbs/01b_batch.ipynb #c20aad6c
@@ -109,34 +107,30 @@ class _Batches:
         if self.llm.progress:
             self.bar.write(f"{self.llm.spec.name}: {msg}", file=sys.stderr)
 
-    def record(self, **row):
-        if self.llm.cache is not None:
-            self.llm.cache.batch_record(**row)
+    def record(self, **row):  # without a cache nothing is recorded (and nothing can be resumed)
+        self.llm.cache is not None and self.llm.cache.batch_record(**row)
 
     def status(self, batch_id: str, status: str, key: str | None = None):
-        if self.llm.cache is not None:
-            self.llm.cache.batch_status(batch_id, status, key)
+        self.llm.cache is not None and self.llm.cache.batch_status(batch_id, status, key)
 
-    def fail(self, keys, why: str, secs: float = 0.0):
+    def fail(self, keys, why: str, secs: float = 0.0) -> str:
         for k in keys:
             self.got.setdefault(k, _batch_fail(why, secs))
+        return why
 
 # %% ../nbs/01b_batch.ipynb #394eafd5
 async def _submit(b: _Batches, chunk: list) -> dict | None:
     "Upload one input file and create its batch → its record; None (and failures in `got`) if refused."
     scope, keys = _batch_scope(b.llm.spec), [k for k, _ in chunk]
     row = dict(key=_batch_key(scope, keys), scope=scope, batch_id="", input_file_id=None, status="creating", keys=keys)
+    data = ("scibench-batch.jsonl", b"".join(ln for _, ln in chunk), "application/jsonl")
     try:
-        f = await b.client.files.create(file=("scibench-batch.jsonl", b"".join(ln for _, ln in chunk),
-                                              "application/jsonl"),
-                                        purpose="batch", timeout=max(b.llm.spec.timeout, 600.0))
+        f = await b.client.files.create(file=data, purpose="batch", timeout=max(b.llm.spec.timeout, 600.0))
         row["input_file_id"] = f.id
         b.record(**row)  # a run killed from here on finds the batch by its input file (`_adopt`)
         made = await _create(b, f.id)
     except Exception as e:
-        why = f"batch submission failed: {_error_reason(e)}"
-        b.fail(keys, why)
-        b.note(why)
+        b.note(b.fail(keys, f"batch submission failed: {_error_reason(e)}"))
         return None
     row.update(batch_id=made.id, status=made.status)
     b.record(**row)
@@ -147,17 +141,13 @@ async def _find(b: _Batches, file_id: str, scan: int = 1000):
     "The provider's batch of input file `file_id` among its `scan` newest batches, or None."
     n = 0
     async for x in b.client.batches.list(limit=100):
-        if x.input_file_id == file_id:
-            return x
-        n += 1
-        if n >= scan:
-            return None
+        if x.input_file_id == file_id or (n := n + 1) >= scan:
+            return x if x.input_file_id == file_id else None
     return None
 
 async def _create(b: _Batches, file_id: str):
     "Create the batch of input file `file_id` at most once (the list is read before each further attempt)."
     import openai
-
     once, err = b.client.with_options(max_retries=0), None
     for attempt in range(b.llm.spec.max_retries + 1):
         if attempt:
@@ -179,7 +169,6 @@ async def _create(b: _Batches, file_id: str):
 async def _adopt(b: _Batches, row: dict) -> dict | None:
     "The provider's batch of a record left `creating`, or one created now from its file; None when the file is gone."
     import openai
-
     try:
         x = await _find(b, row["input_file_id"]) or await _create(b, row["input_file_id"])
     except openai.NotFoundError:
@@ -202,7 +191,6 @@ async def _wait(b: _Batches, row: dict, t0: float):
     """Poll the batch of `row` until it ends → the batch; None when it ended otherwise: unknown to the endpoint (its
     requests are submitted again) or unreadable ten times (its requests fail; the record stays pending)."""
     import openai
-
     bid, mine = row["batch_id"], [k for k in row["keys"] if k in b.todo]
     delay, errors, status = b.llm.batch_poll, 0, None
     while True:
@@ -252,8 +240,7 @@ async def _download(b: _Batches, x, mine: list, secs: float) -> bool:
                         b.got.setdefault(k, res)
         except Exception as e:  # the record stays pending: a rerun downloads again
             why = f"batch: cannot download its results ({_error_reason(e)}); rerun to resume it"
-            b.fail(mine, why, secs)
-            b.note(f"batch {x.id}: {why}")
+            b.note(f"batch {x.id}: {b.fail(mine, why, secs)}")
             return False
     return True
 
@@ -276,7 +263,6 @@ async def _collect(b: _Batches, row: dict):
 async def batch_answers(llm: LLM, todo: dict, desc: str | None = None) -> dict:
     "Answer `todo` ({cache key: Request}) through the Batch API: resume recorded batches that hold any of them."
     from tqdm.auto import tqdm
-
     bar = tqdm(total=len(todo), desc=f"{desc or llm.spec.name} (batch)", disable=not llm.progress, mininterval=1,
                file=sys.stderr, unit="req", dynamic_ncols=True)
     left, resumed = dict(todo), []
