@@ -34,7 +34,6 @@ def note_url_secrets(url: str):
     """Remember the credentials inside `url` (user:password, its password, the Basic-auth form, key-like query values):
     `redact` removes them from everything written, answer text included."""
     import base64
-
     try:
         u = urlsplit(url)
         user, pw = u.username, u.password
@@ -358,11 +357,10 @@ class Cache:
             self.con.execute("VACUUM")
         return n
 
-# %% ../nbs/01_llm.ipynb #ba793925
+# %% ../nbs/01_llm.ipynb #a47211b0
 def _set_aside(path: Path, e: Exception):
     "Move the corrupt cache file `path` (and its WAL) aside, unless another process did so already."
     import fcntl
-
     with open(path.with_name(path.name + ".lock"), "a") as lk:
         fcntl.flock(lk.fileno(), fcntl.LOCK_EX)
         try:  # another process may have set it aside already: then its fresh cache opens fine
@@ -546,7 +544,6 @@ def _retry_after(headers) -> float | None:
     """Seconds a server asks for before a retry: `retry-after-ms`, then `retry-after` in seconds (floats allowed) or
     as an HTTP date; None when it says nothing readable."""
     import email.utils, math
-
     for name, div in (("retry-after-ms", 1000), ("retry-after", 1)):
         v = headers.get(name) if headers else None
         try:
@@ -566,7 +563,6 @@ def _retry_after(headers) -> float | None:
 def _should_retry(status: int, headers) -> bool:
     "Is an HTTP error answer sent again? (openai's `_should_retry`)"
     import math
-
     ra = _retry_after(headers)
     if ra is not None and math.isfinite(ra) and ra > RETRY_AFTER_MAX_S:
         return False
@@ -578,7 +574,6 @@ def _should_retry(status: int, headers) -> bool:
 def _retry_delay(retries_taken: int, headers=None, rand=None) -> float:
     "Seconds before retry number `retries_taken + 1` (openai's `_calculate_retry_timeout`)."
     import math, random
-
     ra = _retry_after(headers)
     if ra is not None and math.isfinite(ra) and 0 < ra <= RETRY_AFTER_MAX_S:
         return ra
@@ -614,13 +609,11 @@ def tls_context():
     "One TLS context per process (certifi's roots)."
     if not _TLS:
         import ssl, certifi
-
         _TLS.append(ssl.create_default_context(cafile=certifi.where()))
     return _TLS[0]
 
 def _loopback(host: str | None) -> bool:
     import ipaddress
-
     try:
         return host == "localhost" or ipaddress.ip_address(host or "").is_loopback
     except ValueError:
@@ -637,7 +630,6 @@ class _Endpoint:
 
     def open(self, url: str):
         import aiohttp
-
         if self.session is None:
             u = urlsplit(url)
             conn = aiohttp.TCPConnector(limit=0, ssl=tls_context() if u.scheme == "https" else True)
@@ -661,11 +653,10 @@ async def _read(r) -> bytes:
             raise _TooLarge(f"answer over {MAX_ANSWER_BYTES // 2**20} MB (decompressed): not read")
     return bytes(buf)
 
-# %% ../nbs/01_llm.ipynb #0316f950
+# %% ../nbs/01_llm.ipynb #6bd22f33
 def _auth(spec: ModelSpec) -> str:
     "The Authorization header of `spec`: a base URL's user:password as Basic auth, else its key as a bearer token."
     import base64
-
     u = urlsplit(spec.base_url)
     if u.username or u.password:
         cred = f"{unquote(u.username or '')}:{unquote(u.password or '')}"
@@ -674,7 +665,6 @@ def _auth(spec: ModelSpec) -> str:
 
 def _chat_url(spec: ModelSpec):
     from yarl import URL
-
     u = urlsplit(spec.base_url)
     root = f"{u.scheme}://{u.netloc.rpartition('@')[2]}{u.path.rstrip('/')}"
     return URL(f"{root}/chat/completions" + (f"?{u.query}" if u.query else ""), encoded=False)
@@ -682,7 +672,6 @@ def _chat_url(spec: ModelSpec):
 def _request_parts(spec: ModelSpec) -> tuple:
     "(chat URL, headers, timeout) of every chat request to `spec`."
     import aiohttp
-
     head = {"Authorization": _auth(spec), "Content-Type": "application/json", "Accept": "application/json"}
     return _chat_url(spec), head, aiohttp.ClientTimeout(total=spec.timeout, sock_connect=min(10.0, spec.timeout))
 
@@ -695,7 +684,6 @@ async def _attempt(session, parts: tuple, body: bytes) -> tuple:
 async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_retry) -> tuple:
     """POST a chat request with openai's retry policy → (completion dict, None) or (None, failure reason)."""
     import aiohttp
-
     for tries in range(spec.max_retries + 1):
         headers = None
         try:
@@ -906,7 +894,6 @@ class _Live:
 
     def __init__(self, llm: LLM, desc: str | None, ep: _Endpoint, quiet: bool = False):
         from tqdm.auto import tqdm
-
         self.llm, self.ep, self.desc = llm, ep, desc or llm.spec.name
         self.inflight: dict = {}  # cache key → future of the first identical request still in flight
         self.queue: dict = {}  # batch mode: cache key → Request waiting to be submitted
@@ -942,7 +929,6 @@ class _Live:
     async def submit(self):
         "Batch mode: once the queue stops growing, submit it (`scibench.batch`) and hand out the answers."
         from scibench.batch import batch_answers
-
         n = -1
         while n != len(self.queue):
             n = len(self.queue)
@@ -1077,7 +1063,6 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
     if scope in _MODES:
         return _MODES[scope]
     import httpx
-
     try:
         headers = {"Authorization": f"Bearer {spec.api_key()}", PROBE_HEADER: "structured"}
     except RuntimeError as e:
@@ -1205,7 +1190,6 @@ def parse_json(text: str | None):
 def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     "Preflight: does the endpoint answer? → (None, served model ids) or (reason, []). Sends the key; never shows it."
     import httpx
-
     where = public_url(spec.base_url)
     try:
         r = httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout, verify=tls_context(),
