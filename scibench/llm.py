@@ -12,94 +12,17 @@ from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, unquote
 from .core import project_root, cache_dir
+from .redaction import note_key_vars, note_url_secrets, redact, secret_values
+from .batch import batch_answers, batch_scope
 
 # %% auto #0
 __all__ = ['STRUCTURED', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 'MAX_ANSWER_BYTES', 'BATCH_MAX_REQUESTS',
-           'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'note_url_secrets', 'redact', 'ModelSpec', 'public_url',
-           'check_spec', 'load_registry', 'get_model', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context',
-           'LLMOptions', 'LLM', 'run_sync', 'loop_factory', 'detect_structured', 'resolve_structured', 'detected',
-           'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
+           'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec',
+           'load_registry', 'get_model', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions',
+           'completion_result', 'LLM', 'run_sync', 'loop_factory', 'detect_structured', 'resolve_structured',
+           'detected', 'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
 
-# %% ../nbs/01_llm.ipynb #f7665603
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@'\"<>]+@")
-_SECRET_PARAM = re.compile(
-    r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|secret|client[_-]?secret|password|passwd|pwd|sig|"
-    r"signature)=)[^&#\s'\"<>]+"
-)
-_BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}")
-_KEY_VARS: set = set()  # names of the environment variables that hold API keys (registry entries and keys in use)
-_URL_SECRETS: dict = {}  # credential values of the base URLs in use → what they are (user:password, a query key …)
-
-def note_url_secrets(url: str):
-    """Remember the credentials inside `url` (user:password, its password, the Basic-auth form, key-like query values):
-    `redact` removes them from everything written, answer text included."""
-    import base64
-    try:
-        u = urlsplit(url)
-        user, pw = u.username, u.password
-    except (ValueError, TypeError):
-        return
-    if user is not None and pw:
-        cred = f"{unquote(user)}:{unquote(pw)}"
-        forms = [cred, f"{user}:{pw}", base64.b64encode(cred.encode()).decode()]
-        forms += [x for x in (unquote(pw), pw) if len(x) >= 8]  # a password alone: only one that is not a common word
-        _URL_SECRETS.update(dict.fromkeys(forms, "url credentials"))
-    for m in _SECRET_PARAM.finditer("?" + (u.query or "")):
-        v = m.group(0)[len(m.group(1)) :]
-        _URL_SECRETS.update(dict.fromkeys((v, unquote(v)), "url key"))
-
-# %% ../nbs/01_llm.ipynb #4144f096
-_REG = {"last": -1e9, "seen": set()}
-_SECRETS_MEMO: dict = {}
-
-def _registry_key_vars() -> tuple:
-    "The names of the key variables: the registry's (its file looked at once a second at most) and those in use."
-    now, names = time.monotonic(), _REG.get("names", ())
-    if now - _REG["last"] >= 1.0:
-        _REG["last"] = now
-        try:
-            p = str(Path(os.environ.get("SCIBENCH_MODELS") or project_root() / "models.toml"))
-            k = (p, os.stat(p).st_mtime_ns)
-            if k not in _REG["seen"]:
-                _REG["seen"].add(k)
-                load_registry(p)  # adds its key variables to _KEY_VARS
-        except Exception:
-            pass
-    if len(names) != len(_KEY_VARS):  # names are only added
-        names = _REG["names"] = tuple(sorted(_KEY_VARS.copy()))  # a copy: another thread may be adding to it
-    return names
-
-def _secret_values() -> list:
-    "(form, label) of every key (as set and stripped) and URL credential in use, longest first."
-    names = _registry_key_vars()
-    sig = (names, tuple(os.environ.get(v) for v in names), len(_URL_SECRETS))
-    if sig not in _SECRETS_MEMO:
-        found = {}
-        for v, val in zip(names, sig[1]):
-            for s in {val, (val or "").strip()}:
-                found.setdefault(s, f"${v}")
-        found.update({k: v for k, v in list(_URL_SECRETS.items()) if k not in found})
-        forms = {(f, v) for s, v in found.items() if s and len(s) >= 4 for f in (s, json.dumps(s)[1:-1])}
-        _SECRETS_MEMO.clear()
-        _SECRETS_MEMO[sig] = sorted(forms, key=lambda x: -len(x[0]))
-    return _SECRETS_MEMO[sig]
-
-def redact(text, patterns: bool = True, secrets: list | None = None):
-    """`text` with API-key values, URL credentials, key-like query values and bearer tokens replaced by
-    `[redacted ...]`. `patterns=False`: only the values of the keys and URL credentials in use (for answer text,
-    where a URL the model wrote is not a secret); `secrets`: those values, as `_secret_values` gave them."""
-    if not isinstance(text, str) or not text:
-        return text
-    for form, var in secrets if secrets is not None else _secret_values():
-        if form in text:
-            text = text.replace(form, f"[redacted {var}]")
-    if not patterns:
-        return text
-    text = _URL_USERINFO.sub(r"\1[redacted]@", text)
-    text = _SECRET_PARAM.sub(r"\1[redacted]", text)
-    return _BEARER.sub(r"\1\2[redacted]", text)
-
-# %% ../nbs/01_llm.ipynb #756d7b94
+# %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
 class ModelSpec:
     "One registry entry: where a model is served and what it costs."
@@ -127,7 +50,7 @@ class ModelSpec:
         "The key from the environment (read at call time, never stored; surrounding whitespace is not part of it)."
         if not self.api_key_env:
             return "no-key"
-        _KEY_VARS.add(self.api_key_env)  # its value is redacted from everything written
+        note_key_vars([self.api_key_env])  # its value is redacted from everything written
         key = (os.environ.get(self.api_key_env) or "").strip()
         if not key:
             raise RuntimeError(f"model '{self.name}' needs the environment variable {self.api_key_env} (not set)")
@@ -139,14 +62,14 @@ class ModelSpec:
 
 STRUCTURED = ("auto", "json_schema", "llama", "none")
 
-# %% ../nbs/01_llm.ipynb #4e884a9e
+# %% ../nbs/01_llm.ipynb #3645705f
 def public_url(url: str) -> str:
     "`url` without user:password and without query parameters (which can hold keys)."
     u = urlsplit(url)
     host = (u.hostname or "") + (f":{u.port}" if u.port else "")
     return urlunsplit((u.scheme, host, u.path, "", ""))
 
-# %% ../nbs/01_llm.ipynb #4149d1bc
+# %% ../nbs/01_llm.ipynb #6e1d6357
 def _is_url(v) -> bool:
     try:
         return isinstance(v, str) and urlsplit(v).scheme in ("http", "https") and bool(urlsplit(v).hostname)
@@ -195,7 +118,7 @@ def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
     note_url_secrets(spec.base_url)  # its credentials are redacted from everything written
     return spec
 
-# %% ../nbs/01_llm.ipynb #dc272189
+# %% ../nbs/01_llm.ipynb #d518b163
 def _toml(path: Path) -> dict:
     "The TOML in `path`; an error names the file (and the line of a byte that is not UTF-8)."
     raw = path.read_bytes()
@@ -224,16 +147,14 @@ def load_registry(path=None) -> dict[str, ModelSpec]:
         for f in ("base_url", "model"):
             if f not in d:
                 raise ValueError(f"{path}: model '{name}': field '{f}' is missing")
-        if isinstance(d.get("api_key_env"), str):
-            _KEY_VARS.add(d["api_key_env"])
+        note_key_vars([d.get("api_key_env")])
         out[name] = check_spec(ModelSpec(name=name, **d), str(path))
     return out
 
 def get_model(name: str, base_url=None, model=None, api_key_env=None, registry=None, **overrides) -> ModelSpec:
     "A registry model by name; `base_url` (and `model`) override it or define an ad-hoc model."
     reg = load_registry(registry) if not isinstance(registry, dict) else registry
-    if api_key_env:
-        _KEY_VARS.add(str(api_key_env))
+    note_key_vars([str(api_key_env)] if api_key_env else [])
     kw = {k: v for k, v in dict(base_url=base_url, model=model, api_key_env=api_key_env, **overrides).items()
           if v is not None}
     if name in reg:
@@ -246,7 +167,7 @@ def get_model(name: str, base_url=None, model=None, api_key_env=None, registry=N
                        "give --base-url (BASE_URL=) to use an ad-hoc endpoint")
     return check_spec(ModelSpec(**{"name": name, "model": name, **kw}))
 
-# %% ../nbs/01_llm.ipynb #c8b44eaf
+# %% ../nbs/01_llm.ipynb #cfac226e
 @dataclass
 class Request:
     messages: list
@@ -271,7 +192,7 @@ def msgs(user: str, system: str | None = None) -> list:
     "Chat messages for one user turn."
     return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
 
-# %% ../nbs/01_llm.ipynb #42df537d
+# %% ../nbs/01_llm.ipynb #9b9fcf6a
 def cache_key(spec: ModelSpec, req: Request) -> str:
     "sha256 of (endpoint base URL, served model id, messages, sampling parameters, sample index)."
     blob = json.dumps(
@@ -282,7 +203,7 @@ def cache_key(spec: ModelSpec, req: Request) -> str:
     )
     return hashlib.sha256(blob.encode()).hexdigest()
 
-# %% ../nbs/01_llm.ipynb #b3d4454c
+# %% ../nbs/01_llm.ipynb #cd700090
 _CHECKED: set = set()  # cache files (path, inode, size, mtime) this process has checked
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)",
@@ -357,7 +278,7 @@ class Cache:
             self.con.execute("VACUUM")
         return n
 
-# %% ../nbs/01_llm.ipynb #a47211b0
+# %% ../nbs/01_llm.ipynb #26c82d31
 def _set_aside(path: Path, e: Exception):
     "Move the corrupt cache file `path` (and its WAL) aside, unless another process did so already."
     import fcntl
@@ -380,7 +301,7 @@ def _set_aside(path: Path, e: Exception):
     print(f"scibench: the response cache {path} is corrupt ({e}); moved it to {aside.name} and started a fresh one",
           file=sys.stderr)
 
-# %% ../nbs/01_llm.ipynb #0d1d7fd2
+# %% ../nbs/01_llm.ipynb #7eb63294
 def _batch_record(self: Cache, key: str, scope: str, batch_id: str, input_file_id: str, status: str, keys: list):
     "Record a submitted batch: its id, input file, status and the cache keys of its requests."
     with self._lock:
@@ -409,7 +330,7 @@ def _batches(self: Cache, scope: str | None = None, pending: bool = True) -> lis
 
 Cache.batch_record, Cache.batch_status, Cache.batches = _batch_record, _batch_status, _batches
 
-# %% ../nbs/01_llm.ipynb #4e6479c1
+# %% ../nbs/01_llm.ipynb #c8475c6b
 @dataclass
 class Usage:
     "Counts for one run: calls made, answers from cache, failures, tokens and cost (fresh calls only)."
@@ -464,7 +385,7 @@ class Usage:
                 setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
-# %% ../nbs/01_llm.ipynb #4cee2477
+# %% ../nbs/01_llm.ipynb #4f9cbc1a
 def _cap_lengths(schema, cap: int = 1000):
     "`schema` without `maxLength`/`maxItems` bounds above `cap`."
     if isinstance(schema, dict):
@@ -487,7 +408,7 @@ def _response_format(spec: ModelSpec, schema: dict | None):
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
     raise ValueError(f"model '{spec.name}': unknown structured mode {spec.structured!r}")
 
-# %% ../nbs/01_llm.ipynb #dde849ae
+# %% ../nbs/01_llm.ipynb #0e6b85ce
 def _completion_check(body: bytes, ct: str, status: int) -> tuple:
     """(chat completion as a dict, None) for the body of a 2xx answer to a chat request, or (None, why it is not one);
     parsed once."""
@@ -511,7 +432,7 @@ def _completion_check(body: bytes, ct: str, status: int) -> tuple:
     start = redact(body[:4096].decode("utf-8", "replace"))[:200]  # redacted before it is cut: no half key survives
     return None, f"HTTP {status} body is {kind}, not a chat completion (content-type {ct}, {len(body)} bytes): {start!r}"
 
-# %% ../nbs/01_llm.ipynb #4c24b61d
+# %% ../nbs/01_llm.ipynb #5f006503
 def _completion_parts(d: dict) -> tuple:
     """(text, finish_reason, usage) of a chat completion (its JSON, as a dict); text is None when the answer has no
     message content."""
@@ -536,7 +457,7 @@ def _completion_parts(d: dict) -> tuple:
             usage["prefix_cached_tokens"] = pc
     return text, ch.get("finish_reason"), usage
 
-# %% ../nbs/01_llm.ipynb #55827e22
+# %% ../nbs/01_llm.ipynb #2fe6136a
 # openai's retry constants (`openai._constants`): INITIAL_RETRY_DELAY, MAX_RETRY_DELAY, MAX_RETRY_AFTER_DELAY
 RETRY_INITIAL_S, RETRY_MAX_S, RETRY_AFTER_MAX_S = 0.5, 8.0, 120.0
 
@@ -580,7 +501,7 @@ def _retry_delay(retries_taken: int, headers=None, rand=None) -> float:
     wait = min(RETRY_INITIAL_S * pow(2.0, min(retries_taken, 1000)), RETRY_MAX_S)
     return max(0.0, wait * (1 - 0.25 * (rand or random.random)()))
 
-# %% ../nbs/01_llm.ipynb #84253add
+# %% ../nbs/01_llm.ipynb #9cadf1f1
 _STATUS_ERRORS = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
                   404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
 
@@ -600,7 +521,7 @@ def _status_reason(status: int) -> str:
     "The retry reason of an HTTP status, as counted in `Usage.retries`."
     return str(status) if status in (408, 409, 429) else f"{status // 100}xx"
 
-# %% ../nbs/01_llm.ipynb #08c39b28
+# %% ../nbs/01_llm.ipynb #8bef06fb
 MAX_ANSWER_BYTES = 32 * 2**20  # an answer is read up to this many bytes (decompressed); a longer one is a failure
 _USER_AGENT = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"
 _TLS: list = []
@@ -653,7 +574,7 @@ async def _read(r) -> bytes:
             raise _TooLarge(f"answer over {MAX_ANSWER_BYTES // 2**20} MB (decompressed): not read")
     return bytes(buf)
 
-# %% ../nbs/01_llm.ipynb #6bd22f33
+# %% ../nbs/01_llm.ipynb #5fa4cfb4
 def _auth(spec: ModelSpec) -> str:
     "The Authorization header of `spec`: a base URL's user:password as Basic auth, else its key as a bearer token."
     import base64
@@ -678,7 +599,7 @@ def _request_parts(spec: ModelSpec) -> tuple:
 async def _attempt(session, parts: tuple, body: bytes) -> tuple:
     "One POST → (status, headers, body bytes), all of it within the timeout of `parts`."
     url, headers, timeout = parts
-    async with session.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False) as r:
+    async with session.post(url, data=body, headers=headers, timeout=timeout) as r:  # 307/308 followed, body kept
         return r.status, r.headers, await _read(r)
 
 async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_retry) -> tuple:
@@ -709,7 +630,7 @@ async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_ret
         on_retry(why)
         await asyncio.sleep(_retry_delay(tries, headers))
 
-# %% ../nbs/01_llm.ipynb #48ce3e4a
+# %% ../nbs/01_llm.ipynb #cfc6b0ae
 BATCH_MAX_REQUESTS = 50_000  # the OpenAI Batch API's limits per input file: requests
 BATCH_MAX_BYTES = 200_000_000  # and bytes (200 MB)
 
@@ -725,7 +646,7 @@ class LLMOptions:
 
 def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: float) -> dict:
     "The result of a chat completion whose message is `text` (None: no content): redacted, cut at the model's cap."
-    sv = _secret_values()  # a key or URL credential that the server echoes into its answer is never stored
+    sv = secret_values()  # a key or URL credential that the server echoes into its answer is never stored
     finish = None if finish is None else redact(str(finish), secrets=sv)[:100]
     text = redact(text, patterns=False, secrets=sv)
     res = dict(ok=text is not None, text=text, error=None if text is not None else "empty response",
@@ -734,10 +655,22 @@ def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: flo
         res.update(text=text[: spec.max_response_chars], truncated=True, response_chars=len(text))
     return res
 
+def completion_result(spec: ModelSpec, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0):
+    """The result of a 2xx answer's `body`, as a live answer's (a Batch API result line's); raises `ValueError` (why)
+    when the body is not a chat completion."""
+    d, why = _completion_check(body, "application/json", status)
+    try:
+        text, finish, usage = _completion_parts(d) if why is None else (None, None, None)
+    except Exception as e:  # a shape the body check let through
+        why = f"{type(e).__name__}: {str(e)[:200]}"
+    if why:
+        raise ValueError(why)
+    return _result(spec, text, finish, usage, structured, seconds)
+
 def _not_sent(why: str) -> dict:
     return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
 
-# %% ../nbs/01_llm.ipynb #9d86d0f1
+# %% ../nbs/01_llm.ipynb #2653ec18
 class LLM:
     "Async OpenAI-compatible client with cache, bounded concurrency, retries and failure records."
 
@@ -761,8 +694,7 @@ class LLM:
         self.concurrency = max(1, min(int(c) for c in caps if c))
         self.progress, self.refresh = progress, refresh  # refresh: ask again, ignoring cached answers
         self.usage = Usage()
-        if self.spec.api_key_env:
-            _KEY_VARS.add(self.spec.api_key_env)
+        note_key_vars([self.spec.api_key_env])
         note_url_secrets(self.spec.base_url)
         self._lives: dict = {}  # event loop id → its open `_Live` (see `live`, `acall`)
         self._parts = None  # (URL, headers, timeout) of its requests, at the first one (`_request_parts`)
@@ -778,6 +710,10 @@ class LLM:
         return kw
 
     _body = body
+
+    def read(self, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0) -> dict:
+        "`completion_result` for this model: a 2xx body's result, or `ValueError`."
+        return completion_result(self.spec, body, status, structured, seconds)
 
     def stopped(self) -> str | None:
         "The first reason one of `stop_checks` gives for sending nothing more, or None."
@@ -805,7 +741,7 @@ class LLM:
         "One request (a user prompt or a message list)."
         return self.map([Request(messages=prompt if isinstance(prompt, list) else msgs(prompt), **kw)])[0]
 
-# %% ../nbs/01_llm.ipynb #56c531bc
+# %% ../nbs/01_llm.ipynb #b132c7af
 async def _send(self: LLM, ep: _Endpoint, req: Request, data: bytes | None = None) -> dict:
     "Send `req` (`data`: its body, encoded) within the endpoint's limit (its `transport`, or the network) → a result."
     body = self.body(req) if data is None or self.transport is not None else None
@@ -830,7 +766,7 @@ async def _send(self: LLM, ep: _Endpoint, req: Request, data: bytes | None = Non
     structured = req.schema is not None and _schema_mode(self.spec) is not None
     return _result(self.spec, text, finish, usage, structured, secs)
 
-# %% ../nbs/01_llm.ipynb #40e85820
+# %% ../nbs/01_llm.ipynb #eb177b32
 async def _acall(self: LLM, req: Request) -> dict:
     "One request inside `live()`: the stop checks, the cache, identical requests in flight sent once, the limit."
     if self.seed:
@@ -878,7 +814,7 @@ async def _live(self: LLM, desc: str | None = None, endpoint: _Endpoint | None =
             if lv.ep.users == 0:
                 await lv.ep.close()
 
-# %% ../nbs/01_llm.ipynb #c76b117c
+# %% ../nbs/01_llm.ipynb #389ad82f
 BATCH_GATHER_S = 0.3  # batch mode: a queue unchanged this long (every item waiting) is submitted
 
 def _fail(fut, e: BaseException):
@@ -928,7 +864,6 @@ class _Live:
 
     async def submit(self):
         "Batch mode: once the queue stops growing, submit it (`scibench.batch`) and hand out the answers."
-        from scibench.batch import batch_answers
         n = -1
         while n != len(self.queue):
             n = len(self.queue)
@@ -953,7 +888,7 @@ class _Live:
             info = (self.fails and f"{self.fails} failed", self.hits and f"{self.hits} cached")
             self.bar.set_postfix_str(", ".join(x for x in info if x), refresh=False)
 
-# %% ../nbs/01_llm.ipynb #dbbbb7c0
+# %% ../nbs/01_llm.ipynb #1aa79e94
 def run_sync(coro):
     "Run a coroutine to completion, also from inside a running event loop (Jupyter)."
     try:
@@ -979,7 +914,7 @@ def loop_factory():
     "The event loop factory of `run_sync`: None, asyncio's own (kept for the development tools that ask)."
     return None
 
-# %% ../nbs/01_llm.ipynb #0956a87e
+# %% ../nbs/01_llm.ipynb #27ade3b5
 PROBE_HEADER = "X-Scibench-Probe"  # marks the structured-output probe (a test server keeps it out of its counts)
 _PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 _MODES: dict = {}  # endpoint scope → (mode, how it was told), detected once per endpoint and process
@@ -1008,7 +943,7 @@ def _json_or_none(r):
     except Exception:
         return None
 
-# %% ../nbs/01_llm.ipynb #8e4bcb0a
+# %% ../nbs/01_llm.ipynb #76ac127c
 def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
     """One-token request with `mode`'s response_format: True when the server follows it (its answer starts a JSON
     object), False when it refuses it (4xx) or ignores it, None when it cannot tell (no answer, 5xx)."""
@@ -1052,7 +987,7 @@ def _ask_server(spec: ModelSpec, get) -> tuple:
         return None, "its probes got no usable answer"
     return "none", "a one-token probe (response_format refused or ignored: text)"
 
-# %% ../nbs/01_llm.ipynb #524e5fb2
+# %% ../nbs/01_llm.ipynb #04dbfcae
 def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
     """`spec`'s structured-output mode → (mode, how it was told). An explicit mode is kept; "auto" asks the server once
     per endpoint and process (`_ask_server`: llama.cpp's `/props`, `/models`, then a one-token probe of each
@@ -1100,7 +1035,7 @@ def detected(spec: ModelSpec) -> str | None:
     m = _MODES.get(_endpoint(spec))
     return m[1] if m and m[0] == spec.structured else None
 
-# %% ../nbs/01_llm.ipynb #59504177
+# %% ../nbs/01_llm.ipynb #d6f79f1c
 def pipeline_window(llms) -> int | None:
     """The default number of items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in
     batch mode."""
@@ -1109,18 +1044,14 @@ def pipeline_window(llms) -> int | None:
         return None  # a window would cut a stage into many batches
     return max(256, 4 * max((x.concurrency for x in llms), default=1))
 
-def _batch_scope(spec: ModelSpec) -> str:
-    "An endpoint and served model, as recorded (the Batch API's scope): without the base URL's credentials."
-    return f"{redact(spec.base_url.rstrip('/'))}|{spec.model}"
-
 def _shared_endpoints(llms) -> dict:
     "One endpoint per base URL and served model (a model and its judge on one server share the lower limit)."
     caps: dict = {}
     for x in llms:
-        caps[_batch_scope(x.spec)] = min(caps.get(_batch_scope(x.spec), x.concurrency), x.concurrency)
+        caps[batch_scope(x.spec)] = min(caps.get(batch_scope(x.spec), x.concurrency), x.concurrency)
     return {k: _Endpoint(c) for k, c in caps.items()}
 
-# %% ../nbs/01_llm.ipynb #eb138965
+# %% ../nbs/01_llm.ipynb #096999a3
 async def apipeline(items, fn, llms, window: int | None = None, on_result=None, order=()) -> list | None:
     "`pipeline` inside a running event loop."
     descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
@@ -1138,7 +1069,7 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None, 
     eps = _shared_endpoints(llms)
     async with contextlib.AsyncExitStack() as stack:
         for x in llms:
-            await stack.enter_async_context(x.live(descs.get(id(x)), eps[_batch_scope(x.spec)]))
+            await stack.enter_async_context(x.live(descs.get(id(x)), eps[batch_scope(x.spec)]))
         running: set = set()
 
         async def one(i, item):
@@ -1165,7 +1096,7 @@ def pipeline(items, fn, llms, window: int | None = None, on_result=None, order=(
     the flows and not used: each endpoint's semaphore serves its requests first come, first served."""
     return run_sync(apipeline(items, fn, llms, window, on_result, order))
 
-# %% ../nbs/01_llm.ipynb #31b1d4a1
+# %% ../nbs/01_llm.ipynb #093879a8
 def parse_json(text: str | None):
     "First JSON object in `text` → (dict, None), or (None, reason)."
     if text is None:
@@ -1186,7 +1117,7 @@ def parse_json(text: str | None):
             continue
     return None, "no JSON object in response"
 
-# %% ../nbs/01_llm.ipynb #9dcbe119
+# %% ../nbs/01_llm.ipynb #ba9d6f28
 def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     "Preflight: does the endpoint answer? → (None, served model ids) or (reason, []). Sends the key; never shows it."
     import httpx

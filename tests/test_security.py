@@ -6,7 +6,8 @@ import base64, json, os, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
 from scibench.core import read_jsonl
-from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, _batch_scope
+from scibench.batch import batch_scope
+from scibench.llm import LLM, Cache, ModelSpec, Request, msgs
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY = "sk-canary-DO-NOT-WRITE-20a7c5e1"
@@ -86,7 +87,7 @@ def test_batch_scope_never_holds_url_credentials(fake_server, tmp_path):
     c.con.execute("UPDATE batches SET scope=?", (f"{url}|fake",)); c.con.close()
     c2 = Cache(tmp_path / "c.sqlite")
     assert all(PW not in r[0] for r in c2.con.execute("SELECT scope FROM batches"))
-    assert [r["scope"] for r in c2.batches(pending=False)] == [_batch_scope(spec)]
+    assert [r["scope"] for r in c2.batches(pending=False)] == [batch_scope(spec)]
     c2.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     _clean([PW, "alice:"], tmp_path)
 

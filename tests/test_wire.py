@@ -371,3 +371,12 @@ def test_run_sync_inside_a_running_loop_uses_its_own_loop_in_a_thread():
 
     (k, inner), main = asyncio.run(outer())
     assert inner != main and k in ("uvloop", "asyncio")
+
+
+def test_a_307_or_308_is_followed_with_the_body():
+    "A redirect that keeps the method (307, 308) is followed, the body sent again, as the openai package's client does."
+    b = _completion("moved")
+    srv = Raw(lambda n: [_answer(b"", "content-length: 0", "location: /v1/chat/completions2",
+                                 status="307 Temporary Redirect")] if n == 0 else [_answer(b, f"content-length: {len(b)}")])
+    r = _llm(srv.base_url, max_retries=0).chat("q")
+    assert r["ok"] and r["text"] == "moved" and srv.n == 2, r
