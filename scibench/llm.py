@@ -647,7 +647,7 @@ class LLMOptions:
 def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: float) -> dict:
     "The result of a chat completion whose message is `text` (None: no content): redacted, cut at the model's cap."
     sv = secret_values()  # a key or URL credential that the server echoes into its answer is never stored
-    finish = None if finish is None else redact(str(finish), secrets=sv)[:100]
+    finish = None if finish is None else redact(str(finish), False, sv)[:100]
     text = redact(text, patterns=False, secrets=sv)
     res = dict(ok=text is not None, text=text, error=None if text is not None else "empty response",
                finish_reason=finish, usage=usage, cached=False, structured=structured, seconds=seconds)
