@@ -148,15 +148,9 @@ def caps_text(caps: dict) -> str:
 
 # %% ../nbs/06_run.ipynb #50fd242f
 def seeded(llm: LLM, seed: int) -> LLM:
-    """`llm` with every request's sample index (the `seed` it sends, part of its cache key) shifted by `seed`; 0
-    changes nothing, so runs without `--seed` keep their cache keys."""
-    if seed:
-        base = llm.acall
-
-        async def acall(req: Request) -> dict:
-            return await base(dataclasses.replace(req, sample=req.sample + seed))
-
-        llm.acall = acall
+    """`llm` with every request's sample index (the `seed` it sends, part of its cache key) shifted by `seed` (its
+    public `LLM.seed`); 0 changes nothing, so runs without `--seed` keep their cache keys."""
+    llm.seed += seed
     return llm
 
 
@@ -203,49 +197,11 @@ class ParseWatch:
         return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
 
     def wrap(self, llm: LLM, role: str) -> LLM:
-        """`llm` with its answers counted under `role`; once stopped, no request is sent: neither a new one nor one
-        waiting for its turn (its concurrency limit, `_Gate`)."""
-        base, one = llm.acall, llm._one
-
-        async def acall(req: Request) -> dict:
-            if self.reason:
-                return self.not_sent()
-            res = await base(req)
-            self.note(role, llm.spec, req, res)
-            return res
-
-        async def gated(client, sem, req: Request) -> dict:
-            try:
-                return await one(client, _Gate(sem, self), req)
-            except _NotSent:
-                return self.not_sent()
-
-        llm.acall, llm._one = acall, gated
+        """`llm` with its answers counted under `role` (`LLM.on_answer`); once stopped, no request is sent: neither a
+        new one nor one waiting for its turn (`LLM.stop_checks`, asked again when a request gets its slot)."""
+        llm.on_answer.append(lambda req, res: self.note(role, llm.spec, req, res))
+        llm.stop_checks.append(lambda: self.not_sent()["error"] if self.reason else None)
         return llm
-
-
-class _NotSent(Exception):
-    "A request that waited for its turn while the run stopped early."
-
-
-class _Gate:
-    "A request's concurrency limit `sem` that lets no request through once `watch` has stopped the run."
-
-    def __init__(self, sem, watch: ParseWatch):
-        self._sem, self._watch = sem, watch
-
-    def __getattr__(self, k):  # what the client reads of its limit (slots, adaptive concurrency)
-        return getattr(self._sem, k)
-
-    async def __aenter__(self):
-        await self._sem.__aenter__()
-        if self._watch.reason:
-            await self._sem.__aexit__(None, None, None)
-            raise _NotSent()
-        return self
-
-    async def __aexit__(self, *exc):
-        return await self._sem.__aexit__(*exc)
 
 
 class RunContext:
@@ -327,13 +283,6 @@ def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0
     return "complete", f"{failed} of {n} items failed"
 
 # %% ../nbs/06_run.ipynb #29f83a4a
-class _NoClient:
-    "The stub's stand-in for an HTTP client: nothing is sent."
-
-    async def close(self):
-        pass
-
-
 def _prompt_chars(body: dict) -> int:
     return sum(len(m["content"]) for m in body["messages"] if isinstance(m.get("content"), str))
 
@@ -342,25 +291,21 @@ class CountingLLM(LLM):
     """A run's `LLM` whose network is the benchmark's `stub_reply(body)`: the same request bodies, deduplication and
     concurrency as a real run; usage counts each call, its prompt at characters / 4 and its completion at its cap."""
 
-    learns_slots = False  # no server to ask
-
     def __init__(self, spec: ModelSpec, reply=None, keep: str | None = None):
-        super().__init__(spec, cache=False, progress=False, batch=False)
+        super().__init__(spec, cache=False, progress=False, batch=False, transport=self.answer)
         self.reply, self.keep = reply, keep  # keep: the stage whose request bodies are kept (`--requests`)
         self.stages: Counter = Counter()
         self.kept: list = []
 
-    def _client(self):
-        return _NoClient()
-
-    async def _one(self, client, sem, req: Request) -> dict:
-        body = self._body(req)
+    async def answer(self, body: dict, req: Request) -> dict:
+        "The stub's chat completion for `body` (the LLM's `transport`: nothing is sent)."
         self.stages[req.stage or "?"] += 1
         if self.keep is not None and req.stage == self.keep:
             self.kept.append(body)
         text = self.reply(body) if self.reply else ""
         usage = dict(prompt_tokens=_prompt_chars(body) // 4, completion_tokens=req.max_tokens)
-        return self._answer(text, "stop", usage, "response_format" in body, 0.0)
+        choice = {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        return {"choices": [choice], "usage": usage}
 
 
 class PlanContext(RunContext):

@@ -76,15 +76,15 @@ def _first_requests(bench: str, specs: dict, cap: int) -> tuple[dict, dict]:
     from scibench.bench import get_benchmark
     b = get_benchmark(bench)
     got, caps_seen = {}, {}
-    orig = R.CountingLLM._one
+    orig = R.CountingLLM.answer
 
-    async def one(self, client, sem, req):
+    async def answer(self, body, req):
         got.setdefault(req.stage, (self.spec.name, req, cur[0]))
-        return await orig(self, client, sem, req)
+        return await orig(self, body, req)
 
     cur = [None]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(R.CountingLLM, "_one", one)
+        mp.setattr(R.CountingLLM, "answer", answer)
         for extra in VARIANTS[bench]:
             params = _params(b, extra)
             cfg = b.make_config(params)

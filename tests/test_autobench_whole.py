@@ -55,17 +55,18 @@ class _Slow(LLM):
     log: list = []
     HOLD_S = 300.0
     def __init__(self, delay, hold=None):
-        super().__init__(ModelSpec("slow", "http://127.0.0.1:9/v1", "slow", max_retries=0), cache=False, progress=False)
+        super().__init__(ModelSpec("slow", "http://127.0.0.1:9/v1", "slow", max_retries=0), cache=False, progress=False,
+                         transport=self.answer)
         self.delay, self.hold = delay, hold or {}
-    async def _one(self, client, sem, req):
-        async with sem:
-            p, t0 = req.messages[-1]["content"], time.perf_counter()
-            await asyncio.sleep(self.delay(p))
-            while not set(self.hold.get(p, ())) <= {k for k, *_ in _Slow.log} and time.perf_counter() - t0 < self.HOLD_S:
-                await asyncio.sleep(0.02)
-            text = pa.scripted_reply(self._body(req))
-            _Slow.log.append((_kind(p), p, t0, time.perf_counter()))
-            return self._answer(text, "stop", dict(prompt_tokens=len(p) // 4, completion_tokens=len(text) // 4), True, 0.0)
+    async def answer(self, body, req):  # called within the limit, as a request to a server would be sent
+        p, t0 = req.messages[-1]["content"], time.perf_counter()
+        await asyncio.sleep(self.delay(p))
+        while not set(self.hold.get(p, ())) <= {k for k, *_ in _Slow.log} and time.perf_counter() - t0 < self.HOLD_S:
+            await asyncio.sleep(0.02)
+        text = pa.scripted_reply(body)
+        _Slow.log.append((_kind(p), p, t0, time.perf_counter()))
+        usage = dict(prompt_tokens=len(p) // 4, completion_tokens=len(text) // 4)
+        return {"choices": [{"message": {"content": text}, "finish_reason": "stop"}], "usage": usage}
 
 
 def _kind(p: str) -> str:

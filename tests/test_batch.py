@@ -139,9 +139,9 @@ def test_batch_unknown_to_the_endpoint_is_submitted_again(fake_server, tmp_path)
     fs = fake_server(batch_delay=0.05)
     spec, rs = spec_for(fs), reqs(3)
     cache = Cache(tmp_path / "c.sqlite")
-    from scibench.llm import _batch_scope
+    from scibench.batch import batch_scope
     keys = [cache_key(spec, r) for r in rs]
-    cache.batch_record("k", _batch_scope(spec), "batch_from_another_server", "file-x", "in_progress", keys)
+    cache.batch_record("k", batch_scope(spec), "batch_from_another_server", "file-x", "in_progress", keys)
     res = batch_llm(spec, cache).map(rs)
     assert all(r["ok"] for r in res) and fs.batches_created == 1
     st = {r["batch_id"]: r["status"] for r in cache.batches(pending=False)}

@@ -1,8 +1,8 @@
 """Issue 22 item 3: an LLM made with `max_concurrency=N` (as an argument, or from the registry's spec) never has more
 than N chat requests at the server, on every path that sends them: `map`, `amap`, `live` + `acall`, `pipeline` and
-`run_stages` (a model and its judge on one endpoint share the lower limit), with retries of every fault kind, and while
-`_fit_slots` learns the server's slot count. Counted twice: at the fake server (`peak_inflight`: chat requests it is
-handling, queued ones included) and in the client (attempts on the wire at once, `_Wire.send`). Each case also checks
+`run_stages` (a model and its judge on one endpoint share the lower limit), with retries of every fault kind. Counted
+twice: at the fake server (`peak_inflight`: chat requests it is handling, queued ones included) and in the client
+(attempts on the wire at once, `_attempt`). Each case also checks
 that its limit is reached, so a test server that never saw requests overlap could not pass it."""
 import asyncio, dataclasses
 import pytest
@@ -21,19 +21,19 @@ def _no_env_limit(monkeypatch):
 
 @pytest.fixture
 def wire(monkeypatch):
-    "The client's own count: chat attempts on the wire at once (`_Wire.send`), its peak in `wire.peak`."
+    "The client's own count: chat attempts on the wire at once (`_attempt`), its peak in `wire.peak`."
     class Count:
         now = peak = 0
-    send = L._Wire.send
+    send = L._attempt
 
-    async def counted(self, url, body=None):
+    async def counted(*a, **kw):
         Count.now += 1
         Count.peak = max(Count.peak, Count.now)
         try:
-            return await send(self, url, body)
+            return await send(*a, **kw)
         finally:
             Count.now -= 1
-    monkeypatch.setattr(L._Wire, "send", counted)
+    monkeypatch.setattr(L, "_attempt", counted)
     return Count
 
 
@@ -109,7 +109,7 @@ PATHS = dict(map=_by_map, amap=_by_amap, live=_by_live, pipeline=_by_pipeline, r
 @pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("n", [1, 3])
 def test_every_path_keeps_the_limit(fake_server, wire, path, source, n):
-    fs = fake_server(latency=LAT, slots=8)  # says 8 slots (`_fit_slots` keeps the limit), queues nothing at n <= 8
+    fs = fake_server(latency=LAT, slots=8)  # 8 slots: queues nothing at n <= 8
     res = PATHS[path](fs, source, n)
     assert res and all(r["ok"] for r in res), [r["error"] for r in res if not r["ok"]][:3]
     assert fs.peak_inflight == n and wire.peak == n, (fs.peak_inflight, wire.peak)
@@ -168,25 +168,9 @@ def test_a_timed_out_attempt_is_retried_within_the_limit(fake_server, wire):
     assert wire.peak == 1
 
 
-@pytest.mark.parametrize("slots,arg,want", [(2, None, 2), (4, 1, 1), (16, None, 8)])
-def test_learning_the_slot_count_sends_nothing_beyond_it(fake_server, wire, slots, arg, want):
-    """`_fit_slots` asks `/props` before the first request is sent: a server with fewer slots than the limit never sees
-    more requests than slots (queued ones counted); `max_concurrency=1` asks nothing; more slots than the limit keep the
-    limit."""
-    fs = fake_server(latency=LAT, slots=slots, fault_rate=0.5, faults=("429", "500"), max_faults=1)
-    llm = LLM(_fake(fs, max_concurrency=8, max_retries=2), cache=False, max_concurrency=arg, progress=False)
-    L._SLOTS.pop(L._batch_scope(llm.spec), None)
-    res = llm.map(_reqs("slots", 12))
-    assert all(r["ok"] for r in res)
-    assert fs.peak_inflight == want and wire.peak == want, (fs.peak_inflight, wire.peak)
-    res = llm.map(_reqs("slots again", 12))  # learned once per endpoint: the next map starts at it
-    assert all(r["ok"] for r in res) and fs.peak_inflight == want
-
-
 def test_the_structured_probe_and_readiness_checks_send_before_the_run(fake_server, wire):
-    """`structured = "auto"` is resolved when the LLM is made (GETs, then one-token probes, outside the run), and the
-    slot count is asked before the first request: during `map` the server only ever sees the run's requests, one at a
-    time."""
+    """`structured = "auto"` is resolved when the LLM is made (GETs, then one-token probes, outside the run): during
+    `map` the server only ever sees the run's requests, one at a time."""
     fs = fake_server(latency=LAT)  # answers no /props and ignores response_format: detection ends in probes
     spec = ModelSpec("fake", fs.base_url, "fake-model", max_concurrency=4, timeout=5.0, structured="auto")
     L._MODES.pop(L._endpoint(spec), None)

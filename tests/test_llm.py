@@ -191,7 +191,8 @@ def test_bad_registry_is_a_one_line_config_error_from_the_cli(tmp_path):
 def test_redact_follows_the_environment(monkeypatch):
     "The memo of key values (`_secret_values`) sees a key set, changed or removed between two answers."
     from scibench import llm as L
-    monkeypatch.setattr(L, "_KEY_VARS", L._KEY_VARS | {"SCIBENCH_TEST_KEY"})
+    from scibench import redaction
+    monkeypatch.setattr(redaction, "_KEY_VARS", redaction._KEY_VARS | {"SCIBENCH_TEST_KEY"})
     monkeypatch.delenv("SCIBENCH_TEST_KEY", raising=False)
     assert L.redact("x sk-first-0123456789 y", patterns=False) == "x sk-first-0123456789 y"
     monkeypatch.setenv("SCIBENCH_TEST_KEY", "sk-first-0123456789")
