@@ -7,9 +7,14 @@ from __future__ import annotations
 import argparse, os, signal, sys
 from pathlib import Path
 from .bench import Config, ConfigError, Param, benchmarks, describe, get_benchmark, make_config, params_of
-from .core import DataError
-from .run import ENDPOINT_FIELDS, PreflightError, RunOptions, caps_text, check_endpoint_value, role_models
-from .runs import rel
+from .core import DataError, write_text
+from .data import all_downloaders, download
+from .llm import Cache, get_model, load_registry
+from .run import ENDPOINT_FIELDS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
+from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
+from .runs import list_runs, rel
+from .server import ServerError, start_server, stop_server
+from .view import compare_html, compare_runs, compare_text, resolve_run, write_report
 
 # %% auto #0
 __all__ = ['ENDPOINT_OPTS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all', 'command_parser',
@@ -57,10 +62,12 @@ def _help(q: Param, default: bool = True) -> str:
     return (f"{q.doc}{ch}" + (f" (default: {d!r})" if default else "")).replace("%", "%%")
 
 # %% ../nbs/90_cli.ipynb #29435e2c
-def _param_args(g, qs) -> None:
-    "One option per parameter in `qs`, with its doc, choices, bounds and default."
+def _param_args(p, qs, p_help: str) -> None:
+    "One option per parameter in `qs`, with its doc, choices, bounds and default; `-p NAME VALUE` (`p_help`)."
+    g = p.add_argument_group("run parameters (also as -p NAME VALUE)")
     for q in qs:
         g.add_argument(f"--{q.name.replace('_', '-')}", dest=f"param:{q.name}", metavar=metavar(q), help=_help(q))
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help=p_help)
 
 
 def _endpoint_args(p, roles) -> None:
@@ -93,16 +100,13 @@ def _run_options(p, requests: bool = True) -> None:
                    help="above this share of failed items the run is partial (default 0.1)")
     o.add_argument("--epochs", type=int, default=1, metavar="K", help=_EPOCHS)
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
-    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                   help="any run parameter by name" if requests else
-                   "any parameter of any benchmark by name: applied where declared (the rest are listed)")
 
 
 def run_parser(b) -> argparse.ArgumentParser:
     "`scibench run <bench>`: one option per run parameter and endpoint options per role (see above)."
     desc = f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})"
     p = _Parser(prog=f"scibench run {b.name}", description=desc, epilog=_EXIT)
-    _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), b.params())
+    _param_args(p, b.params(), "any run parameter by name")
     _endpoint_args(p, [q.name for q in b.roles()])
     _run_options(p)
     return p
@@ -116,7 +120,8 @@ def run_all_parser() -> argparse.ArgumentParser:
     judge = Param("judge", str, "local", "judge of every benchmark with one (where the model is the judge: the model)",
                   role=True)
     common = [q for q in params_of(Config) if q.name != "ids"]  # ids differ by benchmark: -p ids ... where wanted
-    _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), common + [judge])
+    _param_args(p, common + [judge], "any parameter of any benchmark by name: applied where declared (the rest are "
+                "listed)")
     _endpoint_args(p, ["model", "judge"])
     _run_options(p, requests=False)
     return p
@@ -263,8 +268,6 @@ def bench_verbs() -> list[str]:
 
 # %% ../nbs/90_cli.ipynb #89c24874
 def _run(argv) -> int:
-    from scibench.run import execute, summary_text
-
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: scibench run BENCH [options]   (scibench run BENCH --help for its parameters)\n\nbenchmarks:")
         for n, b in benchmarks().items():
@@ -296,8 +299,6 @@ def _run(argv) -> int:
 
 def _run_all(argv) -> int:
     "`scibench run all ...`: every benchmark for one model; the exit code is the worst of the runs'."
-    from scibench.run import execute_all, summary_all_text
-
     params, endpoints, o = parse_run_all(argv)
     res = execute_all(params, endpoints, o)
     print(plan_all_text(res) if o.dry_run else summary_all_text(res))
@@ -350,8 +351,6 @@ def install_signals() -> None:
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    from scibench.server import ServerError
-
     install_signals()
     try:
         sys.exit(_main(argv))
@@ -377,22 +376,16 @@ def _benchmarks(a):
 
 
 def _runs(a):
-    from scibench.runs import list_runs
-
     df = list_runs(a.bench)
     print(df.to_string(index=False) if len(df) else "no runs yet")
 
 
 def _tables(a):
-    from scibench.run import make_tables
-
     for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]):
         print(f"wrote {rel(p)}")
 
 
 def _cache(a):
-    from scibench.llm import Cache
-
     c = Cache()
     if a.action == "clear":
         print(f"cleared {c.clear()} cached answers from {c.path}")
@@ -403,21 +396,14 @@ def _cache(a):
 
 
 def _serve(a):
-    from scibench.llm import get_model
-    from scibench.server import start_server
-
     print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
 
 
 def _stop(a):
-    from scibench.server import stop_server
-
     print(stop_server(a.model)["message"])
 
 
 def _data(a):
-    from scibench.data import download, all_downloaders
-
     if not a.list:
         return 1 if download(a.names or None, base=a.base) else 0
     allf = all_downloaders()
@@ -429,16 +415,11 @@ def _data(a):
 
 # %% ../nbs/90_cli.ipynb #89c2487b
 def _view(a):
-    from scibench.view import resolve_run, write_report
-
     p = write_report(resolve_run(a.run))
     print(p.resolve().as_uri() if a.open else rel(p))
 
 
 def _compare(a):
-    from scibench.core import _atomic_write_text
-    from scibench.view import compare_runs, compare_text, compare_html
-
     if a.html and (Path(a.html).is_dir() or str(a.html).endswith(os.sep)):
         raise ConfigError(f"compare --html: {a.html} is a folder; give the path of a file to write")
     c = compare_runs(a.run_a, a.run_b, top=a.top)
@@ -446,14 +427,11 @@ def _compare(a):
         raise ConfigError("compare --strict: the runs differ in more than the model: " + "; ".join(c["differences"]))
     print(compare_text(c))
     if a.html:
-        _atomic_write_text(Path(a.html), compare_html(c))
+        write_text(Path(a.html), compare_html(c))
         print(f"wrote {a.html}")
 
 
 def _retry(a):
-    from scibench.run import retry, summary_text
-    from scibench.view import resolve_run
-
     meta = retry(resolve_run(a.run), dry_run=a.dry_run, notebook=not a.no_notebook)
     print(plan_text(meta) if a.dry_run else summary_text(meta))
     return 0 if meta["status"] in ("complete", "dry-run") else 130 if meta["status"] == "interrupted" else 1
@@ -464,9 +442,6 @@ def _cite(a):
 
 
 def _models(a):
-    from scibench.llm import load_registry
-    from scibench.run import check_endpoint
-
     try:
         reg = load_registry()
         for s in reg.values():

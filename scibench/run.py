@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib, dataclasses, io, json, math, os, platform, sys, tempfile, time, traceback
 from collections import Counter
 from pathlib import Path
-from .core import DataError, project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
+from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .llm import parse_json
 from .server import serving, port_open, embedded_seconds, embedded_speed
@@ -656,7 +656,7 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
             why = "interrupted (Ctrl-C or SIGTERM, or its output pipe closed); rerun to resume from the cache"
             r.update(status="interrupted", status_reason=why)
         else:
-            _atomic_write_text(ctx.out / "error.txt", redact(traceback.format_exc()))
+            write_text(ctx.out / "error.txt", redact(traceback.format_exc()))
             r.update(status="failed", status_reason=redact(f"{type(e).__name__}: {e}")[:500])
     if ctx.stopped and r["status"] != "interrupted":
         n, fails = _records_failures(ctx.out)
@@ -982,7 +982,7 @@ def render_notebook(d) -> Path | None:
         x = nbformat.read(out, as_version=4)
         pmm = x.metadata.get("papermill", {})
         pmm["input_path"], pmm["output_path"] = rel(nb), rel(out)
-        _atomic_write_text(out, nbformat.writes(x).rstrip("\n") + "\n")
+        write_text(out, nbformat.writes(x).rstrip("\n") + "\n")
         return out
     except Exception as e:
         _echo(f"warning: run notebook not written ({type(e).__name__}: {str(e)[:200]})")
