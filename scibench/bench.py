@@ -5,12 +5,12 @@
 
 # %% ../nbs/06_bench.ipynb #ecf4f9d9
 from __future__ import annotations
-import dataclasses, difflib, importlib, json, math, sys, typing, unicodedata
+import dataclasses, difflib, importlib, json, math, pkgutil, sys, typing, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 
 # %% auto #0
-__all__ = ['REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', 'coerce', 'check_name', 'make_config',
+__all__ = ['REGISTRY', 'ConfigError', 'Param', 'param', 'params_of', 'Config', 'coerce', 'check_name', 'make_config',
            'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles', 'load_limit',
            'select_items', 'note_protocol', 'register', 'benchmark_packages', 'benchmarks', 'get_benchmark', 'describe']
 
@@ -18,58 +18,23 @@ __all__ = ['REGISTRY', 'ConfigError', 'param', 'Config', 'Param', 'params_of', '
 class ConfigError(ValueError):
     "A bad run configuration; the CLI prints it on one line and exits 2 before anything runs."
 
-
-_PARAM_OPTS = dict(positional=False, min=None, max=None, finite=True, folder=False, caps=None)
-
-
-def param(default, doc: str, choices=None, role: bool = False, **opts):
-    """A run (or command) parameter: default, one-line doc, optional choices (every element, for lists), `role`: names
-    model(s). `opts`: `positional`: a command's required argument (`scibench rubrics check RUBRIC`); bounds, checked by
-    `coerce` before anything runs: `min`/`max` (inclusive), `finite` (a float: no NaN or infinity); `folder`: the value
-    names a folder or file (`check_name`); `caps`: for a completion-token parameter, the roles whose requests it caps
-    (default: by its name, see `token_roles`). An unknown option is a TypeError."""
-    bad = set(opts) - set(_PARAM_OPTS)
-    if bad:
-        raise TypeError(f"param() got unknown option(s) {sorted(bad)}; options: {', '.join(_PARAM_OPTS)}")
-    o = {**_PARAM_OPTS, **opts}
-    meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role, **o)
-    meta["caps"] = tuple(o["caps"]) if o["caps"] else None
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=meta)
-    return field(default=default, metadata=meta)
-
-
-@dataclass
-class Config:
-    "Parameters every benchmark run has (subclasses add their own)."
-
-    model: str = param("local", "model under test: a models.toml name, or any name with --base-url", role=True)
-    split: str = param(
-        "sample", "data split; `sample` is the small synthetic sample shipped with the repo", folder=True
-    )
-    limit: int = param(0, "use only the first N items (0 = all)", min=0)
-    ids: list = param([], "run only the items with these ids (comma-separated; empty = all; not with limit)")
-    seed: int = param(
-        0, "run-level seed: added to every request's sample index, the `seed` sent (0 = as before)", min=0
-    )
-
-
+# %% ../nbs/06_bench.ipynb #d81a0434
 @dataclass
 class Param:
-    "One parameter as the CLI and `scibench benchmarks` show it."
+    "One parameter of a config class: its name, type, default, doc and options (above)."
 
     name: str
     type: type
     default: object
-    doc: str
-    choices: tuple | None
-    role: bool
+    doc: str = ""
+    choices: tuple | None = None
+    role: bool = False
     positional: bool = False
     min: float | None = None
     max: float | None = None
     finite: bool = True
     folder: bool = False
-    caps: tuple | None = None  # roles whose completion tokens it caps (`token_roles`)
+    caps: tuple | None = None
 
     @property
     def type_name(self) -> str:
@@ -83,154 +48,132 @@ class Param:
             return f"{lo} to {hi}"
         return f">= {lo}" if lo is not None else f"<= {hi}" if hi is not None else ""
 
+# %% ../nbs/06_bench.ipynb #d81a0437
+_PARAM_OPTS = dict(positional=False, min=None, max=None, finite=True, folder=False, caps=None)
+
+
+def param(default, doc: str, choices=None, role: bool = False, **opts):
+    "A run (or command) parameter: its default, one-line doc, choices, `role` and options (see `Param`)."
+    bad = set(opts) - set(_PARAM_OPTS)
+    if bad:
+        raise TypeError(f"param() got unknown option(s) {sorted(bad)}; options: {', '.join(_PARAM_OPTS)}")
+    o = {**_PARAM_OPTS, **opts}
+    meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role, **o)
+    meta["caps"] = tuple(o["caps"]) if o["caps"] else None
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
 
 def params_of(cls) -> list[Param]:
     "The parameters of config class `cls`, in declaration order."
     hints = typing.get_type_hints(cls)
-    out = []
-    for f in dataclasses.fields(cls):
-        t = hints[f.name]
-        t = list if typing.get_origin(t) is list else t
+
+    def one(f) -> Param:
+        t = list if typing.get_origin(hints[f.name]) is list else hints[f.name]
         d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        m = f.metadata
-        out.append(
-            Param(
-                f.name,
-                t,
-                d,
-                m.get("doc", ""),
-                m.get("choices"),
-                m.get("role", False),
-                m.get("positional", False),
-                m.get("min"),
-                m.get("max"),
-                m.get("finite", True),
-                m.get("folder", False),
-                m.get("caps"),
-            )
-        )
-    return out
+        return Param(f.name, t, d, **f.metadata)
+
+    return [one(f) for f in dataclasses.fields(cls)]
+
+
+@dataclass
+class Config:
+    "Parameters every benchmark run has (subclasses add their own)."
+
+    model: str = param("local", "model under test: a models.toml name, or any name with --base-url", role=True)
+    split: str = param("sample", "data split; `sample` is the small synthetic sample shipped with the repo",
+                       folder=True)
+    limit: int = param(0, "use only the first N items (0 = all)", min=0)
+    ids: list = param([], "run only the items with these ids (comma-separated; empty = all; not with limit)")
+    seed: int = param(0, "run-level seed: added to every request's sample index, the `seed` sent (0 = as before)",
+                      min=0)
 
 # %% ../nbs/06_bench.ipynb #b63a4687
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+_HINTS = {bool: " (true/false)", list: " (a comma-separated list)"}
 
 
-class _Bad(Exception):
-    "A value that is not of the parameter's type (`why`: a hint)."
-
-    def __init__(self, why: str = ""):
-        self.why = why
-
-
-def _as_bool(value) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise _Bad(" (true/false)")
-
-
-def _as_int(value) -> int:
-    if isinstance(value, bool):
-        raise _Bad()
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise _Bad() from None
-
-
-def _as_float(value) -> float:
-    if isinstance(value, bool):
-        raise _Bad()
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise _Bad() from None
-
-
-def _as_list(value) -> list:
-    if isinstance(value, str):
-        return [x.strip() for x in value.split(",") if x.strip()]
-    if isinstance(value, (list, tuple)):
-        return [str(x).strip() for x in value]
-    raise _Bad(" (a comma-separated list)")
-
-
-def _as_str(value) -> str:
-    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        raise _Bad()
-    return str(value)
-
-
-_AS = {bool: _as_bool, int: _as_int, float: _as_float, list: _as_list}
+def _typed(t, v):
+    "`v` as type `t` (bool, int, float, list; any other: str); TypeError or ValueError when it is not one."
+    if t is list:
+        if isinstance(v, str):
+            return [x.strip() for x in v.split(",") if x.strip()]
+        if not isinstance(v, (list, tuple)):
+            raise TypeError
+        return [str(x).strip() for x in v]
+    if isinstance(v, bool):
+        if t is bool:
+            return v
+        raise TypeError
+    if t is bool:
+        s = v.strip().lower() if isinstance(v, str) else None
+        if s not in _TRUE | _FALSE:
+            raise ValueError
+        return s in _TRUE
+    if t is int:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        return v if isinstance(v, int) else int(str(v).strip())
+    if t is float:
+        return float(v)
+    if not isinstance(v, (str, int, float)):
+        raise TypeError
+    return str(v)
 
 
 def coerce(p: Param, value):
-    "`value` as `p`'s type; lists accept a comma-separated string; a bad value raises `ConfigError`."
+    "`value` as `p`'s type, in its choices and bounds; else `ConfigError`."
     try:
-        v = _AS.get(p.type, _as_str)(value)
-    except _Bad as e:
-        raise ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {value!r}{e.why}") from None
-    if p.choices:
-        for x in v if isinstance(v, list) else [v]:
-            if x not in p.choices and not (x == "" and p.default == ""):
-                raise ConfigError(f"parameter '{p.name}': {x!r} is not one of {', '.join(map(str, p.choices))}")
-    _check_bounds(p, v)
+        v = _typed(p.type, value)
+    except (TypeError, ValueError):
+        hint = _HINTS.get(p.type, "")
+        raise ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {value!r}{hint}") from None
+    for x in v if isinstance(v, list) else [v]:
+        if p.choices and x not in p.choices and not (x == "" and p.default == ""):
+            raise ConfigError(f"parameter '{p.name}': {x!r} is not one of {', '.join(map(str, p.choices))}")
+        _check_bounds(p, x)
     return v
 
 
-def _check_bounds(p: Param, v) -> None:
-    "`p`'s bounds (`param`: min, max, finite) and names (a role's models, a folder) on value `v`; else `ConfigError`."
-    for x in v if isinstance(v, list) else [v]:
-        if isinstance(x, float) and p.finite and not math.isfinite(x):
-            raise ConfigError(f"parameter '{p.name}' must be a finite number, got {x}")
-        if isinstance(x, (int, float)) and not isinstance(x, bool):
-            if p.min is not None and x < p.min:
-                raise ConfigError(f"parameter '{p.name}' must be >= {p.min}, got {x}")
-            if p.max is not None and x > p.max:
-                raise ConfigError(f"parameter '{p.name}' must be <= {p.max}, got {x}")
-        if isinstance(x, str) and p.folder:
-            check_name(x, f"parameter '{p.name}'")
-        if isinstance(x, str) and p.role:  # each model it names (`a,b`; empty: none)
-            for n in filter(None, (n.strip() for n in x.split(","))):
-                check_name(n, f"parameter '{p.name}'", slash=True)
+def _check_bounds(p: Param, x) -> None:
+    "`p`'s bounds (min, max, finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
+    if isinstance(x, float) and p.finite and not math.isfinite(x):
+        raise ConfigError(f"parameter '{p.name}' must be a finite number, got {x}")
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        if p.min is not None and x < p.min:
+            raise ConfigError(f"parameter '{p.name}' must be >= {p.min}, got {x}")
+        if p.max is not None and x > p.max:
+            raise ConfigError(f"parameter '{p.name}' must be <= {p.max}, got {x}")
+    if isinstance(x, str) and p.folder:
+        check_name(x, f"parameter '{p.name}'")
+    if isinstance(x, str) and p.role:  # each model it names (`a,b`; empty: none)
+        for n in filter(None, (n.strip() for n in x.split(","))):
+            check_name(n, f"parameter '{p.name}'", slash=True)
 
-
+# %% ../nbs/06_bench.ipynb #b63a468a
 _NOT_IN_NAMES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # control, format, surrogate, private, unassigned, breaks
 
 
 def check_name(value, what: str = "name", slash: bool = False) -> str:
-    """`value` as one path component under its parent (a split, a model's folder, a run id, a user split's name): not
-    empty, no path separator (`/` allowed with `slash`: a model name, whose folder replaces it by `_`), not `.` or
-    `..`, no leading `.` (hidden and temporary folders), no control characters or line breaks, at most 200 bytes;
-    else `ConfigError` naming `what`."""
+    "`value` if it is one path component under its parent (see above); else `ConfigError` naming `what`."
     s = value if isinstance(value, str) else str(value)
     comp = s.replace("/", "_") if slash else s
     bad = next((c for c in s if unicodedata.category(c) in _NOT_IN_NAMES), None)
-    why = (
-        "must not be empty"
-        if not s
-        else f"must not contain control characters or line breaks (found {bad!r})"
-        if bad
-        else "must not contain a path separator (/ or a backslash)"
-        if "/" in comp or "\\" in comp
-        else "must not be '.' or '..'"
-        if comp in (".", "..")
-        else "must not start with '.'"
-        if comp.startswith(".")
-        else "is longer than 200 bytes"
-        if len(comp.encode("utf-8", "surrogatepass")) > 200
-        else ""
-    )
+    rules = [
+        (not s, "must not be empty"),
+        (bad, f"must not contain control characters or line breaks (found {bad!r})"),
+        ("/" in comp or "\\" in comp, "must not contain a path separator (/ or a backslash)"),
+        (comp in (".", ".."), "must not be '.' or '..'"),
+        (comp.startswith("."), "must not start with '.'"),
+        (len(comp.encode("utf-8", "surrogatepass")) > 200, "is longer than 200 bytes"),
+    ]
+    why = next((w for broken, w in rules if broken), "")
     if why:
         raise ConfigError(f"{what}: {s!r} {why} (it names a folder under results/ or data/)")
     return s
 
-
+# %% ../nbs/06_bench.ipynb #b63a468d
 def make_config(cls, params: dict | None = None, bench: str = "?"):
     "A validated config of class `cls` from `params` (strings or typed values); unknown names raise `ConfigError`."
     ps = {p.name: p for p in params_of(cls)}
@@ -239,11 +182,8 @@ def make_config(cls, params: dict | None = None, bench: str = "?"):
         k2 = k.replace("-", "_")
         if k2 not in ps:
             near = difflib.get_close_matches(k2, ps, n=1)
-            raise ConfigError(
-                f"unknown parameter '{k}' for {bench}"
-                + (f" (did you mean '{near[0]}'?)" if near else "")
-                + f"; parameters: {', '.join(ps)}"
-            )
+            did = f" (did you mean '{near[0]}'?)" if near else ""
+            raise ConfigError(f"unknown parameter '{k}' for {bench}{did}; parameters: {', '.join(ps)}")
         kw[k2] = coerce(ps[k2], v)
     return cls(**kw)
 
@@ -286,13 +226,10 @@ class Paper:
         body = "".join(f"  {k} = {{{v}}},\n" for k, v in f.items())
         return f"@{'inproceedings' if self.venue else 'misc'}{{{key},\n{body}}}\n"
 
-
+# %% ../nbs/06_bench.ipynb #9fdf5436
 @dataclass
 class Stage:
-    """One step of a benchmark's flow: its name (what its requests are tagged with), the role whose model answers, a
-    line of doc; declared fully, its request builder and result parser (`scibench.flow` runs them):
-    `request(state, setup)` → a `Request`, {key: Request} (sent at once) or None (no call) for one item's `state`;
-    `result(state, answers, setup)` reads the answers (the same shape) into `state`."""
+    "One step of a benchmark's flow (see above)."
 
     name: str
     role: str
@@ -302,26 +239,24 @@ class Stage:
 
 
 def filler(body: dict) -> str:
-    """A stub's free-text answer of about the request's `max_tokens` (4 characters a token): later prompts that quote it
-    stay upper bounds."""
+    "A stub's free-text answer of about the request's `max_tokens`."
     n = max(1, int(body.get("max_tokens") or 1))
     return ("lorem " * (2 * n))[: 4 * n].strip()
 
 
 @dataclass
 class Command:
-    """A benchmark's subcommand (`scibench <bench> <name> ...`): `fn(params)` → exit status; `params`: a dataclass of
-    `param`s."""
+    "A benchmark's subcommand (see above)."
 
     name: str
     fn: Callable
     params: type
     doc: str = ""
 
-
+# %% ../nbs/06_bench.ipynb #9fdf5439
 @dataclass
 class Benchmark:
-    "One benchmark, declared once (see the module docs)."
+    "One benchmark, declared once (see above)."
 
     name: str
     doc: str  # one line
@@ -330,26 +265,19 @@ class Benchmark:
     run: Callable  # run(cfg, ctx) -> list[Estimate]
     validate: Callable | None = None  # validate(cfg): checks across parameters; raises ConfigError
     data: Callable | None = None  # data(cfg) -> files the run needs (missing: `make data`)
-    stages: list = field(
-        default_factory=list
-    )  # [Stage]: the flow's steps in order; the first one's requests are what `--requests` writes
-    stub_reply: Callable | None = (
-        None  # stub_reply(body) -> answer text of the counting stub (the plan) and the fake server
-    )
+    stages: list = field(default_factory=list)  # [Stage] in order; the first one's requests: what `--requests` writes
+    stub_reply: Callable | None = None  # stub_reply(body) -> the counting stub's (the plan's) and fake server's answer
     record: object = None  # a `scibench.records.Record`: how its records read (report.html, compare)
-    tables: list | Callable | None = (
-        None  # [scibench.tables.Table | Figure] specs (or tables() -> written paths); read results/, never call a model
-    )
+    tables: list | Callable | None = None  # [Table | Figure] specs (or tables() -> written paths); never call a model
     downloaders: list = field(default_factory=list)
-    commands: list = field(
-        default_factory=list
-    )  # [Command]: `scibench <bench> ...` (parsed by the one CLI builder, `coerce`d)
+    commands: list = field(default_factory=list)  # [Command]: `scibench <bench> ...` (parsed by the one CLI builder)
     default_runs: list = field(default_factory=list)  # param dicts `make tables` runs when missing
 
     def params(self) -> list[Param]:
         return params_of(self.config)
 
     def make_config(self, params: dict | None = None):
+        "A validated config of this benchmark from `params` (strings or typed values)."
         cfg = make_config(self.config, params, self.name)
         if self.validate:
             self.validate(cfg)
@@ -360,10 +288,7 @@ class Benchmark:
 
 # %% ../nbs/06_bench.ipynb #a1c0cap2
 def token_roles(b: Benchmark) -> dict[str, list[str]]:
-    """`b`'s completion-token parameters → the roles whose requests each caps: declared (`param(caps=...)`), else by
-    name: `max_tokens` → the model, `<role>_max_tokens` → that role, any other `*_max_tokens` (autobench's
-    `check_max_tokens`, abgen_eval's `judge_max_tokens` where the model is the judge) → every role, so that the
-    smallest cap among their models applies."""
+    "`b`'s completion-token parameters → the roles whose requests each caps (see above)."
     roles = [p.name for p in b.roles()]
     out = {}
     for p in b.params():
@@ -381,9 +306,7 @@ def load_limit(cfg) -> int | None:
 
 
 def select_items(cfg, items: list, key) -> list:
-    """The items a run evaluates: `items` (loaded with `load_limit(cfg)`) or, with `cfg.ids`, those whose `key(item)` is
-    one of them, in the split's order. An unknown id is a `ConfigError` naming it (raised by the plan, before any
-    call); `ids` with `limit` is one too."""
+    "The items a run evaluates: `items`, or with `cfg.ids` those whose `key(item)` is one of them (see above)."
     ids = list(getattr(cfg, "ids", None) or [])
     if not ids:
         return items
@@ -399,8 +322,7 @@ def select_items(cfg, items: list, key) -> list:
 
 # %% ../nbs/06_bench.ipynb #b2e5a0c2
 def note_protocol(cfg, ctx, notes: dict) -> dict:
-    """Record a run's protocol `notes` (a benchmark's `protocol_notes`) as `ctx.provenance["protocol"]` (`meta.json`)
-    and print each of its `notes` on stderr: `note: protocol <cfg.protocol>: <note>` → `notes`."""
+    "Record a run's protocol `notes` in `ctx.provenance` (`meta.json`) and print each departure on stderr → `notes`."
     ctx.provenance["protocol"] = notes
     for n in notes["notes"]:
         print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
@@ -418,8 +340,6 @@ def register(b: Benchmark) -> Benchmark:
 
 def benchmark_packages() -> list[str]:
     "The benchmark packages under `scibench/benchmarks/`, by module name (found by discovery)."
-    import pkgutil
-
     from scibench import benchmarks as pkg
 
     return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + ".") if m.ispkg)
@@ -427,8 +347,6 @@ def benchmark_packages() -> list[str]:
 
 def benchmarks() -> dict[str, Benchmark]:
     "Every registered benchmark, by name (imports every module of every benchmark package: each registers its own)."
-    import pkgutil
-
     for p in benchmark_packages():
         for m in pkgutil.iter_modules(importlib.import_module(p).__path__, p + "."):
             importlib.import_module(m.name)
@@ -442,15 +360,13 @@ def get_benchmark(name: str) -> Benchmark:
         raise ConfigError(f"unknown benchmark '{name}'; benchmarks: {', '.join(bs)}")
     return bs[name]
 
-
+# %% ../nbs/06_bench.ipynb #c0a1b2d5
 def describe(b: Benchmark) -> str:
     "A benchmark and its parameters (default, doc), as `scibench benchmarks` prints them."
     lines = [f"{b.name}: {b.doc}", f"  paper: {b.paper.title} — {b.paper.authors} ({b.paper.url})"]
     for p in b.params():
         d = ",".join(p.default) if isinstance(p.default, list) else p.default
-        ch = f" {{{', '.join(p.choices)}}}" if p.choices else ""
-        ch += f" [{p.bounds}]" if p.bounds else ""
-        lines.append(
-            f"  {p.name:20s} {p.type_name:5s} = {json.dumps(d) if isinstance(d, str) else d!s:12s} {p.doc}{ch}"
-        )
+        ch = (f" {{{', '.join(p.choices)}}}" if p.choices else "") + (f" [{p.bounds}]" if p.bounds else "")
+        d = json.dumps(d) if isinstance(d, str) else d
+        lines.append(f"  {p.name:20s} {p.type_name:5s} = {d!s:12s} {p.doc}{ch}")
     return "\n".join(lines)

@@ -5,14 +5,24 @@
 # %% ../nbs/90_cli.ipynb #0db9a89f
 from __future__ import annotations
 import argparse, os, signal, sys
+from pathlib import Path
+from .bench import Config, ConfigError, Param, benchmarks, describe, get_benchmark, make_config, params_of
+from .core import DataError, write_text
+from .data import all_downloaders, download
+from .llm import Cache, get_model, load_registry
+from .run import ENDPOINT_FIELDS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
+from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
+from .runs import list_runs, rel
+from .server import ServerError, start_server, stop_server
+from .view import compare_html, compare_runs, compare_text, resolve_run, write_report
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'ENDPOINT_METAVARS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all',
-           'command_parser', 'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main']
+__all__ = ['ENDPOINT_OPTS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all', 'command_parser',
+           'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
-    "argparse with one-line errors (exit 2) and no abbreviated options (a typo never matches a real option)."
+    "argparse with one-line errors (exit 2) and no abbreviated options."
 
     def __init__(self, *a, **kw):
         super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
@@ -22,34 +32,16 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-ENDPOINT_OPTS = {
-    "base_url": "base-url",
-    "model": "served-model",
-    "api_key_env": "api-key-env",
-    "max_concurrency": "concurrency",
-    "timeout": "timeout",
-    "structured": "structured",
-}
-
-
-# placeholders of the endpoint options in help texts
-ENDPOINT_METAVARS = {
-    "base_url": "URL",
-    "model": "ID",
-    "api_key_env": "VAR",
-    "max_concurrency": "N",
-    "timeout": "SECONDS",
-    "structured": "MODE",
-}
-
-
+# an endpoint field → its option (`--base-url`, `--judge-base-url`) and its placeholder in help texts
+ENDPOINT_OPTS = dict(base_url=("base-url", "URL"), model=("served-model", "ID"), api_key_env=("api-key-env", "VAR"),
+                     max_concurrency=("concurrency", "N"), timeout=("timeout", "SECONDS"),
+                     structured=("structured", "MODE"))
 _MODEL_NAMES = {"model", "judge", "generator", "solver", "skill_model", "split"}  # a command's model or split names
 _PATH_NAMES = {"index", "out", "bench", "paper", "repo", "rubric", "file", "path"}
 
 
-def metavar(q) -> str:
-    """A parameter's placeholder in help texts: URL, NAME for a model or a split, PATH, ID,ID for ids, N for an integer,
-    X for a number, A,B for a list, its choices when few, else VALUE."""
+def metavar(q: Param) -> str:
+    "A parameter's placeholder in help texts (see above)."
     if q.name.endswith("url"):
         return "URL"
     if q.role or q.folder or q.name in _MODEL_NAMES:
@@ -63,133 +55,93 @@ def metavar(q) -> str:
     return {int: "N", float: "X", bool: "BOOL", list: "A,B"}.get(q.type, "VALUE")
 
 
-def _param_args(g, qs) -> None:
-    "One option per parameter in `qs`, with its doc, choices, bounds and default."
+def _help(q: Param, default: bool = True) -> str:
+    "A parameter's help: its doc, choices, bounds and default."
+    d = ",".join(q.default) if isinstance(q.default, list) else q.default
+    ch = (f"; one of {', '.join(map(str, q.choices))}" if q.choices else "") + (f"; {q.bounds}" if q.bounds else "")
+    return (f"{q.doc}{ch}" + (f" (default: {d!r})" if default else "")).replace("%", "%%")
+
+# %% ../nbs/90_cli.ipynb #29435e2c
+def _param_args(p, qs, p_help: str) -> None:
+    "One option per parameter in `qs`, with its doc, choices, bounds and default; `-p NAME VALUE` (`p_help`)."
+    g = p.add_argument_group("run parameters (also as -p NAME VALUE)")
     for q in qs:
-        d = ",".join(q.default) if isinstance(q.default, list) else q.default
-        ch = f"; one of {', '.join(q.choices)}" if q.choices else ""
-        ch += f"; {q.bounds}" if q.bounds else ""
-        g.add_argument(
-            f"--{q.name.replace('_', '-')}",
-            dest=f"param:{q.name}",
-            default=None,
-            metavar=metavar(q),
-            help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"),
-        )
+        g.add_argument(f"--{q.name.replace('_', '-')}", dest=f"param:{q.name}", metavar=metavar(q), help=_help(q))
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help=p_help)
 
 
 def _endpoint_args(p, roles) -> None:
     "Endpoint options of every role in `roles` (parameter names): `--base-url`, `--judge-base-url`, ..."
-    from scibench.run import ENDPOINT_FIELDS
-
     for role in roles:
         e = p.add_argument_group(f"endpoint of the {role} (ad-hoc, or overriding its models.toml entry)")
         pre = "" if role == "model" else role.replace("_", "-") + "-"
-        for f, opt in ENDPOINT_OPTS.items():
-            mv, doc = ENDPOINT_METAVARS[f], ENDPOINT_FIELDS[f]
-            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", default=None, metavar=mv, help=doc)
+        for f, (opt, mv) in ENDPOINT_OPTS.items():
+            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f])
+
+
+_EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
+_REQUESTS = ("with --dry-run: write every first-stage request (role, model, served id, the exact chat-completion body) "
+             "to FILE as JSON lines; no model is called, no server started; FILE must not exist")
+_EPOCHS = ("run every item K times (1 to 1000; epoch e shifts each request's seed): the headline is the mean over "
+           "epochs with a 95%% CI over them; every epoch's files kept (epochs/<e>/) (default 1)")
 
 
 def _run_options(p, requests: bool = True) -> None:
     "The run options (`scibench.run.RunOptions`)."
     o = p.add_argument_group("run options")
-    o.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="validate, resolve models and print the plan (calls, tokens, cost); call nothing",
-    )
+    o.add_argument("--dry-run", action="store_true",
+                   help="validate, resolve models and print the plan (calls, tokens, cost); call nothing")
     if requests:
-        o.add_argument(
-            "--requests",
-            default=None,
-            metavar="FILE",
-            help="with --dry-run: write every first-stage request (role, model, served id, "
-            "the exact chat-completion body) to FILE as JSON lines; no model is called, no server started; "
-            "FILE must not exist",
-        )
+        o.add_argument("--requests", metavar="FILE", help=_REQUESTS)
     o.add_argument("--refresh", action="store_true", help="ask every request again, ignoring cached answers")
-    o.add_argument(
-        "--batch",
-        action="store_true",
-        help="send requests through the providers' Batch API: half price, answers within "
-        "24 h; a killed run resumes its batches when rerun (not the embedded model)",
-    )
-    o.add_argument(
-        "--max-failure-share",
-        type=float,
-        default=0.1,
-        metavar="X",
-        help="above this share of failed items the run is partial (default 0.1)",
-    )
-    o.add_argument(
-        "--epochs",
-        type=int,
-        default=1,
-        metavar="K",
-        help="run every item K times (1 to 1000; epoch e shifts each request's seed): the headline is the mean "
-        "over epochs with a 95%% CI over them; every epoch's files kept (epochs/<e>/) (default 1)",
-    )
+    o.add_argument("--batch", action="store_true", help="send requests through the providers' Batch API: half price, "
+                   "answers within 24 h; a killed run resumes its batches when rerun (not the embedded model)")
+    o.add_argument("--max-failure-share", type=float, default=0.1, metavar="X",
+                   help="above this share of failed items the run is partial (default 0.1)")
+    o.add_argument("--epochs", type=int, default=1, metavar="K", help=_EPOCHS)
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
 
 
-_EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
-
-
-def _p_option(p, help: str) -> None:
-    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help=help)
-
-
 def run_parser(b) -> argparse.ArgumentParser:
-    "`scibench run <bench>`: one option per run parameter (with its doc and default) and endpoint options per role."
+    "`scibench run <bench>`: one option per run parameter and endpoint options per role (see above)."
     desc = f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})"
     p = _Parser(prog=f"scibench run {b.name}", description=desc, epilog=_EXIT)
-    _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), b.params())
-    _p_option(p, "any run parameter by name")
+    _param_args(p, b.params(), "any run parameter by name")
     _endpoint_args(p, [q.name for q in b.roles()])
     _run_options(p)
     return p
 
 
 def run_all_parser() -> argparse.ArgumentParser:
-    """`scibench run all`: every benchmark for one model: the parameters every benchmark has, the judge, `-p` for any
-    other (applied where declared) and the endpoints of the model and the judge."""
-    from scibench.bench import Config, Param, params_of
-
-    p = _Parser(
-        prog="scibench run all",
-        description="every benchmark for one model: one plan, then each benchmark's run (its own run folder under "
-        "results/<bench>/), then one summary; exit code: the worst of the runs",
-        epilog=_EXIT,
-    )
-    doc = "judge of every benchmark with one (abgen_eval: the model is the judge)"
-    judge = Param("judge", str, "local", doc, None, True)
+    "`scibench run all`: the parameters every benchmark has, the judge, `-p` for any other, two roles' endpoints."
+    p = _Parser(prog="scibench run all", epilog=_EXIT, description="every benchmark for one model: one plan, then each "
+                "benchmark's run (its own run folder under results/<bench>/), then one summary; exit code: the worst "
+                "of the runs")
+    judge = Param("judge", str, "local", "judge of every benchmark with one (where the model is the judge: the model)",
+                  role=True)
     common = [q for q in params_of(Config) if q.name != "ids"]  # ids differ by benchmark: -p ids ... where wanted
-    _param_args(p.add_argument_group("run parameters (also as -p NAME VALUE)"), common + [judge])
-    _p_option(p, "any parameter of any benchmark by name: applied where declared (the rest are listed)")
+    _param_args(p, common + [judge], "any parameter of any benchmark by name: applied where declared (the rest are "
+                "listed)")
     _endpoint_args(p, ["model", "judge"])
     _run_options(p, requests=False)
     return p
 
-
+# %% ../nbs/90_cli.ipynb #29435e2f
 def _endpoint_value(f: str, role: str, v: str):
     "An endpoint option's value, typed and in its bounds (`scibench.run.ENDPOINT_BOUNDS`); else `ConfigError`."
-    from scibench.bench import ConfigError
-    from scibench.run import check_endpoint_value
-
     if f not in ("max_concurrency", "timeout"):
         return v
+    what = f"--{ENDPOINT_OPTS[f][0]} for {role}"
     try:
         x = int(v) if f == "max_concurrency" else float(v)
     except ValueError:
-        what = "an integer" if f == "max_concurrency" else "seconds"
-        raise ConfigError(f"--{ENDPOINT_OPTS[f]} for {role} expects {what}, got {v!r}") from None
-    return check_endpoint_value(f, x, f"--{ENDPOINT_OPTS[f]} for {role}")
+        unit = "an integer" if f == "max_concurrency" else "seconds"
+        raise ConfigError(f"{what} expects {unit}, got {v!r}") from None
+    return check_endpoint_value(f, x, what)
 
 
 def _given_params(a: argparse.Namespace) -> dict:
     "The run parameters given as options and as `-p NAME VALUE` (one given twice: `ConfigError`)."
-    from scibench.bench import ConfigError
-
     params = {k.split(":", 1)[1]: v for k, v in vars(a).items() if k.startswith("param:") and v is not None}
     for k, v in a.param:
         if k.replace("-", "_") in params:
@@ -200,15 +152,12 @@ def _given_params(a: argparse.Namespace) -> dict:
 
 def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
     "Endpoint options by model name; `names_of(role)`: the models that role names (none: `ConfigError`)."
-    from scibench.bench import ConfigError
-
     endpoints: dict = {}
     for k, v in vars(a).items():
         if not k.startswith("ep:") or v is None:
             continue
         _, role, f = k.split(":")
-        names = names_of(role)
-        if not names:
+        if not (names := names_of(role)):
             raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
         v = _endpoint_value(f, role, v)
         for name in names:
@@ -216,63 +165,45 @@ def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
     return endpoints
 
 
-def parse_run(b, argv) -> tuple[dict, dict, argparse.Namespace]:
-    "(params, endpoints by model name, options) from `scibench run <bench> ...` arguments."
-    from scibench.run import role_models
+def _options(a: argparse.Namespace) -> RunOptions:
+    return RunOptions(a.dry_run, a.refresh, a.max_failure_share, not a.no_notebook, batch=a.batch, epochs=a.epochs,
+                      requests=getattr(a, "requests", None))
 
+
+def parse_run(b, argv) -> tuple:
+    "(typed config, parameters given, endpoints by model name, run options) of `scibench run <bench> ...`."
     a = run_parser(b).parse_args(argv)
     params = _given_params(a)
     cfg = b.make_config(params)
-    return params, _given_endpoints(a, lambda role: role_models(b, cfg).get(role, [])), a
+    return cfg, params, _given_endpoints(a, lambda role: role_models(b, cfg).get(role, [])), _options(a)
 
 
-def parse_run_all(argv) -> tuple[dict, dict, argparse.Namespace]:
-    "(params, endpoints by model name, options) from `scibench run all ...` arguments."
+def parse_run_all(argv) -> tuple[dict, dict, RunOptions]:
+    "(parameters, endpoints by model name, run options) of `scibench run all ...`."
     a = run_all_parser().parse_args(argv)
     params = _given_params(a)
     names = {r: [str(params.get(r, "local"))] for r in ("model", "judge")}
-    return params, _given_endpoints(a, lambda role: names[role]), a
+    return params, _given_endpoints(a, lambda role: names[role]), _options(a)
 
 # %% ../nbs/90_cli.ipynb #67555126
 def command_parser(verb: str, commands: list) -> argparse.ArgumentParser:
-    """`scibench <verb> <command> ...` from the benchmark's `Command`s: one argument per field of each command's params
-    dataclass (positional ones in order; the rest `--name VALUE`, a bool with default False as a flag, a list as
-    several values or a comma-separated one); values are checked by the same `coerce` as run parameters."""
-    from scibench.bench import params_of
-
+    "`scibench <verb> <command> ...` from the benchmark's `Command`s (see above)."
     p = _Parser(prog=f"scibench {verb}", description=f"{verb} commands; run the benchmark with `scibench run {verb}`.")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for c in commands:
         s = sub.add_parser(c.name, help=c.doc, description=c.doc)
         for q in params_of(c.params):
-            ch = f"; one of {', '.join(map(str, q.choices))}" if q.choices else ""
             if q.positional:
-                s.add_argument(q.name, nargs="+" if q.type is list else None, help=f"{q.doc}{ch}".replace("%", "%%"))
+                s.add_argument(q.name, nargs="+" if q.type is list else None, help=_help(q, default=False))
                 continue
-            d = ",".join(q.default) if isinstance(q.default, list) else q.default
-            kw = (
-                dict(action="store_true")
-                if q.type is bool and q.default is False
-                else dict(nargs="+", metavar="VALUE")
-                if q.type is list
-                else dict(metavar=metavar(q))
-            )
-            s.add_argument(
-                f"--{q.name.replace('_', '-')}",
-                dest=q.name,
-                default=None,
-                **kw,
-                help=f"{q.doc}{ch} (default: {d!r})".replace("%", "%%"),
-            )
+            kw = (dict(action="store_true") if q.type is bool and q.default is False
+                  else dict(nargs="+", metavar="VALUE") if q.type is list else dict(metavar=metavar(q)))
+            s.add_argument(f"--{q.name.replace('_', '-')}", dest=q.name, **kw, help=_help(q))
     return p
 
 
 def run_command(verb: str, commands: list, argv: list) -> int:
-    """Parse `argv` for one of `commands`, build its params with `make_config` and call it; a bad value exits 2 with one
-    line."""
-    from scibench.bench import ConfigError, make_config
-    from scibench.core import DataError
-
+    "Parse `argv` for one of `commands`, build its params with `make_config` and call it (see above)."
     a = command_parser(verb, commands).parse_args(argv)
     c = next(x for x in commands if x.name == a.cmd)
     given = {k: v for k, v in vars(a).items() if k != "cmd" and v is not None and v is not False}
@@ -284,40 +215,29 @@ def run_command(verb: str, commands: list, argv: list) -> int:
 
 # %% ../nbs/90_cli.ipynb #89c24872
 def _parser():
-    p = _Parser(prog="scibench", description="LLMs as research assistants: AbGen, Rubrics, AutoBench, ArxivBench")
+    p = _Parser(prog="scibench", description="Reproducible benchmarks of LLMs as research assistants "
+                "(scibench benchmarks lists them)")
     sub = p.add_subparsers(dest="verb", required=True)
-    sub.add_parser(
-        "run",
-        help="run a benchmark: scibench run BENCH [options] (BENCH all: every one); scibench run BENCH --help",
-        add_help=False,
-    )
+    sub.add_parser("run", add_help=False, help="run a benchmark: scibench run BENCH [options] (BENCH all: every one); "
+                   "scibench run BENCH --help")
     sub.add_parser("benchmarks", help="list every benchmark and its parameters (default, doc)")
     r = sub.add_parser("runs", help="list runs: status, n, failures, tokens, cost, time, non-default parameters")
     r.add_argument("bench", nargs="?", default=None)
     t = sub.add_parser("tables", help="run missing default runs, then write every table and figure")
-    t.add_argument(
-        "--include", default="complete", help="statuses of runs the tables show, comma-separated (default: complete)"
-    )
+    t.add_argument("--include", default="complete",
+                   help="statuses of runs the tables show, comma-separated (default: complete)")
     t.add_argument("--no-run", action="store_true", help="do not run missing default runs")
     c = sub.add_parser("cache", help="the response cache: its size, or `clear` it")
     c.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
-    s = sub.add_parser("serve", help="start the embedded model server")
-    s.add_argument("--model", default="local")
-    s = sub.add_parser("stop", help="stop the embedded model server")
-    s.add_argument("--model", default="local")
+    for verb, doc in (("serve", "start the embedded model server"), ("stop", "stop the embedded model server")):
+        sub.add_parser(verb, help=doc).add_argument("--model", default="local")
     d = sub.add_parser("data", help="download the real datasets (from a mirror with --base)")
-    d.add_argument(
-        "names", nargs="*", help="benchmarks (all their downloaders) or downloaders by name (see --list); default: all"
-    )
-    d.add_argument(
-        "--base",
-        default=None,
-        metavar="URL_OR_DIR",
-        help="read every file from this mirror instead of its source: a URL prefix "
-        "or a local folder holding the same files by the same relative paths "
-        "(a GitHub file by its path in the repository, "
-        "a Hugging Face dataset as a copy of its repository, any other URL by its path on its host)",
-    )
+    d.add_argument("names", nargs="*",
+                   help="benchmarks (all their downloaders) or downloaders by name (see --list); default: all")
+    d.add_argument("--base", default=None, metavar="URL_OR_DIR", help="read every file from this mirror instead of "
+                   "its source: a URL prefix or a local folder holding the same files by the same relative paths (a "
+                   "GitHub file by its path in the repository, a Hugging Face dataset as a copy of its repository, any "
+                   "other URL by its path on its host)")
     d.add_argument("--list", action="store_true", help="list the benchmarks' downloaders and exit")
     sub.add_parser("models", help="list the model registry")
     y = sub.add_parser("retry", help="rerun a run's config: cached answers reused, only failed items' requests sent")
@@ -334,9 +254,8 @@ def _parser():
     k.add_argument("run_b")
     k.add_argument("--html", default=None, metavar="PATH", help="also write the comparison as an HTML page")
     k.add_argument("--top", type=int, default=10, help="how many of the largest disagreements to list (default 10)")
-    k.add_argument(
-        "--strict", action="store_true", help="refuse (exit 2) when the runs differ in more than the model (judge, ...)"
-    )
+    k.add_argument("--strict", action="store_true",
+                   help="refuse (exit 2) when the runs differ in more than the model (judge, ...)")
     for bench in bench_verbs():
         x = sub.add_parser(bench, help=f"{bench}-specific commands (see `scibench {bench} --help`)", add_help=False)
         x.add_argument("args", nargs=argparse.REMAINDER)
@@ -345,15 +264,10 @@ def _parser():
 
 def bench_verbs() -> list[str]:
     "The benchmarks with commands of their own (`Benchmark.commands`): `scibench <bench> <command> ...`."
-    from scibench.bench import benchmarks
-
     return [n for n, b in benchmarks().items() if b.commands]
 
-
+# %% ../nbs/90_cli.ipynb #89c24874
 def _run(argv) -> int:
-    from scibench.bench import benchmarks, get_benchmark
-    from scibench.run import execute, summary_text
-
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: scibench run BENCH [options]   (scibench run BENCH --help for its parameters)\n\nbenchmarks:")
         for n, b in benchmarks().items():
@@ -363,37 +277,19 @@ def _run(argv) -> int:
     if argv[0] == "all":
         return _run_all(argv[1:])
     b = get_benchmark(argv[0])
-    params, endpoints, a = parse_run(b, argv[1:])
-    meta = execute(
-        b.name,
-        params,
-        endpoints,
-        dry_run=a.dry_run,
-        refresh=a.refresh,
-        max_failure_share=a.max_failure_share,
-        epochs=a.epochs,
-        batch=a.batch,
-        notebook=not a.no_notebook,
-        requests=a.requests,
-    )
-    if a.dry_run:
+    cfg, given, endpoints, o = parse_run(b, argv[1:])
+    meta = execute(b, cfg, endpoints, o, given=given)
+    if o.dry_run:
         print(plan_text(meta))
         if "requests" in meta:
             c = meta["requests"]["counts"]
-            print(
-                f"wrote {sum(c.values())} request(s) to {meta['requests']['path']}: "
-                + (", ".join(f"{k} {v}" for k, v in c.items()) or "none")
-            )
+            print(f"wrote {sum(c.values())} request(s) to {meta['requests']['path']}: "
+                  + (", ".join(f"{k} {v}" for k, v in c.items()) or "none"))
         return 0
     if meta["status"] == "interrupted":
-        from scibench.runs import rel
-
         try:
-            print(
-                f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ "
-                "(rerun the same command to resume from the cache)",
-                file=sys.stderr,
-            )
+            print(f"scibench: interrupted; run marked interrupted in {rel(meta['dir'])}/ "
+                  "(rerun the same command to resume from the cache)", file=sys.stderr)
         except BrokenPipeError:  # `scibench run ... 2>&1 | tee log`: Ctrl-C ended the reader too
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
         return 130
@@ -403,22 +299,14 @@ def _run(argv) -> int:
 
 def _run_all(argv) -> int:
     "`scibench run all ...`: every benchmark for one model; the exit code is the worst of the runs'."
-    from scibench.run import RunOptions, execute_all, summary_all_text
-
-    params, endpoints, a = parse_run_all(argv)
-    o = RunOptions(a.dry_run, a.refresh, a.max_failure_share, not a.no_notebook, batch=a.batch, epochs=a.epochs)
+    params, endpoints, o = parse_run_all(argv)
     res = execute_all(params, endpoints, o)
-    if a.dry_run:
-        print(plan_all_text(res))
-        return 0
-    print(summary_all_text(res))
-    return res["code"]
+    print(plan_all_text(res) if o.dry_run else summary_all_text(res))
+    return 0 if o.dry_run else res["code"]
 
-
+# %% ../nbs/90_cli.ipynb #89c24876
 def plan_all_text(res: dict) -> str:
     "`scibench run all --dry-run`: one plan table of every benchmark's calls; the caps and what was not applicable."
-    from scibench.run import caps_text
-
     plan = [{**r, "bench": m["bench"]} for m in res["runs"] for r in m.get("plan") or []]
     out = [plan_text(dict(plan=plan))]
     out += [f"caps ({m['bench']}): {caps_text(m['caps'])}" for m in res["runs"] if m.get("caps")]
@@ -428,67 +316,45 @@ def plan_all_text(res: dict) -> str:
 
 
 def plan_text(meta: dict) -> str:
-    """The `--dry-run` plan as a small table: calls per role and model (and per stage; per benchmark too when rows
-    name one), tokens, cost; the caps applied; each note once."""
+    "The `--dry-run` plan as a small table (see above)."
     rows = meta.get("plan") or []
     if not rows:
         return "no plan available for this benchmark"
-    wb = any("bench" in r for r in rows)
-    bc = (lambda r: f"{r.get('bench', ''):11s} ") if wb else (lambda r: "")
-    out = [
-        bc({"bench": "bench"})
-        + f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}  stages"
-    ]
+    bc = (lambda r: f"{r.get('bench', ''):11s} ") if any("bench" in r for r in rows) else (lambda r: "")
+    out = [bc({"bench": "bench"})
+           + f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}  stages"]
     for r in rows:
         st = ", ".join(f"{k} {v}" for k, v in (r.get("stages") or {}).items())
-        out.append(
-            bc(r)
-            + f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} "
-            f"{r['completion_tokens']:11,d} {r['cost_usd']:9.4f}  {st}"
-        )
-    out.append(
-        bc({})
-        + f"{'total':31s} {sum(r['calls'] for r in rows):7d} {sum(r['prompt_tokens'] for r in rows):11,d} "
-        f"{sum(r['completion_tokens'] for r in rows):11,d} {sum(r['cost_usd'] for r in rows):9.4f}"
-    )
+        out.append(bc(r) + f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} "
+                   f"{r['completion_tokens']:11,d} {r['cost_usd']:9.4f}  {st}")
+    tot = {k: sum(r[k] for r in rows) for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")}
+    out.append(bc({}) + f"{'total':31s} {tot['calls']:7d} {tot['prompt_tokens']:11,d} "
+               f"{tot['completion_tokens']:11,d} {tot['cost_usd']:9.4f}")
     if meta.get("caps"):
-        from scibench.run import caps_text
-
         out.append(f"caps: {caps_text(meta['caps'])}")
     out += [f"note: {n}" for n in dict.fromkeys(r["note"] for r in rows if r.get("note"))]
-    mins = [r["est_minutes"] for r in rows if r.get("est_minutes") is not None]
-    if mins:
+    if mins := [r["est_minutes"] for r in rows if r.get("est_minutes") is not None]:
         out.append(f"embedded model: at most ~{sum(mins):.1f} min here (one request at a time; see the notes)")
     head = "plan: the run itself against counting stubs (prompt tokens ≈ characters / 4, completions at their caps):"
     return head + "\n" + "\n".join(out)
 
-
+# %% ../nbs/90_cli.ipynb #89c24879
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
 def install_signals() -> None:
-    """Ctrl-C (SIGINT) and SIGTERM end a run as interrupted (marked so, servers stopped), whatever disposition this
-    process inherited (a background job of a script starts with SIGINT ignored): SIGINT gets Python's own handler,
-    which asyncio recognises (it cancels the running tasks first); SIGTERM raises the same KeyboardInterrupt."""
+    "Ctrl-C (SIGINT) and SIGTERM end a run as interrupted, whatever disposition this process inherited (see above)."
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    from scibench.bench import ConfigError
-    from scibench.core import DataError
-    from scibench.run import PreflightError
-    from scibench.server import ServerError
-
     install_signals()
     try:
         sys.exit(_main(argv))
-    except (ConfigError, DataError) as e:
-        print(f"scibench: error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except FileNotFoundError as e:
+    except (ConfigError, DataError, FileNotFoundError) as e:
         print(f"scibench: error: {e}", file=sys.stderr)
         sys.exit(2)
     except PreflightError as e:
@@ -504,31 +370,22 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
 
-
+# %% ../nbs/90_cli.ipynb #89c2487a
 def _benchmarks(a):
-    from scibench.bench import benchmarks, describe
-
     print("\n\n".join(describe(b) for b in benchmarks().values()))
 
 
 def _runs(a):
-    from scibench.runs import list_runs
-
     df = list_runs(a.bench)
     print(df.to_string(index=False) if len(df) else "no runs yet")
 
 
 def _tables(a):
-    from scibench.run import make_tables
-    from scibench.runs import rel
-
     for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]):
         print(f"wrote {rel(p)}")
 
 
 def _cache(a):
-    from scibench.llm import Cache
-
     c = Cache()
     if a.action == "clear":
         print(f"cleared {c.clear()} cached answers from {c.path}")
@@ -539,47 +396,30 @@ def _cache(a):
 
 
 def _serve(a):
-    from scibench.llm import get_model
-    from scibench.server import start_server
-
     print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
 
 
 def _stop(a):
-    from scibench.server import stop_server
-
     print(stop_server(a.model)["message"])
 
 
 def _data(a):
-    from scibench.data import download, all_downloaders
-
     if not a.list:
         return 1 if download(a.names or None, base=a.base) else 0
     allf = all_downloaders()
     for bench, fns in allf.items():
         for fn in fns:
             short = fn.__name__.removeprefix("download_")
-            print(
-                f"{bench:12s} {short if short not in allf else fn.__name__:24s} "
-                f"{(fn.__doc__ or '').strip().splitlines()[0][:100]}"
-            )
+            doc = (fn.__doc__ or "").strip().splitlines()[0][:100]
+            print(f"{bench:12s} {short if short not in allf else fn.__name__:24s} {doc}")
 
-
+# %% ../nbs/90_cli.ipynb #89c2487b
 def _view(a):
-    from scibench.runs import rel
-    from scibench.view import resolve_run, write_report
-
     p = write_report(resolve_run(a.run))
     print(p.resolve().as_uri() if a.open else rel(p))
 
 
 def _compare(a):
-    from pathlib import Path
-    from scibench.core import _atomic_write_text
-    from scibench.bench import ConfigError
-    from scibench.view import compare_runs, compare_text, compare_html
-
     if a.html and (Path(a.html).is_dir() or str(a.html).endswith(os.sep)):
         raise ConfigError(f"compare --html: {a.html} is a folder; give the path of a file to write")
     c = compare_runs(a.run_a, a.run_b, top=a.top)
@@ -587,33 +427,21 @@ def _compare(a):
         raise ConfigError("compare --strict: the runs differ in more than the model: " + "; ".join(c["differences"]))
     print(compare_text(c))
     if a.html:
-        _atomic_write_text(Path(a.html), compare_html(c))
+        write_text(Path(a.html), compare_html(c))
         print(f"wrote {a.html}")
 
 
 def _retry(a):
-    from scibench.run import retry, summary_text
-    from scibench.view import resolve_run
-
     meta = retry(resolve_run(a.run), dry_run=a.dry_run, notebook=not a.no_notebook)
-    if a.dry_run:
-        print(plan_text(meta))
-        return 0
-    print(summary_text(meta))
-    return 0 if meta["status"] == "complete" else 130 if meta["status"] == "interrupted" else 1
+    print(plan_text(meta) if a.dry_run else summary_text(meta))
+    return 0 if meta["status"] in ("complete", "dry-run") else 130 if meta["status"] == "interrupted" else 1
 
 
 def _cite(a):
-    from scibench.bench import get_benchmark
-
     print(get_benchmark(a.bench).paper.bibtex(), end="")
 
 
 def _models(a):
-    from scibench.bench import ConfigError
-    from scibench.llm import load_registry
-    from scibench.run import check_endpoint
-
     try:
         reg = load_registry()
         for s in reg.values():
@@ -624,32 +452,13 @@ def _models(a):
         print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
 
 
-VERBS = {
-    "benchmarks": _benchmarks,
-    "runs": _runs,
-    "tables": _tables,
-    "cache": _cache,
-    "serve": _serve,
-    "stop": _stop,
-    "data": _data,
-    "view": _view,
-    "compare": _compare,
-    "models": _models,
-    "retry": _retry,
-    "cite": _cite,
-}
-
-
-def _bench_verb(argv) -> int:
-    "`scibench <bench> ...`: the benchmark's declared commands."
-    from scibench.bench import get_benchmark
-
-    return run_command(argv[0], get_benchmark(argv[0]).commands, argv[1:])
+VERBS = dict(benchmarks=_benchmarks, runs=_runs, tables=_tables, cache=_cache, serve=_serve, stop=_stop, data=_data,
+             view=_view, compare=_compare, models=_models, retry=_retry, cite=_cite)
 
 
 def _main(argv) -> int:
     if argv and argv[0] not in VERBS and argv[0] != "run" and argv[0] in bench_verbs():  # whole, `--help` too
-        return _bench_verb(argv)
+        return run_command(argv[0], get_benchmark(argv[0]).commands, argv[1:])
     if argv and argv[0] == "run":
         return _run(argv[1:])
     a = _parser().parse_args(argv)

@@ -89,8 +89,9 @@ class _Run:
         self.setup, self.window, self.lock, self.sem = setup, window, threading.Lock(), None
         self.turns = {id(s): {} for s in steps_of(stages) if isinstance(s, Step) and s.ordered}
 
-    def _turn(self, step, k: int) -> asyncio.Future:
-        t = self.turns[id(step)]
+    def _turn(self, sid, k: int) -> asyncio.Future:
+        "The future that item `k` has passed its turn of the ordered step `sid`."
+        t = self.turns[sid]
         if k not in t:
             t[k] = asyncio.get_running_loop().create_future()
         return t[k]
@@ -101,16 +102,13 @@ class _Run:
             self._pass(sid, k)
 
     def _pass(self, sid, k: int) -> None:
-        t = self.turns[sid]
-        if k not in t:
-            t[k] = asyncio.get_running_loop().create_future()
-        if not t[k].done():
-            t[k].set_result(None)
+        if not (f := self._turn(sid, k)).done():
+            f.set_result(None)
 
     async def step(self, step: Step, state: dict, k: int | None) -> None:
         turn = k is not None and id(step) in self.turns
         if turn and k > 0:
-            await self._turn(step, k - 1)
+            await self._turn(id(step), k - 1)
         if step.cpu:
             def locked():
                 with self.lock:

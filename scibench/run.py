@@ -7,24 +7,24 @@ plan and a cost estimate) → the benchmark's stages with live progress → an a
 
 # %% ../nbs/06_run.ipynb #11879d01
 from __future__ import annotations
-import dataclasses, json, math, os, platform, sys, time, traceback
+import contextlib, dataclasses, io, json, math, os, platform, sys, tempfile, time, traceback
 from collections import Counter
 from pathlib import Path
-from .core import DataError, project_root, iter_jsonl, write_json, git_commit, _atomic_write_text
+from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .llm import parse_json
-from .server import serving, port_open
+from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
 from .report import Estimate
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest
 
 # %% auto #0
-__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'STATUSES', 'EPOCH_STRIDE', 'EPOCHS_BOUNDS', 'EPOCH_CI', 'EXIT_CODES',
+__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI', 'EXIT_CODES',
            'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded',
            'unparsable_hint', 'ParseWatch', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM',
-           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'data_check', 'plan_rows', 'describe_roles',
-           'preflight', 'PreflightError', 'request_lines', 'write_requests', 'RunOptions', 'execute', 'retry_params',
+           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'data_check', 'describe_roles',
+           'PreflightError', 'preflight', 'plan_rows', 'write_requests', 'RunOptions', 'execute', 'retry_params',
            'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage', 'epoch_text',
            'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs',
            'make_tables', 'remove_stale']
@@ -38,8 +38,6 @@ ENDPOINT_FIELDS = {
     "timeout": "seconds per request (including time queued at the server)",
     "structured": "structured-output mode: auto | json_schema | llama | none (auto, the default: asked of the server)",
 }
-
-
 # bounds of the endpoint fields a run option can set (`--timeout`, `--concurrency`): min, max
 ENDPOINT_BOUNDS = {"timeout": (0.001, 7 * 24 * 3600.0), "max_concurrency": (1, 4096)}
 
@@ -55,12 +53,8 @@ def check_endpoint_value(f: str, v, what: str):
 
 
 def check_endpoint(spec: ModelSpec) -> ModelSpec:
-    """`spec` if its base URL takes paths (no query string or fragment: the client appends `/chat/completions`, so
-    `?key=..` would make every request 404) and its timeout and concurrency are within bounds; else `ConfigError`."""
-    from urllib.parse import urlsplit
-
-    u = urlsplit(str(spec.base_url))
-    if u.query or u.fragment or "?" in str(spec.base_url) or "#" in str(spec.base_url):
+    "`spec` if its base URL takes paths and its timeout and concurrency are within bounds; else `ConfigError`."
+    if "?" in str(spec.base_url) or "#" in str(spec.base_url):  # a query string or a fragment
         raise ConfigError(
             f"model '{spec.name}': base_url {redact(str(spec.base_url))!r} has a query string or fragment; give the "
             "URL the API paths go under (e.g. http://host:8080/v1): a key goes in api_key_env"
@@ -71,38 +65,36 @@ def check_endpoint(spec: ModelSpec) -> ModelSpec:
             check_endpoint_value(f, v, f"model '{spec.name}': {f}")
     return spec
 
-
+# %% ../nbs/06_run.ipynb #1a62ae16
 def role_models(b: Benchmark, cfg) -> dict[str, list[str]]:
     "Role parameter → the model names it names (lists split, `+suffix` stripped, empty values skipped)."
     out = {}
     for p in b.roles():
         v = getattr(cfg, p.name)
-        names = v if isinstance(v, list) else [x for x in str(v).split(",")]
-        names = [n.strip().split("+")[0] for n in names if n.strip()]
+        names = [n.strip().split("+")[0] for n in (v if isinstance(v, list) else str(v).split(",")) if n.strip()]
         if names:
             out[p.name] = list(dict.fromkeys(names))
     return out
 
 
-def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, ModelSpec]:
-    "Every model the run needs, by name; an unknown name or a bad endpoint field raises `ConfigError`."
-    endpoints = endpoints or {}
+def _registry() -> dict:
+    "The models of models.toml; a bad file is a `ConfigError`."
     try:
-        reg = load_registry()
+        return load_registry()
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    specs = {}
+
+
+def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, ModelSpec]:
+    "Every model the run needs, by name; an unknown name or a bad endpoint field raises `ConfigError`."
+    endpoints, reg, specs = endpoints or {}, _registry(), {}
     for role, names in role_models(b, cfg).items():
-        for n in names:
-            if n in specs:
-                continue
+        for n in (n for n in names if n not in specs):
             ep = endpoints.get(n, {})
             if n not in reg and not ep.get("base_url"):
-                raise ConfigError(
-                    f"unknown model '{n}' for {role}; models: {', '.join(reg)} "
-                    "(or give an ad-hoc endpoint: --"
-                    f"{'' if role == 'model' else role.replace('_', '-') + '-'}base-url URL)"
-                )
+                opt = "" if role == "model" else role.replace("_", "-") + "-"
+                raise ConfigError(f"unknown model '{n}' for {role}; models: {', '.join(reg)} "
+                                  f"(or give an ad-hoc endpoint: --{opt}base-url URL)")
             try:
                 specs[n] = get_model(n, registry=reg, **ep)
             except (TypeError, ValueError) as e:
@@ -115,10 +107,7 @@ def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, Model
 
 # %% ../nbs/06_run.ipynb #a2c0cap2
 def apply_caps(b: Benchmark, cfg, given: dict, specs: dict) -> tuple[dict, dict]:
-    """(params, caps): `given` plus, for every completion-token parameter of `b` left at its default, the smallest
-    `max_tokens` cap of the models (`specs`) of the roles it serves, where the default (`cfg`'s value; 0: none or the
-    protocol's, unresolved) is above it. `caps`: parameter → {cap, model, applied, default or given}; a parameter given
-    explicitly is kept (`applied` False: it exceeds the cap)."""
+    "(`given` plus the caps applied, caps): the models' caps of `b`'s completion-token parameters (see above)."
     rm = role_models(b, cfg)
     explicit = {str(k).replace("-", "_") for k in given}
     params, caps = dict(given), {}
@@ -141,10 +130,8 @@ def caps_text(caps: dict) -> str:
     "One line: the caps applied (parameter, cap, its default, whose cap) and the given values above a cap, kept."
     on = [f"{k} {c['cap']} (default {c['default'] or 'none'}, '{c['model']}')" for k, c in caps.items() if c["applied"]]
     off = [f"{k}={c['given']} (cap {c['cap']} of '{c['model']}')" for k, c in caps.items() if not c["applied"]]
-    return "; ".join(
-        ([f"models.toml max_tokens caps {', '.join(on)}"] if on else [])
-        + ([f"given above the cap, kept: {', '.join(off)}"] if off else [])
-    )
+    return "; ".join(([f"models.toml max_tokens caps {', '.join(on)}"] if on else [])
+                     + ([f"given above the cap, kept: {', '.join(off)}"] if off else []))
 
 # %% ../nbs/06_run.ipynb #50fd242f
 def seeded(llm: LLM, seed: int) -> LLM:
@@ -202,6 +189,9 @@ class ParseWatch:
         llm.on_answer.append(lambda req, res: self.note(role, llm.spec, req, res))
         llm.stop_checks.append(lambda: self.not_sent()["error"] if self.reason else None)
         return llm
+
+# %% ../nbs/06_run.ipynb #50fd2431
+EPOCH_STRIDE = 1_000_000  # epoch e shifts every request's sample index by e × this (above any index a run uses itself)
 
 
 class RunContext:
@@ -321,11 +311,9 @@ class PlanContext(RunContext):
     def _new_llm(self, spec: ModelSpec) -> LLM:
         return CountingLLM(spec, self.reply, self.keep)
 
-
+# %% ../nbs/06_run.ipynb #29f83a4c
 def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = None) -> PlanContext:
-    "Run `b` on `cfg` against counting stubs in a temporary folder; what the run prints is kept in `ctx.log`."
-    import contextlib, io, tempfile
-
+    "Run `b` on `cfg` against counting stubs (keeping stage `keep`'s request bodies) in a temporary folder."
     specs = resolve(b, cfg) if specs is None else specs
     buf = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="scibench-plan-") as d, contextlib.redirect_stderr(buf):
@@ -335,111 +323,44 @@ def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = No
     return ctx
 
 
-def derive_plan(
-    b: Benchmark, cfg, specs: dict | None = None, log: list | None = None, ctx: PlanContext | None = None
-) -> list[dict]:
-    """The calls a cold run of `b` on `cfg` makes, one row per role and model, with tokens and calls per stage: `b.run`
-    itself against its stub (or `ctx`, a `stub_run` already made). `log`: a list the run's printed lines are added
-    to."""
+def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None = None,
+                ctx: PlanContext | None = None) -> list[dict]:
+    "The calls a cold run of `b` on `cfg` makes, one row per role and model (`log`: gets the lines the run printed)."
     ctx = stub_run(b, cfg, specs) if ctx is None else ctx
     if log is not None:
         log += [x for x in ctx.log.splitlines() if x.strip()]
     order = [p.name for p in b.roles()]
-    rows = [
-        dict(
-            role=k.split(":")[0],
-            model=l.spec.name,
-            calls=l.usage.calls,
-            prompt_tokens=l.usage.prompt_tokens,
-            completion_tokens=l.usage.completion_tokens,
-            stages=dict(l.stages),
-        )
-        for k, l in ctx._llms.items()
-    ]
+    rows = [dict(role=k.split(":")[0], model=l.spec.name, calls=l.usage.calls, prompt_tokens=l.usage.prompt_tokens,
+                 completion_tokens=l.usage.completion_tokens, stages=dict(l.stages)) for k, l in ctx._llms.items()]
     return sorted(rows, key=lambda r: (order.index(r["role"]) if r["role"] in order else len(order), r["model"]))
 
 
 def derive_requests(b: Benchmark, cfg, specs: dict | None = None, ctx: PlanContext | None = None) -> list[dict]:
-    """The first stage's requests in the order sent: role, model name, served id, endpoint and the body the client would
-    POST (from `ctx`, a `stub_run` that kept them, when given: the plan's own run)."""
+    "The first stage's requests in the order sent (see above)."
     ctx = stub_run(b, cfg, specs, keep=b.stages[0].name) if ctx is None else ctx
-    return [
-        dict(
-            role=k.split(":")[0],
-            model=l.spec.name,
-            served_model=l.spec.model,
-            endpoint=l.spec.public()["base_url"],
-            body=body,
-        )
-        for k, l in ctx._llms.items()
-        for body in l.kept
-    ]
+    return [dict(role=k.split(":")[0], model=l.spec.name, served_model=l.spec.model,
+                 endpoint=l.spec.public()["base_url"], body=body) for k, l in ctx._llms.items() for body in l.kept]
 
 # %% ../nbs/06_run.ipynb #02d30be5
 def data_check(b: Benchmark, cfg) -> None:
     "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
-    if b.data is None:
-        return
-    missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()]
+    missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()] if b.data else []
     if missing:
         raise ConfigError(
             f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` (or `scibench data {b.name}`)"
         )
 
 
-def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: PlanContext | None = None) -> list[dict]:
-    """Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan` (of `ctx`, a
-    `stub_run`, when given); `log`: what the stub run printed."""
-    rows = []
-    for r in derive_plan(b, cfg, specs, log, ctx):
-        name = r["model"]
-        s = specs.get(name)
-        cost = (
-            (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out)
-            / 1e6
-            * (s.batch_price if s.batch else 1.0)
-            if s
-            else 0.0
-        )
-        row = dict(
-            role=r["role"],
-            model=name,
-            calls=int(r["calls"]),
-            prompt_tokens=int(r["prompt_tokens"]),
-            completion_tokens=int(r["completion_tokens"]),
-            cost_usd=round(cost, 4),
-            note=r.get("note", ""),
-        )
-        if r.get("stages"):
-            row["stages"] = r["stages"]
-        if s is not None and s.embedded:  # one request at a time on this machine's CPU: time is its cost
-            from scibench.server import embedded_seconds, embedded_speed
-
-            row["est_minutes"] = round(embedded_seconds(row["prompt_tokens"], row["completion_tokens"]) / 60, 1)
-            row["note"] = "; ".join(
-                x
-                for x in (row["note"], f"time at most (completions at their caps), rates: {embedded_speed()['source']}")
-                if x
-            )
-        rows.append(row)
-    return rows
-
-
 def describe_roles(specs: dict, roles: dict) -> list[str]:
     "One line per role: name, served id, endpoint, and a warning for the embedded model as judge."
-    out = []
-    for role, names in roles.items():
-        for n in names:
-            s = specs[n]
-            note = (
-                "  (embedded SmolLM2-135M: a weak judge; choose one with --judge)"
-                if s.embedded and role == "judge"
-                else ""
-            )
-            out.append(
-                f"  {role:14s} {n} = {s.model} @ {s.public()['base_url']}{' [embedded]' if s.embedded else ''}{note}"
-            )
-    return out
+    weak = "  (embedded SmolLM2-135M: a weak judge; choose one with --judge)"
+    return [f"  {role:14s} {n} = {specs[n].model} @ {specs[n].public()['base_url']}"
+            f"{' [embedded]' if specs[n].embedded else ''}{weak if specs[n].embedded and role == 'judge' else ''}"
+            for role, names in roles.items() for n in names]
+
+
+class PreflightError(RuntimeError):
+    "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
 
 def preflight(specs: dict, timeout: float = 10.0) -> None:
@@ -451,48 +372,57 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
         if why:
             raise PreflightError(f"model '{n}': {why}")
         if ids and s.model not in ids:
-            print(
-                f"warning: model '{n}': {s.public()['base_url']} serves {', '.join(map(str, ids[:5]))}, "
-                f"not '{s.model}' "
-                "(set the served id with --served-model)",
-                file=sys.stderr,
-            )
+            print(f"warning: model '{n}': {s.public()['base_url']} serves {', '.join(map(str, ids[:5]))}, "
+                  f"not '{s.model}' (set the served id with --served-model)", file=sys.stderr)
 
+# %% ../nbs/06_run.ipynb #02d30be7
+def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: PlanContext | None = None) -> list[dict]:
+    "Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan` (of `ctx`, when given)."
+    rows = []
+    for r in derive_plan(b, cfg, specs, log, ctx):
+        s = specs.get(r["model"])
+        price = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) if s else 0.0
+        cost = price / 1e6 * (s.batch_price if s.batch else 1.0) if s else 0.0
+        row = dict(role=r["role"], model=r["model"], calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
+                   completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", ""))
+        if r.get("stages"):
+            row["stages"] = r["stages"]
+        if s is not None and s.embedded:  # one request at a time on this machine's CPU: time is its cost
+            row["est_minutes"] = round(embedded_seconds(row["prompt_tokens"], row["completion_tokens"]) / 60, 1)
+            rate = f"time at most (completions at their caps), rates: {embedded_speed()['source']}"
+            row["note"] = "; ".join(x for x in (row["note"], rate) if x)
+        rows.append(row)
+    return rows
 
-class PreflightError(RuntimeError):
-    "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
-
-
-def request_lines(b: Benchmark, cfg, specs: dict, ctx: PlanContext | None = None):
-    """The first stage's requests of a run, one dict each: role, model name, served id, endpoint and the exact
-    chat-completion body the client would POST (`LLM._body`: messages, max_tokens, temperature, seed, stop,
-    response_format; never the key); `ctx`: the plan's `stub_run`, when it kept them."""
+# %% ../nbs/06_run.ipynb #02d30bea
+def _has_requests(b: Benchmark) -> None:
     if not b.stages:
-        raise ConfigError(
-            f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
-        )
-    yield from derive_requests(b, cfg, specs, ctx)
+        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): "
+                          "--requests is not available for it")
+
+
+def _exists(path) -> str:
+    return f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
 
 
 def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
-    """Write `request_lines` (of `ctx`, the plan's `stub_run`, when given) to `path` as JSON lines (atomically; an
-    existing file is never overwritten) → requests per role."""
+    "Write `derive_requests` (of `ctx`, the plan's `stub_run`, when given) to `path` (see above) → requests per role."
+    _has_requests(b)
     path = Path(path)
-    exists = f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
     if path.exists():
-        raise ConfigError(exists)
+        raise ConfigError(_exists(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     counts: Counter = Counter()
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            for line in request_lines(b, cfg, specs, ctx):
+            for line in derive_requests(b, cfg, specs, ctx):
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
                 counts[line["role"]] += 1
         try:
             os.link(tmp, path)  # atomic, and never over a file that appeared meanwhile
         except FileExistsError:
-            raise ConfigError(exists) from None
+            raise ConfigError(_exists(path)) from None
         except OSError:
             os.replace(tmp, path)  # a file system without hard links
     finally:
@@ -500,37 +430,88 @@ def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None
     return dict(counts)
 
 # %% ../nbs/06_run.ipynb #4c7ef7f1
+@dataclasses.dataclass
+class RunOptions:
+    "How `execute` runs a benchmark: the CLI's run options (see above)."
+
+    dry_run: bool = False
+    refresh: bool = False
+    max_failure_share: float = 0.1
+    notebook: bool = True
+    progress: bool = True
+    serve: bool = True
+    batch: bool = False
+    requests: object = None
+    epochs: int = 1
+
+
 def _echo(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def _check_requests(b: Benchmark, dry_run: bool, requests) -> None:
-    if requests and not dry_run:
+def _check_options(b: Benchmark, o: RunOptions) -> None:
+    "Run options `o` in their bounds (`--epochs`: `EPOCHS_BOUNDS`) and `--requests` usable, before anything runs."
+    if o.requests and not o.dry_run:
         raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
-    if requests and Path(requests).exists():
-        raise ConfigError(f"--requests: {requests} exists; remove it or name another file (it is never overwritten)")
-    if requests and not b.stages:
-        raise ConfigError(
-            f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): --requests is not available for it"
-        )
+    if o.requests and Path(o.requests).exists():
+        raise ConfigError(_exists(o.requests))
+    if o.requests:
+        _has_requests(b)
+    share = o.max_failure_share
+    ok = isinstance(share, (int, float)) and not isinstance(share, bool)
+    if not ok or not math.isfinite(share) or not 0 <= share <= 1:
+        raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {share!r}")
+    lo, hi = EPOCHS_BOUNDS
+    if not isinstance(o.epochs, int) or isinstance(o.epochs, bool) or not lo <= o.epochs <= hi:
+        raise ConfigError(f"--epochs must be a whole number from {lo} to {hi}, got {o.epochs!r}")
 
 
+def _check_keys(specs: dict) -> None:
+    for s in specs.values():
+        if not s.embedded:
+            try:
+                s.api_key()
+            except RuntimeError as e:
+                raise PreflightError(str(e)) from None
+
+
+def _of_interrupt(e: BaseException | None) -> bool:
+    "Does exception `e` come of an interrupt (see above)?"
+    import asyncio
+
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, TimeoutError):  # asyncio's timeouts raise it from the CancelledError that ended the wait
+            return False
+        if isinstance(e, (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError)):
+            return True
+        seen.add(id(e))
+        e = e.__context__
+    return False
+
+# %% ../nbs/06_run.ipynb #4c7ef7f3
 def _batch_specs(specs: dict) -> dict:
     "Every non-embedded model through its Batch API (recorded in meta.json's models and priced so in the plan)."
-    from dataclasses import replace
-
     for n, s in specs.items():
         if s.embedded:
             _echo(f"note: model '{n}' is the embedded server (no Batch API): its calls go live")
         else:
-            specs[n] = replace(s, batch=True)
+            specs[n] = dataclasses.replace(s, batch=True)
     return specs
 
 
+def _configure(b: Benchmark, cfg, given: dict, endpoints: dict | None, batch: bool) -> tuple:
+    "(config with the models' caps applied, models by name, caps) of a run; bad input raises `ConfigError`."
+    run_parent(b.name, cfg.split, cfg.model)  # a name that would leave results/ stops here
+    specs = resolve(b, cfg, endpoints)
+    specs = _batch_specs(specs) if batch else specs
+    _, caps = apply_caps(b, cfg, given, specs)
+    applied = {k: c["cap"] for k, c in caps.items() if c["applied"]}
+    return dataclasses.replace(cfg, **applied) if applied else cfg, specs, caps
+
+
 def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None) -> tuple[list[dict], PlanContext]:
-    """(plan rows, the stub run) of the run against its stub, which keeps stage `keep`'s requests (`--requests`): bad
-    input stops here (DataError), before any folder or call; a crash in a stage is the run's to record (it fails the
-    same way, with its traceback in error.txt), unless this is only the plan."""
+    "(plan rows, the stub run) of the run against its stub, which keeps stage `keep`'s requests (see above)."
     log: list = []
     try:
         ctx = stub_run(b, cfg, specs, keep)
@@ -546,42 +527,44 @@ def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None
             _echo(line)
     return rows, ctx
 
+# %% ../nbs/06_run.ipynb #4c7ef7f6
+def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions | None = None, given=None,
+            **kw) -> dict:
+    "Validate, preflight and run `bench` on `cfg` (see above) → its meta (with `dir`); bad configs raise `ConfigError`."
+    o = dataclasses.replace(options or RunOptions(), **kw)
+    b = bench if isinstance(bench, Benchmark) else get_benchmark(bench)
+    _check_options(b, o)
+    if not isinstance(cfg, b.config):  # parameters: the config built from them, each of them given
+        given, cfg = cfg or {}, b.make_config(cfg)
+    given = given if isinstance(given, dict) else dict.fromkeys(given or ())
+    cfg, specs, caps = _configure(b, cfg, given, endpoints, o.batch)
+    data_check(b, cfg)
+    _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
+    for line in describe_roles(specs, role_models(b, cfg)):
+        _echo(line)
+    if caps:
+        _echo(f"  caps           {caps_text(caps)}")
+    rows, stub = _plan(b, cfg, specs, o.dry_run, b.stages[0].name if o.requests else None)
+    rows = plan_epochs(rows, o.epochs)
+    extra = ({"caps": caps} if caps else {}) | ({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
+    if o.dry_run:
+        models = {n: s.public() for n, s in specs.items()}
+        meta = dict(bench=b.name, status="dry-run", config=config_dict(cfg), plan=rows, models=models, **extra)
+        if o.requests:
+            meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests, stub))
+        return meta
+    _check_keys(specs)
+    t0 = time.time()
+    with serving(*([n for n, s in specs.items() if s.embedded] if o.serve else [])):
+        meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0)
+    if o.notebook and meta["status"] != "interrupted":
+        render_notebook(meta["dir"])
+    from scibench.view import write_report
 
-def _check_keys(specs: dict) -> None:
-    for s in specs.values():
-        if not s.embedded:
-            try:
-                s.api_key()
-            except RuntimeError as e:
-                raise PreflightError(str(e)) from None
+    write_report(meta["dir"], warn=True)  # report.html: every example, readable in a browser (a failure only warns)
+    return meta
 
-
-def _of_interrupt(e: BaseException | None) -> bool:
-    """Does exception `e` come of an interrupt: raised while one was being handled (Ctrl-C, SIGTERM, a cancelled task),
-    or a closed pipe on our own output (`scibench run ... 2>&1 | tee log`: Ctrl-C ended the reader too)?"""
-    import asyncio
-
-    seen = set()
-    while e is not None and id(e) not in seen:
-        if isinstance(e, TimeoutError):  # asyncio's timeouts raise it from the CancelledError that ended the wait
-            return False
-        if isinstance(e, (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError)):
-            return True
-        seen.add(id(e))
-        e = e.__context__
-    return False
-
-
-def _check_options(max_failure_share, epochs=1) -> None:
-    "Run options in their bounds before anything runs (`--epochs`: `EPOCHS_BOUNDS`)."
-    ok = isinstance(max_failure_share, (int, float)) and not isinstance(max_failure_share, bool)
-    if not ok or not math.isfinite(max_failure_share) or not 0 <= max_failure_share <= 1:
-        raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {max_failure_share!r}")
-    lo, hi = EPOCHS_BOUNDS
-    if not isinstance(epochs, int) or isinstance(epochs, bool) or not lo <= epochs <= hi:
-        raise ConfigError(f"--epochs must be a whole number from {lo} to {hi}, got {epochs!r}")
-
-
+# %% ../nbs/06_run.ipynb #4c7ef7f8
 def _start_tmp(parent: Path, run_id: str) -> tuple[Path, int]:
     "The run's `.tmp-<id>` folder, claimed by this process; folders that killed runs left here are removed first."
     gone = remove_killed(parent) if parent.is_dir() else []
@@ -600,107 +583,30 @@ def _records_failures(out: Path) -> tuple[int, Counter]:
     return n_rec, fails
 
 
-def _stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
+def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
+    "`b.run` in `ctx`: the status, its reason, the records, their failures by reason and the headline (see above)."
+    r = dict(n=0, fails=Counter(), headline=[])
     try:
         headline = list(b.run(cfg, ctx) or [])
-        n_rec, fails = _records_failures(ctx.out)
-        status, reason = decide_status(n_rec, sum(fails.values()), ctx.usage(), max_failure_share)
-        return dict(status=status, status_reason=reason, n=n_rec, fails=fails, headline=headline)
+        n, fails = _records_failures(ctx.out)
+        status, reason = decide_status(n, sum(fails.values()), ctx.usage(), max_failure_share)
+        r = dict(status=status, status_reason=reason, n=n, fails=fails, headline=headline)
     except KeyboardInterrupt:
-        reason = "interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache"
-        return dict(status="interrupted", status_reason=reason, n=0, fails=Counter(), headline=[])
+        r.update(status="interrupted", status_reason="interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache")
     except Exception as e:
         if _of_interrupt(e):
-            reason = "interrupted (Ctrl-C or SIGTERM, or its output pipe closed); rerun to resume from the cache"
-            return dict(status="interrupted", status_reason=reason, n=0, fails=Counter(), headline=[])
-        _atomic_write_text(ctx.out / "error.txt", redact(traceback.format_exc()))
-        reason = redact(f"{type(e).__name__}: {e}")[:500]
-        return dict(status="failed", status_reason=reason, n=0, fails=Counter(), headline=[])
-
-
-def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
-    """`b.run` in `ctx`: the status, its reason, the records' failures by reason and the headline (a crash: error.txt);
-    a run stopped early for unparsable answers (`ParseWatch`) is `failed` with the hint, its records kept."""
-    r = _stages(b, cfg, ctx, max_failure_share)
+            why = "interrupted (Ctrl-C or SIGTERM, or its output pipe closed); rerun to resume from the cache"
+            r.update(status="interrupted", status_reason=why)
+        else:
+            write_text(ctx.out / "error.txt", redact(traceback.format_exc()))
+            r.update(status="failed", status_reason=redact(f"{type(e).__name__}: {e}")[:500])
     if ctx.stopped and r["status"] != "interrupted":
-        n_rec, fails = _records_failures(ctx.out)
-        r.update(status="failed", status_reason=f"stopped early: {ctx.stopped}", n=n_rec, fails=fails)
+        n, fails = _records_failures(ctx.out)
+        r.update(status="failed", status_reason=f"stopped early: {ctx.stopped}", n=n, fails=fails)
     return r
 
 
-@dataclasses.dataclass
-class RunOptions:
-    """How `execute` runs a benchmark (the CLI's run options): `dry_run` (validate and plan; nothing called), `refresh`
-    (ask every request again), `max_failure_share` (above it a run is partial), `notebook` (write run.ipynb),
-    `progress` (live bars), `serve` (start embedded servers), `batch` (every non-embedded model through its Batch API:
-    half price, hours of latency; a killed run resumes polling), `requests` (with `dry_run`: also write the first
-    stage's requests to this file, `write_requests`; nothing is called or started), `epochs` (run every item this many
-    times, `run_epochs`: the headline is the mean over epochs with a 95% CI over them)."""
-
-    dry_run: bool = False
-    refresh: bool = False
-    max_failure_share: float = 0.1
-    notebook: bool = True
-    progress: bool = True
-    serve: bool = True
-    batch: bool = False
-    requests: object = None
-    epochs: int = 1
-
-
-def _configure(b: Benchmark, params: dict, endpoints: dict | None, batch: bool) -> tuple:
-    "(config with the models' caps applied, models by name, caps) of a run; bad input raises `ConfigError`."
-    cfg = b.make_config(params)
-    run_parent(b.name, cfg.split, cfg.model)  # a name that would leave results/ stops here
-    specs = resolve(b, cfg, endpoints)
-    if batch:
-        specs = _batch_specs(specs)
-    capped, caps = apply_caps(b, cfg, params, specs)
-    if any(c["applied"] for c in caps.values()):
-        cfg = b.make_config(capped)
-    return cfg, specs, caps
-
-
-def execute(
-    bench: str, params: dict | None = None, endpoints: dict | None = None, options: RunOptions | None = None, **kw
-) -> dict:
-    """Validate, preflight and run `bench`; returns its meta (with `dir`). Bad configs raise `ConfigError` before
-    anything is written. `options` (`RunOptions`; or its fields as keywords: `execute(b, p, dry_run=True)`)."""
-    o = dataclasses.replace(options or RunOptions(), **kw)
-    b = get_benchmark(bench)
-    _check_requests(b, o.dry_run, o.requests)
-    _check_options(o.max_failure_share, o.epochs)
-    cfg, specs, caps = _configure(b, params or {}, endpoints, o.batch)
-    data_check(b, cfg)
-    _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
-    for line in describe_roles(specs, role_models(b, cfg)):
-        _echo(line)
-    if caps:
-        _echo(f"  caps           {caps_text(caps)}")
-    rows, stub = _plan(b, cfg, specs, o.dry_run, b.stages[0].name if o.requests else None)
-    rows = plan_epochs(rows, o.epochs)
-    if o.dry_run:
-        models = {n: s.public() for n, s in specs.items()}
-        meta = dict(bench=b.name, status="dry-run", config=config_dict(cfg), plan=rows, models=models)
-        meta.update({"caps": caps} if caps else {})
-        meta.update({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
-        if o.requests:
-            meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests, stub))
-        return meta
-    _check_keys(specs)
-    t0 = time.time()
-    embedded = [n for n, s in specs.items() if s.embedded]
-    with serving(*(embedded if o.serve else [])):
-        meta = _launch(b, cfg, specs, rows, caps, o, t0)
-    if o.notebook and meta["status"] != "interrupted":
-        render_notebook(meta["dir"])
-    from scibench.view import write_report
-
-    write_report(meta["dir"], warn=True)  # report.html: every example, readable in a browser (a failure only warns)
-    return meta
-
-
-def _launch(b: Benchmark, cfg, specs: dict, rows: list, caps: dict, o: RunOptions, t0: float) -> dict:
+def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float) -> dict:
     "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`)."
     for n, s in specs.items():
         if s.embedded and not port_open(s):
@@ -711,32 +617,18 @@ def _launch(b: Benchmark, cfg, specs: dict, rows: list, caps: dict, o: RunOption
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
     (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
     try:
-        meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=rows)
-        meta.update(models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
-        meta.update({"caps": caps} if caps else {})
-        meta.update({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
-        meta.update(
-            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-            git_commit=git_commit(),
-            python=platform.python_version(),
-            host=platform.machine(),
-        )
+        meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=plan["plan"],
+                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
+        meta.update({k: v for k, v in plan.items() if k != "plan"})
+        meta.update(started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), git_commit=git_commit(),
+                    python=platform.python_version(), host=platform.machine())
         write_json(tmp / "meta.json", meta)
         r, ctxs = run_epochs(b, cfg, tmp, specs, o)
-        fails = r["fails"]
-        meta.update(
-            status=r["status"],
-            status_reason=r["status_reason"],
-            n=r["n"],
-            failures=sum(fails.values()),
-            failures_by_reason=dict(fails.most_common(20)),
-            headline=[e.to_dict() for e in r["headline"]],
-            usage=epochs_usage(ctxs),
-            roles_models={k: v for x in ctxs for k, v in x.models().items()},
-            provenance=ctxs[0].provenance,
-            seconds=round(time.time() - t0, 1),
-            max_failure_share=o.max_failure_share,
-        )
+        meta.update(status=r["status"], status_reason=r["status_reason"], n=r["n"], failures=sum(r["fails"].values()),
+                    failures_by_reason=dict(r["fails"].most_common(20)), headline=[e.to_dict() for e in r["headline"]],
+                    usage=epochs_usage(ctxs), roles_models={k: v for x in ctxs for k, v in x.models().items()},
+                    provenance=ctxs[0].provenance, seconds=round(time.time() - t0, 1),
+                    max_failure_share=o.max_failure_share)
         meta.update({"epochs": r["epochs"]} if "epochs" in r else {})
         write_json(tmp / "meta.json", meta)
         os.replace(tmp, final)
@@ -748,28 +640,18 @@ def _launch(b: Benchmark, cfg, specs: dict, rows: list, caps: dict, o: RunOption
 
 # %% ../nbs/06_run.ipynb #35f05ca4
 def retry_params(d) -> tuple[str, dict, dict]:
-    """(bench, params, endpoints) of a new run with the config of run folder `d`: its recorded parameters (those the
-    benchmark still has) and, for a model not in models.toml, the endpoint it recorded (an ad-hoc `--base-url`)."""
+    "(bench, params, endpoints) of a new run with the config of run folder `d` (see above)."
     m = run_meta(d)
-    b = get_benchmark(m["bench"])
-    known = {p.name for p in b.params()}
-    params = {k: v for k, v in m.get("config", {}).items() if k in known}
-    try:
-        reg = load_registry()
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    endpoints = {
-        n: {f: s[f] for f in ENDPOINT_FIELDS if s.get(f) is not None}
-        for n, s in (m.get("models") or {}).items()
-        if n not in reg and isinstance(s, dict) and s.get("base_url")
-    }
+    b, reg = get_benchmark(m["bench"]), _registry()
+    params = {k: v for k, v in m.get("config", {}).items() if k in {p.name for p in b.params()}}
+    recorded = (m.get("models") or {}).items()
+    endpoints = {n: {f: s[f] for f in ENDPOINT_FIELDS if s.get(f) is not None} for n, s in recorded
+                 if n not in reg and isinstance(s, dict) and s.get("base_url")}
     return b.name, params, endpoints
 
 
 def retry(d, **kw) -> dict:
-    """A new run with the config of run folder `d` (`scibench retry RUN`): every answer that succeeded is in the cache,
-    so only the requests of its failed items (and of the steps they never reached) are sent. Its `meta.json` names
-    the run it retried (`retry_of`). `kw`: `execute`'s options (dry_run, notebook, progress, ...)."""
+    "A new run with the config of run folder `d` (`scibench retry RUN`); `kw`: `execute`'s options."
     bench, params, endpoints = retry_params(d)
     k = (run_meta(d).get("epochs") or {}).get("k")
     if isinstance(k, int) and k > 1 and "epochs" not in kw:  # the run's epochs, unless told otherwise
@@ -782,7 +664,6 @@ def retry(d, **kw) -> dict:
     return meta
 
 # %% ../nbs/06_run.ipynb #e90c0e02
-EPOCH_STRIDE = 1_000_000  # epoch e shifts every request's sample index by e × this (above any index a run uses itself)
 EPOCHS_BOUNDS = (1, 1000)  # `--epochs`: min, max (seed + shift stays a 32-bit seed)
 EPOCH_CI = "95% t-interval over the epochs' values"
 
@@ -793,8 +674,8 @@ def plan_epochs(rows: list[dict], k: int) -> list[dict]:
         return rows
     out = []
     for r in rows:
-        x = dict(r, calls=r["calls"] * k, prompt_tokens=r["prompt_tokens"] * k)
-        x.update(completion_tokens=r["completion_tokens"] * k, cost_usd=round(r["cost_usd"] * k, 4))
+        x = dict(r, calls=r["calls"] * k, prompt_tokens=r["prompt_tokens"] * k,
+                 completion_tokens=r["completion_tokens"] * k, cost_usd=round(r["cost_usd"] * k, 4))
         if r.get("stages"):
             x["stages"] = {s: v * k for s, v in r["stages"].items()}
         if r.get("est_minutes") is not None:
@@ -809,8 +690,7 @@ def _num(v) -> bool:
 
 
 def epoch_estimate(name: str, ests: list) -> Estimate:
-    """Headline number `name` of a run of several epochs from its `Estimate` in each (None: the epoch has none): the
-    mean of the epochs' values with a 95% t-interval over them (none from one value); `n`, `failures`: summed."""
+    "Headline number `name` of several epochs from its `Estimate` in each (None: none): the mean and its t-interval."
     from scipy import stats
     import statistics
 
@@ -825,14 +705,17 @@ def epoch_estimate(name: str, ests: list) -> Estimate:
     h = float(stats.t.ppf(0.975, len(vals) - 1)) * statistics.stdev(vals) / math.sqrt(len(vals))
     return Estimate(name, m, m - h, m + h, n, f)
 
-
+# %% ../nbs/06_run.ipynb #e90c0e05
 _WORST = {"complete": 0, "partial": 1, "failed": 2, "interrupted": 3}
 
 
+def _epoch_row(e: int, r: dict) -> dict:
+    return dict(epoch=e, dir="." if e == 0 else f"epochs/{e}", status=r["status"], status_reason=r["status_reason"],
+                n=r["n"], failures=sum(r["fails"].values()), headline=[x.to_dict() for x in r["headline"]])
+
+
 def combine_epochs(rs: list[dict], k: int) -> dict:
-    """One run's result from its epochs' (`_run_stages` each, in order; fewer than `k` when one was interrupted or
-    stopped early): records and failures summed, the worst status (its reason names the epoch), the headline by
-    `epoch_estimate`, and `epochs`: k, the CI's method and each epoch's folder, status, n, failures and headline."""
+    "One run's result from its epochs' results `rs` (see above)."
     fails = sum((r["fails"] for r in rs), Counter())
     n, failed = sum(r["n"] for r in rs), sum(fails.values())
     by = [{e.name: e for e in r["headline"]} for r in rs]
@@ -843,32 +726,13 @@ def combine_epochs(rs: list[dict], k: int) -> dict:
         reason = f"{failed} of {n} items failed over {len(rs)} epochs; headline: mean of {k} epochs, {EPOCH_CI}"
     if len(rs) < k:
         reason += f"; epoch{'s' * (k - len(rs) > 1)} {len(rs)}{f'–{k - 1}' * (k - len(rs) > 1)} not run"
-    per = [
-        dict(
-            epoch=e,
-            dir="." if e == 0 else f"epochs/{e}",
-            status=r["status"],
-            status_reason=r["status_reason"],
-            n=r["n"],
-            failures=sum(r["fails"].values()),
-            headline=[x.to_dict() for x in r["headline"]],
-        )
-        for e, r in enumerate(rs)
-    ]
-    return dict(
-        status=status,
-        status_reason=reason,
-        n=n,
-        fails=fails,
-        headline=[epoch_estimate(x, [h.get(x) for h in by]) for x in names],
-        epochs=dict(k=k, ci=EPOCH_CI, per_epoch=per),
-    )
+    return dict(status=status, status_reason=reason, n=n, fails=fails,
+                headline=[epoch_estimate(x, [h.get(x) for h in by]) for x in names],
+                epochs=dict(k=k, ci=EPOCH_CI, per_epoch=[_epoch_row(e, r) for e, r in enumerate(rs)]))
 
-
+# %% ../nbs/06_run.ipynb #e90c0e08
 def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tuple[dict, list]:
-    """(result, contexts) of `b.run` once per epoch (`o.epochs`): epoch 0 in the run folder `out` itself, epoch e ≥ 1
-    in `out/epochs/<e>/`, each in its own `RunContext` (`epoch` e: its sample indices shifted); one epoch: its
-    `_run_stages` as it is; several: `combine_epochs`. An interrupted or early-stopped epoch ends the run."""
+    "(result, contexts) of `b.run` once per epoch (`o.epochs`) in the run folder `out` (see above)."
     rs, ctxs = [], []
     for e in range(o.epochs):
         ctx = RunContext(b.name, cfg, out / "epochs" / str(e) if e else out, specs, o.refresh, o.progress, o.batch)
@@ -895,30 +759,22 @@ def epochs_usage(ctxs: list) -> dict:
 
 
 def epoch_text(h: dict, ep: dict) -> str:
-    """Headline number `h` of a run of several epochs (`ep`: meta.json's `epochs`): mean [95% CI over the epochs],
-    'mean of K epochs', each epoch's value and the failures."""
+    "Headline number `h` of a run of several epochs (`ep`: meta.json's `epochs`), as the summary prints it."
     from scibench.report import fmt
 
-    per = [
-        next((x.get("value") for x in p.get("headline") or [] if x.get("name") == h.get("name")), None)
-        for p in ep.get("per_epoch") or []
-    ]
+    per = [next((x.get("value") for x in p.get("headline") or [] if x.get("name") == h.get("name")), None)
+           for p in ep.get("per_epoch") or []]
     ci = f" [{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]" if _num(h.get("lo")) else ""
-    return (
-        f"{fmt(h.get('value'))}{ci} mean of {ep.get('k')} epochs (per epoch: {', '.join(fmt(v) for v in per)})"
-        + (f", {h['failures']} failed" if h.get("failures") else "")
-    )
-
+    return (f"{fmt(h.get('value'))}{ci} mean of {ep.get('k')} epochs (per epoch: {', '.join(fmt(v) for v in per)})"
+            + (f", {h['failures']} failed" if h.get("failures") else ""))
 
 # %% ../nbs/06_run.ipynb #a3c0all2
 EXIT_CODES = {"complete": 0, "dry-run": 0, "partial": 1, "failed": 1, "interrupted": 130}
 
 
 def split_params(params: dict, benches: list) -> tuple[dict, dict]:
-    """(per benchmark: the parameters of `params` it declares, parameter → the benchmarks that do not declare it); a
-    parameter no benchmark declares raises `ConfigError` (a typo)."""
-    per = {b.name: {} for b in benches}
-    na = {}
+    "(per benchmark: the parameters it declares, parameter → the benchmarks that do not); unknown: `ConfigError`."
+    per, na = {b.name: {} for b in benches}, {}
     for k, v in params.items():
         has = [b.name for b in benches if str(k).replace("-", "_") in {p.name for p in b.params()}]
         if not has:
@@ -930,31 +786,26 @@ def split_params(params: dict, benches: list) -> tuple[dict, dict]:
     return per, na
 
 
-def _endpoints_for(b: Benchmark, params: dict, endpoints: dict) -> dict:
-    "The endpoint options of the models `b`'s roles use."
-    used = {n for ns in role_models(b, b.make_config(params)).values() for n in ns}
-    return {n: e for n, e in (endpoints or {}).items() if n in used}
-
-
 def execute_all(params: dict | None = None, endpoints: dict | None = None, options: RunOptions | None = None,
                 **kw) -> dict:
-    """Every benchmark for one model (`scibench run all`) → {status, code, runs: [meta], not_applicable}: validated and
-    planned first (a bad value stops them all before anything runs), then run one after another (the embedded server
-    started once); `code` is the worst exit code of the runs (interrupted: the rest are not run)."""
-    import contextlib, io
-
+    "Every benchmark for one model (`scibench run all`) → {status, code, runs: [meta], not_applicable} (see above)."
     o = dataclasses.replace(options or RunOptions(), **kw)
     if o.requests:
         raise ConfigError("--requests is for one benchmark (scibench run BENCH --dry-run --requests FILE)")
     bs = list(benchmarks().values())
     per, na = split_params(params or {}, bs)
-    eps = {b.name: _endpoints_for(b, per[b.name], endpoints) for b in bs}
+    cfgs = {b.name: b.make_config(per[b.name]) for b in bs}
+    used = {b.name: {n for ns in role_models(b, cfgs[b.name]).values() for n in ns} for b in bs}
+    eps = {b.name: {n: e for n, e in (endpoints or {}).items() if n in used[b.name]} for b in bs}
     unused = set(endpoints or {}) - {n for e in eps.values() for n in e}
     if unused:
         raise ConfigError(f"endpoint options given for {', '.join(sorted(unused))}, which no benchmark's role uses")
-    quiet = io.StringIO()
-    with contextlib.redirect_stderr(quiet) if not o.dry_run else contextlib.nullcontext():
-        plans = [execute(b.name, per[b.name], eps[b.name], dataclasses.replace(o, dry_run=True)) for b in bs]
+
+    def one(b, **opts) -> dict:
+        return execute(b, cfgs[b.name], eps[b.name], dataclasses.replace(o, **opts), given=per[b.name])
+
+    with contextlib.redirect_stderr(io.StringIO()) if not o.dry_run else contextlib.nullcontext():
+        plans = [one(b, dry_run=True) for b in bs]
     out = dict(status="dry-run", code=0, runs=plans, not_applicable=na)
     if o.dry_run:
         return out
@@ -964,7 +815,7 @@ def execute_all(params: dict | None = None, endpoints: dict | None = None, optio
     runs = []
     with serving(*(embedded if o.serve else [])):
         for b in bs:
-            runs.append(execute(b.name, per[b.name], eps[b.name], dataclasses.replace(o, serve=False)))
+            runs.append(one(b, serve=False))
             if runs[-1]["status"] == "interrupted":
                 break
     code = max(EXIT_CODES.get(m["status"], 1) for m in runs)
@@ -972,14 +823,23 @@ def execute_all(params: dict | None = None, endpoints: dict | None = None, optio
     return dict(out, status=worst, code=code, runs=runs, left=[b.name for b in bs[len(runs):]])
 
 # %% ../nbs/06_run.ipynb #baa0ceed
+def _usage_line(u: dict, seconds: float) -> str:
+    "Requests, tokens, cost and time of a run's total usage `u`."
+    batch = f" ({u['batch_calls']} by Batch API)" if u.get("batch_calls") else ""
+    pre = u.get("prefix_cached_tokens")
+    pre = f" ({pre:,} from the provider's prefix cache)" if pre else ""
+    return (f"requests  {u.get('requests', 0)} ({u.get('calls', 0)} sent{batch}, {u.get('cached', 0)} from cache, "
+            f"{u.get('failures', 0)} failed) · tokens {u.get('prompt_tokens', 0):,} in{pre} / "
+            f"{u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · {seconds:.1f} s")
+
+
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
-    u = meta.get("usage", {}).get("total", {})
-    lines = [
-        f"── {meta['bench']} · {meta['config']['split']} · {meta['config']['model']} · run {meta['run_id']} ──",
-        f"status    {meta['status']} ({meta.get('status_reason', '')})",
-        f"items     {meta.get('n', 0)}",
-    ]
+    from scibench.view import retries_text
+
+    u, cfg, d = meta.get("usage", {}).get("total", {}), meta["config"], meta.get("dir")
+    lines = [f"── {meta['bench']} · {cfg['split']} · {cfg['model']} · run {meta['run_id']} ──",
+             f"status    {meta['status']} ({meta.get('status_reason', '')})", f"items     {meta.get('n', 0)}"]
     ep = meta.get("epochs") if isinstance(meta.get("epochs"), dict) else None
     if ep and ep.get("per_epoch"):
         lines[-1] += f" over {len(ep['per_epoch'])} epochs ({', '.join(str(p['n']) for p in ep['per_epoch'])})"
@@ -990,44 +850,26 @@ def summary_text(meta: dict) -> str:
     if meta.get("failures_by_reason"):
         lines.append(f"failures  {meta['failures']} by reason:")
         lines += [f"  {c:5d}  {r}" for r, c in meta["failures_by_reason"].items()]
-    lines.append(
-        f"requests  {u.get('requests', 0)} ({u.get('calls', 0)} sent"
-        + (f" ({u['batch_calls']} by Batch API)" if u.get("batch_calls") else "")
-        + f", {u.get('cached', 0)} from cache, {u.get('failures', 0)} failed) · "
-        f"tokens {u.get('prompt_tokens', 0):,} in"
-        + (
-            f" ({u['prefix_cached_tokens']:,} from the provider's prefix cache)"
-            if u.get("prefix_cached_tokens")
-            else ""
-        )
-        + f" / {u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · "
-        f"{meta.get('seconds', 0):.1f} s"
-    )
-    from scibench.view import retries_text
-
+    lines.append(_usage_line(u, meta.get("seconds", 0)))
     if retries_text(u):  # requests sent again, by reason (a timeout, HTTP 429, a dropped connection)
         lines.append(f"retries   {retries_text(u)}")
     for role, m in meta.get("roles_models", {}).items():
         lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
     prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
-    pr = prov.get("protocol")
-    if isinstance(pr, dict):  # its notes were printed before the run; here the name and how many departures
+    if isinstance(pr := prov.get("protocol"), dict):  # its notes were printed before the run; here how many departures
         k = len(pr.get("notes") or [])
-        lines.append(
-            f"protocol  {pr.get('name')} (prompts {pr.get('prompts', '–')}; "
-            f"{k} departure{'s' * (k != 1)} listed in report.html)"
-        )
+        lines.append(f"protocol  {pr.get('name')} (prompts {pr.get('prompts', '–')}; "
+                     f"{k} departure{'s' * (k != 1)} listed in report.html)")
     if meta.get("caps"):
         lines.append(f"caps      {caps_text(meta['caps'])}")
-    rest = {k: v for k, v in prov.items() if k != "protocol"}
-    if rest:
+    if rest := {k: v for k, v in prov.items() if k != "protocol"}:
         lines.append("data      " + ", ".join(f"{k}: {v}" for k, v in rest.items()))
-    lines.append(f"results   {rel(meta['dir']) if meta.get('dir') else ''}/")
-    if meta.get("dir") and (Path(meta["dir"]) / "report.html").exists():
-        lines.append(f"report    {rel(Path(meta['dir']) / 'report.html')}  (every example; open it in a browser)")
+    lines.append(f"results   {rel(d) if d else ''}/")
+    if d and (Path(d) / "report.html").exists():
+        lines.append(f"report    {rel(Path(d) / 'report.html')}  (every example; open it in a browser)")
     return "\n".join(lines)
 
-
+# %% ../nbs/06_run.ipynb #baa0cef0
 def _headline(meta: dict) -> str:
     "The first headline number of a run with its CI ('–' when it has none)."
     h = (meta.get("headline") or [None])[0]
@@ -1038,65 +880,51 @@ def _headline(meta: dict) -> str:
 
 
 def summary_all_text(res: dict) -> str:
-    """`scibench run all`'s summary: one row per benchmark (status, items, failures, headline number, run folder), what
-    was not applicable, the exit code."""
+    "`scibench run all`'s summary: one row per benchmark (see above)."
     runs = res.get("runs") or []
     c = (runs[0].get("config") or {}) if runs else {}
-    lines = [f"── all · {c.get('split', '?')} · {c.get('model', '?')} · {len(runs)} benchmark(s) ──"]
-    lines.append(f"{'bench':11s} {'status':11s} {'n':>4s} {'failed':>6s}  {'headline (95% CI)':40s} run")
+    lines = [f"── all · {c.get('split', '?')} · {c.get('model', '?')} · {len(runs)} benchmark(s) ──",
+             f"{'bench':11s} {'status':11s} {'n':>4s} {'failed':>6s}  {'headline (95% CI)':40s} run"]
     for m in runs:
         d = f"{rel(m['dir'])}/" if m.get("dir") else ""
         n, f = m.get("n", 0), m.get("failures", 0)
         lines.append(f"{m['bench']:11s} {m['status']:11s} {n:4d} {f:6d}  {_headline(m)[:40]:40s} {d}")
         if m["status"] != "complete":
             lines.append(f"{'':11s} {m.get('status_reason', '')}"[:240])
-    for b in res.get("left") or []:
-        lines.append(f"{b:11s} {'not run':11s} (the run stopped before it)")
-    for k, names in (res.get("not_applicable") or {}).items():
-        lines.append(f"not applicable: parameter '{k}' to {', '.join(names)} (no such parameter)")
+    lines += [f"{b:11s} {'not run':11s} (the run stopped before it)" for b in res.get("left") or []]
+    lines += [f"not applicable: parameter '{k}' to {', '.join(names)} (no such parameter)"
+              for k, names in (res.get("not_applicable") or {}).items()]
     lines.append(f"exit      {res.get('code', 0)} (the worst of the runs: {res.get('status')})")
     return "\n".join(lines)
 
 # %% ../nbs/06_run.ipynb #4d27d0b0
 def render_notebook(d) -> Path | None:
-    "Execute `nbs/runs/run.ipynb` on run folder `d` into `d/run.ipynb`; a failure here only warns."
+    "Execute `nbs/runs/run.ipynb` on run folder `d` into `d/run.ipynb` (see above)."
     import logging, warnings
 
-    nb = project_root() / "nbs" / "runs" / "run.ipynb"
+    nb, out = project_root() / "nbs" / "runs" / "run.ipynb", Path(d) / "run.ipynb"
     if not nb.exists():
         return None
     try:
-        import papermill as pm
+        import nbformat, papermill as pm
 
-        logging.getLogger("papermill").setLevel(logging.ERROR)
-        logging.getLogger("traitlets").setLevel(logging.ERROR)
-        # the kernel inherits our stderr and greets it with a transport warning: give it /dev/null instead
+        for name in ("papermill", "traitlets"):
+            logging.getLogger(name).setLevel(logging.ERROR)
         saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(null, 2)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                pm.execute_notebook(
-                    str(nb),
-                    str(Path(d) / "run.ipynb"),
-                    parameters=dict(run=rel(d)),
-                    cwd=str(project_root()),
-                    progress_bar=False,
-                    log_output=False,
-                    kernel_name="python3",
-                    language="python",
-                )
+                pm.execute_notebook(str(nb), str(out), parameters=dict(run=rel(d)), cwd=str(project_root()),
+                                    progress_bar=False, log_output=False, kernel_name="python3", language="python")
         finally:
             os.dup2(saved, 2)
             os.close(saved)
             os.close(null)
-        import nbformat  # papermill records absolute paths: keep them relative to the project root
-
-        out = Path(d) / "run.ipynb"
         x = nbformat.read(out, as_version=4)
         pmm = x.metadata.get("papermill", {})
         pmm["input_path"], pmm["output_path"] = rel(nb), rel(out)
-        _atomic_write_text(out, nbformat.writes(x).rstrip("\n") + "\n")
+        write_text(out, nbformat.writes(x).rstrip("\n") + "\n")
         return out
     except Exception as e:
         _echo(f"warning: run notebook not written ({type(e).__name__}: {str(e)[:200]})")
@@ -1109,8 +937,7 @@ def default_runs() -> list[tuple[str, dict]]:
 
 
 def make_tables(run_missing: bool = True, include=None) -> list[Path]:
-    """Run missing default runs (embedded server started only if needed), then write every table and figure and
-    `runs.md`."""
+    "Run missing default runs, then write every table and figure and `runs.md` (see above)."
     saved = list(TABLE_STATUSES)
     TABLE_STATUSES[:] = list(include or ["complete"])  # what `complete_runs` gives the tables, for this call only
     try:
@@ -1121,60 +948,53 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
         TABLE_STATUSES[:] = saved
 
 
+def _run_missing() -> None:
+    "The default runs that have no run yet, made (one Ctrl-C stops them all)."
+    missing = [(b, p) for b, p in default_runs() if not has_run(b, p.get("split", "sample"), p.get("model", "local"))]
+    if not missing:
+        return
+    with serving(*{n for _, p in missing for k, n in p.items() if k in ("model", "judge")}):
+        for b, p in missing:
+            _echo(f"running missing default run: {b} {p}")
+            if execute(b, p, serve=False)["status"] == "interrupted":
+                raise KeyboardInterrupt
+
+
 def _make_tables(run_missing: bool) -> list[Path]:
     import pandas as pd
     from scibench.report import save_table
     from scibench.tables import write_all
 
-    missing = [(b, p) for b, p in default_runs() if not has_run(b, p.get("split", "sample"), p.get("model", "local"))]
-    if missing and run_missing:
-        with serving(*{n for _, p in missing for k, n in p.items() if k in ("model", "judge")}):
-            for b, p in missing:
-                _echo(f"running missing default run: {b} {p}")
-                if execute(b, p, serve=False)["status"] == "interrupted":
-                    raise KeyboardInterrupt  # one Ctrl-C stops them all
-    written, seen = [], set()
-    rows = []
+    if run_missing:
+        _run_missing()
+    written, seen, rows = [], set(), []
     for name, b in benchmarks().items():
         chosen, left = select_runs(name)
-        rows += [
-            dict(bench=name, run=run_label(d), status=run_meta(d).get("status", "unreadable"), used="yes", why="")
-            for d in chosen
-        ]
-        rows += [
-            dict(bench=name, run=run_label(d), status=run_meta(d).get("status", "unreadable"), used="no", why=w)
-            for d, w in left
-        ]
+        for d, used, why in [(d, "yes", "") for d in chosen] + [(d, "no", w) for d, w in left]:
+            rows.append(dict(bench=name, run=run_label(d), status=run_meta(d).get("status", "unreadable"), used=used,
+                             why=why))
         for d, w in left:
             _echo(f"left out of the tables: {name}/{run_label(d)}: {w}")
         if b.tables is not None and id(b.tables) not in seen:
             seen.add(id(b.tables))
-            specs = b.tables
-            written += write_all(name, specs) if isinstance(specs, list) else [p for p in (specs() or []) if p]
-    written.append(
-        save_table(
-            pd.DataFrame(rows, columns=["bench", "run", "status", "used", "why"]),
-            "runs",
-            f"Runs the tables use (the newest {' or '.join(TABLE_STATUSES)} run of each bench, split and model) "
-            "and runs left out",
-        )["md"]
-    )
+            written += write_all(name, b.tables) if isinstance(b.tables, list) else [p for p in (b.tables() or []) if p]
+    what = f"Runs the tables use (the newest {' or '.join(TABLE_STATUSES)} run of each bench, split and model) "
+    df = pd.DataFrame(rows, columns=["bench", "run", "status", "used", "why"])
+    written.append(save_table(df, "runs", what + "and runs left out")["md"])
     remove_stale(written)
     return written
 
 
 def remove_stale(written) -> list[Path]:
-    """Delete tables and figures this `make tables` did not write (a table with no rows left, a renamed figure): no
-    stale output survives."""
+    "Delete tables and figures this `make tables` did not write (see above)."
     from scibench.core import tables_dir, figures_dir
 
     stems = {(Path(p).parent.resolve(), Path(p).stem) for p in written}
     gone = []
     for d, exts in ((tables_dir(), ("md", "csv", "tex")), (figures_dir(), ("png",))):
-        for ext in exts:
-            for f in sorted(Path(d).glob(f"*.{ext}")):
-                if (f.parent.resolve(), f.stem) not in stems:
-                    f.unlink()
-                    gone.append(f)
-                    _echo(f"removed stale {rel(f)}")
+        for f in (f for ext in exts for f in sorted(Path(d).glob(f"*.{ext}"))):
+            if (f.parent.resolve(), f.stem) not in stems:
+                f.unlink()
+                gone.append(f)
+                _echo(f"removed stale {rel(f)}")
     return gone

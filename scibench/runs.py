@@ -6,30 +6,25 @@ model; `run` (the executor), `view` and every benchmark's tables read runs throu
 
 # %% ../nbs/06a_runs.ipynb #65ec25a8
 from __future__ import annotations
-import hashlib, json, os, time
+import fcntl, hashlib, itertools, json, os, platform, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 from .core import DataError, check_fields, project_root, results_dir, read_json, iter_jsonl, write_text
 from .bench import ConfigError, check_name, get_benchmark, config_dict
 
 # %% auto #0
-__all__ = ['META_REQUIRED', 'META_TYPES', 'USAGE_TYPES', 'HEADLINE_TYPES', 'TABLE_STATUSES', 'model_dir', 'run_parent',
-           'new_run_id', 'rel', 'run_dirs', 'check_meta', 'read_meta', 'run_problem', 'run_meta', 'claim_tmp',
-           'release_tmp', 'tmp_owner', 'remove_killed', 'read_latest', 'set_latest', 'select_runs', 'complete_runs',
-           'run_label', 'settings', 'caption', 'RunRow', 'overview', 'list_runs', 'has_run']
+__all__ = ['META_REQUIRED', 'META_TYPES', 'USAGE_TYPES', 'HEADLINE_TYPES', 'TABLE_STATUSES', 'run_parent', 'new_run_id', 'rel',
+           'run_dirs', 'check_meta', 'read_meta', 'run_problem', 'run_meta', 'claim_tmp', 'release_tmp', 'tmp_owner',
+           'remove_killed', 'read_latest', 'set_latest', 'select_runs', 'complete_runs', 'run_label', 'settings',
+           'caption', 'RunRow', 'overview', 'list_runs', 'has_run']
 
 # %% ../nbs/06a_runs.ipynb #95710ef3
-def model_dir(name: str) -> str:
-    return name.replace("/", "_")
-
-
 def run_parent(bench: str, split: str, model: str) -> Path:
-    """`results/<bench>/<split>/<model>/`: the runs of one (bench, split, model); a name that would leave its parent
-    (a separator, `..`, a control character) raises `ConfigError` (`check_name`)."""
+    "`results/<bench>/<split>/<model>/`: the runs of one (bench, split, model), each name checked."
     check_name(bench, "benchmark")
     check_name(split, "split")
     check_name(model, "model", slash=True)
-    return results_dir() / bench / split / model_dir(model)
+    return results_dir() / bench / split / model.replace("/", "_")
 
 
 def new_run_id(cfg_dict: dict) -> str:
@@ -50,38 +45,19 @@ def rel(p) -> str:
 
 def run_dirs(bench: str | None = None) -> list[Path]:
     "Every finished run folder (with a meta.json), oldest first within each (bench, split, model)."
-    base = results_dir()
     pat = f"{bench}/*/*/*/meta.json" if bench else "*/*/*/*/meta.json"
-    return sorted(p.parent for p in base.glob(pat) if not p.parent.name.startswith(".") and p.parent.name != "latest")
+    return sorted(p.parent for p in results_dir().glob(pat) if not p.parent.name.startswith(".")
+                  and p.parent.name != "latest")
 
 # %% ../nbs/06a_runs.ipynb #943e2249
-_NUM = (int, float)
-_OPT_NUM = (int, float, type(None))
+_NUM, _OPT_NUM = (int, float), (int, float, type(None))
 # the fields of meta.json that readers use (runs, tables, view, compare, index.html): required, then their types
 META_REQUIRED = ("bench", "status", "config.model", "config.split")
-META_TYPES = {
-    "bench": str,
-    "run_id": str,
-    "status": str,
-    "status_reason": str,
-    "config": dict,
-    "config.model": str,
-    "config.split": str,
-    "n": int,
-    "failures": int,
-    "failures_by_reason": dict,
-    "headline": list,
-    "usage": dict,
-    "seconds": _NUM,
-    "started": str,
-    "paper": dict,
-    "plan": list,
-    "models": dict,
-    "roles": dict,
-    "roles_models": dict,
-    "provenance": dict,
-    "max_failure_share": _NUM,
-}
+META_TYPES = dict(
+    bench=str, run_id=str, status=str, status_reason=str, config=dict, n=int, failures=int, failures_by_reason=dict,
+    headline=list, usage=dict, seconds=_NUM, started=str, paper=dict, plan=list, models=dict, roles=dict,
+    roles_models=dict, provenance=dict, max_failure_share=_NUM, **{"config.model": str, "config.split": str},
+)
 USAGE_TYPES = dict.fromkeys(
     ["requests", "calls", "cached", "failures", "prompt_tokens", "completion_tokens", "cost_usd", "batch_calls"], _NUM
 )
@@ -89,8 +65,7 @@ HEADLINE_TYPES = {"name": str, "value": _OPT_NUM, "lo": _OPT_NUM, "hi": _OPT_NUM
 
 
 def check_meta(m, path, required=META_REQUIRED) -> dict:
-    """`m` (a run's meta.json) if it has the shape readers rely on (the `required` fields; every field of `META_TYPES`
-    of its type), else `DataError` naming the file and the field."""
+    "`m` (a run's meta.json) if it has the shape readers rely on (see above), else `DataError` naming the field."
     check_fields(m, required, path, None, META_TYPES)
     for role, u in (m.get("usage") or {}).items():
         if not isinstance(u, dict):
@@ -107,16 +82,20 @@ def check_meta(m, path, required=META_REQUIRED) -> dict:
     return m
 
 
-def read_meta(d, required=META_REQUIRED) -> dict:
-    """A run's meta.json, checked (`check_meta`; `required=()`: a view of a hand-made run, whose names come from its
-    folders); a missing, unreadable or ill-shaped one raises `DataError` naming it."""
-    p = Path(d) / "meta.json"
+def _read_json(p):
+    "A JSON file; one that cannot be read raises `DataError` naming it."
     try:
-        return check_meta(read_json(p), p, required)
+        return read_json(p)
     except OSError as e:
         raise DataError(p, None, None, f"cannot read: {e.strerror or e}") from None
 
 
+def read_meta(d, required=META_REQUIRED) -> dict:
+    "A run's meta.json, checked (`check_meta`); a missing, unreadable or ill-shaped one raises `DataError` naming it."
+    p = Path(d) / "meta.json"
+    return check_meta(_read_json(p), p, required)
+
+# %% ../nbs/06a_runs.ipynb #943e224c
 def _short_problem(e: DataError, d) -> str:
     "A reading error as a run's row shows it: the file relative to the run folder, the line, the field, what is wrong."
     f = os.path.relpath(e.path, d) if os.path.isabs(e.path) == os.path.isabs(str(d)) else e.path
@@ -125,17 +104,12 @@ def _short_problem(e: DataError, d) -> str:
 
 
 def run_problem(d, scores: bool = False) -> str | None:
-    """Why run `d` cannot be read (its meta.json; with `scores`, its scores.json too: what tables read), or None; the
-    text names the file, the field and what is wrong."""
+    "Why run `d` cannot be read (its meta.json; with `scores`, its scores.json too), or None."
     try:
         read_meta(d)
         if scores:
             p = Path(d) / "scores.json"
-            try:
-                s = read_json(p)
-            except OSError as e:
-                raise DataError(p, None, None, f"cannot read: {e.strerror or e}") from None
-            if not isinstance(s, dict):
+            if not isinstance(s := _read_json(p), dict):
                 raise DataError(p, None, None, f"expected a JSON object, got {type(s).__name__}")
     except DataError as e:
         return _short_problem(e, d)
@@ -143,7 +117,7 @@ def run_problem(d, scores: bool = False) -> str | None:
 
 
 def run_meta(d) -> dict:
-    "A run's meta.json, or {} when it cannot be read or has the wrong shape (`meta_problem` says why)."
+    "A run's meta.json, or {} when it cannot be read or has the wrong shape (`run_problem` says why)."
     try:
         return read_meta(d)
     except DataError:
@@ -151,11 +125,7 @@ def run_meta(d) -> dict:
 
 # %% ../nbs/06a_runs.ipynb #2108f465
 def claim_tmp(tmp) -> int:
-    """Make `tmp` (a run's `.tmp-<id>` folder) this process's: its `.owner` holds the pid and host, locked (flock) while
-    the process lives, and the folder appears under its name only once locked (made as `.claim-<id>`, then renamed),
-    so that no other run takes it for a killed one. Returns the descriptor to keep open (`release_tmp`)."""
-    import fcntl, platform
-
+    "Make `tmp` (a run's `.tmp-<id>` folder) this process's (see above) → the descriptor to keep open (`release_tmp`)."
     tmp = Path(tmp)
     staging = tmp.with_name(".claim-" + tmp.name.removeprefix(".tmp-"))
     staging.mkdir(parents=True)
@@ -167,29 +137,24 @@ def claim_tmp(tmp) -> int:
 
 
 def release_tmp(fd: int, d) -> None:
-    """Let go of a run folder: its lock, and its owner mark when it finished (`d` is the final folder; a `.tmp-*` one
-    keeps its mark, unlocked: a folder of a run that did not finish)."""
+    "Let go of a run folder: its lock, and its owner mark when `d` is the final folder (not a `.tmp-*` one)."
     if not Path(d).name.startswith(".tmp-"):
         Path(d, ".owner").unlink(missing_ok=True)
     os.close(fd)
 
 
 def tmp_owner(tmp) -> str | None:
-    """'pid N on HOST' when a live process holds `tmp`'s lock, None when its owner is gone (killed) or was never
-    recorded."""
-    import fcntl
-
-    p = Path(tmp) / ".owner"
+    "'pid N on HOST' when a live process holds `tmp`'s lock; None when its owner is gone (killed) or unrecorded."
     try:
-        fd = os.open(p, os.O_RDONLY)
+        fd = os.open(Path(tmp) / ".owner", os.O_RDONLY)
     except OSError:
         return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid, _, host = os.read(fd, 200).decode("utf-8", "replace").strip().partition(" ")
-            return f"pid {pid} on {host}" if host else f"pid {pid}"
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid, _, host = os.read(fd, 200).decode("utf-8", "replace").strip().partition(" ")
+        return f"pid {pid} on {host}" if host else f"pid {pid}"
+    else:
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
@@ -198,16 +163,12 @@ def tmp_owner(tmp) -> str | None:
 
 def remove_killed(parent) -> list[Path]:
     "Delete the `.tmp-*` folders under `parent` whose owner is gone (runs killed before they finished)."
-    import shutil
-
-    gone = []
-    for t in sorted(Path(parent).glob(".tmp-*")):
-        if t.is_dir() and tmp_owner(t) is None:
-            shutil.rmtree(t, ignore_errors=True)
-            gone.append(t)
+    gone = [t for t in sorted(Path(parent).glob(".tmp-*")) if t.is_dir() and tmp_owner(t) is None]
+    for t in gone:
+        shutil.rmtree(t, ignore_errors=True)
     return gone
 
-
+# %% ../nbs/06a_runs.ipynb #2108f467
 def read_latest(parent) -> str | None:
     "The run id `parent/latest` names, or None when it is missing, not a file, or names no run folder."
     p = Path(parent) / "latest"
@@ -220,11 +181,7 @@ def read_latest(parent) -> str | None:
 
 
 def set_latest(parent, run_id: str) -> bool:
-    """Point `parent/latest` at `run_id` unless it already names a newer run (ids sort in start order): after two
-    concurrent runs it names the newest, whichever finished last. Returns whether it changed; a `latest` that is not a
-    file (a folder) is left alone, with a warning."""
-    import fcntl, sys
-
+    "Point `parent/latest` at `run_id` unless it names a newer run (see above) → whether it changed."
     parent = Path(parent)
     fd = os.open(parent, os.O_RDONLY)  # the folder's lock: one update at a time
     try:
@@ -242,11 +199,11 @@ def set_latest(parent, run_id: str) -> bool:
 
 # %% ../nbs/06a_runs.ipynb #2e645866
 TABLE_STATUSES = ["complete"]
+_PROBED: dict = {}
 
 
 def _table_problem(bench: str, d) -> str | None:
-    """Why one of `bench`'s table specs cannot read run `d` (its `ours` raises on this run's meta or scores), or None: a
-    bad run is left out of the tables instead of stopping them. Remembered per run and file times."""
+    "Why one of `bench`'s table specs cannot read run `d`, or None; remembered per run and file times."
     try:
         specs = get_benchmark(bench).tables
     except ConfigError:
@@ -265,12 +222,20 @@ def _table_problem(bench: str, d) -> str | None:
     return _PROBED[key]
 
 
-_PROBED: dict = {}
+def _why_left(bench: str, d, include: tuple, pick) -> str | None:
+    "Why run `d` is left out of the tables, given the run `pick` already chosen of its (split, model); None: use it."
+    m = run_meta(d)
+    st = m.get("status", "unknown")
+    why = run_problem(d, scores=st in include) or (_table_problem(bench, d) if st in include and pick is None else None)
+    if why or (pick is None and st in include):
+        return why
+    if st not in include:
+        return f"status {st}: {m.get('status_reason', '')}".rstrip(": ")
+    return f"superseded by {pick.name}"
 
 
 def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """(runs the tables use, [(run, why left out)]) for `bench`: the newest run of each (split, model) whose status is
-    in `include` and whose files read (a bad one is left out with its reason, and the next one is used)."""
+    "(runs the tables use, [(run, why left out)]) for `bench` (see above)."
     include = tuple(include or TABLE_STATUSES)
     groups: dict = {}
     for d in run_dirs(bench):
@@ -279,19 +244,11 @@ def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, 
     for parent, ds in sorted(groups.items()):
         pick = None
         for d in sorted(ds, reverse=True):
-            m = run_meta(d)
-            st = m.get("status", "unknown")
-            why = run_problem(d, scores=st in include) or (
-                _table_problem(bench, d) if st in include and pick is None else None
-            )
+            why = _why_left(bench, d, include, pick)
             if why:
                 left.append((d, why))
-            elif pick is None and st in include:
-                pick = d
-            elif st not in include:
-                left.append((d, f"status {st}: {m.get('status_reason', '')}".rstrip(": ")))
             else:
-                left.append((d, f"superseded by {pick.name}"))
+                pick = d
         if pick:
             chosen.append(pick)
     return chosen, left
@@ -301,7 +258,7 @@ def complete_runs(bench: str) -> list[Path]:
     "The runs of `bench` that tables and figures show (see `select_runs`)."
     return select_runs(bench)[0]
 
-
+# %% ../nbs/06a_runs.ipynb #2e645869
 def run_label(d) -> str:
     "`<split>/<model>/<run-id>`: a run as tables name it (its folder under results/<bench>/)."
     d = Path(d)
@@ -309,27 +266,20 @@ def run_label(d) -> str:
 
 
 def settings(d, skip=("model", "split", "judge")) -> str:
-    """The run's parameters that differ from the benchmark's defaults, as `name=value, ...` ('defaults' if none); a run
-    of several epochs (`--epochs K`) adds `epochs=K (tables: epoch 0)`: its files, and so its table rows, are epoch 0's,
-    its meta.json headline the mean over the epochs."""
+    "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` (see above)."
     m = run_meta(d)
     try:
         b = get_benchmark(m["bench"])
         defaults = {p.name: p.default for p in b.params()}
     except (ConfigError, KeyError):
         return "?"
-    if "protocol" in defaults and "protocol" in m.get(
-        "config", {}
-    ):  # a default that depends on the protocol (0 → its cap) is a default
+    if "protocol" in defaults and "protocol" in m.get("config", {}):  # a default set by the protocol is a default
         try:
             defaults.update(config_dict(b.make_config({"protocol": m["config"]["protocol"]})))
         except (ConfigError, ValueError, OSError):
             pass
-    diff = [
-        f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
-        for k, v in m.get("config", {}).items()
-        if k not in skip and k in defaults and v != defaults[k]
-    ]
+    diff = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in m.get("config", {}).items()
+            if k not in skip and k in defaults and v != defaults[k]]
     k = (m.get("epochs") or {}).get("k") if isinstance(m.get("epochs"), dict) else None
     if isinstance(k, int) and k > 1:
         diff.append(f"epochs={k} (tables: epoch 0)")
@@ -372,111 +322,54 @@ class RunRow:
     def base(self) -> dict:
         "The columns every table may show: source, run, model, judge, split, protocol, settings."
         c = self.config
-        return dict(
-            source="scibench",
-            run=self.label,
-            model=c.get("model"),
-            system=c.get("model"),
-            judge=c.get("judge"),
-            split=self.split,
-            protocol=c.get("protocol", "–"),
-            settings=settings(self.dir, skip=self.skip),
-        )
-
+        return dict(source="scibench", run=self.label, model=c.get("model"), system=c.get("model"),
+                    judge=c.get("judge"), split=self.split, protocol=c.get("protocol", "–"),
+                    settings=settings(self.dir, skip=self.skip))
 
 # %% ../nbs/06a_runs.ipynb #61934bb0
 def overview(d) -> dict:
     "What the run notebook shows: DataFrames of config, headline, failures, usage and the first records."
     import pandas as pd
 
-    d = Path(d)
-    m = run_meta(d)
-    import itertools
-
+    d, m = Path(d), run_meta(d)
     recs = list(itertools.islice(iter_jsonl(d / "records.jsonl"), 20)) if (d / "records.jsonl").exists() else []
-    usage = pd.DataFrame(m.get("usage", {})).T
-    return dict(
-        config=pd.Series(m.get("config", {}), name="value").to_frame(),
-        headline=pd.DataFrame(m.get("headline", [])),
-        failures=pd.Series(m.get("failures_by_reason", {}), name="count").to_frame(),
-        usage=usage,
-        records=pd.DataFrame(
-            [{k: (json.dumps(v)[:200] if isinstance(v, (dict, list)) else v) for k, v in r.items()} for r in recs]
-        ),
-    )
+    cut = [{k: (json.dumps(v)[:200] if isinstance(v, (dict, list)) else v) for k, v in r.items()} for r in recs]
+    return dict(config=pd.Series(m.get("config", {}), name="value").to_frame(),
+                headline=pd.DataFrame(m.get("headline", [])),
+                failures=pd.Series(m.get("failures_by_reason", {}), name="count").to_frame(),
+                usage=pd.DataFrame(m.get("usage", {})).T, records=pd.DataFrame(cut))
 
 # %% ../nbs/06a_runs.ipynb #2bbf0a60
+_RUN_COLUMNS = "bench split model run status judge protocol n failures tokens cost_usd seconds settings".split()
+
+
+def _run_row(d) -> dict:
+    "A finished run's row of `list_runs`."
+    why = run_problem(d)
+    m = {} if why else read_meta(d)
+    u, c = m.get("usage", {}).get("total", {}), m.get("config") or {}
+    return dict(bench=m.get("bench", d.parent.parent.parent.name), split=d.parent.parent.name, model=d.parent.name,
+                run=d.name, status="unreadable" if why else m["status"], judge=c.get("judge", "–"),
+                protocol=c.get("protocol", "–"), n=m.get("n"), failures=m.get("failures"),
+                tokens=u.get("prompt_tokens", 0) + u.get("completion_tokens", 0),
+                cost_usd=round(u.get("cost_usd", 0.0), 4), seconds=m.get("seconds"), settings=why or settings(d))
+
+
 def list_runs(bench: str | None = None):
-    """Every run (status, judge, protocol, n, failures, tokens, cost, time, parameters that differ from the defaults)
-    as a DataFrame; a run whose meta.json cannot be read is listed `unreadable`, its settings saying why; an
-    unfinished one `running` while its process lives, else `killed`."""
+    "Every run as a DataFrame (see above)."
     import pandas as pd
 
-    rows = []
-    for d in run_dirs(bench):
-        why = run_problem(d)
-        m = {} if why else read_meta(d)
-        u = m.get("usage", {}).get("total", {})
-        rows.append(
-            dict(
-                bench=m.get("bench", d.parent.parent.parent.name),
-                split=d.parent.parent.name,
-                model=d.parent.name,
-                run=d.name,
-                status="unreadable" if why else m["status"],
-                judge=(m.get("config") or {}).get("judge", "–"),
-                protocol=(m.get("config") or {}).get("protocol", "–"),
-                n=m.get("n"),
-                failures=m.get("failures"),
-                tokens=(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)),
-                cost_usd=round(u.get("cost_usd", 0.0), 4),
-                seconds=m.get("seconds"),
-                settings=why or settings(d),
-            )
-        )
+    rows = [_run_row(d) for d in run_dirs(bench)]
     for t in sorted(results_dir().glob(f"{bench or '*'}/*/*/.tmp-*")):
         owner = tmp_owner(t)
-        rows.append(
-            dict(
-                bench=t.parent.parent.parent.name,
-                split=t.parent.parent.name,
-                model=t.parent.name,
-                run=t.name[5:],
-                status=f"running ({owner})" if owner else "killed (never finished)",
-                judge=None,
-                protocol=None,
-                n=None,
-                failures=None,
-                tokens=None,
-                cost_usd=None,
-                seconds=None,
-                settings="",
-            )
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "bench",
-            "split",
-            "model",
-            "run",
-            "status",
-            "judge",
-            "protocol",
-            "n",
-            "failures",
-            "tokens",
-            "cost_usd",
-            "seconds",
-            "settings",
-        ],
-    )
+        rows.append({**dict.fromkeys(_RUN_COLUMNS), "settings": "", "bench": t.parent.parent.parent.name,
+                     "split": t.parent.parent.name, "model": t.parent.name, "run": t.name[5:],
+                     "status": f"running ({owner})" if owner else "killed (never finished)"})
+    return pd.DataFrame(rows, columns=_RUN_COLUMNS)
 
 # %% ../nbs/06a_runs.ipynb #802ddf77
 def has_run(bench: str, split: str, model: str) -> bool:
-    "Is there a finished run of (bench, split, model)? (A partial or failed one counts: rerunning would repeat it.)"
-    return any(
-        run_meta(d).get("status") in ("complete", "partial", "failed")
-        for d in run_dirs(bench)
-        if d.parent == run_parent(bench, split, model)
-    )
+    "Is there a finished run of (bench, split, model)? (A partial or failed one counts.)"
+    done = ("complete", "partial", "failed")
+    return any(run_meta(d).get("status") in done for d in run_dirs(bench)
+               if d.parent == run_parent(bench, split, model))

@@ -248,3 +248,18 @@ def test_mostly_unparsable_answers_stop_the_run_early_with_a_hint(fake_server, r
     assert len(recs) == meta["n"] == 8 and all(r["failure"] for r in recs)
     assert fs.calls < 8 + 8 * 4                                                  # the rest was never sent
     assert any("not sent: the run stopped early" in k for k in meta["failures_by_reason"])
+
+
+def test_the_cli_builds_each_typed_config_once(cli, env, monkeypatch):
+    "argv → a benchmark's typed config, built and validated once and handed to the run as it is (one, and `run all`)."
+    from scibench.bench import Benchmark
+    built, make = [], Benchmark.make_config
+    monkeypatch.setattr(Benchmark, "make_config", lambda self, params=None: built.append(self.name) or make(self, params))
+    name = next(iter(benchmarks()))
+    r = cli("run", name, "--limit", "1", "--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    assert built == [name]
+    built.clear()
+    r = cli("run", "all", "--limit", "1", "--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    assert sorted(built) == sorted(benchmarks())   # one config a benchmark, for its plan and its run
