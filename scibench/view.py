@@ -279,13 +279,12 @@ def _sections(d, m: dict, scores: dict) -> list:
     )
     return out + [dict(title="files in the run folder", pre="\n".join(files))]
 
-# %% ../nbs/09_view.ipynb #9ffea766
+# %% ../nbs/09_view.ipynb #28590f80
 _ROWS = "\x00scibench-rows\x00"  # where the examples go: the page's last occurrence (the JavaScript after it has none)
 
 def _first_pass(d, R: Record) -> tuple[int, int, dict, set]:
     "The records' count, failures, metric names (in first-seen order) and groups."
-    n_rec = n_failed = 0
-    metrics, groups = {}, set()
+    n_rec, n_failed, metrics, groups = 0, 0, {}, set()
     for r in _records(d):
         n_rec += 1
         n_failed += bool(r.get("failure"))
@@ -386,17 +385,19 @@ def _num_cols(df) -> list:
     number = r"^-?[\d.]+( \[.*\])?( \(n=\d+\))?$"
     return [i for i, c in enumerate(df.columns) if df[c].str.match(number).all() and len(df)]
 
-# %% ../nbs/09_view.ipynb #870b4e08
-def _run_row(d, m: dict, used: set, here) -> dict:
-    "A run's row on a model page (`m`: its meta, {} when unreadable)."
-    from scibench.runs import settings
+# %% ../nbs/09_view.ipynb #97f521d2
+def _run_fields(d, m: dict, used: set, here) -> dict:
+    "What every page shows of run `d` (`m`: its meta, {} when unreadable; `here`: the page's folder, for the link)."
     cfg = m.get("config") or {}
-    return dict(
-        split=d.parent.parent.name, report=_report_href(d, here), name=d.name, status=m.get("status", "unreadable"),
-        used=d.resolve() in used, judge=cfg.get("judge", "–"), protocol=cfg.get("protocol", "–"),
-        settings=settings(d) if m else "", n=m.get("n"), failures=m.get("failures"),
-        reasons="; ".join(f"{c} × {r}" for r, c in (m.get("failures_by_reason") or {}).items()),
-    )
+    return dict(split=d.parent.parent.name, report=_report_href(d, here), name=d.name, used=d.resolve() in used,
+                status=m.get("status", "unreadable"), judge=cfg.get("judge", "–"), protocol=cfg.get("protocol", "–"),
+                n=m.get("n"), failures=m.get("failures"))
+
+def _run_row(d, m: dict, used: set, here) -> dict:
+    "A run's row on a model page: with its settings and its failures by reason."
+    from scibench.runs import settings
+    reasons = "; ".join(f"{c} × {r}" for r, c in (m.get("failures_by_reason") or {}).items())
+    return dict(_run_fields(d, m, used, here), settings=settings(d) if m else "", reasons=reasons)
 
 def _spec_table(t, d) -> dict:
     "Table spec `t` with run `d`'s rows (None: the paper's only) beside the paper's: name, caption, cells; or an error."
@@ -478,7 +479,7 @@ def write_model_pages() -> list[Path]:
         if old.name not in pages: old.unlink()
     return out
 
-# %% ../nbs/09_view.ipynb #68c810b5
+# %% ../nbs/09_view.ipynb #ae3851c8
 def _run_link(d) -> str:
     d = Path(d)
     return f"{d.parent.parent.parent.name}/{d.parent.parent.name}/{d.parent.name}/{d.name}"
@@ -487,18 +488,15 @@ def _index_run(d, used: set, base) -> dict:
     "A run's row on the results page (its meta {} when it cannot be read: the run is listed as unreadable)."
     from scibench.runs import run_meta
     m = run_meta(d)
-    u, cfg = (m.get("usage") or {}).get("total", {}), m.get("config") or {}
+    u = (m.get("usage") or {}).get("total", {})
     hl = "; ".join(
         f"{x.get('name')} {show(round(x['value'], 3)) if isinstance(x.get('value'), (int, float)) else '–'}"
         for x in (m.get("headline") or [])[:3]
     )
     return dict(
-        bench=m.get("bench", d.parent.parent.parent.name), split=d.parent.parent.name, model=d.parent.name,
-        page=model_page_name(d.parent.name), report=_report_href(d, base), name=d.name,
-        status=m.get("status", "unreadable"), judge=cfg.get("judge", "–"), protocol=cfg.get("protocol", "–"),
-        n=m.get("n"), failures=m.get("failures"),
-        tokens=(u.get("prompt_tokens", 0) or 0) + (u.get("completion_tokens", 0) or 0),
-        cost=f"{u.get('cost_usd', 0) or 0:.4f}", seconds=m.get("seconds"), used=d.resolve() in used, headline=hl,
+        _run_fields(d, m, used, base), bench=m.get("bench", d.parent.parent.parent.name), model=d.parent.name,
+        page=model_page_name(d.parent.name), cost=f"{u.get('cost_usd', 0) or 0:.4f}", seconds=m.get("seconds"),
+        tokens=(u.get("prompt_tokens", 0) or 0) + (u.get("completion_tokens", 0) or 0), headline=hl,
     )
 
 def _index_table(t: Path, base) -> dict:
