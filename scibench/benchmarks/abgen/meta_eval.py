@@ -96,10 +96,12 @@ def _eval_rows(cfg) -> list[dict]:
         rows = [r for r in rows if r["meta_id"].rsplit("@", 1)[0] in keep]
     return rows
 
-def _output(meta_id: str, j: dict) -> dict:
-    "A response's judge output in the released format: per criterion {explanation, score, failure}."
-    return dict(meta_id=meta_id, **{c: dict(explanation=j[c]["rationale"], score=j[c]["value"],
-                                           failure=j[c]["failure"]) for c in CRITERIA})
+def _eval_record(r: dict, j: dict) -> dict:
+    "A response's record: human scores, the response and the judge's output per criterion in the released format."
+    o = {c: dict(explanation=j[c]["rationale"], score=j[c]["value"], failure=j[c]["failure"]) for c in CRITERIA}
+    first = next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None)
+    return dict(id=r["meta_id"], failure=first, human={c: r[c]["score"] for c in HUMAN_CRITERIA},
+                response=r["model_response"], **o)
 
 def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     "Released-format outputs, the meta-evaluation (`meta_eval.csv`), failures; the headline correlations."
@@ -119,13 +121,7 @@ EVAL_JUDGE = replace(JUDGE, role="model",
 run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], finalize=finalize_eval, protocol=protocol_of("model"),
                 setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("model").spec),
                 start=lambda r: dict(item=r, design=r["model_response"]),
-                record=lambda s, cfg: _eval_record(s["item"], _output(s["item"]["meta_id"], s["j"])))
-
-def _eval_record(r: dict, o: dict) -> dict:
-    "A response's record: human scores, the response and the judge's output per criterion."
-    first = next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None)
-    return dict(id=o["meta_id"], failure=first, human={c: r[c]["score"] for c in HUMAN_CRITERIA},
-                response=r["model_response"], **{c: o[c] for c in CRITERIA})
+                record=lambda s, cfg: _eval_record(s["item"], s["j"]))
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #f6cb0362
 def paper_name(name: str, names) -> str|None:
@@ -137,7 +133,7 @@ _EQ3 = "examples in eq. 3 (imp/faith/sound/overall)"
 
 def _meta_eval(d) -> pd.DataFrame:
     me = pd.read_csv(d/"meta_eval.csv")
-    if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs before issue 10
+    if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs written before `used` was recorded
     return me
 
 def _level_row(r, sel, lev: str, with_pooled: bool) -> dict:

@@ -28,8 +28,8 @@ __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 
            'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'authors_context',
            'authors_generation_user', 'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup',
            'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
-           'protocol_notes', 'protocol_of', 'examples_of', 'setup_run', 'finalize', 'abgen_context', 'abgen_sections',
-           'abgen_paper', 'judge_prompts_block']
+           'protocol_notes', 'protocol_of', 'examples_of', 'finalize', 'abgen_context', 'abgen_sections', 'abgen_paper',
+           'judge_prompts_block']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -481,17 +481,13 @@ def examples_of(cfg: AbGenConfig, setup: Setup) -> list[dict]:
     "The examples a run evaluates (`--limit`, `--ids`)."
     return select_items(cfg, load_abgen(cfg.split, load_limit(cfg)), lambda e: e["example_id"])
 
-def setup_run(cfg: AbGenConfig, ctx) -> Setup:
-    "What the run sends, resolved once."
-    return setup_of(cfg, ctx.llm("judge").spec)
-
 def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     "`summarize` into `scores.json`; the headline: the mean score per criterion."
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
 
-run = Flow(examples_of, [GENERATE, JUDGE], setup=setup_run, finalize=finalize, protocol=protocol_of("judge"),
-           record=lambda s, cfg: record(s, cfg.model, cfg.judge),
+run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec),
+           finalize=finalize, protocol=protocol_of("judge"), record=lambda s, cfg: record(s, cfg.model, cfg.judge),
            keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"]))
 
 
