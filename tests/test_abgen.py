@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import data as abgen_data
 from scibench.benchmarks.abgen import meta_eval as abgen_eval
 from scibench.core import DataError, read_jsonl, read_json
 
@@ -188,8 +189,8 @@ def released_files(tmp_path):
     root = tmp_path / "released"; (root / "processed_outputs").mkdir(parents=True)
     slim = [{k: r[k] for k in ("meta_id", "model_response", "importance", "faithfulness", "soundness")} for r in human]
     (root / "human_evaluation.json").write_text(json.dumps(slim, indent=1))
-    perfect = [{"meta_id": r["meta_id"], **{c: {"explanation": "", "score": r[c]["score"]} for c in abgen.HUMAN_CRITERIA},
-                "overall": {"explanation": "", "score": float(np.mean([r[c]["score"] for c in abgen.HUMAN_CRITERIA]))}} for r in slim]
+    perfect = [{"meta_id": r["meta_id"], **{c: {"explanation": "", "score": r[c]["score"]} for c in abgen_data.HUMAN_CRITERIA},
+                "overall": {"explanation": "", "score": float(np.mean([r[c]["score"] for c in abgen_data.HUMAN_CRITERIA]))}} for r in slim]
     # files named as the authors named them: by served model
     (root / "processed_outputs" / "gpt-4.1.json").write_text(json.dumps(perfect))
     flipped = [{"meta_id": r["meta_id"], **{c: {"explanation": "", "score": 6 - r[c]["score"]} for c in abgen.CRITERIA}} for r in perfect]
@@ -216,8 +217,8 @@ def test_released_meta_evaluation_path(tmp_path):
 
 
 def test_meta_evaluate_counts_missing_judge_scores():
-    human = abgen.load_human_eval(split="sample")
-    judged = [{"meta_id": r["meta_id"], **{c: {"score": r[c]["score"] if i % 5 else None} for c in abgen.HUMAN_CRITERIA}}
+    human = abgen_data.load_human_eval(split="sample")
+    judged = [{"meta_id": r["meta_id"], **{c: {"score": r[c]["score"] if i % 5 else None} for c in abgen_data.HUMAN_CRITERIA}}
               for i, r in enumerate(human)]
     me = abgen_eval.meta_evaluate(human, judged, criteria=("importance",), corrs=("pearson",), n_resamples=20)
     assert set(me["missing_judge"]) == {sum(1 for i in range(len(human)) if i % 5 == 0)}

@@ -1,6 +1,7 @@
 "AbGen-Eval as a benchmark of its own (issue 19): its plan is derived from its run against AbGen's stub."
 import json
 from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import data as abgen_data
 from scibench.benchmarks.abgen import meta_eval as abgen_eval
 
 
@@ -13,7 +14,7 @@ def test_derived_plan_counts_the_calls_of_a_run_against_the_stub(fake_server, ru
     params, ep = dict(model="fake", judge_max_tokens=32), {"fake": {"base_url": fs.base_url}}
     cfg = b.make_config(params)
     [row] = derive_plan(b, cfg, resolve(b, cfg, ep))
-    n = len(abgen.load_human_eval(split="sample"))
+    n = len(abgen_data.load_human_eval(split="sample"))
     assert fs.calls == 0 and (row["role"], row["calls"], row["stages"]) == ("model", 4 * n, {"judge": 4 * n})
     meta, d = run_bench("abgen_eval", params, endpoints=ep)
     assert meta["status"] == "complete" and meta["usage"]["model"]["requests"] == row["calls"]

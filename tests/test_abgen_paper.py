@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import data as abgen_data
 from scibench.benchmarks.abgen import meta_eval as abgen_eval
 from scibench.bench import ConfigError
 from scibench.metrics import system_level, instance_level_detail, pooled, LEVELS
@@ -50,7 +51,7 @@ def released_prompt_file(path: Path, texts=None, tail="raise SystemExit('this fi
     texts = texts or {c: f"Judge {c} of $module.\n- **Score 5**\n  • best\n- **Score 1**\n  • worst\nTherefore, the score is: X"
                       for c in abgen.CRITERIA}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("from string import Template\n\n" + "".join(f"{abgen.RELEASED_CONSTANTS[c]} = Template(\"\"\"\n{t}\n\"\"\")\n\n"
+    path.write_text("from string import Template\n\n" + "".join(f"{abgen_data.RELEASED_CONSTANTS[c]} = Template(\"\"\"\n{t}\n\"\"\")\n\n"
                                                                 for c, t in texts.items())
                     + "def prepare_user_prompt(example):\n    return f\"{example['method']}\"\n" + tail)
     return path
@@ -64,7 +65,7 @@ def test_released_prompts_are_read_as_data_never_run(tmp_path):
     assert set(ps) == set(abgen.CRITERIA) and ps["soundness"].startswith("\nJudge soundness of $module")
     assert not marker.exists(), "the prompt file must never be executed"
     bad = tmp_path / "bad.py"; bad.write_text('IMPORTANCE_CRITERIA = "x $module"\n')
-    with pytest.raises(abgen.DataError, match="FAITHFULNESS_CRITERIA"): abgen.released_prompts(bad)
+    with pytest.raises(abgen_data.DataError, match="FAITHFULNESS_CRITERIA"): abgen.released_prompts(bad)
 
 
 def test_download_prompts_writes_and_checks_the_file(tmp_path):
@@ -134,7 +135,7 @@ M4 = [[1, 3, 5], [5, 3, 1], [1, 1, 5], [2, 3, 4]]
 def human_rows(H, examples=None):
     exs = examples or [{"example_id": f"e{i}"} for i in range(len(H))]
     return [{**e, "meta_id": f"{e['example_id']}@{s}", "model_response": f"Design. JUDGE-SCORE-{i}-{s}",
-             **{c: {"score": H[i][j]} for c in abgen.HUMAN_CRITERIA}} for i, e in enumerate(exs) for j, s in enumerate("ABC")]
+             **{c: {"score": H[i][j]} for c in abgen_data.HUMAN_CRITERIA}} for i, e in enumerate(exs) for j, s in enumerate("ABC")]
 
 
 def judge_rows(M):
@@ -216,7 +217,7 @@ def test_tables_5_and_9_wiring_through_a_run(data, fake, run_bench, results, mon
     abgen_eval.make_tables()   # the tables as written: results/tables/abgen_table5.csv, abgen_table9.csv
     t5, t9 = (pd.read_csv(results / "tables" / f"abgen_table{k}.csv", dtype=str, keep_default_na=False) for k in (5, 9))
     ours = t5[t5.source == "scibench"].set_index("level")
-    for c in abgen.HUMAN_CRITERIA:
+    for c in abgen_data.HUMAN_CRITERIA:
         assert ours.loc["instance", c] == "0.333 (n=4)" and ours.loc["pooled", c] == "0.120 (n=4)"
     assert ours.loc["instance", "overall"] == "0.000 (n=4)"                       # one judge failure drops example 4 from eq. 3
     assert ours.loc["instance", "examples in eq. 3 (imp/faith/sound/overall)"] == "3/3/3/2 of 4"

@@ -4,6 +4,7 @@ import csv, json
 from pathlib import Path
 import pytest
 from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import data as abgen_data
 from scibench.benchmarks.abgen import studies as abgen_studies
 from scibench.core import read_jsonl, read_json
 
@@ -46,16 +47,16 @@ def test_study1_from_a_filled_form(env, tmp_path, results):
     form = tmp_path / "form.csv"
     assert cli(["select", "--split", "sample", "--limit", "2", str(form)]) == 0
     cases = read_jsonl(abgen_studies.cases_path(form))
-    human = {r["meta_id"]: r for r in abgen.load_human_eval(split="sample")}
-    assert cases and all(sum(human[c["case_id"]][k]["score"] for k in abgen.HUMAN_CRITERIA) / 3 < 3 for c in cases)
+    human = {r["meta_id"]: r for r in abgen_data.load_human_eval(split="sample")}
+    assert cases and all(sum(human[c["case_id"]][k]["score"] for k in abgen_data.HUMAN_CRITERIA) / 3 < 3 for c in cases)
     last = cases[-1]["case_id"]   # left empty: not revised
     rows = fill(form, lambda r: "" if r["case_id"] == last else "Ablate only the filter; keep retrieval and the loss fixed.")
     assert cli(["study1", str(form), "--model", "fake", "--judge", "fake", "--name", "s1"]) == 0
     out = results / "abgen_study1" / "s1"
     st, recs = read_json(out / "study.json"), read_jsonl(out / "records.jsonl")
     assert st["feedback"] == "researchers (form)" and st["prompts"] == "scibench" and st["revised"] == len(rows) - 1 == len(recs)
-    assert all(r["design_after"].startswith("REVISED") and r["before"] == {c: 2 for c in abgen.HUMAN_CRITERIA}
-               and r["after"] == {c: 5 for c in abgen.HUMAN_CRITERIA} for r in recs)
+    assert all(r["design_after"].startswith("REVISED") and r["before"] == {c: 2 for c in abgen_data.HUMAN_CRITERIA}
+               and r["after"] == {c: 5 for c in abgen_data.HUMAN_CRITERIA} for r in recs)
     rev = [b for b in bodies if "## Researcher Feedback" in b["messages"][-1]["content"]]
     assert len(rev) == len(recs) and all("Ablate only the filter" in b["messages"][-1]["content"] for b in rev)
     t4 = abgen_studies.table4()

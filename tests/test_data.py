@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 from scibench import data
 from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import data as abgen_data
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +32,7 @@ def test_download_abgen_writes_loadable_splits(tmp_path, monkeypatch):
     paths = abgen.download_abgen(tmp_path)
     assert sorted(p.name for p in paths) == ["human_evaluation.jsonl", "test.jsonl", "validation.jsonl"]
     assert len(abgen.load_abgen(path=tmp_path / "validation.jsonl")) == 5
-    assert len(abgen.load_human_eval(tmp_path / "human_evaluation.jsonl")) == 32
+    assert len(abgen_data.load_human_eval(tmp_path / "human_evaluation.jsonl")) == 32
 
 
 def test_download_reports_failures(monkeypatch, capsys):

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from scibench.cli import run_command
 from scibench.benchmarks.abgen import method as abgen
+from scibench.benchmarks.abgen import data as abgen_data
 from scibench.benchmarks.arxivbench import method as arxivbench
 from scibench.benchmarks.arxivbench import index as arxiv_index
 from scibench.benchmarks.autobench import data as autobench_data
@@ -114,7 +115,7 @@ def test_good_files_still_load(tmp_path):
 # --------------------------------------------------------------------------- AbGen human evaluation (a JSON array)
 def _human_rec(i, system="a"):
     return {**_abgen_rec(i), "meta_id": f"ex-{i}@{system}", "model_response": "Design.",
-            **{c: {"score": 4} for c in abgen.HUMAN_CRITERIA}}
+            **{c: {"score": 4} for c in abgen_data.HUMAN_CRITERIA}}
 
 def _array(recs): return "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in recs) + "\n]\n"   # record k on line k + 1
 
@@ -142,13 +143,13 @@ HUMAN = [
 def test_human_eval(tmp_path, case, make, line, field, text):
     p = tmp_path/"human_evaluation.json"; p.write_bytes(make([_human_rec(1), _human_rec(2), _human_rec(3)]))
     TALLY["tried"] += 1
-    with pytest.raises(DataError) as e: abgen.load_human_eval(p)
+    with pytest.raises(DataError) as e: abgen_data.load_human_eval(p)
     assert _check(e.value, p, line, field, None, text), str(e.value)
     TALLY["clear"] += 1
 
 def test_human_eval_good_and_column(tmp_path):
     p = tmp_path/"h.json"; p.write_text(_array([_human_rec(1), _human_rec(2)]))
-    assert len(abgen.load_human_eval(p)) == 2
+    assert len(abgen_data.load_human_eval(p)) == 2
     p.write_text('[\n  {"meta_id": "a@b",\n   "x": tru}\n]')
     with pytest.raises(DataError) as e: read_json_records(p)
     assert (e.value.line, e.value.col) == (3, 9)    # the column within line 3, not an offset in the file

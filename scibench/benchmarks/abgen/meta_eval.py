@@ -15,9 +15,9 @@ from ...metrics import CORRS, corr_ci, instance_level_detail
 from ...report import Estimate, fmt, fmt_ci, reference
 from ...bench import Benchmark, Config, param, register, select_items
 from ...tables import Figure, Table, same_items, write_all
-from .method import (CRITERIA, DOWNLOADERS, HUMAN_CRITERIA, JUDGE, PAPER, SKIP, JudgeSetup, _num, _prompts,
-                            _protocol, canonical, human_path, load_human_eval, protocol_of, released_dir, setup_of,
-                            stub_reply, validate)
+from .data import (CRITERIA, HUMAN_CRITERIA, SKIP, _num, _prompts, _protocol, canonical,
+    human_path, load_human_eval, released_dir, stub_reply)
+from .method import DOWNLOADERS, JUDGE, PAPER, JudgeSetup, protocol_of, setup_of, validate
 
 # %% auto #0
 __all__ = ['IMPUTE', 'EVAL_JUDGE', 'run_eval', 'TABLE5', 'TABLE9', 'META_EVAL', 'RELEASED_TABLES', 'RELEASED', 'HUMAN_VS_JUDGE',
@@ -31,8 +31,7 @@ def load_judge_outputs(path) -> list[dict]:
     return read_json_records(path, ["meta_id"], types={"meta_id": str}, unique="meta_id")
 
 def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict], dict]:
-    """Released judge outputs with every score 0 (the authors' code for an unparsable answer) made missing; and the
-    count per criterion."""
+    "Released judge outputs with every score 0 (their code for no score) made missing; the count per criterion."
     out, zeros = [], dict.fromkeys(criteria, 0)
     for r in judged:
         r2 = dict(r)
@@ -47,27 +46,19 @@ def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict]
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #c40192b6
 def score_matrices(human: list[dict], judged: list[dict], criterion: str):
     "H, M (examples × systems) for `criterion`; NaN where a judge score is missing or failed."
-    hs = {}
-    for r in human:
-        hs[r["meta_id"]] = (np.mean([_num(r[c]["score"]) for c in HUMAN_CRITERIA]) if criterion == "overall"
-                            else _num(r[criterion]["score"]))
+    hs = {r["meta_id"]: np.mean([_num(r[c]["score"]) for c in HUMAN_CRITERIA]) if criterion == "overall"
+          else _num(r[criterion]["score"]) for r in human}
     js = {r["meta_id"]: _num((r.get(criterion) or {}).get("score")) for r in judged}
-    exs = sorted({m.rsplit("@", 1)[0] for m in hs}); syss = sorted({m.rsplit("@", 1)[1] for m in hs})
-    H = np.full((len(exs), len(syss)), np.nan); M = H.copy()
-    for i, e in enumerate(exs):
-        for j, s in enumerate(syss):
-            k = f"{e}@{s}"
-            H[i, j] = hs.get(k, np.nan); M[i, j] = js.get(k, np.nan)
+    exs, syss = (sorted({m.rsplit("@", 1)[k] for m in hs}) for k in (0, 1))
+    H, M = (np.array([[d.get(f"{e}@{s}", np.nan) for s in syss] for e in exs], float).reshape(len(exs), len(syss))
+            for d in (hs, js))
     return H, M, exs, syss
 
 IMPUTE = (1, 5)   # eq. 3 sensitivity: every missing judge score set to the lowest, then the highest score
 
 def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system", "instance", "pooled"),
-                  n_resamples=1000,
-                  impute=IMPUTE) -> pd.DataFrame:
-    """Every (criterion, level, correlation) with a bootstrap CI over examples; `used` = examples that entered the value
-    (eq. 3 leaves out constant rows and rows with a missing score), and eq. 3 with missing judge scores imputed (no
-    CI)."""
+                  n_resamples=1000, impute=IMPUTE) -> pd.DataFrame:
+    "Every (criterion, level, correlation) with a bootstrap CI, and eq. 3 with missing judge scores imputed."
     rows = []
     for c in criteria:
         H, M, exs, syss = score_matrices(human, judged, c)
@@ -86,8 +77,7 @@ def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system
                 for k in corrs:
                     val, used, skipped = instance_level_detail(H, Mv, k)
                     rows.append(dict(**base, level=f"instance (missing judge = {v})", corr=k, value=val, lo=np.nan,
-                                     hi=np.nan,
-                                     used=used, skipped=skipped))
+                                     hi=np.nan, used=used, skipped=skipped))
     cols = ["criterion", "level", "corr", "value", "lo", "hi", "examples", "systems", "used", "skipped",
             "missing_judge"]
     return pd.DataFrame(rows, columns=cols)
@@ -106,13 +96,12 @@ def _eval_rows(cfg) -> list[dict]:
         rows = [r for r in rows if r["meta_id"].rsplit("@", 1)[0] in keep]
     return rows
 
-def _setup(cfg, ctx):
-    return setup_of(cfg, ctx.llm("model").spec)
-
-def _output(meta_id: str, j: dict) -> dict:
-    "A response's judge output in the released format: per criterion {explanation, score, failure}."
-    return dict(meta_id=meta_id, **{c: dict(explanation=j[c]["rationale"], score=j[c]["value"],
-                                           failure=j[c]["failure"]) for c in CRITERIA})
+def _eval_record(r: dict, j: dict) -> dict:
+    "A response's record: human scores, the response and the judge's output per criterion in the released format."
+    o = {c: dict(explanation=j[c]["rationale"], score=j[c]["value"], failure=j[c]["failure"]) for c in CRITERIA}
+    first = next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None)
+    return dict(id=r["meta_id"], failure=first, human={c: r[c]["score"] for c in HUMAN_CRITERIA},
+                response=r["model_response"], **o)
 
 def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     "Released-format outputs, the meta-evaluation (`meta_eval.csv`), failures; the headline correlations."
@@ -129,18 +118,10 @@ def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
 
 EVAL_JUDGE = replace(JUDGE, role="model",
                      doc="every human-evaluated response scored 1-5 on the four criteria (4 calls each)")
-# AbGen-Eval for judge `model`: every human-evaluated response scored (AbGen's judge stage), released-format outputs,
-# correlations with the human scores
-run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], setup=_setup, finalize=finalize_eval,
-                protocol=protocol_of("model"),
+run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], finalize=finalize_eval, protocol=protocol_of("model"),
+                setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("model").spec),
                 start=lambda r: dict(item=r, design=r["model_response"]),
-                record=lambda s, cfg: _eval_record(s["item"], _output(s["item"]["meta_id"], s["j"])))
-
-def _eval_record(r: dict, o: dict) -> dict:
-    "A response's record: human scores, the response and the judge's output per criterion."
-    first = next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None)
-    return dict(id=o["meta_id"], failure=first, human={c: r[c]["score"] for c in HUMAN_CRITERIA},
-                response=r["model_response"], **{c: o[c] for c in CRITERIA})
+                record=lambda s, cfg: _eval_record(s["item"], s["j"]))
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #f6cb0362
 def paper_name(name: str, names) -> str|None:
@@ -152,7 +133,7 @@ _EQ3 = "examples in eq. 3 (imp/faith/sound/overall)"
 
 def _meta_eval(d) -> pd.DataFrame:
     me = pd.read_csv(d/"meta_eval.csv")
-    if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs before issue 10
+    if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs written before `used` was recorded
     return me
 
 def _level_row(r, sel, lev: str, with_pooled: bool) -> dict:
@@ -225,19 +206,15 @@ def _released_rows(human, files, level, corr, ref_name, n_resamples) -> list[dic
             for c in CRITERIA:
                 row[f"{c} (ours)"] = fmt_ci(me.loc[c, "value"], me.loc[c, "lo"], me.loc[c, "hi"], 3)
                 row[f"{c} (paper)"] = fmt(ref.loc[pname, c], 3) if pname else "–"
-            row["zeros (imp/faith/sound/overall)"] = "/".join(str(zeros[c]) for c in CRITERIA)
-            row["missing judge scores"] = int(me["missing_judge"].max())
-            rows.append(row)
+            rows.append({**row, "zeros (imp/faith/sound/overall)": "/".join(str(zeros[c]) for c in CRITERIA),
+                         "missing judge scores": int(me["missing_judge"].max())})
     return rows
 
 def released_tables(root=None, n_resamples=1000, names=None) -> dict:
-    """Tables 5 and 9 (or those of `names`) recomputed from AbGen's released human scores and judge outputs, beside the
-    published values. A score 0 is a judge failure; a judge with zeros gets a second row that keeps them as scores, as
-    the authors' code did."""
+    "Tables 5 and 9 (or those of `names`) recomputed from AbGen's released files, beside the published values."
     root = Path(root or released_dir())
-    hp = root/"human_evaluation.json"
-    if not hp.exists(): return {}
-    human = load_human_eval(hp, require_context=False)
+    if not (root/"human_evaluation.json").exists(): return {}
+    human = load_human_eval(root/"human_evaluation.json", require_context=False)
     files = sorted((root/"processed_outputs").glob("*.json"))
     return {name: pd.DataFrame(_released_rows(human, files, level, corr, ref_name, n_resamples))
             for name, level, corr, ref_name in RELEASED_TABLES if names is None or name in names}
@@ -324,7 +301,5 @@ ABGEN_EVAL_RECORD = rv.Record(sections=eval_sections, scores=eval_scores,
 ABGEN_EVAL = register(Benchmark(
     "abgen_eval", "AbGen-Eval: how well a judge (the model) agrees with human scores of ablation designs", PAPER,
     AbGenEvalConfig, run_eval, validate=validate, data=lambda cfg: [human_path(cfg.split)], record=ABGEN_EVAL_RECORD,
-    tables=make_tables,
-    downloaders=DOWNLOADERS, stub_reply=stub_reply,
-    stages=run_eval.stages,
+    tables=make_tables, downloaders=DOWNLOADERS, stub_reply=stub_reply, stages=run_eval.stages,
     default_runs=[dict(model="local", split="sample", judge_max_tokens=100, max_rationale=200)]))

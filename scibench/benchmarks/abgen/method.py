@@ -16,13 +16,9 @@ from ...report import Estimate
 from ...bench import Benchmark, Config, ConfigError, Paper, Stage, param, register
 from ...bench import load_limit, select_items
 from ...runs import rel
-from .data import (  # noqa: F401  (re-exported: `scibench.benchmarks.abgen.method.X` keeps every name it had)
-    ABGEN_GITHUB, ABGEN_INFERENCE_PROMPTS, ABGEN_PROMPTS, ABGEN_REPO, ABGEN_SPLITS, ALIASES, CRITERIA, FIELDS,
-    DataError, GENERATION_CONSTANT, HUMAN_CRITERIA, HUMAN_FIELDS, RELEASED_CONSTANTS, SKIP, TABLE2, TYPES, _FAILS,
-    _norm, _num, _paper2, _paper_split, _prompts, _protocol, canonical, download_abgen, download_abgen_prompts,
-    download_abgen_released, human_path, human_rows, load_human_eval, released_dir, released_generation_path,
-    released_generation_system, released_human_path, released_human_rows, released_prompts, released_prompts_path,
-    string_constants, stub_reply, table2_ours)
+from .data import (CRITERIA, FIELDS, TABLE2, TYPES, download_abgen, download_abgen_prompts,
+    download_abgen_released, released_generation_path, released_generation_system, released_prompts,
+    released_prompts_path, stub_reply)
 
 # %% auto #0
 __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES',
@@ -32,8 +28,8 @@ __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 
            'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'authors_context',
            'authors_generation_user', 'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup',
            'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
-           'protocol_notes', 'protocol_of', 'examples_of', 'setup_run', 'finalize', 'abgen_context', 'abgen_sections',
-           'abgen_scores', 'abgen_paper', 'judge_prompts_block']
+           'protocol_notes', 'protocol_of', 'examples_of', 'finalize', 'abgen_context', 'abgen_sections', 'abgen_paper',
+           'judge_prompts_block']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -42,8 +38,7 @@ def split_path(split: str) -> Path:
     return data_dir()/"abgen"/f"{split}.jsonl"
 
 def load_abgen(split: str = "sample", limit: int|None = None, path=None) -> list[dict]:
-    """Examples of `split` (sample, validation, test, user-NAME) in the real AbGen schema; bad input (types, repeated
-    `example_id`) is a `DataError`."""
+    "Examples of `split` (sample, validation, test, user-NAME); bad input is a `DataError`."
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or split_path(split))
     if not p.exists() and path is not None: raise FileNotFoundError(f"{p} not found")
@@ -62,8 +57,7 @@ def context_text(e: dict) -> str:
             f"## Main Experiment Setup\n{me['experiment_setup']}\n\n## Main Experiment Results\n{me['results']}")
 
 def generation_prompt(e: dict) -> str:
-    """Prompt asking for an ablation study of `e`'s module: objective in one sentence, then the process; plain text, <=
-    300 words."""
+    "Our prompt for an ablation study of `e`'s module: the objective, then the process; plain text, <= 300 words."
     return (f"You are an expert researcher. Read the research context and design an ablation study for the "
             f"module named below.\n\n{context_text(e)}\n\n## Module to Ablate\n{e['ablation_study']['module_name']}\n\n"
             "Write the design in two parts:\nResearch Objective: one sentence stating what the ablation study "
@@ -82,73 +76,61 @@ _CLOSE = ('Explain your reasoning first. Then end with a separate sentence givin
           '"Therefore, the score is: X".')
 _OPEN = ("You are reviewing a proposed ablation study of $module, given the research context of a paper "
          "(background, method, main experiment setup and results).")
-SCIBENCH_PROMPTS = {
-    "importance": f"""{_OPEN}
-Criterion: **importance**. An important ablation study gives insight into the role of $module within the overall \
-method: evidence that the main experiments did not already provide.
-Score it from 1 (unimportant) to 5 (very important):
+def _prompt(name: str, lo: str, hi: str, what: str, *levels: str) -> str:
+    "A criterion's judge prompt: its definition, a descriptor for each score from 5 down to 1, the closing instruction."
+    scores = "\n".join(f"- Score {5 - i}: {t}" for i, t in enumerate(levels))
+    return f"{_OPEN}\nCriterion: **{name}**. {what}\nScore it from 1 ({lo}) to 5 ({hi}):\n\n{scores}\n\n{_CLOSE}"
 
-- Score 5: isolates the contribution of $module itself, or a central assumption behind it; whichever way the result \
-falls, it changes how much credit $module deserves for the main results.
-- Score 4: tests a part of $module closely tied to the reported gains; the result would clearly raise or lower \
-confidence in $module, though the method as a whole would stand.
-- Score 3: tests a relevant but secondary aspect of $module; it refines the picture without changing the main \
-conclusion about it.
-- Score 2: tests a minor detail whose effect on the understanding of $module would be small.
-- Score 1: does not test $module at all, or only restates what is already established.
-
-{_CLOSE}""",
-    "faithfulness": f"""{_OPEN}
-Criterion: **faithfulness**. A faithful ablation study agrees with the research context: it contradicts neither the \
-method nor the main experimental setup, and it adds nothing the context does not support.
-Score it from 1 (unfaithful) to 5 (fully faithful):
-
-- Score 5: every element (data, baselines, model variants, settings, metrics) matches the research context; nothing \
-contradicts it or is invented.
-- Score 4: consistent with all major details of the context; a minor detail is left out or assumed in a way that does \
-not change how the results would be read.
-- Score 3: mostly consistent, but one secondary setting differs from the context or must be inferred by the reader.
-- Score 2: clear inconsistencies (a dataset, metric or model variant that is not in the context) that make its \
-results hard to compare with the main experiments.
-- Score 1: contradicts the method or the main experimental setup, or rests on components that the context does not \
-contain.
-
-{_CLOSE}""",
-    "soundness": f"""{_OPEN}
-Criterion: **soundness**. A sound ablation study is logically self-consistent and unambiguous: a researcher could \
-understand and replicate it, and attribute its outcome to $module. Judge the planned design only, not any results.
-Score it from 1 (unsound) to 5 (fully sound):
-
-- Score 5: the experimental groups, the controls, the variables held fixed, the data, the metrics and the procedure \
-are all specified; replicating it would attribute differences to $module without doubt.
-- Score 4: well controlled and clear, with one minor secondary check missing (for example repeated seeds or a \
-hyper-parameter sweep).
-- Score 3: understandable but with gaps (an unclear control, a missing baseline, a single run) that weaken the \
-attribution to $module.
-- Score 2: critical controls or key steps are missing; the outcome would be ambiguous.
-- Score 1: incoherent or impossible to replicate: several variables change at once, or steps are missing or \
-contradict each other.
-
-{_CLOSE}""",
-    "overall": f"""{_OPEN}
-Criterion: **overall quality**. Weigh together its importance (insight into the role of $module), its faithfulness \
-(agreement with the research context) and its soundness (a clear, controlled, replicable design). Judge the planned \
-design only, not any results.
-Score it from 1 (weakest) to 5 (strongest):
-
-- Score 5: strong on all three: it would give clear, trustworthy evidence about the role of $module.
-- Score 4: strong on two of the three and adequate on the third.
-- Score 3: adequate overall, with moderate weaknesses in one or two of the three.
-- Score 2: serious weaknesses in two of the three, even if the third is acceptable.
-- Score 1: weak on most of them; whatever its outcome, it would not inform the role of $module.
-
-{_CLOSE}""",
-}
+SCIBENCH_PROMPTS = dict(
+    importance=_prompt("importance", "unimportant", "very important",
+        "An important ablation study gives insight into the role of $module within the overall method: evidence that "
+        "the main experiments did not already provide.",
+        "isolates the contribution of $module itself, or a central assumption behind it; whichever way the result "
+        "falls, it changes how much credit $module deserves for the main results.",
+        "tests a part of $module closely tied to the reported gains; the result would clearly raise or lower "
+        "confidence in $module, though the method as a whole would stand.",
+        "tests a relevant but secondary aspect of $module; it refines the picture without changing the main "
+        "conclusion about it.",
+        "tests a minor detail whose effect on the understanding of $module would be small.",
+        "does not test $module at all, or only restates what is already established."),
+    faithfulness=_prompt("faithfulness", "unfaithful", "fully faithful",
+        "A faithful ablation study agrees with the research context: it contradicts neither the method nor the main "
+        "experimental setup, and it adds nothing the context does not support.",
+        "every element (data, baselines, model variants, settings, metrics) matches the research context; nothing "
+        "contradicts it or is invented.",
+        "consistent with all major details of the context; a minor detail is left out or assumed in a way that does "
+        "not change how the results would be read.",
+        "mostly consistent, but one secondary setting differs from the context or must be inferred by the reader.",
+        "clear inconsistencies (a dataset, metric or model variant that is not in the context) that make its results "
+        "hard to compare with the main experiments.",
+        "contradicts the method or the main experimental setup, or rests on components that the context does not "
+        "contain."),
+    soundness=_prompt("soundness", "unsound", "fully sound",
+        "A sound ablation study is logically self-consistent and unambiguous: a researcher could understand and "
+        "replicate it, and attribute its outcome to $module. Judge the planned design only, not any results.",
+        "the experimental groups, the controls, the variables held fixed, the data, the metrics and the procedure are "
+        "all specified; replicating it would attribute differences to $module without doubt.",
+        "well controlled and clear, with one minor secondary check missing (for example repeated seeds or a "
+        "hyper-parameter sweep).",
+        "understandable but with gaps (an unclear control, a missing baseline, a single run) that weaken the "
+        "attribution to $module.",
+        "critical controls or key steps are missing; the outcome would be ambiguous.",
+        "incoherent or impossible to replicate: several variables change at once, or steps are missing or contradict "
+        "each other."),
+    overall=_prompt("overall quality", "weakest", "strongest",
+        "Weigh together its importance (insight into the role of $module), its faithfulness (agreement with the "
+        "research context) and its soundness (a clear, controlled, replicable design). Judge the planned design only, "
+        "not any results.",
+        "strong on all three: it would give clear, trustworthy evidence about the role of $module.",
+        "strong on two of the three and adequate on the third.",
+        "adequate overall, with moderate weaknesses in one or two of the three.",
+        "serious weaknesses in two of the three, even if the third is acceptable.",
+        "weak on most of them; whatever its outcome, it would not inform the role of $module."),
+)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #9b48ecc2
 def resolve_prompts(name: str) -> str:
-    """`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without the file →
-    `ConfigError`."""
+    "`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without it → `ConfigError`."
     if name not in PROMPT_SETS: raise ConfigError(f"prompts must be one of {', '.join(PROMPT_SETS)}, not {name!r}")
     have = released_prompts_path().exists()
     if name == "auto": return "released" if have else "scibench"
@@ -167,18 +149,17 @@ def criterion_prompt(e: dict, criterion: str, prompts: dict) -> str:
     "The system turn for `criterion`: the set's template with the module name put in."
     return string.Template(prompts[criterion]).safe_substitute(module=e["ablation_study"]["module_name"])
 
-def context_and_design(e: dict, design: str, design_head: str = "# Proposed Ablation Study",
-                       context_head: str = "# Research Context\n") -> str:
+def context_and_design(e: dict, design: str, design_head="# Proposed Ablation Study",
+                       context_head="# Research Context\n") -> str:
     "The research context, then a design under its heading: what a judge's turn and a reviewer's (user study 1) share."
     return f"{context_head}{context_text(e)}\n\n{design_head}\n{design}\n\n"
 
 def judge_user_prompt(e: dict, response: str) -> str:
     "The user turn (the released structure, with the method section that the released code leaves out)."
-    return (context_and_design(e, response) +
-            f"Evaluate the proposed ablation study with the scoring criteria, focusing on the module: "
-            f"{e['ablation_study']['module_name']}.\n\n# Example Ablation Study (from the original paper, for "
-            "reference)\n"
-            f"{e['ablation_study']['experiment_setup']}\n\nGive your evaluation according to the criteria.")
+    a = e["ablation_study"]
+    return (context_and_design(e, response) + "Evaluate the proposed ablation study with the scoring criteria, "
+            f"focusing on the module: {a['module_name']}.\n\n# Example Ablation Study (from the original paper, for "
+            f"reference)\n{a['experiment_setup']}\n\nGive your evaluation according to the criteria.")
 
 def judge_prompt(e: dict, response: str, criterion: str, prompts: str|dict = "scibench") -> tuple[str, str]:
     "(system, user) turns for scoring `response` on one criterion."
@@ -195,8 +176,7 @@ def revision_prompt(e: dict, design: str, feedback: str) -> str:
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #58922cf9
 PROTOCOLS = ("authors", "paper", "scibench")
-PROTOCOL_DEFAULTS = {   # completion caps when `max_tokens` / `judge_max_tokens` are 0
-    # process_data's default 2048 (their --max_tokens is unused); evaluation.py: 8192
+PROTOCOL_DEFAULTS = {   # caps when `max_tokens` / `judge_max_tokens` are 0 (theirs: process_data's, evaluation.py's)
     "authors": dict(max_tokens=2048, judge_max_tokens=8192),
     "paper": dict(max_tokens=2048, judge_max_tokens=8192),
     "scibench": dict(max_tokens=1024, judge_max_tokens=1024)}
@@ -229,8 +209,7 @@ SCIBENCH_GENERATION_SYSTEM = (   # our stand-in for their generation system prom
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #b708ae8b
 def authors_context(e: dict, method: bool = False) -> str:
-    """The research context as their `prepare_user_prompt` writes it; `method=True` (protocol `paper`) puts the method
-    section in."""
+    "The research context as their `prepare_user_prompt` writes it; `method=True` (protocol `paper`) adds the method."
     me, m = e["main_experiment"], e["method"] if method else "example['method']"   # their quirk: the literal text
     return (f"Research Background:\n{e['research_background']}\nMethod Section:\n{m}\n"
             f"Main Experiment Setup\n{me['experiment_setup']}\n\n Main Experiment Results\n{me['results']}\n")
@@ -241,8 +220,7 @@ def authors_generation_user(e: dict, method: bool = False) -> str:
             f"{e['ablation_study']['module_name']} based on the research context above.")
 
 def authors_judge_user(e: dict, response: str, method: bool = False) -> str:
-    """Their judge user turn (`utils/evaluation_prompt.py`, `prepare_user_prompt`): context, design, module, the
-    reference setup."""
+    "Their judge user turn (`utils/evaluation_prompt.py`, `prepare_user_prompt`): context, design, module, reference."
     a = e["ablation_study"]
     return (f"\nResearch Context:\n{authors_context(e, method)}\nBased on the above research context, the following "
             f"ablation study has been designed:\n{response}\n\nUsing the provided scoring criteria, please evaluate "
@@ -252,15 +230,13 @@ def authors_judge_user(e: dict, response: str, method: bool = False) -> str:
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #df4f704e
 AUTHORS_SCHEMA = {"type": "object", "title": "EVALUATION_RESPONSE", "additionalProperties": False,
-                  "required": ["explanation", "score"],
-                  "properties": {"explanation": {"title": "Explanation", "type": "string"},
-                                 "score": {"title": "Score", "type": "integer"}}}
+                  "required": ["explanation", "score"], "properties": {"explanation": {
+                      "title": "Explanation", "type": "string"}, "score": {"title": "Score", "type": "integer"}}}
 _PHRASE_RE = re.compile(r"therefore,?\s*the\s+score\s+is[^0-9]*([1-5])", re.I | re.S)
 _DIGIT_RE, _SENT_RE, _ALNUM_RE = re.compile(r"\b([1-5])\b"), re.compile(r"[.!?]|\n+"), re.compile(r"[A-Za-z0-9]")
 
 def authors_extract_score(text: str) -> int:
-    """Their `score_extraction.py`: the phrase's digit when all its matches agree, else the lone digit 1-5 of the last
-    sentence, else 0."""
+    "Their `score_extraction.py`: the phrase's one digit, else the lone digit 1-5 of the last sentence, else 0."
     found = set(_PHRASE_RE.findall(text))
     if len(found) == 1: return int(next(iter(found)))
     last = next((s for s in reversed([s.strip() for s in _SENT_RE.split(text)]) if s and _ALNUM_RE.search(s)), None)
@@ -281,9 +257,7 @@ def _authors_structured(obj, text: str, cut: str) -> dict:
     return dict(value=None if fail else v, rationale=obj.get("explanation"), raw=text, failure=fail and fail + cut)
 
 def authors_judge_result(r: dict) -> dict:
-    """A judge answer under `authors`/`paper` → {value, rationale, failure, raw}: the structured `score` (their
-    pydantic: an int, `"4"` and `4.0` accepted), or for a text answer their extraction; their 0 is a failure with its
-    reason."""
+    "A judge answer under `authors`/`paper` → {value, rationale, failure, raw}; their 0 is a failure with its reason."
     if not r["ok"]: return dict(value=None, rationale=None, failure=f"request failed: {r['error']}", raw=None)
     text, cut = r["text"], " (answer cut at max_tokens)" if r.get("finish_reason") == "length" else ""
     obj, _ = parse_json(text)
@@ -297,9 +271,7 @@ _OURS = PROTOCOL_DEFAULTS["scibench"]   # the caps of our protocol: the one plac
 
 @dataclass
 class Setup:
-    """What an AbGen run sends, resolved once from its config (`setup_of`): the protocol, the prompt texts, sampling and
-    caps. `request`/`judge_request`/`result` are the one request builder and parser of every path (run, AbGen-Eval,
-    user study)."""
+    "What an AbGen run sends, resolved once from its config (`setup_of`): the one request builder and parser."
     protocol: str = "scibench"
     prompts: dict = field(default_factory=lambda: dict(SCIBENCH_PROMPTS))   # criterion → judge system text ($module)
     generation_system: str = SCIBENCH_GENERATION_SYSTEM                      # `authors`/`paper` generation system turn
@@ -335,10 +307,7 @@ class Setup:
         return {**AUTHORS_SCHEMA, "properties": props}
 
     def judge_request(self, e: dict, design: str, criterion: str) -> Request:
-        """The judge call. Layout `paper`: system turn = the criterion's prompt, as released; `shared-prefix`: one
-        system turn for all, the criterion's prompt after the context and design, so the four criteria of a design
-        share their prompt up to it (a provider's prefix cache bills it at the cached price; not the authors'
-        request)."""
+        "The judge call, in layout `paper` (the criterion as the system turn) or `shared-prefix` (the criterion last)."
         system, user = self.turns(e, design, criterion)
         if self.layout == "paper": m = msgs(user, system)
         elif self.layout == "shared-prefix": m = msgs(f"{user}\n\n# Scoring Criteria\n{system}", SHARED_SYSTEM)
@@ -347,8 +316,7 @@ class Setup:
                        stage="judge")
 
     def result(self, r: dict) -> dict:
-        """A judge answer → {value, rationale, failure, raw}: their parsing under `authors`/`paper`, ours under
-        `scibench`."""
+        "A judge answer → {value, rationale, failure, raw}: their parser under `authors`/`paper`, else ours."
         return judge_result(r) if self.protocol == "scibench" else authors_judge_result(r)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #8b1ac43a
@@ -384,14 +352,11 @@ JUDGE = Stage("judge", "judge", "each design scored 1-5 on the four criteria (4 
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #c91d4e02
 def summarize(records: list[dict], criteria=CRITERIA) -> dict:
-    """Per criterion: mean score with 95% CI over judged examples, and failure counts (never zeros); `zeros_kept`: the
-    authors' arithmetic, where a judged design whose answer has no score counts as 0 (their score_extraction.py,
-    evaluation.py)."""
+    "Per criterion: mean [95% CI] over judged examples and failure counts; `zeros_kept`: the authors' arithmetic."
     s = {}
     for c in criteria:
         e = Estimate.of(c, [r["scores"].get(c) for r in records])
-        # a judged design without a score: 0
-        z = [r["scores"].get(c) or 0 for r in records if r["generation_failure"] is None]
+        z = [r["scores"].get(c) or 0 for r in records if r["generation_failure"] is None]   # judged, no score: 0
         ez = Estimate.of(c, z)
         s[c] = dict(mean=e.value, lo=e.lo, hi=e.hi, n=e.n, failures=e.failures,
                     generation_failures=sum(r["generation_failure"] is not None for r in records),
@@ -434,7 +399,7 @@ class AbGenConfig(JudgeSetup, Config):
     judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
     temperature: float = param(1.0, "sampling temperature of the generation (the released code: 1.0)", min=0, max=2)
     max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})",
-        min=0, max=1_000_000)
+                            min=0, max=1_000_000)
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)", min=0)
     judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or "
                               "shared-prefix (the criterion last: an example's 4 judge calls share a cacheable prefix; "
@@ -442,8 +407,7 @@ class AbGenConfig(JudgeSetup, Config):
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
 def validate(cfg) -> None:
-    """`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`
-    naming `make data` (negative caps: `param`'s `min=0`, checked by `coerce`)."""
+    "`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`."
     asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
     if asked == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
         raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
@@ -451,14 +415,11 @@ def validate(cfg) -> None:
     for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
         if hasattr(cfg, k) and not getattr(cfg, k): setattr(cfg, k, v)
 
-# AbGen-Eval generates nothing
 def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and hasattr(cfg, "max_tokens")
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #65a6316a
 def setup_of(cfg, judge_spec=None) -> Setup:
-    """The `Setup` a (validated) config asks for. A judge behind llama.cpp's grammar (`structured = "llama"`) gets their
-    schema with the score bounded to 1-5: an unbounded integer lets a small model fill it with digits
-    (5298697120793848 was seen)."""
+    "The `Setup` a validated config asks for; behind llama.cpp's grammar their score is bounded to 1-5."
     released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
     gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
     return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
@@ -503,8 +464,7 @@ def _endpoint_notes(cfg, spec) -> list[str]:
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #79541f65
 def protocol_notes(cfg, judge_spec=None) -> dict:
-    """What a run's protocol is and where it departs from it (the authors' quirks it keeps, our differences, the prompt
-    texts used, what the judge endpoint cannot follow) → `meta.json` `provenance.protocol`, printed before the run."""
+    "A run's protocol, its quirks and differences, and where it departs from it → `meta.json` `provenance.protocol`."
     notes = _departures(cfg) if cfg.protocol != "scibench" else []
     notes += _endpoint_notes(cfg, judge_spec) if judge_spec is not None else []
     ours = ["our own prompts and parser (protocol scibench)"]
@@ -513,8 +473,7 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
                 differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ours)
 
 def protocol_of(role: str):
-    """A run's `protocol_notes` with the endpoint of `role` (AbGen: the judge; AbGen-Eval: its model, which judges):
-    what its `Flow` declares as `protocol` (`scibench.bench.note_protocol` records and prints it)."""
+    "A `Flow`'s `protocol`: the run's `protocol_notes` with the endpoint of `role` (the judge, or AbGen-Eval's model)."
     return lambda cfg, ctx: protocol_notes(cfg, ctx.llm(role).spec)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #b58e2f07
@@ -522,30 +481,23 @@ def examples_of(cfg: AbGenConfig, setup: Setup) -> list[dict]:
     "The examples a run evaluates (`--limit`, `--ids`)."
     return select_items(cfg, load_abgen(cfg.split, load_limit(cfg)), lambda e: e["example_id"])
 
-def setup_run(cfg: AbGenConfig, ctx) -> Setup:
-    "What the run sends, resolved once."
-    return setup_of(cfg, ctx.llm("judge").spec)
-
 def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     "`summarize` into `scores.json`; the headline: the mean score per criterion."
     write_json(ctx.out/"scores.json", summarize(kept))
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
 
-run = Flow(examples_of, [GENERATE, JUDGE], setup=setup_run, finalize=finalize, protocol=protocol_of("judge"),
-           record=lambda s, cfg: record(s, cfg.model, cfg.judge),
+run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec),
+           finalize=finalize, protocol=protocol_of("judge"), record=lambda s, cfg: record(s, cfg.model, cfg.judge),
            keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"]))
 
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #ab67c725
 from ... import records as rv
 
-def _abgen_examples(ctx):
-    return {e["example_id"]: e for e in load_abgen(ctx.cfg.get("split", "sample"))}
-
 def abgen_context(ctx, eid, secs):
-    """Adds the example's research context to `secs`; returns the paper's reference design (None: the example is not
-    found)."""
-    e = (ctx.once("abgen", lambda: _abgen_examples(ctx)) or {}).get(eid)
+    "Adds the example's research context to `secs`; returns the paper's reference design (None: no such example)."
+    load = lambda: {x["example_id"]: x for x in load_abgen(ctx.cfg.get("split", "sample"))}
+    e = (ctx.once("abgen", load) or {}).get(eid)
     if e is None: return None
     secs.append(rv.text("Research context", context_text(e)))
     return reference_text(e)
@@ -562,17 +514,14 @@ def abgen_sections(r, ctx):
         secs.append(rv.pair("Design", ("Generated design", r.get("design")), ("Reference design (paper)", ref)))
     else: secs.append(rv.text("Generated design", r.get("design")))
     sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
-    crits = list(dict.fromkeys([*sc, *fa, *ra]))
     secs.append(rv.table("Judge (per criterion)", ["criterion", "score", "rationale", "failure"],
-                      [[c, sc.get(c), ra.get(c), fa.get(c)] for c in crits]))
+                         [[c, sc.get(c), ra.get(c), fa.get(c)] for c in dict.fromkeys([*sc, *fa, *ra])]))
     if r.get("judge_raw"): secs.append(rv.kv("Raw judge responses", r["judge_raw"]))
     used = {"example_id", "module_name", "system", "judge", "finish_reason", "generation_failure", "design", "scores",
             "failures", "rationales", "judge_raw"}
     return secs, used, r.get("design")
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #2dceba9c
-def abgen_scores(r): return {k: rv.num(v) for k, v in (r.get("scores") or {}).items()}
-
 def abgen_paper(name):
     "Table 2's LLM-judge range for a criterion."
     if name in ("importance", "faithfulness", "soundness", "overall"):
@@ -594,7 +543,7 @@ def judge_prompts_block(run, ctx) -> list:
     head = [rv.Raw("Judge prompts: set <b>"), resolve_prompts(name), rv.Raw(f"</b> ({turn}; shown per example)")]
     return [rv.details_texts(head, texts)]
 
-ABGEN_RECORD = rv.Record(sections=abgen_sections, scores=abgen_scores, paper=abgen_paper, extras=judge_prompts_block)
+ABGEN_RECORD = rv.Record(sections=abgen_sections, paper=abgen_paper, extras=judge_prompts_block)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
@@ -608,7 +557,6 @@ _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.spl
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
     AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2], downloaders=DOWNLOADERS,
-    stub_reply=stub_reply,
-    stages=run.stages,
+    stub_reply=stub_reply, stages=run.stages,
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160,
                        max_rationale=200)]))
