@@ -68,7 +68,6 @@ def load_rubric_file(path) -> list[dict]:
     if parsed["failure"]: raise DataError(path, None, "items", parsed["failure"])
     return parsed["items"]
 
-
 # %% ../../../nbs/benchmarks/rubrics/04_commands.ipynb #4dc73c6e
 def grade_command(a: GradeArgs) -> int:
     """`scibench rubrics grade RUBRIC REPO`: one repository graded with one rubric (read by `load_rubric_file`); what

@@ -34,7 +34,6 @@ from ...runs import complete_runs
 from ...tables import Figure, build, write
 from ...texts import EmbedAhead, count_tokens, embed_map, prose_problem
 
-
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
@@ -401,7 +400,6 @@ def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=
 
 TAUS = (0.65, 0.7, 0.75)
 
-
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30c2cad8
 def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None,
               toks: dict|None = None) -> dict:
@@ -531,7 +529,6 @@ def protocol_notes(cfg) -> dict:
             notes.append(f"skill_file={cfg.skill_file}: the skill is read, not distilled in this run")
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
     return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
-
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #9135c175
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
@@ -789,7 +786,6 @@ def stub_reply(body: dict) -> str:
     items = lambda: "\n".join(json.dumps(i) for i in _stub_items(m[0]["content"] + m[1]["content"], m[1]["content"]))
     if last in (FORCE_WRITE, FINISH_WRITE): return stub_action("write_file", path=RUBRIC_FILE, content=items())
     return stub_step(m, RUBRIC_FILE, items, "paper.md")
-
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #870cd937
 STAGES = [GENERATE, AGENT, DISTILL, GRADE, JUDGE_EVAL]  # JudgeEval: after the stream (`_judge_eval`)

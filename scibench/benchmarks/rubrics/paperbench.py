@@ -212,7 +212,6 @@ def parse_rubric(text: str|None) -> dict:
     return dict(items=items, dropped=dropped, how=how,
                 failure=None if items else f"no valid rubric item ({how}; {len(dropped)} dropped)")
 
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #56bcec78
 def _nodes(tree: dict) -> list[tuple]:
     "(node, effective weight, pre-order position, ancestor requirement texts) for every node of a tree."

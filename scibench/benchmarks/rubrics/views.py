@@ -214,7 +214,6 @@ def run_protocol(c: dict) -> str:
     "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
     return c.get("protocol") or "paper (before issue 18)"
 
-
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #1e2954b6
 def _table1_rows(r: RunRow) -> list[dict]:
     "Run `r`'s Table 1 rows: per setting, extrinsic alignment (none for the reference), statistics, failures."
@@ -380,4 +379,3 @@ def _stats_rows(r: RunRow) -> list[dict]:
 
 TABLE_STATS = Table("rubrics_stats", "Rubrics: importance histograms and category shares of the total weight",
                     _stats_rows)
-
