@@ -83,8 +83,7 @@ def example_checklist(paper: dict, n_items: int = EXAMPLE_ITEMS) -> list[dict]:
 def _item_line(i: dict) -> str: return json.dumps(i, ensure_ascii=False)
 
 def example_views(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> list[dict]:
-    """Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]: when
-    an example's items do not fit its share, evenly spaced items are kept (every part of the tree stays represented)."""
+    "Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]."
     out, share = [], (max_chars // max(len(examples), 1)) if max_chars else 0
     for e in examples:
         items = example_checklist(e, n_items)
@@ -198,7 +197,7 @@ RUBRIC_FILE = "rubric.json"
 WRITE_STEPS = 10
 
 def agent_system(skill: str|None = None, obs_chars: int = OBS_CHARS) -> str:
-    "The system turn: the tools (`scibench.benchmarks.rubrics.agent.tools_prompt`), then the distilled skill (setting 4)."
+    "The system turn: the tools (`tools_prompt`), then the distilled skill (setting 4)."
     return tools_prompt(obs_chars) + (f"\n\n## Skill: how to write good rubrics\n{skill}" if skill else "")
 
 def agent_task(max_items: int = 0, steps: int|None = None, paper_chars: int|None = None) -> str:
@@ -226,8 +225,7 @@ def _example_file(v: dict) -> str:
 
 def agent_steps(paper: dict, examples: list[dict], obs_chars: int = OBS_CHARS, max_steps: int = 0,
                 n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> int:
-    """The step budget: `max_steps`, or (0 = auto) one reading of the paper and the example files at `obs_chars` per
-    step + `WRITE_STEPS`."""
+    "The step budget: `max_steps`, or (0 = auto) one reading of the paper and the examples + `WRITE_STEPS`."
     if max_steps: return max_steps
     views = example_views(examples, n_items, max_chars)
     reads = -(-len(paper["text"]) // obs_chars) + sum(-(-len(_example_file(v)) // obs_chars) for v in views)
@@ -247,10 +245,7 @@ def make_workspace(path, paper: dict, examples: list[dict], n_items: int = EXAMP
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #9cd06a13
 async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None,
                      skill: str|None = None, extra_turn: str|None = None, stages=("generate", "agent")) -> dict:
-    """Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}, with
-    `cfg`'s caps (`max_steps` 0 = `agent_steps`, sized to the paper); `drive` runs the loop (at the limit one
-    `FORCE_WRITE` turn, whose answer schema allows only a write of the rubric: `write_schema`); `extra_turn` asks one
-    more question after it; `stages`: the first request's and the others'."""
+    "Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}."
     cfg = cfg or RubricsConfig()
     ek = (cfg.example_items, cfg.example_chars)
     ws = make_workspace(workspace, paper, examples, *ek)
@@ -275,14 +270,12 @@ SKILL_SCHEMA = {"type": "object", "properties": {"skill_document": {"type": "str
 SKILL_MIN_WORDS = 40
 
 def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
-    """Why `text` is not a usable skill document, or None: empty, a JSON action / tool call, too short, a refusal or
-    chat reply (`scibench.texts.prose_problem`)."""
+    "Why `text` is not a usable skill document (`scibench.texts.prose_problem`), or None."
     return prose_problem(text, min_words, "skill document")
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #21b104ee
 async def adistill_skill(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None) -> dict:
-    """Run the agentic scaffold on `paper` with the strong model, then ask for the skill document → {skill, failure,
-    run}; never raises. Its first request is a first-stage one (`generate`), the others the `distill` stage."""
+    "The agentic scaffold on `paper`, then the skill request → {skill, failure, run}; never raises."
     try: a = await arun_agent(llm, paper, examples, workspace, cfg, None, SKILL_REQUEST, ("generate", "distill"))
     # a broken distillation is a failure of setting 4, not of the run
     except Exception as e: return _distill_failed(e)  # noqa: BLE001
@@ -314,8 +307,7 @@ def _failed(p, setting: str, why: str) -> dict:
                 failure=why)
 
 def _gen_record(p: dict, setting: str, r: dict) -> dict:
-    """A direct / icl rubric record from its answer `r` (a failed request or an unparsable answer is a failure with its
-    reason)."""
+    "A direct / icl rubric record from its answer `r` (a failed request or unparsable answer: a failure)."
     parsed = parse_rubric(r["text"]) if r["ok"] else dict(items=[], dropped=[], how=None,
                                                           failure=f"request failed: {r['error']}")
     fail = parsed["failure"]
@@ -333,8 +325,7 @@ def _gen_request(papers: list[dict], p: dict, setting: str, cfg: RubricsConfig) 
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #39b88a95
 def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
-    """An agentic / skill rubric record from the agent run `a`; its transcript is saved under
-    `transcripts/<setting>/<paper>.json`."""
+    "An agentic / skill rubric record from the agent run `a`; its transcript saved in `transcripts/`."
     out_dir = Path(out_dir)
     tp = out_dir/"transcripts"/setting/f"{p['id']}.json"
     write_json(tp, _utf8(dict(paper=p["id"], setting=setting, model=llm.spec.name,
@@ -346,9 +337,7 @@ def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
 
 async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_dir, cfg: RubricsConfig|None = None,
                            skill: str|None = None, skill_failure: str|None = None) -> dict:
-    """One paper's rubric in one setting (inside `pipeline`, or `run_sync`) → {paper, setting, items, dropped, failure,
-    ...}; a paper that breaks is a failure record. The agent's first turn is a first-stage request (`generate`) unless
-    it carries a distilled skill, which only the distillation's answers make."""
+    "One paper's rubric in one setting → {paper, setting, items, dropped, failure, ...}; never raises."
     cfg = cfg or RubricsConfig()
     if setting not in SETTINGS: raise ValueError(f"unknown setting {setting!r} (known: {', '.join(SETTINGS)})")
     if setting == "skill" and not skill:
@@ -376,8 +365,7 @@ def rubric_stats(items: list[dict]) -> dict:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #948c2fea
 def max_rouge(generated: list[str], reference: list[str], toks: dict|None = None) -> tuple[float, float]:
-    """Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items (`toks`: tokens by
-    text, if known)."""
+    "Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items."
     if not generated or not reference: return float("nan"), float("nan")
     r1, rl = rouge_matrices(generated, reference, *([toks[x] for x in generated],
                                                     [toks[x] for x in reference]) if toks else ())
@@ -391,8 +379,7 @@ def prf_from_cos(C: np.ndarray, tau: float) -> tuple[float, float, float]:
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #a40197db
 def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=None,
               embedder: str|None = None) -> tuple[float, float, float]:
-    """Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (embeddings of `embedder`, see
-    `retrieval.embed`)."""
+    "Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (`retrieval.embed`)."
     from scibench.retrieval import embed
     if not generated or not reference: return float("nan"), float("nan"), float("nan")
     G, R = emb if emb is not None else (embed(generated, model=embedder), embed(reference, model=embedder))
@@ -403,8 +390,7 @@ TAUS = (0.65, 0.7, 0.75)
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30c2cad8
 def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None,
               toks: dict|None = None) -> dict:
-    """All intrinsic metrics of one (generated, reference) pair, each list embedded and tokenized once (or looked up
-    in `emb` and `toks`, {text: ROUGE tokens}, which a run fills once for every setting)."""
+    "All intrinsic metrics of one (generated, reference) pair (`emb`, `toks`: by text, filled once a run)."
     if toks is not None:
         new = [x for x in dict.fromkeys(list(generated) + list(reference)) if x not in toks]
         toks.update(zip(new, rouge_tokens(new)))
@@ -420,8 +406,7 @@ def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|N
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #f914275f
 def extrinsic(s_gen: list, s_ref: list) -> dict:
-    """Spearman and Pearson between two repository score vectors (repositories without both scores are left out and
-    counted)."""
+    "Spearman and Pearson between two repository score vectors (pairs without both scores: counted)."
     ok = [(a, b) for a, b in zip(s_gen, s_ref) if a is not None and b is not None]
     a, b = np.array([x for x, _ in ok], float), np.array([y for _, y in ok], float)
     return dict(spearman=correlation(a, b, "spearman"), pearson=correlation(a, b, "pearson"), repos=len(ok),
@@ -512,9 +497,7 @@ SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this 
 PAPER_K = 10  # the paper's top-K (its judge and embedder: `scibench.benchmarks.rubrics.views`)
 
 def protocol_notes(cfg) -> dict:
-    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
-    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and
-    gaps)."""
+    "What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol`."
     notes = []
     if cfg.protocol == "paper":
         if cfg.k != PAPER_K: notes.append(f"k={cfg.k} (the paper: top-K = {PAPER_K} files per criterion)")
@@ -532,8 +515,7 @@ def protocol_notes(cfg) -> dict:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #9135c175
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
-    """The model that distils the skill → (name, why): `skill_model`, else the configured model with the highest
-    `price_out` (ties: the model under test)."""
+    "The model that distils the skill → (name, why): `skill_model`, else the highest `price_out`."
     if cfg.skill_model: return cfg.skill_model.split("+")[0], "skill_model"
     names = list(dict.fromkeys(str(n).split("+")[0] for n in (cfg.model, cfg.judge) if n))
     price = {n: float(getattr(specs.get(n), "price_out", 0.0) or 0.0) for n in names}
@@ -545,8 +527,7 @@ def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
                f"among {', '.join(names)})")
 
 def _skill_source(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
-    """What setting 4's skill document comes from, checked before any call: `skill_file` (read and checked now → {skill,
-    failure, info}) or the distilling model → {llm, model, why, paper}."""
+    "What setting 4's skill comes from, checked before any call: `skill_file`'s or the distilling model's."
     if cfg.skill_file:
         skill = Path(cfg.skill_file).read_text(encoding="utf-8")
         bad = check_skill(skill)
@@ -708,8 +689,7 @@ def _setup(cfg: RubricsConfig, ctx) -> _Sent:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #5b1d7e21
 def _grade_lines(k: tuple) -> list[dict]:
-    """An item's lines of `grades.jsonl` (`k`: setting, paper id, rubric, {repository: grading}): one per repository,
-    with the rubric's items (their ancestors: in the records)."""
+    "An item's lines of `grades.jsonl`: one per repository, with the rubric's items (no ancestors)."
     items = [{f: v for f, v in i.items() if f != "ancestors"} for i in k[2]["items"]]
     return [dict(setting=k[0], paper=k[1], repo=rn, **x, items=items) for rn, x in k[3].items()]
 
@@ -719,8 +699,7 @@ def _keep(k: tuple) -> tuple:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #5b1d7e24
 def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate]:
-    """After the stream: `repos.json`, JudgeEval (planning: then nothing more); the embeddings, the records, the summary
-    (`scores.json`) and the headline, per setting F1@0.7 and Spearman."""
+    "After the stream: `repos.json`, JudgeEval; then (not planning) embeddings, records, summary, headline."
     papers, d = sent.papers, ctx.out
     order = {str(rp): n for n, rp in enumerate(rp for p in papers for rp in p["repos"].values())}
     write_json(d/"repos.json", [ix.report for _, ix in sorted(sent.indexes.items(),
@@ -771,12 +750,7 @@ def _stub_items(key: str, text: str) -> list[dict]:
             for j in range(int(m.group(1)) if m else _GUESS_ITEMS)]
 
 def stub_reply(body: dict) -> str:
-    """The counting stub's answer (the plan's assumptions). A direct / icl prompt: a JSON rubric of `max_items` items
-    (`_GUESS_ITEMS` = 80 when uncapped), distinct per prompt. An agent lists the workspace, reads `paper.md` and every
-    example file once, page by page, writes the whole rubric in one `write_file` and finishes (the step limit ends it
-    earlier, then the forced turn writes the rubric). The skill request: prose of the turn's `max_tokens` (`filler`),
-    which `check_skill` accepts. A grading prompt: pass or fail (by a hash of the prompt). Every rubric is graded
-    in full, every JudgeEval case with a submission too."""
+    "The counting stub's answer: the plan's assumptions (above)."
     m = body["messages"]; last = m[-1]["content"]
     if last.startswith("You grade a code repository"):
         ok = hashlib.sha1(last.encode()).digest()[0] % 2
@@ -791,8 +765,7 @@ def stub_reply(body: dict) -> str:
 STAGES = [GENERATE, AGENT, DISTILL, GRADE, JUDGE_EVAL]  # JudgeEval: after the stream (`_judge_eval`)
 
 def data(cfg: RubricsConfig) -> list[Path]:
-    """What split `cfg.split` needs: its papers folder (`papers/<id>/{paper.md, rubric.json}`); repositories and
-    JudgeEval cases are optional."""
+    "What split `cfg.split` needs: its papers folder (repositories and JudgeEval cases are optional)."
     return [split_root(cfg.split)/"papers"]
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #0019e269
