@@ -72,8 +72,7 @@ def instructions(max_items: int = 0) -> str:
             + (f" Write at most {max_items} items." if max_items else ""))
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30b36c64
-# a human-scale checklist (~83 items of ~130 characters); ~2 of them in all
-EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000
+EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000  # a human-scale checklist (~83 items of ~130 characters); ~2 of them
 
 def example_checklist(paper: dict, n_items: int = EXAMPLE_ITEMS) -> list[dict]:
     "A reference rubric as an in-context example: PaperBench's tree cut to about `n_items` items (`checklist_view`)."
@@ -90,7 +89,6 @@ def example_views(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars:
         lens = [len(_item_line(i)) + 2 for i in items]
         keep = list(range(len(items)))
         if share:
-            # header, cut note, separator
             room = share - len(_example_block(dict(title=e["title"], items=[], total=10**9))) - 2
             m = len(items)
             while m and sum(lens[j] for j in keep) > room:
@@ -133,7 +131,6 @@ PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 class RubricsConfig(Config):
     judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); "
                        "the embedded model is weak", role=True)
-    # param makes a default_factory
     settings: list[str] = param(list(SETTINGS), "generation settings to run", choices=SETTINGS)  # noqa: RUF009
     k: int = param(10, "files retrieved per criterion when grading (top-K)", min=1)
     retrieval: str = param("bm25", "how the grader ranks a repository's files for a criterion", choices=RETRIEVAL)
@@ -193,8 +190,7 @@ def _grading(cfg: RubricsConfig, stage: str = "grade") -> GradeOpts:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #ab18d68c
 RUBRIC_FILE = "rubric.json"
-# steps beyond one reading of the paper and the examples: searching, writing parts, finishing
-WRITE_STEPS = 10
+WRITE_STEPS = 10  # steps beyond one reading of the paper and the examples: searching, writing parts, finishing
 
 def agent_system(skill: str|None = None, obs_chars: int = OBS_CHARS) -> str:
     "The system turn: the tools (`tools_prompt`), then the distilled skill (setting 4)."
@@ -263,10 +259,8 @@ SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpos
                  "importance scores and categories, and mistakes to avoid. Do not mention this specific paper. "
                  "Answer with JSON with one key, skill_document, whose value is the whole document.")
 SKILL_MIN_CHARS = 300   # the document's schema asks for at least this much (about check_skill's 40 words of prose)
-# the skill turn's answer schema (structured output where the endpoint has it): a document, not one more action
 SKILL_SCHEMA = {"type": "object", "properties": {"skill_document": {"type": "string", "minLength": SKILL_MIN_CHARS}},
-                "required": ["skill_document"]}
-
+                "required": ["skill_document"]}  # the skill turn's answer: a document, not one more action
 SKILL_MIN_WORDS = 40
 
 def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
@@ -277,8 +271,7 @@ def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
 async def adistill_skill(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None) -> dict:
     "The agentic scaffold on `paper`, then the skill request → {skill, failure, run}; never raises."
     try: a = await arun_agent(llm, paper, examples, workspace, cfg, None, SKILL_REQUEST, ("generate", "distill"))
-    # a broken distillation is a failure of setting 4, not of the run
-    except Exception as e: return _distill_failed(e)  # noqa: BLE001
+    except Exception as e: return _distill_failed(e)  # noqa: BLE001 (a failure of setting 4, not of the run)
     return _skill_of(a)
 
 def _distill_failed(e: Exception) -> dict:
@@ -331,9 +324,8 @@ def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
     write_json(tp, _utf8(dict(paper=p["id"], setting=setting, model=llm.spec.name,
                               skill=skill if setting == "skill" else None, **a)))
     return _utf8(dict(paper=p["id"], setting=setting, items=a["items"], dropped=a["dropped"], how=a["how"],
-                      failure=a["failure"],
-                      steps=a["steps"], budget=a["budget"], ended=a["ended"], forced=a["forced"], note=a["note"],
-                      transcript=str(tp.relative_to(out_dir))))
+                      failure=a["failure"], steps=a["steps"], budget=a["budget"], ended=a["ended"], forced=a["forced"],
+                      note=a["note"], transcript=str(tp.relative_to(out_dir))))
 
 async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_dir, cfg: RubricsConfig|None = None,
                            skill: str|None = None, skill_failure: str|None = None) -> dict:
@@ -399,9 +391,7 @@ def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|N
         e = emb if emb is not None else embed_map(list(generated) + list(reference), embedder)
         C = np.stack([e[t] for t in generated]) @ np.stack([e[t] for t in reference]).T
         for t in taus: out.update(zip((f"precision@{t}", f"recall@{t}", f"f1@{t}"), prf_from_cos(C, t)))
-    else:
-        for t in taus:
-            out.update({f"precision@{t}": float("nan"), f"recall@{t}": float("nan"), f"f1@{t}": float("nan")})
+    else: out.update({f"{m}@{t}": float("nan") for t in taus for m in ("precision", "recall", "f1")})
     return out
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #f914275f
@@ -429,7 +419,6 @@ def summarize(records: list[dict], settings) -> dict:
         d = dict(label=SETTINGS.get(s, "Reference (PaperBench)"), papers=len(rs), generation_failures=len(rs) - len(ok),
                  failures=[dict(paper=r["paper"], failure=r["failure"]) for r in rs if r["failure"]],
                  dropped_items=sum(len(r.get("dropped") or []) for r in rs),
-                 # rubrics kept after the agent hit its step limit
                  forced_writes=sum(1 for r in ok if r.get("forced")),
                  grading_failures=sum(x["failures"] for r in rs for x in r["repo_scores"].values()),
                  grading_verdicts=sum(x["judged"] + x["failures"] for r in rs for x in r["repo_scores"].values()))
@@ -591,7 +580,6 @@ def _cut(g: dict, max_items: int) -> dict:
         g["truncated"] = len(g["items"]) - max_items; g["items"] = g["items"][:max_items]
     return g
 
-
 @dataclass
 class _Sent:
     "What one run's stages are built from: config, papers, run folder, the skill's source, the grader's state."
@@ -610,19 +598,16 @@ class _Sent:
         if self.skill is None: self.skill = asyncio.ensure_future(_askill(self.cfg, self.out, self.papers, self.src))
         return self.skill
 
-
 def _start(item) -> dict:
     "An item's first state; the reference rubric is PaperBench's leaves."
     s, p = item
     if s != "reference": return {"item": item}
     return {"item": item, "g": dict(items=to_checklist(p["leaves"]), failure=None, dropped=[])}
 
-
 def _distill_request(state, sent: _Sent):
     if sent.src is None: return None
     task = sent.skill_task()
     return (lambda llm: task) if state["item"][0] == "skill" else None
-
 
 def _generate_request(state, sent: _Sent):
     s, p = state["item"]
@@ -631,12 +616,10 @@ def _generate_request(state, sent: _Sent):
     except Exception as e:  # noqa: BLE001 (this paper fails; the others go on)
         state["g"] = _failed(p, s, _err(e))
 
-
 def _generate_result(state, r: dict, sent: _Sent) -> None:
     s, p = state["item"]
     try: state["g"] = _cut(_utf8(_gen_record(p, s, r)), sent.cfg.max_items)
     except Exception as e: state["g"] = _failed(p, s, _err(e))  # noqa: BLE001
-
 
 def _agent_request(state, sent: _Sent):
     s, p = state["item"]
@@ -644,13 +627,11 @@ def _agent_request(state, sent: _Sent):
     skill, why, _ = state.get("skill", (None, None, None))
     return lambda llm: agenerate_rubric(llm, sent.papers, p, s, sent.out, sent.cfg, skill, why)
 
-
 def _grade_request(state, sent: _Sent):
     (_, p), g = state["item"], state["g"]
     if not g["items"]: return None
     jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
     return lambda llm: asyncio.gather(*(agrade(llm, job, _grading(sent.cfg), sent.indexes, sent.ahead) for job in jobs))
-
 
 DISTILL = Stage("distill", "skill_model", "the distillation's later steps and its skill-document turn",
                 _distill_request, lambda state, r, sent: state.update(skill=r))
@@ -773,7 +754,6 @@ TABLES = [TABLE1, TABLE2, TABLE5_6, TABLE_STATS, TABLE_JUDGE_EVAL,
           Figure("rubrics_category_shares", lambda runs: draw_category_shares(runs, SETTINGS)),
           Figure("rubrics_importance_hist", lambda runs: draw_importance_hist(runs, SETTINGS))]
 
-
 def write_tables() -> list:
     "Write every Rubrics table and figure from `results/` (never calls a model); JudgeEval's when it has rows."
     runs = complete_runs("rubrics")
@@ -790,12 +770,10 @@ def paper_numbers(name):
     if m == "Spearman":
         return rv.ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
 
-
 RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("setting"),
                    paper=paper_numbers, extras=judge_eval_block, headline_tables=[TABLE1])
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #3554502a
-# the paper text prints no arXiv id, and none is invented
 PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment Reproduction",
               "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin",
               key="hong-rubrics")  # the text prints no arXiv id, year or venue

@@ -170,7 +170,6 @@ def _salvaged(text: str) -> tuple[list|None, str|None]:
     if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
     return raw, how
 
-
 def _text_lines(text: str) -> list[dict]:
     "Items written as checklist lines, `- [5] (Code Development) ...`, or as a line that names its `importance: N`."
     raw = []
@@ -185,7 +184,6 @@ def _text_lines(text: str) -> list[dict]:
             crit = re.sub(r"[\[(]?importance\s*[:=]\s*[1-5][\])]?", "", line, flags=re.I).strip(" -*|;,")
             raw.append(dict(criterion=crit, importance=int(m2.group(1)), category=line))
     return raw
-
 
 def parse_rubric(text: str|None) -> dict:
     "Checklist items from a model answer or a rubric file written in parts → {items, dropped, how, failure}."
@@ -278,7 +276,6 @@ def _archive_name(p: Path) -> str|None:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3be155e9
 MAX_EXPANDED = 256 << 20  # bytes an archive's files may expand to (256 MiB); over it, it is not extracted
 
-
 def _expanded(t: tarfile.TarFile, cap: int) -> int:
     "The bytes the files of archive `t` expand to, counted from its headers until past `cap`."
     n = 0
@@ -286,7 +283,6 @@ def _expanded(t: tarfile.TarFile, cap: int) -> int:
         n += m.size if m.isfile() else 0
         if n > cap: break
     return n
-
 
 def _extract(archive: Path) -> Path:
     "An archive extracted once into the cache → the extraction folder (its members as they are)."
@@ -462,8 +458,7 @@ def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
     return max(0, (ctx - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
 
 PAPER_AUTO = -1                 # paper_chars: the whole paper where it fits the judge's window, else none (and said so)
-# room kept for a criterion and its ancestors when sizing the paper (real trees: at most ~1,700)
-ITEM_CHARS = 2000
+ITEM_CHARS = 2000               # room for a criterion and its ancestors when sizing the paper (real trees: <= ~1,700)
 
 def judge_context(spec) -> int:
     "The judge's context window in tokens (`models.toml` `context`, else `DEFAULT_CONTEXT_TOKENS`)."
@@ -776,8 +771,7 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
             out.append(fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/"papers"/pid/f))
         try: out.append(fetch_url(PB_MEDIA + f"papers/{pid}/addendum.md", dest/"papers"/pid/"addendum.md"))
         except OfflineError: pass    # not every paper has an addendum
-        # fail now, naming the file, if the format is not as expected
-        _read_tree(dest/"papers"/pid/"rubric.json")
+        _read_tree(dest/"papers"/pid/"rubric.json")     # fail now, naming the file, if the format is not as expected
         text = (dest/"papers"/pid/"paper.md").read_text(encoding="utf-8", errors="replace")
         title = next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), pid)
         meta.append(dict(id=pid, title=title, category=cats.get(pid, "Uncategorized")))
