@@ -39,11 +39,11 @@ __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTO
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
            'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'DISTILL', 'GENERATE', 'AGENT',
            'GRADE', 'JUDGE_EVAL', 'EMBED', 'run', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema',
-           'instructions', 'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt',
-           'other_papers', 'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent',
-           'check_skill', 'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge',
-           'prf_from_cos', 'match_prf', 'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'strongest_model',
-           'stub_reply', 'data', 'write_tables', 'paper_numbers']
+           'instructions', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers',
+           'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill',
+           'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf',
+           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'strongest_model', 'stub_reply', 'data',
+           'write_tables', 'paper_numbers']
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #ca8ce46e
 def rubric_schema(max_items: int = 0) -> dict:
@@ -74,18 +74,14 @@ def instructions(max_items: int = 0) -> str:
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30b36c64
 EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000  # a human-scale checklist (~83 items of ~130 characters); ~2 of them
 
-def example_checklist(paper: dict, n_items: int = EXAMPLE_ITEMS) -> list[dict]:
-    "A reference rubric as an in-context example: PaperBench's tree cut to about `n_items` items (`checklist_view`)."
-    return [dict(criterion=i["criterion"], importance=int(i["importance"]), category=i["category"])
-            for i in checklist_view(paper["tree"], n_items)]
-
 def _item_line(i: dict) -> str: return json.dumps(i, ensure_ascii=False)
 
 def example_views(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> list[dict]:
     "Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]."
     out, share = [], (max_chars // max(len(examples), 1)) if max_chars else 0
     for e in examples:
-        items = example_checklist(e, n_items)
+        items = [dict(criterion=i["criterion"], importance=int(i["importance"]), category=i["category"])
+                 for i in checklist_view(e["tree"], n_items)]  # PaperBench's tree cut to about `n_items` items
         lens = [len(_item_line(i)) + 2 for i in items]
         keep = list(range(len(items)))
         if share:
