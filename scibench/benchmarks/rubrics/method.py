@@ -723,8 +723,7 @@ def _stub_items(key: str, text: str) -> list[dict]:
     h = hashlib.sha1(key.encode()).hexdigest()[:8]
     crit = "Implements, runs and reports component {} of the method ({}) as the paper describes it, with its settings"
     return [dict(criterion=crit.format(j, h) + " and the numbers it reports", importance=1 + j % 5,
-                 category=CATEGORIES[j % 3])
-            for j in range(int(m.group(1)) if m else _GUESS_ITEMS)]
+                 category=CATEGORIES[j % 3]) for j in range(int(m.group(1)) if m else _GUESS_ITEMS)]
 
 def stub_reply(body: dict) -> str:
     "The counting stub's answer: the plan's assumptions (above)."

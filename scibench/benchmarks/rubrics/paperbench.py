@@ -430,9 +430,8 @@ class RepoIndex:
         inside = [dict(path=f"{self.within}/{p}" if self.within else p, why=why) for p, why in self.skipped.items()]
         self.left_out = outside + inside
         self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo),
-                           archive=self.source.is_file() or self.repo != self.source,
-                           submission=self.within or ".", files=len(self.texts),
-                           chars=sum(len(t) for t in self.texts.values()),
+                           archive=self.source.is_file() or self.repo != self.source, submission=self.within or ".",
+                           files=len(self.texts), chars=sum(len(t) for t in self.texts.values()),
                            chunks=len(self.chunks), skipped=dict(self.skipped), left_out=list(self.left_out))
 
     def retrieve(self, query: str, k: int = 10) -> list[tuple[str, list[str]]]:
@@ -466,8 +465,7 @@ def judge_context(spec) -> int:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #090d43da
 def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k: int = 10,
-               context_chars: int|None = None,
-               paper_chars: int = PAPER_AUTO) -> dict:
+               context_chars: int|None = None, paper_chars: int = PAPER_AUTO) -> dict:
     "What of the paper the judge reads → {text, chars (the paper's), shown, note (None: all of it)}."
     paper = paper or ""
     none = lambda note: dict(text="", chars=len(paper), shown=0, note=note)
@@ -494,8 +492,7 @@ def paper_summary(views: dict) -> str:
 def grader_paper(spec, papers: list[dict], cfg) -> dict:
     "What judge `spec` reads of each paper under `cfg` (`paper_view`) → {paper_chars, context, papers, note}."
     views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None,
-                                 cfg.paper_chars)
-             for p in papers}
+                                 cfg.paper_chars) for p in papers}
     return dict(paper_chars=cfg.paper_chars, context=judge_context(spec),
                 papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
                 for k, v in views.items()}, note=paper_summary(views))
@@ -538,8 +535,7 @@ def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: 
         head += f"\n\n## Paper{cut}\n{paper}"
     if ancestors:
         head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down "
-                 "to its parent):\n"
-                 + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
+                 "to its parent):\n" + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
     return (f"{head}\n\n## Criterion\n{criterion}\n\n## Repository files\nThe repository files most relevant to the "
             f"criterion, in rank order; a file is shown whole unless marked truncated.\n\n{context}\n\n"
             "Does the repository satisfy the criterion? Judge only from the files shown. Answer with JSON: "
@@ -620,8 +616,7 @@ def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None
     for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
         per[j][n] = grade_verdict(r, seen, chars)
     return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]),
-                 verdicts=per[j])
-            for j, job in enumerate(jobs)]
+                 verdicts=per[j]) for j, job in enumerate(jobs)]
 
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
@@ -689,8 +684,7 @@ def agreement(human: list, pred: list) -> dict:
     f_pass, f_fail = _f1(tp, fp, fn), _f1(tn, fn, fp)
     macro = float(np.nanmean([f_pass, f_fail])) if not (np.isnan(f_pass) and np.isnan(f_fail)) else float("nan")
     return dict(n=len(ok), failures=len(pred) - len(ok), human_pass=int(h.sum()), accuracy=acc, accuracy_lo=lo,
-                accuracy_hi=hi,
-                precision=prec, recall=rec, f1=f_pass, f1_pass=f_pass, f1_macro=macro)
+                accuracy_hi=hi, precision=prec, recall=rec, f1=f_pass, f1_pass=f_pass, f1_macro=macro)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #205eb674
 def _je_items(c: dict) -> list[dict]:
@@ -708,8 +702,7 @@ def _je_records(cases, graded) -> list[dict]:
     for c, g in zip(cases, graded):
         for l, v in zip(c["leaves"], g["verdicts"]):
             recs.append(dict(case=c.get("case", c["paper"]), paper=c["paper"], leaf=l["id"],
-                             category=l["task_category"], weight=l["weight"],
-                             human=int(l["score"]),
+                             category=l["task_category"], weight=l["weight"], human=int(l["score"]),
                              predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
                              failure=v["failure"], rationale=v["rationale"], files=v["files"],
                              prompt_chars=v.get("prompt_chars")))
@@ -723,8 +716,7 @@ def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None,
     cases, skipped = judge_eval_cases(root)
     found = len(cases) + len(skipped)
     summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0,
-                   judge_failures=0,
-                   metrics=[], repos=[], paper={}, paper_note=None, failure=None)
+                   judge_failures=0, metrics=[], repos=[], paper={}, paper_note=None, failure=None)
     recs: list = []
     try:
         indexes, ok = {}, []
@@ -735,8 +727,7 @@ def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None,
             except (OSError, DataError, ValueError) as e:
                 skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
         summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report,
-                                 "repo": _rel(c.get("source", c["submission"]))})
-                            for c in ok]
+                                                    "repo": _rel(c.get("source", c["submission"]))}) for c in ok]
         jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"],
                      paper=(papers or {}).get(c["paper"], "")) for c in ok]
         graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
