@@ -219,7 +219,7 @@ def test_rubric_leaf_scores(tmp_path):
     d = tmp_path/"je"/"x"; (d/"submission").mkdir(parents=True)
     s = _tree_text(node("r", 1, [node("a", 1, score=1), node("b", 1, score="yes")], score=0.5)); (d/"expected_result.json").write_text(s)
     TALLY["tried"] += 1
-    with pytest.raises(DataError) as e: paperbench.load_judge_eval(tmp_path/"je")
+    with pytest.raises(DataError) as e: paperbench.judge_eval_cases(tmp_path/"je")[0]
     assert _check(e.value, d/"expected_result.json", _line_of(s, "b"), "root.sub_tasks[1].score", None, "leaf score must be 0 or 1")
     TALLY["clear"] += 1
 

@@ -217,18 +217,18 @@ def test_repo_entries_archives_and_index_report(tmp_path):
     (repos/"notes.txt").write_text("not a repository")
     entries = paperbench.repo_entries(repos)
     assert list(entries) == ["a", "b", "c", "d", "e", "f"]
-    ref = paperbench.index_report(full)
+    ref = paperbench.RepoIndex(full).report
     for name in "abcdf":                                           # the human grades in grading/ are never indexed
-        r = paperbench.index_report(entries[name])
+        r = paperbench.RepoIndex(entries[name]).report
         assert (r["files"], r["chars"], r["chunks"], r["archive"]) == (ref["files"], ref["chars"], ref["chunks"], True), name
         assert r["skipped"] == {"checkpoint.pt": "binary"}
-    r = paperbench.index_report(entries["e"])
+    r = paperbench.RepoIndex(entries["e"]).report
     assert r["files"] == 2 and r["skipped"] == {".git/": "hidden folder (1 files)", "w.bin": "binary"} and not r["archive"]
-    r = paperbench.index_report(entries["e"], skip_logs=True)
+    r = paperbench.RepoIndex(entries["e"], skip_logs=True).report
     assert r["files"] == 1 and r["skipped"]["run.log"] == "log (skip_logs)"
     # extracted once: a second index reuses the cache
-    cached = paperbench.resolve_repo(entries["a"])
-    assert paperbench.resolve_repo(entries["a"]) == cached and (cached/"loss.py").exists()
+    cached = paperbench.locate_repo(entries["a"])[0]
+    assert paperbench.locate_repo(entries["a"])[0] == cached and (cached/"loss.py").exists()
     (repos/"a").mkdir()
     with pytest.raises(DataError, match="two entries for repository 'a'"): paperbench.repo_entries(repos)
-    with pytest.raises(DataError, match="folder or a"): paperbench.resolve_repo(repos/"notes.txt")
+    with pytest.raises(DataError, match="folder or a"): paperbench.locate_repo(repos/"notes.txt")

@@ -69,14 +69,14 @@ def test_judge_eval_rejects_non_binary_leaf(tmp_path):
     d = tmp_path/"je"/"x"; (d/"submission").mkdir(parents=True)
     (d/"expected_result.json").write_text(json.dumps(node("r", 1, [node("a", 1, cat="Code Development", score=0.5)], score=0.5)))
     with pytest.raises(DataError, match="leaf score must be 0 or 1"):
-        paperbench.load_judge_eval(tmp_path/"je")
+        paperbench.judge_eval_cases(tmp_path/"je")[0]
 
 
 def test_judge_eval_reads_tar_submission(tmp_path, monkeypatch):
     d = tmp_path/"je"/"tsls"; d.mkdir(parents=True)
     (d/"expected_result.json").write_text((SAMPLE/"judge_eval"/"tsls"/"expected_result.json").read_text())
     with tarfile.open(d/"submission.tar", "w") as t: t.add(SAMPLE/"judge_eval"/"tsls"/"submission", arcname="submission")
-    cases = paperbench.load_judge_eval(tmp_path/"je")
+    cases = paperbench.judge_eval_cases(tmp_path/"je")[0]
     assert (cases[0]["submission"]/"tsls.py").exists()
 
 

@@ -22,255 +22,178 @@ __all__ = ['TOOLS', 'OBS_CHARS', 'GREP_HITS', 'MAX_WRITE', 'action_schema', 'out
 TOOLS = ("list_files", "read_file", "grep", "write_file", "append_file", "finish")
 OBS_CHARS = 8000  # characters of a file one read_file shows (a 190 KB paper: 24 reads)
 GREP_HITS = 40  # matching lines one grep shows at most
-
+MAX_WRITE = 1_000_000  # bytes one write_file may store
 
 def action_schema() -> dict:
     "The JSON schema of one action."
-    return {
-        "type": "object",
-        "properties": {
-            "thought": {"type": "string", "maxLength": 300},
-            "tool": {"type": "string", "enum": list(TOOLS)},
-            "path": {"type": "string", "maxLength": 120},
-            "offset": {"type": "integer"},
-            "pattern": {"type": "string", "maxLength": 200},
-            "content": {"type": "string"},
-        },  # no maxLength: llama.cpp expands a long bound into a huge grammar
-        "required": ["thought", "tool"],
-    }
+    return {"type": "object", "properties": {
+        "thought": {"type": "string", "maxLength": 300}, "tool": {"type": "string", "enum": list(TOOLS)},
+        "path": {"type": "string", "maxLength": 120}, "offset": {"type": "integer"},
+        "pattern": {"type": "string", "maxLength": 200}, "content": {"type": "string"}},
+        "required": ["thought", "tool"]}
 
-
-MAX_WRITE = 1_000_000  # bytes one write_file may store
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #133d7a84
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _utf8(x):
     "`x` with every string encodable as UTF-8: lone surrogates (from a broken answer) become U+FFFD."
-    if isinstance(x, str):
-        try:
-            x.encode("utf-8")
-            return x
-        except UnicodeEncodeError:
-            return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in x)
-    if isinstance(x, dict):
-        return {_utf8(k): _utf8(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_utf8(v) for v in x]
+    if isinstance(x, str): return _SURROGATE.sub("\ufffd", x)
+    if isinstance(x, dict): return {_utf8(k): _utf8(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)): return [_utf8(v) for v in x]
     return x
 
-
 def _safe(ws: Path, rel) -> Path | None:
-    """`rel` resolved inside workspace `ws` (symlinks followed; a leading / is the workspace root), or None: not a
-    string, a NUL byte, a loop, outside. Never raises."""
+    "`rel` resolved inside workspace `ws`, or None (not a string, a NUL byte, a loop, outside); never raises."
     try:
-        if not isinstance(rel, str) or "\x00" in rel:
-            return None
+        if not isinstance(rel, str) or "\x00" in rel: return None
         root = Path(ws).resolve()
         p = (root / rel.strip().lstrip("/")).resolve()
         return p if p == root or root in p.parents else None
-    except Exception:
-        return None  # noqa: BLE001 (symlink loops, over-long names: no usable path)
-
+    except Exception: return None  # noqa: BLE001 (symlink loops, over-long names: no usable path)
 
 def outside_root(root, p) -> str | None:
-    """Why file `p` under folder `root` must not be read as one of its files, or None when it may: the rule for every
-    reader of a folder (a workspace, a repository). `p` is resolved (symlinks followed) and must stay under `root`
-    resolved; a link out, a loop or a broken link gets its reason (listed where the file is skipped)."""
-    try:
-        r = Path(root).resolve()
-        q = Path(p).resolve(strict=True)
+    "Why file `p` under folder `root` must not be read as one of its files, or None when it may."
+    try: r, q = Path(root).resolve(), Path(p).resolve(strict=True)
     except FileNotFoundError:
         return "broken symlink (its target does not exist)" if Path(p).is_symlink() else "no such file"
-    except (OSError, RuntimeError):
-        return "symlink loop"
-    if q != r and r not in q.parents:
-        return "symlink pointing outside the repository (not read)"
-    return None
+    except (OSError, RuntimeError): return "symlink loop"
+    return "symlink pointing outside the repository (not read)" if q != r and r not in q.parents else None
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #5275ca8b
 def _shown(rel) -> str:
     "The agent's path as quoted in an observation (long ones cut)."
     s = rel if isinstance(rel, str) else str(rel)
     return repr(_utf8(s if len(s) <= 100 else s[:100] + "..."))
 
-
 def _why(e: Exception) -> str:
     "An error's reason, without our absolute paths."
-    if isinstance(e, OSError) and e.strerror:
-        return e.strerror
+    if isinstance(e, OSError) and e.strerror: return e.strerror
     return _utf8(str(e))[:300] or type(e).__name__
-
 
 def _err(e: Exception) -> str:
     "A failure reason for an exception (kept short)."
     return _utf8(f"error: {type(e).__name__}: {e}")[:500]
 
-
 def _offset(v) -> int:
-    try:
-        return max(0, int(v or 0))
-    except (TypeError, ValueError, OverflowError):
-        return 0
+    try: return max(0, int(v or 0))
+    except (TypeError, ValueError, OverflowError): return 0
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #37ee6ad6
 def _list_files(ws: Path, obs_chars: int) -> str:
     root, names = Path(ws), []
     for d, dirs, files in os.walk(root, followlinks=False):
         dirs.sort()
         for n in sorted(files):
             p = Path(d) / n
-            if p.is_symlink() and not (_safe(root, str(p.relative_to(root))) or root).is_file():
-                continue  # links that leave or loop
+            if p.is_symlink() and not (_safe(root, str(p.relative_to(root))) or root).is_file(): continue
             names.append(str(p.relative_to(root)))
     out, used = [], 0
     for i, n in enumerate(names):
-        if used + len(n) + 1 > obs_chars and out:
-            out.append(f"[... {len(names) - i} more files]")
-            break
-        out.append(n)
-        used += len(n) + 1
+        if used + len(n) + 1 > obs_chars and out: out.append(f"[... {len(names) - i} more files]"); break
+        out.append(n); used += len(n) + 1
     return _utf8("\n".join(out)) or "(empty)"
-
 
 def _read_file(ws: Path, p: Path, rel: str, offset, obs_chars: int) -> str:
     if p == Path(ws).resolve() or p.is_dir():
         return f"error: read_file {_shown(rel)}: is a directory (list_files shows the files)"
-    if not p.is_file():
-        return f"error: read_file {_shown(rel)}: no such file"
+    if not p.is_file(): return f"error: read_file {_shown(rel)}: no such file"
     data = p.read_bytes()
-    if b"\x00" in data[:8192]:
-        return f"error: read_file {_shown(rel)}: binary file ({len(data)} bytes), not text"
-    text = data.decode("utf-8", errors="replace")
-    off = _offset(offset)
-    if off and off >= len(text):
-        return f"(offset {off} is past the end: {rel} has {len(text)} characters)"
+    if b"\x00" in data[:8192]: return f"error: read_file {_shown(rel)}: binary file ({len(data)} bytes), not text"
+    text, off = data.decode("utf-8", errors="replace"), _offset(offset)
+    if off and off >= len(text): return f"(offset {off} is past the end: {rel} has {len(text)} characters)"
     part = text[off : off + obs_chars]
     left = len(text) - off - len(part)
-    more = f"\n[... {left} more characters; read with offset {off + len(part)}]" if left > 0 else ""
-    return part + more
+    return part + (f"\n[... {left} more characters; read with offset {off + len(part)}]" if left > 0 else "")
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #a9647d5a
 def _write_file(ws: Path, p: Path, rel: str, content, append: bool = False) -> str:
     tool = "append_file" if append else "write_file"
-    if content is None:
-        return f'error: {tool} {_shown(rel)}: no content given (add "content": the text of the file)'
-    if not isinstance(content, str):
-        content = json.dumps(content, ensure_ascii=False)
+    if content is None: return f'error: {tool} {_shown(rel)}: no content given (add "content": the text of the file)'
+    if not isinstance(content, str): content = json.dumps(content, ensure_ascii=False)
     data = _utf8(content).encode("utf-8")
     old = p.stat().st_size if append and p.is_file() else 0
     if old + len(data) > MAX_WRITE:
-        return (
-            f"error: {tool} {_shown(rel)}: the file would be {old + len(data)} bytes, over the limit of "
-            f"{MAX_WRITE} bytes per file; nothing was written"
-        )
-    if p == Path(ws).resolve():
-        return f"error: {tool} {_shown(rel)}: is the workspace folder, not a file name"
-    if p.is_dir():
-        return f"error: {tool} {_shown(rel)}: is a directory, not a file"
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
+        return (f"error: {tool} {_shown(rel)}: the file would be {old + len(data)} bytes, over the limit of "
+                f"{MAX_WRITE} bytes per file; nothing was written")
+    if p == Path(ws).resolve(): return f"error: {tool} {_shown(rel)}: is the workspace folder, not a file name"
+    if p.is_dir(): return f"error: {tool} {_shown(rel)}: is a directory, not a file"
+    try: p.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         return f"error: {tool} {_shown(rel)}: a part of the path is a file, not a folder"
     if not append:
         p.write_bytes(data)
         return f"wrote {len(content)} characters to {_utf8(rel)}"
     sep = b"\n" if old and not p.read_bytes().endswith(b"\n") else b""  # parts never run into each other
-    with open(p, "ab") as f:
-        f.write(sep + data)
+    with open(p, "ab") as f: f.write(sep + data)
     return f"appended {len(content)} characters to {_utf8(rel)} (now {old + len(sep) + len(data)} bytes)"
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #3d1e1915
 def _grep_files(ws: Path, p: Path | None, rel) -> list | str:
     "The files a grep reads: `p`, or every workspace file; an error observation for a folder, a missing or binary file."
     root = Path(ws).resolve()
-    if p is None:
-        return [(n, _safe(root, n)) for n in _list_files(ws, 10**9).splitlines() if not n.startswith("[")]
+    if p is None: return [(n, _safe(root, n)) for n in _list_files(ws, 10**9).splitlines() if not n.startswith("[")]
     if p == root or p.is_dir():
         return f"error: grep {_shown(rel)}: is a directory (leave out path to search every file)"
-    if not p.is_file():
-        return f"error: grep {_shown(rel)}: no such file"
-    if b"\x00" in p.read_bytes()[:8192]:
-        return f"error: grep {_shown(rel)}: binary file, not text"
+    if not p.is_file(): return f"error: grep {_shown(rel)}: no such file"
+    if b"\x00" in p.read_bytes()[:8192]: return f"error: grep {_shown(rel)}: binary file, not text"
     return [(_utf8(rel), p)]
-
 
 def _grep_hits(files: list, rx, obs_chars: int, max_hits: int) -> tuple[list, int]:
     "The matching lines shown (within `max_hits` and `obs_chars`) and the number of matching lines."
     out, used, n_hits = [], 0, 0
     for name, f in files:
-        if f is None or not f.is_file():
-            continue
+        if f is None or not f.is_file(): continue
         data = f.read_bytes()
-        if b"\x00" in data[:8192]:
-            continue
+        if b"\x00" in data[:8192]: continue
         off = 0
         for ln, line in enumerate(data.decode("utf-8", errors="replace").splitlines(keepends=True), 1):
             if rx.search(line):
                 n_hits += 1
                 hit = f"{name}:{ln} (offset {off}): {line.strip()[:300]}"
-                if len(out) < max_hits and used + len(hit) + 1 <= obs_chars:
-                    out.append(hit)
-                    used += len(hit) + 1
+                if len(out) < max_hits and used + len(hit) + 1 <= obs_chars: out.append(hit); used += len(hit) + 1
             off += len(line)
     return out, n_hits
 
-
 def _grep(ws: Path, p: Path | None, rel, pattern, obs_chars: int, max_hits: int = GREP_HITS) -> str:
-    "Lines matching `pattern` (a regular expression, else the literal text; case-insensitive) in `p` or every file."
     if not isinstance(pattern, str) or not pattern.strip():
         return 'error: grep: no pattern given (add "pattern": words or a regular expression)'
-    try:
-        rx = re.compile(pattern, re.I)
-    except re.error:
-        rx = re.compile(re.escape(pattern.strip()), re.I)
+    try: rx = re.compile(pattern, re.I)
+    except re.error: rx = re.compile(re.escape(pattern.strip()), re.I)
     files = _grep_files(ws, p, rel)
-    if isinstance(files, str):
-        return files
+    if isinstance(files, str): return files
     out, n_hits = _grep_hits(files, rx, obs_chars, max_hits)
-    if not n_hits:
-        return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
+    if not n_hits: return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
     more = f"\n[... {n_hits - len(out)} more matching lines; search a narrower pattern]" if n_hits > len(out) else ""
     return "\n".join(out) + more
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #4f059cac
 def _path_error(tool: str, rel) -> str | None:
     "Why `rel` cannot be a file tool's path (None: it can)."
-    if rel is None:
-        return f'error: {tool}: no path given (add "path": a file name in the workspace)'
+    if rel is None: return f'error: {tool}: no path given (add "path": a file name in the workspace)'
     if not isinstance(rel, str):
         return f'error: {tool}: "path" must be a file name (a string), not {type(rel).__name__}'
-    if not rel.strip():
-        return f"error: {tool}: empty path"
-    return None
-
+    return f"error: {tool}: empty path" if not rel.strip() else None
 
 def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
-    """Execute one tool action in workspace `ws` → the observation text; every problem is an `error: ...` observation,
-    never an exception."""
-    if not isinstance(action, dict):
-        return f"error: an action is a JSON object with a tool from {', '.join(TOOLS)}"
+    "Execute one tool action in workspace `ws` → the observation text."
+    if not isinstance(action, dict): return f"error: an action is a JSON object with a tool from {', '.join(TOOLS)}"
     tool, rel = action.get("tool"), action.get("path")
-    if tool == "finish":
-        return "error: finish ends the loop; it is not a file tool"
+    if tool == "finish": return "error: finish ends the loop; it is not a file tool"
     if not isinstance(tool, str) or tool not in TOOLS:
         return f"error: unknown tool {_shown(tool)}; use one of {', '.join(TOOLS)}"
     try:
-        if tool == "list_files":
-            return _list_files(ws, obs_chars)
+        if tool == "list_files": return _list_files(ws, obs_chars)
         if tool == "grep" and (rel is None or (isinstance(rel, str) and not rel.strip())):
             return _grep(ws, None, rel, action.get("pattern"), obs_chars)
         bad = _path_error(tool, rel)
-        if bad:
-            return bad
+        if bad: return bad
         p = _safe(ws, rel)
         if p is None:
             return f"error: {tool} {_shown(rel)}: invalid path (outside the workspace, a NUL byte or a symlink loop)"
-        if tool == "read_file":
-            return _read_file(ws, p, rel, action.get("offset"), obs_chars)
-        if tool == "grep":
-            return _grep(ws, p, rel, action.get("pattern"), obs_chars)
+        if tool == "read_file": return _read_file(ws, p, rel, action.get("offset"), obs_chars)
+        if tool == "grep": return _grep(ws, p, rel, action.get("pattern"), obs_chars)
         return _write_file(ws, p, rel, action.get("content"), append=tool == "append_file")
-    except (OSError, ValueError, UnicodeError, RuntimeError) as e:
-        return f"error: {tool} {_shown(rel)}: {_why(e)}"
+    except (OSError, ValueError, UnicodeError, RuntimeError) as e: return f"error: {tool} {_shown(rel)}: {_why(e)}"
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #8006f7d8
 def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
@@ -283,15 +206,12 @@ def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
         'from character "offset" (default 0) and says the offset to read on; grep returns the lines of "path" (of '
         'every file when no path is given) that match "pattern", with line numbers and character offsets to read from; '
         'write_file creates or overwrites the file "path" with "content"; append_file adds "content" to the end of the '
-        'file "path"; finish ends the task. You see each tool\'s result as an observation.'
-    )
-
+        'file "path"; finish ends the task. You see each tool\'s result as an observation.')
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #cbf3024b
 @dataclass
 class AgentTask:
     "One agent run's frame: the file that holds its result, the forced last turn's prompts, budget, sampling, stages."
-
     target: str  # the workspace file the task is done when it holds
     force_write: str  # the last turn's prompt when the step budget runs out
     finish_write: str  # the last turn's prompt after `finish` without `target`
@@ -304,81 +224,53 @@ class AgentTask:
     write_schema: dict | None = None  # the forced turn's answer schema (None: `action_schema`; see `write_schema`)
     extra_schema: dict | None = None  # the extra turn's answer schema (None: a free answer)
 
-
 def write_schema(target: str, content: dict | None = None) -> dict:
-    """The schema of the forced last turn, which carries out only a write of `target`: `write_file` / `append_file`,
-    path `target`, and `content` (a string, or the JSON value `content` describes, written as JSON text)."""
-    return {
-        "type": "object",
-        "properties": {
-            "thought": {"type": "string", "maxLength": 300},
-            "tool": {"type": "string", "enum": ["write_file", "append_file"]},
-            "path": {"type": "string", "enum": [target]},
-            "content": content or {"type": "string"},
-        },
-        "required": ["thought", "tool", "path", "content"],
-    }
+    "The schema of the forced last turn: a `write_file` / `append_file` of `target` with `content`."
+    return {"type": "object", "properties": {
+        "thought": {"type": "string", "maxLength": 300},
+        "tool": {"type": "string", "enum": ["write_file", "append_file"]},
+        "path": {"type": "string", "enum": [target]}, "content": content or {"type": "string"}},
+        "required": ["thought", "tool", "path", "content"]}
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #25456812
 def _ask(llm, mem: list, task: AgentTask, first: bool = False, schema: dict | None | bool = True):
     "The next request: the memory so far, as an action (`schema` True: `action_schema`), another schema's or free."
-    return llm.acall(
-        Request(
-            list(mem),
-            max_tokens=task.max_tokens,
-            temperature=task.temperature,
-            schema=action_schema() if schema is True else schema,
-            stage=task.stages[0 if first else 1],
-        )
-    )
-
+    return llm.acall(Request(list(mem), max_tokens=task.max_tokens, temperature=task.temperature,
+                             schema=action_schema() if schema is True else schema,
+                             stage=task.stages[0 if first else 1]))
 
 def _act_of(text):
     act, why = parse_json(text)
     if not isinstance(act, dict) or not isinstance(act.get("tool"), str) or act["tool"] not in TOOLS:
         why = why or ("unknown tool " + _shown(act.get("tool")) if isinstance(act, dict) else "not a JSON object")
-        return None, (
-            f"error: could not parse an action ({why}); answer with one JSON object with a tool from {list(TOOLS)}"
-        )
+        return None, (f"error: could not parse an action ({why}); answer with one JSON object with a tool from "
+                      f"{list(TOOLS)}")
     return act, None
 
-
 def _execute(ws, act, obs_chars):
-    try:
-        return run_tool(ws, act, obs_chars)
-    except Exception as e:
-        return f"error: {act['tool']}: {type(e).__name__}: {_why(e)}"  # noqa: BLE001 (loop goes on)
+    try: return run_tool(ws, act, obs_chars)
+    except Exception as e: return f"error: {act['tool']}: {type(e).__name__}: {_why(e)}"  # noqa: BLE001 (loop goes on)
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #122ecf98
 async def _forced_turn(llm, ws, mem, task, ended, transcript) -> tuple[bool | None, str]:
-    "The forced final write: one more turn, only a write is carried out → (wrote, what happened instead)."
+    "The forced final write → (wrote, what happened instead)."
     wrote, nothing = None, "the forced final-write turn wrote nothing"
     prompt = task.force_write if ended == "step limit" else task.finish_write
     mem.append({"role": "user", "content": prompt})
     r = await _ask(llm, mem, task, schema=task.write_schema or True)
     act, obs = _act_of(r["text"]) if r["ok"] else (None, f"error: request failed: {r['error']}")
-    if not r["ok"]:
-        nothing = f"the forced final-write request failed: {r['error']}"
+    if not r["ok"]: nothing = f"the forced final-write request failed: {r['error']}"
     if act is not None and act["tool"] in ("write_file", "append_file"):
         obs = _execute(ws, act, task.obs_chars)
         wrote = not obs.startswith("error")
     elif act is not None:
         obs = f"not run: the forced final turn only carries out write_file / append_file, not {act['tool']}"
-    transcript.append(
-        dict(
-            step="forced",
-            prompt=prompt,
-            raw=r["text"],
-            action=act,
-            observation=obs,
-            error=r["error"],
-            finish_reason=r.get("finish_reason"),
-        )
-    )
+    transcript.append(dict(step="forced", prompt=prompt, raw=r["text"], action=act, observation=obs, error=r["error"],
+                           finish_reason=r.get("finish_reason")))
     mem.append({"role": "assistant", "content": r["text"] or ""})
     return wrote, nothing
 
-
+# %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #35c87756
 async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
     "Run one agent in workspace `ws` from messages `mem` (above) → {transcript, failure, ended, ..., text, steps}."
     ws = Path(ws)
@@ -386,27 +278,15 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
     for step in range(task.steps):
         r = await _ask(llm, mem, task, first=step == 0)
         if not r["ok"]:
-            failure = f"request failed at step {step}: {r['error']}"
-            ended = "request failed"
-            transcript.append(dict(step=step, error=r["error"]))
-            break
+            failure, ended = f"request failed at step {step}: {r['error']}", "request failed"
+            transcript.append(dict(step=step, error=r["error"])); break
         mem.append({"role": "assistant", "content": r["text"]})
         act, obs = _act_of(r["text"])
         done = act is not None and act["tool"] == "finish"
-        if act is not None and not done:
-            obs = _execute(ws, act, task.obs_chars)
-        transcript.append(
-            dict(
-                step=step,
-                raw=r["text"],
-                action=act,
-                observation=None if done else obs,
-                finish_reason=r.get("finish_reason"),
-            )
-        )
-        if done:
-            ended = "finish"
-            break
+        if act is not None and not done: obs = _execute(ws, act, task.obs_chars)
+        transcript.append(dict(step=step, raw=r["text"], action=act, observation=None if done else obs,
+                               finish_reason=r.get("finish_reason")))
+        if done: ended = "finish"; break
         mem.append({"role": "user", "content": f"Observation:\n{obs}"})
     if ended == "step limit" or (ended == "finish" and not (ws / task.target).exists()):
         forced = True
@@ -417,24 +297,12 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
         r = await _ask(llm, mem, task, schema=task.extra_schema)
         final = r["text"] if r["ok"] else None
         transcript.append(dict(step="extra", prompt=task.extra_turn, raw=r["text"], error=r["error"]))
-        if not r["ok"]:
-            failure = f"extra turn failed: {r['error']}"
+        if not r["ok"]: failure = f"extra turn failed: {r['error']}"
     rf = ws / task.target
-    try:
-        text = rf.read_bytes().decode("utf-8", errors="replace") if rf.is_file() and not rf.is_symlink() else None
-    except OSError as e:
-        text, ended = None, f"{ended}; {task.target} unreadable: {_why(e)}"
-    return dict(
-        transcript=transcript,
-        failure=failure,
-        ended=ended,
-        forced=forced,
-        wrote=wrote,
-        nothing=nothing,
-        final=final,
-        text=text,
-        steps=len([t for t in transcript if isinstance(t["step"], int)]),
-    )
+    try: text = rf.read_bytes().decode("utf-8", errors="replace") if rf.is_file() and not rf.is_symlink() else None
+    except OSError as e: text, ended = None, f"{ended}; {task.target} unreadable: {_why(e)}"
+    return dict(transcript=transcript, failure=failure, ended=ended, forced=forced, wrote=wrote, nothing=nothing,
+                final=final, text=text, steps=len([t for t in transcript if isinstance(t["step"], int)]))
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #5f8048fb
 def file_outcome(a: dict, budget: int, target: str, parse, noun: str = "result") -> dict:
@@ -464,22 +332,16 @@ def stub_action(tool: str, **kw) -> str:
     "One action as the stub agent writes it."
     return json.dumps(dict(thought="stub", tool=tool, **kw))
 
-
 def stub_step(m: list[dict], target: str, content, first: str) -> str:
     "The stub agent's next action after messages `m` (system, task, then assistant / observation turns)."
-    if len(m) == 2:
-        return stub_action("list_files")
+    if len(m) == 2: return stub_action("list_files")
     listed = m[3]["content"].removeprefix("Observation:\n").splitlines()
     files = [first] + [n for n in listed if n != first and not n.startswith("[... ")]
     act = json.loads(m[-2]["content"])
-    if act["tool"] == "write_file":
-        return stub_action("finish")
-    if act["tool"] != "read_file":
-        return stub_action("read_file", path=first)
+    if act["tool"] == "write_file": return stub_action("finish")
+    if act["tool"] != "read_file": return stub_action("read_file", path=first)
     more = re.search(r"read with offset (\d+)\]$", m[-1]["content"])
-    if more:
-        return stub_action("read_file", path=act["path"], offset=int(more.group(1)))
+    if more: return stub_action("read_file", path=act["path"], offset=int(more.group(1)))
     i = files.index(act["path"]) + 1 if act["path"] in files else len(files)
-    return stub_action("read_file", path=files[i]) if i < len(files) else stub_action("write_file", path=target,
-                                                                                      content=content())
-
+    if i < len(files): return stub_action("read_file", path=files[i])
+    return stub_action("write_file", path=target, content=content())

@@ -18,9 +18,7 @@ from ...report import fmt
 __all__ = ['SAMPLE_RUBRIC', 'COMMANDS', 'CheckArgs', 'check_command', 'GradeArgs', 'load_rubric_file', 'grade_command']
 
 # %% ../../../nbs/benchmarks/rubrics/04_commands.ipynb #dbb67bd0
-# in the repository: `rubrics check` works on a fresh clone
-SAMPLE_RUBRIC = "data/samples/rubrics/papers/tsls/rubric.json"
-
+SAMPLE_RUBRIC = "data/samples/rubrics/papers/tsls/rubric.json"  # in the repository: works on a fresh clone
 
 def _find(path) -> Path:
     "`path` as given, or relative to the project root; a missing file raises `FileNotFoundError`."
@@ -33,7 +31,6 @@ def _find(path) -> Path:
 class CheckArgs:
     rubric: str = param(SAMPLE_RUBRIC, f"a PaperBench rubric.json, e.g. {SAMPLE_RUBRIC} (synthetic sample)",
                         positional=True)
-
 
 def check_command(a: CheckArgs) -> int:
     "`scibench rubrics check RUBRIC`: a PaperBench rubric's leaves, effective weights and category shares."
@@ -68,11 +65,9 @@ def load_rubric_file(path) -> list[dict]:
     if parsed["failure"]: raise DataError(path, None, "items", parsed["failure"])
     return parsed["items"]
 
-
 # %% ../../../nbs/benchmarks/rubrics/04_commands.ipynb #4dc73c6e
 def grade_command(a: GradeArgs) -> int:
-    """`scibench rubrics grade RUBRIC REPO`: one repository graded with one rubric (read by `load_rubric_file`); what
-    was read, verdicts, the score."""
+    "`scibench rubrics grade RUBRIC REPO`: one repository graded with one rubric; what was read, verdicts, score."
     from scibench.llm import LLM, get_model
     from scibench.benchmarks.rubrics.paperbench import RepoIndex
     from scibench.server import serving

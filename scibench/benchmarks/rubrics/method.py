@@ -34,17 +34,16 @@ from ...runs import complete_runs
 from ...tables import Figure, build, write
 from ...texts import EmbedAhead, count_tokens, embed_map, prose_problem
 
-
 # %% auto #0
 __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTOCOLS', 'RUBRIC_FILE', 'WRITE_STEPS',
            'FORCE_WRITE', 'FINISH_WRITE', 'SKILL_REQUEST', 'SKILL_MIN_CHARS', 'SKILL_SCHEMA', 'SKILL_MIN_WORDS', 'TAUS',
            'METRICS', 'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_K', 'DISTILL', 'GENERATE', 'AGENT',
            'GRADE', 'JUDGE_EVAL', 'EMBED', 'run', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema',
-           'instructions', 'example_checklist', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt',
-           'other_papers', 'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent',
-           'check_skill', 'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge',
-           'prf_from_cos', 'match_prf', 'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'strongest_model',
-           'stub_reply', 'data', 'write_tables', 'paper_numbers']
+           'instructions', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers',
+           'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill',
+           'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf',
+           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'strongest_model', 'stub_reply', 'data',
+           'write_tables', 'paper_numbers']
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #ca8ce46e
 def rubric_schema(max_items: int = 0) -> dict:
@@ -73,26 +72,19 @@ def instructions(max_items: int = 0) -> str:
             + (f" Write at most {max_items} items." if max_items else ""))
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30b36c64
-# a human-scale checklist (~83 items of ~130 characters); ~2 of them in all
-EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000
-
-def example_checklist(paper: dict, n_items: int = EXAMPLE_ITEMS) -> list[dict]:
-    "A reference rubric as an in-context example: PaperBench's tree cut to about `n_items` items (`checklist_view`)."
-    return [dict(criterion=i["criterion"], importance=int(i["importance"]), category=i["category"])
-            for i in checklist_view(paper["tree"], n_items)]
+EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000  # a human-scale checklist (~83 items of ~130 characters); ~2 of them
 
 def _item_line(i: dict) -> str: return json.dumps(i, ensure_ascii=False)
 
 def example_views(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> list[dict]:
-    """Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]: when
-    an example's items do not fit its share, evenly spaced items are kept (every part of the tree stays represented)."""
+    "Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]."
     out, share = [], (max_chars // max(len(examples), 1)) if max_chars else 0
     for e in examples:
-        items = example_checklist(e, n_items)
+        items = [dict(criterion=i["criterion"], importance=int(i["importance"]), category=i["category"])
+                 for i in checklist_view(e["tree"], n_items)]  # PaperBench's tree cut to about `n_items` items
         lens = [len(_item_line(i)) + 2 for i in items]
         keep = list(range(len(items)))
         if share:
-            # header, cut note, separator
             room = share - len(_example_block(dict(title=e["title"], items=[], total=10**9))) - 2
             m = len(items)
             while m and sum(lens[j] for j in keep) > room:
@@ -135,7 +127,6 @@ PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
 class RubricsConfig(Config):
     judge: str = param("local", "grader: judges each (criterion, repository) pass/fail (the paper: GPT-4o-mini); "
                        "the embedded model is weak", role=True)
-    # param makes a default_factory
     settings: list[str] = param(list(SETTINGS), "generation settings to run", choices=SETTINGS)  # noqa: RUF009
     k: int = param(10, "files retrieved per criterion when grading (top-K)", min=1)
     retrieval: str = param("bm25", "how the grader ranks a repository's files for a criterion", choices=RETRIEVAL)
@@ -195,11 +186,10 @@ def _grading(cfg: RubricsConfig, stage: str = "grade") -> GradeOpts:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #ab18d68c
 RUBRIC_FILE = "rubric.json"
-# steps beyond one reading of the paper and the examples: searching, writing parts, finishing
-WRITE_STEPS = 10
+WRITE_STEPS = 10  # steps beyond one reading of the paper and the examples: searching, writing parts, finishing
 
 def agent_system(skill: str|None = None, obs_chars: int = OBS_CHARS) -> str:
-    "The system turn: the tools (`scibench.benchmarks.rubrics.agent.tools_prompt`), then the distilled skill (setting 4)."
+    "The system turn: the tools (`tools_prompt`), then the distilled skill (setting 4)."
     return tools_prompt(obs_chars) + (f"\n\n## Skill: how to write good rubrics\n{skill}" if skill else "")
 
 def agent_task(max_items: int = 0, steps: int|None = None, paper_chars: int|None = None) -> str:
@@ -227,8 +217,7 @@ def _example_file(v: dict) -> str:
 
 def agent_steps(paper: dict, examples: list[dict], obs_chars: int = OBS_CHARS, max_steps: int = 0,
                 n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> int:
-    """The step budget: `max_steps`, or (0 = auto) one reading of the paper and the example files at `obs_chars` per
-    step + `WRITE_STEPS`."""
+    "The step budget: `max_steps`, or (0 = auto) one reading of the paper and the examples + `WRITE_STEPS`."
     if max_steps: return max_steps
     views = example_views(examples, n_items, max_chars)
     reads = -(-len(paper["text"]) // obs_chars) + sum(-(-len(_example_file(v)) // obs_chars) for v in views)
@@ -248,10 +237,7 @@ def make_workspace(path, paper: dict, examples: list[dict], n_items: int = EXAMP
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #9cd06a13
 async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None,
                      skill: str|None = None, extra_turn: str|None = None, stages=("generate", "agent")) -> dict:
-    """Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}, with
-    `cfg`'s caps (`max_steps` 0 = `agent_steps`, sized to the paper); `drive` runs the loop (at the limit one
-    `FORCE_WRITE` turn, whose answer schema allows only a write of the rubric: `write_schema`); `extra_turn` asks one
-    more question after it; `stages`: the first request's and the others'."""
+    "Algorithm 1 on one paper → {items, dropped, failure, steps, budget, ended, forced, note, transcript, final}."
     cfg = cfg or RubricsConfig()
     ek = (cfg.example_items, cfg.example_chars)
     ws = make_workspace(workspace, paper, examples, *ek)
@@ -269,24 +255,19 @@ SKILL_REQUEST = ("You have finished writing a rubric. Now write a general-purpos
                  "importance scores and categories, and mistakes to avoid. Do not mention this specific paper. "
                  "Answer with JSON with one key, skill_document, whose value is the whole document.")
 SKILL_MIN_CHARS = 300   # the document's schema asks for at least this much (about check_skill's 40 words of prose)
-# the skill turn's answer schema (structured output where the endpoint has it): a document, not one more action
 SKILL_SCHEMA = {"type": "object", "properties": {"skill_document": {"type": "string", "minLength": SKILL_MIN_CHARS}},
-                "required": ["skill_document"]}
-
+                "required": ["skill_document"]}  # the skill turn's answer: a document, not one more action
 SKILL_MIN_WORDS = 40
 
 def check_skill(text: str|None, min_words: int = SKILL_MIN_WORDS) -> str|None:
-    """Why `text` is not a usable skill document, or None: empty, a JSON action / tool call, too short, a refusal or
-    chat reply (`scibench.texts.prose_problem`)."""
+    "Why `text` is not a usable skill document (`scibench.texts.prose_problem`), or None."
     return prose_problem(text, min_words, "skill document")
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #21b104ee
 async def adistill_skill(llm, paper: dict, examples: list[dict], workspace, cfg: RubricsConfig|None = None) -> dict:
-    """Run the agentic scaffold on `paper` with the strong model, then ask for the skill document → {skill, failure,
-    run}; never raises. Its first request is a first-stage one (`generate`), the others the `distill` stage."""
+    "The agentic scaffold on `paper`, then the skill request → {skill, failure, run}; never raises."
     try: a = await arun_agent(llm, paper, examples, workspace, cfg, None, SKILL_REQUEST, ("generate", "distill"))
-    # a broken distillation is a failure of setting 4, not of the run
-    except Exception as e: return _distill_failed(e)  # noqa: BLE001
+    except Exception as e: return _distill_failed(e)  # noqa: BLE001 (a failure of setting 4, not of the run)
     return _skill_of(a)
 
 def _distill_failed(e: Exception) -> dict:
@@ -315,8 +296,7 @@ def _failed(p, setting: str, why: str) -> dict:
                 failure=why)
 
 def _gen_record(p: dict, setting: str, r: dict) -> dict:
-    """A direct / icl rubric record from its answer `r` (a failed request or an unparsable answer is a failure with its
-    reason)."""
+    "A direct / icl rubric record from its answer `r` (a failed request or unparsable answer: a failure)."
     parsed = parse_rubric(r["text"]) if r["ok"] else dict(items=[], dropped=[], how=None,
                                                           failure=f"request failed: {r['error']}")
     fail = parsed["failure"]
@@ -334,22 +314,18 @@ def _gen_request(papers: list[dict], p: dict, setting: str, cfg: RubricsConfig) 
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #39b88a95
 def _agent_record(llm, p: dict, setting: str, out_dir, skill, a: dict) -> dict:
-    """An agentic / skill rubric record from the agent run `a`; its transcript is saved under
-    `transcripts/<setting>/<paper>.json`."""
+    "An agentic / skill rubric record from the agent run `a`; its transcript saved in `transcripts/`."
     out_dir = Path(out_dir)
     tp = out_dir/"transcripts"/setting/f"{p['id']}.json"
     write_json(tp, _utf8(dict(paper=p["id"], setting=setting, model=llm.spec.name,
                               skill=skill if setting == "skill" else None, **a)))
     return _utf8(dict(paper=p["id"], setting=setting, items=a["items"], dropped=a["dropped"], how=a["how"],
-                      failure=a["failure"],
-                      steps=a["steps"], budget=a["budget"], ended=a["ended"], forced=a["forced"], note=a["note"],
-                      transcript=str(tp.relative_to(out_dir))))
+                      failure=a["failure"], steps=a["steps"], budget=a["budget"], ended=a["ended"], forced=a["forced"],
+                      note=a["note"], transcript=str(tp.relative_to(out_dir))))
 
 async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_dir, cfg: RubricsConfig|None = None,
                            skill: str|None = None, skill_failure: str|None = None) -> dict:
-    """One paper's rubric in one setting (inside `pipeline`, or `run_sync`) → {paper, setting, items, dropped, failure,
-    ...}; a paper that breaks is a failure record. The agent's first turn is a first-stage request (`generate`) unless
-    it carries a distilled skill, which only the distillation's answers make."""
+    "One paper's rubric in one setting → {paper, setting, items, dropped, failure, ...}; never raises."
     cfg = cfg or RubricsConfig()
     if setting not in SETTINGS: raise ValueError(f"unknown setting {setting!r} (known: {', '.join(SETTINGS)})")
     if setting == "skill" and not skill:
@@ -377,8 +353,7 @@ def rubric_stats(items: list[dict]) -> dict:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #948c2fea
 def max_rouge(generated: list[str], reference: list[str], toks: dict|None = None) -> tuple[float, float]:
-    """Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items (`toks`: tokens by
-    text, if known)."""
+    "Mean over generated items of the max ROUGE-1 / ROUGE-L F-score against the reference items."
     if not generated or not reference: return float("nan"), float("nan")
     r1, rl = rouge_matrices(generated, reference, *([toks[x] for x in generated],
                                                     [toks[x] for x in reference]) if toks else ())
@@ -392,8 +367,7 @@ def prf_from_cos(C: np.ndarray, tau: float) -> tuple[float, float, float]:
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #a40197db
 def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=None,
               embedder: str|None = None) -> tuple[float, float, float]:
-    """Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (embeddings of `embedder`, see
-    `retrieval.embed`)."""
+    "Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (`retrieval.embed`)."
     from scibench.retrieval import embed
     if not generated or not reference: return float("nan"), float("nan"), float("nan")
     G, R = emb if emb is not None else (embed(generated, model=embedder), embed(reference, model=embedder))
@@ -401,12 +375,10 @@ def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=
 
 TAUS = (0.65, 0.7, 0.75)
 
-
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30c2cad8
 def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None,
               toks: dict|None = None) -> dict:
-    """All intrinsic metrics of one (generated, reference) pair, each list embedded and tokenized once (or looked up
-    in `emb` and `toks`, {text: ROUGE tokens}, which a run fills once for every setting)."""
+    "All intrinsic metrics of one (generated, reference) pair (`emb`, `toks`: by text, filled once a run)."
     if toks is not None:
         new = [x for x in dict.fromkeys(list(generated) + list(reference)) if x not in toks]
         toks.update(zip(new, rouge_tokens(new)))
@@ -415,15 +387,12 @@ def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|N
         e = emb if emb is not None else embed_map(list(generated) + list(reference), embedder)
         C = np.stack([e[t] for t in generated]) @ np.stack([e[t] for t in reference]).T
         for t in taus: out.update(zip((f"precision@{t}", f"recall@{t}", f"f1@{t}"), prf_from_cos(C, t)))
-    else:
-        for t in taus:
-            out.update({f"precision@{t}": float("nan"), f"recall@{t}": float("nan"), f"f1@{t}": float("nan")})
+    else: out.update({f"{m}@{t}": float("nan") for t in taus for m in ("precision", "recall", "f1")})
     return out
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #f914275f
 def extrinsic(s_gen: list, s_ref: list) -> dict:
-    """Spearman and Pearson between two repository score vectors (repositories without both scores are left out and
-    counted)."""
+    "Spearman and Pearson between two repository score vectors (pairs without both scores: counted)."
     ok = [(a, b) for a, b in zip(s_gen, s_ref) if a is not None and b is not None]
     a, b = np.array([x for x, _ in ok], float), np.array([y for _, y in ok], float)
     return dict(spearman=correlation(a, b, "spearman"), pearson=correlation(a, b, "pearson"), repos=len(ok),
@@ -446,7 +415,6 @@ def summarize(records: list[dict], settings) -> dict:
         d = dict(label=SETTINGS.get(s, "Reference (PaperBench)"), papers=len(rs), generation_failures=len(rs) - len(ok),
                  failures=[dict(paper=r["paper"], failure=r["failure"]) for r in rs if r["failure"]],
                  dropped_items=sum(len(r.get("dropped") or []) for r in rs),
-                 # rubrics kept after the agent hit its step limit
                  forced_writes=sum(1 for r in ok if r.get("forced")),
                  grading_failures=sum(x["failures"] for r in rs for x in r["repo_scores"].values()),
                  grading_verdicts=sum(x["judged"] + x["failures"] for r in rs for x in r["repo_scores"].values()))
@@ -514,9 +482,7 @@ SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this 
 PAPER_K = 10  # the paper's top-K (its judge and embedder: `scibench.benchmarks.rubrics.views`)
 
 def protocol_notes(cfg) -> dict:
-    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
-    name, prompts, notes = this run's departures, quirks = [] (no released code), differences = our choices and
-    gaps)."""
+    "What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol`."
     notes = []
     if cfg.protocol == "paper":
         if cfg.k != PAPER_K: notes.append(f"k={cfg.k} (the paper: top-K = {PAPER_K} files per criterion)")
@@ -532,11 +498,9 @@ def protocol_notes(cfg) -> dict:
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
     return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
 
-
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #9135c175
 def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
-    """The model that distils the skill → (name, why): `skill_model`, else the configured model with the highest
-    `price_out` (ties: the model under test)."""
+    "The model that distils the skill → (name, why): `skill_model`, else the highest `price_out`."
     if cfg.skill_model: return cfg.skill_model.split("+")[0], "skill_model"
     names = list(dict.fromkeys(str(n).split("+")[0] for n in (cfg.model, cfg.judge) if n))
     price = {n: float(getattr(specs.get(n), "price_out", 0.0) or 0.0) for n in names}
@@ -548,8 +512,7 @@ def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
                f"among {', '.join(names)})")
 
 def _skill_source(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
-    """What setting 4's skill document comes from, checked before any call: `skill_file` (read and checked now → {skill,
-    failure, info}) or the distilling model → {llm, model, why, paper}."""
+    "What setting 4's skill comes from, checked before any call: `skill_file`'s or the distilling model's."
     if cfg.skill_file:
         skill = Path(cfg.skill_file).read_text(encoding="utf-8")
         bad = check_skill(skill)
@@ -613,7 +576,6 @@ def _cut(g: dict, max_items: int) -> dict:
         g["truncated"] = len(g["items"]) - max_items; g["items"] = g["items"][:max_items]
     return g
 
-
 @dataclass
 class _Sent:
     "What one run's stages are built from: config, papers, run folder, the skill's source, the grader's state."
@@ -632,19 +594,16 @@ class _Sent:
         if self.skill is None: self.skill = asyncio.ensure_future(_askill(self.cfg, self.out, self.papers, self.src))
         return self.skill
 
-
 def _start(item) -> dict:
     "An item's first state; the reference rubric is PaperBench's leaves."
     s, p = item
     if s != "reference": return {"item": item}
     return {"item": item, "g": dict(items=to_checklist(p["leaves"]), failure=None, dropped=[])}
 
-
 def _distill_request(state, sent: _Sent):
     if sent.src is None: return None
     task = sent.skill_task()
     return (lambda llm: task) if state["item"][0] == "skill" else None
-
 
 def _generate_request(state, sent: _Sent):
     s, p = state["item"]
@@ -653,12 +612,10 @@ def _generate_request(state, sent: _Sent):
     except Exception as e:  # noqa: BLE001 (this paper fails; the others go on)
         state["g"] = _failed(p, s, _err(e))
 
-
 def _generate_result(state, r: dict, sent: _Sent) -> None:
     s, p = state["item"]
     try: state["g"] = _cut(_utf8(_gen_record(p, s, r)), sent.cfg.max_items)
     except Exception as e: state["g"] = _failed(p, s, _err(e))  # noqa: BLE001
-
 
 def _agent_request(state, sent: _Sent):
     s, p = state["item"]
@@ -666,13 +623,11 @@ def _agent_request(state, sent: _Sent):
     skill, why, _ = state.get("skill", (None, None, None))
     return lambda llm: agenerate_rubric(llm, sent.papers, p, s, sent.out, sent.cfg, skill, why)
 
-
 def _grade_request(state, sent: _Sent):
     (_, p), g = state["item"], state["g"]
     if not g["items"]: return None
     jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
     return lambda llm: asyncio.gather(*(agrade(llm, job, _grading(sent.cfg), sent.indexes, sent.ahead) for job in jobs))
-
 
 DISTILL = Stage("distill", "skill_model", "the distillation's later steps and its skill-document turn",
                 _distill_request, lambda state, r, sent: state.update(skill=r))
@@ -711,8 +666,7 @@ def _setup(cfg: RubricsConfig, ctx) -> _Sent:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #5b1d7e21
 def _grade_lines(k: tuple) -> list[dict]:
-    """An item's lines of `grades.jsonl` (`k`: setting, paper id, rubric, {repository: grading}): one per repository,
-    with the rubric's items (their ancestors: in the records)."""
+    "An item's lines of `grades.jsonl`: one per repository, with the rubric's items (no ancestors)."
     items = [{f: v for f, v in i.items() if f != "ancestors"} for i in k[2]["items"]]
     return [dict(setting=k[0], paper=k[1], repo=rn, **x, items=items) for rn, x in k[3].items()]
 
@@ -722,8 +676,7 @@ def _keep(k: tuple) -> tuple:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #5b1d7e24
 def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate]:
-    """After the stream: `repos.json`, JudgeEval (planning: then nothing more); the embeddings, the records, the summary
-    (`scores.json`) and the headline, per setting F1@0.7 and Spearman."""
+    "After the stream: `repos.json`, JudgeEval; then (not planning) embeddings, records, summary, headline."
     papers, d = sent.papers, ctx.out
     order = {str(rp): n for n, rp in enumerate(rp for p in papers for rp in p["repos"].values())}
     write_json(d/"repos.json", [ix.report for _, ix in sorted(sent.indexes.items(),
@@ -770,16 +723,10 @@ def _stub_items(key: str, text: str) -> list[dict]:
     h = hashlib.sha1(key.encode()).hexdigest()[:8]
     crit = "Implements, runs and reports component {} of the method ({}) as the paper describes it, with its settings"
     return [dict(criterion=crit.format(j, h) + " and the numbers it reports", importance=1 + j % 5,
-                 category=CATEGORIES[j % 3])
-            for j in range(int(m.group(1)) if m else _GUESS_ITEMS)]
+                 category=CATEGORIES[j % 3]) for j in range(int(m.group(1)) if m else _GUESS_ITEMS)]
 
 def stub_reply(body: dict) -> str:
-    """The counting stub's answer (the plan's assumptions). A direct / icl prompt: a JSON rubric of `max_items` items
-    (`_GUESS_ITEMS` = 80 when uncapped), distinct per prompt. An agent lists the workspace, reads `paper.md` and every
-    example file once, page by page, writes the whole rubric in one `write_file` and finishes (the step limit ends it
-    earlier, then the forced turn writes the rubric). The skill request: prose of the turn's `max_tokens` (`filler`),
-    which `check_skill` accepts. A grading prompt: pass or fail (by a hash of the prompt). Every rubric is graded
-    in full, every JudgeEval case with a submission too."""
+    "The counting stub's answer: the plan's assumptions (above)."
     m = body["messages"]; last = m[-1]["content"]
     if last.startswith("You grade a code repository"):
         ok = hashlib.sha1(last.encode()).digest()[0] % 2
@@ -790,20 +737,17 @@ def stub_reply(body: dict) -> str:
     if last in (FORCE_WRITE, FINISH_WRITE): return stub_action("write_file", path=RUBRIC_FILE, content=items())
     return stub_step(m, RUBRIC_FILE, items, "paper.md")
 
-
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #870cd937
 STAGES = [GENERATE, AGENT, DISTILL, GRADE, JUDGE_EVAL]  # JudgeEval: after the stream (`_judge_eval`)
 
 def data(cfg: RubricsConfig) -> list[Path]:
-    """What split `cfg.split` needs: its papers folder (`papers/<id>/{paper.md, rubric.json}`); repositories and
-    JudgeEval cases are optional."""
+    "What split `cfg.split` needs: its papers folder (repositories and JudgeEval cases are optional)."
     return [split_root(cfg.split)/"papers"]
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #0019e269
 TABLES = [TABLE1, TABLE2, TABLE5_6, TABLE_STATS, TABLE_JUDGE_EVAL,
           Figure("rubrics_category_shares", lambda runs: draw_category_shares(runs, SETTINGS)),
           Figure("rubrics_importance_hist", lambda runs: draw_importance_hist(runs, SETTINGS))]
-
 
 def write_tables() -> list:
     "Write every Rubrics table and figure from `results/` (never calls a model); JudgeEval's when it has rows."
@@ -821,12 +765,10 @@ def paper_numbers(name):
     if m == "Spearman":
         return rv.ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
 
-
 RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("setting"),
                    paper=paper_numbers, extras=judge_eval_block, headline_tables=[TABLE1])
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #3554502a
-# the paper text prints no arXiv id, and none is invented
 PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment Reproduction",
               "Hanhua Hong, Yizhi Li, Jiaoyan Chen, Luu Gia Huy, Sophia Ananiadou, Jung-jae Kim, Chenghua Lin",
               key="hong-rubrics")  # the text prints no arXiv id, year or venue

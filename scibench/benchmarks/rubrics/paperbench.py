@@ -22,22 +22,17 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
            'CHARS_PER_TOKEN', 'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS',
            'GRADE_CHOICES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score',
            'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance', 'checklist_view', 'fit_checklist',
-           'checklist_text', 'locate_repo', 'resolve_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'index_report',
-           'context_budget', 'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files',
-           'context_text', 'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade',
-           'agrade', 'judge_eval_trees', 'judge_eval_cases', 'load_judge_eval', 'agreement', 'judge_eval',
-           'download_paperbench', 'download_judge_eval', 'split_root', 'load_papers']
+           'checklist_text', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'context_budget',
+           'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
+           'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases',
+           'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval', 'split_root', 'load_papers']
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
 _NODE_FIELDS = ("id", "requirements", "weight", "sub_tasks")
 
 def _read_tree(path, leaf_scores: bool = False) -> dict:
-    """A rubric tree, checked node by node: an object with `id`, `requirements` (text), `weight` (a number
-    >= 0) and `sub_tasks` (a list; children's weights not all 0); with `leaf_scores`, each leaf's `score` is 0 or 1.
-    Every error is a `DataError` naming the file, the line where the node starts and the field's path. Ids need not
-    be unique: real PaperBench trees repeat a leaf id under different parents (bbox, bridging-data-gaps), and nothing
-    is keyed by it."""
+    "A rubric tree, checked node by node (`_check_fields`); with `leaf_scores`, each leaf's `score` is 0 or 1."
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{p} not found")
     tree, line_of = read_json_lines(p)
@@ -51,8 +46,7 @@ def _read_tree(path, leaf_scores: bool = False) -> dict:
             raise DataError(p, line, f"{where}.sub_tasks", f"node {nid!r}: children weights sum to 0")
         score = n.get("score")
         if leaf_scores and not n["sub_tasks"] and (isinstance(score, (dict, list, str)) or score not in (0, 1)):
-            raise DataError(p, line, f"{where}.score",
-                            f"leaf {nid!r}: leaf score must be 0 or 1, got {n.get('score')!r}")
+            raise DataError(p, line, f"{where}.score", f"leaf {nid!r}: leaf score must be 0 or 1, got {score!r}")
     check(tree, "root", 1)
     return tree
 
@@ -78,8 +72,7 @@ def _check_fields(p: Path, n: dict, where: str, line: int) -> None:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #fa5a9bc1
 def rubric_leaves(tree: dict) -> list[dict]:
-    """Leaves of a rubric tree in order with their effective weight (share of the root score), `path` (ids root→parent)
-    and `ancestors` (requirement texts root→parent: what PaperBench's judge sees above a leaf)."""
+    "Leaves in order: effective weight, `path` (ids root→parent), `ancestors` (their requirement texts)."
     out = []
     def walk(n, share, path, anc):
         subs = n["sub_tasks"]
@@ -93,8 +86,7 @@ def rubric_leaves(tree: dict) -> list[dict]:
     return out
 
 def load_paperbench_rubric(path) -> list[dict]:
-    """The leaves of a PaperBench `rubric.json` (or graded tree) with `requirements`, `task_category` and effective
-    `weight`."""
+    "The leaves of a PaperBench `rubric.json` (or graded tree), as `rubric_leaves` gives them."
     return rubric_leaves(_read_tree(path))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #ceb1186d
@@ -109,8 +101,7 @@ def tree_score(graded: dict) -> float:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #b3d45a78
 def to_checklist(leaves: list[dict]) -> list[dict]:
-    """A PaperBench tree's leaves as checklist items; the effective weight stands in for the importance; `ancestors`
-    pass through."""
+    "A tree's leaves as checklist items (the importance: the effective weight; `ancestors` pass through)."
     return [dict(criterion=l["requirements"], importance=l["weight"], category=l["task_category"],
                  **({"ancestors": l["ancestors"]} if l.get("ancestors") else {})) for l in leaves]
 
@@ -147,8 +138,7 @@ _LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:\[(?P<imp>[1-5])\]|\((?P<imp2
                    r"(?:\((?P<cat>[^)]*)\))?\s*(?P<crit>.+?)\s*$")
 
 def _json_parts(text: str) -> tuple[list|None, str|None]:
-    """Items of a text that is one or more JSON values and nothing else (parts written one after another):
-    `{"items": [...]}` objects, item lists, item objects (JSON Lines) → (items, how); (None, None) when it is not."""
+    "Items of a text of JSON values only → (items, how); (None, None) when it is not."
     s = re.sub(r"(?m)^\s*```(?:json|jsonl)?\s*$", "", text)
     dec, pos, parts = json.JSONDecoder(strict=False), 0, []
     while True:
@@ -168,8 +158,7 @@ def _json_parts(text: str) -> tuple[list|None, str|None]:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #dddf977d
 def _salvaged(text: str) -> tuple[list|None, str|None]:
-    """Items of a text that is not JSON only: the `items` of a JSON object in it, or every item object found in it
-    when there are more of those (a cut or broken later part) → (items, how); (None, None) when there is neither."""
+    "Items of a text that is not JSON only → (items, how); (None, None) when it has none."
     raw, how = None, None
     obj, _ = parse_json(text)
     if isinstance(obj, dict) and isinstance(obj.get("items"), list): raw, how = obj["items"], "json"
@@ -180,7 +169,6 @@ def _salvaged(text: str) -> tuple[list|None, str|None]:
     n_crit = sum(isinstance(o, dict) and "criterion" in o for o in objs)
     if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
     return raw, how
-
 
 def _text_lines(text: str) -> list[dict]:
     "Items written as checklist lines, `- [5] (Code Development) ...`, or as a line that names its `importance: N`."
@@ -197,7 +185,6 @@ def _text_lines(text: str) -> list[dict]:
             raw.append(dict(criterion=crit, importance=int(m2.group(1)), category=line))
     return raw
 
-
 def parse_rubric(text: str|None) -> dict:
     "Checklist items from a model answer or a rubric file written in parts → {items, dropped, how, failure}."
     if text is None: return dict(items=[], dropped=[], how=None, failure="no response")
@@ -211,7 +198,6 @@ def parse_rubric(text: str|None) -> dict:
         else: dropped.append(why)
     return dict(items=items, dropped=dropped, how=how,
                 failure=None if items else f"no valid rubric item ({how}; {len(dropped)} dropped)")
-
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #56bcec78
 def _nodes(tree: dict) -> list[tuple]:
@@ -243,8 +229,7 @@ def _majority_category(node: dict):
     return min(w, key=lambda c: (-w[c], order.get(c, len(order)), c))
 
 def checklist_view(tree: dict, n_items: int = 80) -> list[dict]:
-    """A PaperBench tree cut into about `n_items` checklist items {criterion, importance (1-5 by weight rank),
-    category, weight (share of the root score; they sum to 1), id, ancestors, leaves}; deterministic."""
+    "A PaperBench tree cut into about `n_items` checklist items (above); deterministic."
     if n_items < 1: raise ValueError(f"n_items must be >= 1, got {n_items}")
     info = {id(n): (share, pos, anc) for n, share, pos, anc in _nodes(tree)}
     key = lambda n: (-info[id(n)][0], info[id(n)][1])
@@ -264,8 +249,7 @@ def checklist_view(tree: dict, n_items: int = 80) -> list[dict]:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #9a4fd553
 def fit_checklist(items: list[dict], max_chars: int|None = None) -> list[dict]:
-    """The items, as {criterion, importance, category}, that fit `max_chars` characters of `checklist_text`: when
-    they do not all fit, the least important (lowest weight, then last) are left out; the order is kept."""
+    "The items, as {criterion, importance, category}, that fit `max_chars` characters of `checklist_text`."
     slim = [dict(criterion=it["criterion"], importance=it["importance"], category=it.get("category")) for it in items]
     if max_chars is None: return slim
     line = lambda it: len(json.dumps(it, ensure_ascii=False)) + 3
@@ -278,8 +262,7 @@ def fit_checklist(items: list[dict], max_chars: int|None = None) -> list[dict]:
     return [it for j, it in enumerate(slim) if j in keep]
 
 def checklist_text(items: list[dict], max_chars: int|None = None) -> str:
-    """A checklist as the JSON a rubric answer has (`{"items": [...]}`, one item a line), at most `max_chars`
-    characters (see `fit_checklist` for what is left out)."""
+    "A checklist as `{\"items\": [...]}` JSON, one item a line, within `max_chars` (`fit_checklist`)."
     kept = fit_checklist(items, max_chars)
     return '{"items": [\n' + ",\n".join(" " + json.dumps(it, ensure_ascii=False) for it in kept) + "\n]}"
 
@@ -293,7 +276,6 @@ def _archive_name(p: Path) -> str|None:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3be155e9
 MAX_EXPANDED = 256 << 20  # bytes an archive's files may expand to (256 MiB); over it, it is not extracted
 
-
 def _expanded(t: tarfile.TarFile, cap: int) -> int:
     "The bytes the files of archive `t` expand to, counted from its headers until past `cap`."
     n = 0
@@ -302,10 +284,8 @@ def _expanded(t: tarfile.TarFile, cap: int) -> int:
         if n > cap: break
     return n
 
-
 def _extract(archive: Path) -> Path:
-    """An archive extracted once into the cache → the extraction folder (its members as they are; see `locate_repo`).
-    An archive whose files expand to more than `MAX_EXPANDED` bytes is not extracted: a `DataError` names it."""
+    "An archive extracted once into the cache → the extraction folder (its members as they are)."
     import hashlib
     from scibench.core import cache_dir
     a = Path(archive); st = a.stat()
@@ -338,8 +318,7 @@ def _files_under(d: Path) -> list[Path]:
     return sorted(p for p in d.rglob("*") if p.is_file() or p.is_symlink())
 
 def _left_out(p: Path, rel: str) -> list[dict]:
-    """A file or folder beside `submission/` as left-out entries {path, why} (a folder's files one by one, up to
-    `MAX_LEFT_OUT`)."""
+    "A file or folder beside `submission/` as left-out entries {path, why}."
     why = LEFT_OUT_WHY.get(p.name, "outside submission/ (PaperBench grades submission/ only)")
     if not p.is_dir(): return [dict(path=rel, why=why)]
     fs = _files_under(p)
@@ -349,10 +328,7 @@ def _left_out(p: Path, rel: str) -> list[dict]:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #81465603
 def _submission_in(d: Path, rel: str = "", descend_any: bool = False) -> tuple[Path, str, list[dict]]|None:
-    """The `submission/` folder of a PaperBench layout under `d` → (folder, its path relative to the entry, left out):
-    `d/submission/`, or one below a single folder (`<timestamp>/submission/`); with `descend_any` (an archive's
-    root), a single top-level folder is the repository even without a `submission/` inside. None when `d` has no such
-    layout."""
+    "The `submission/` folder of a PaperBench layout under `d` → (folder, path in the entry, left out), or None."
     j = lambda name: f"{rel}/{name}" if rel else name
     if (d/"submission").is_dir():
         left = [x for c in sorted(d.iterdir()) if c.name != "submission" for x in _left_out(c, j(c.name))]
@@ -365,12 +341,7 @@ def _submission_in(d: Path, rel: str = "", descend_any: bool = False) -> tuple[P
     return None
 
 def locate_repo(repo) -> tuple[Path, str, list[dict]]:
-    """The folder to index for a repository entry → (folder, its path relative to the entry ("" for the entry itself;
-    an archive's members are relative to the archive), what was left out [{path, why}]). PaperBench grades `submission/`
-    only, so wherever a `submission/` folder is found (the entry's own, or `<timestamp>/submission/` of a reproduction
-    attempt, in a folder or a `submission.tar[.gz]` archive) only it is indexed: the agent's `logs/` (`inspect.log`,
-    `docker.log`), a case's `grading/` and anything else beside it are left out. An archive without that layout is its
-    contents (a single top-level folder descended into); any other folder is the repository as is."""
+    "The folder to index for a repository entry → (folder, its path in the entry, left out [{path, why}])."
     p = Path(repo)
     if p.is_file():
         if _archive_name(p) is None:
@@ -387,11 +358,6 @@ def locate_repo(repo) -> tuple[Path, str, list[dict]]:
                    [dict(x, path=f"{name}/{x['path']}") for x in left]
             return folder, f"{name}/{rel}" if rel else name, left
     return p, "", []
-
-def resolve_repo(repo) -> Path:
-    """The folder to index for a repository entry (see `locate_repo`): an archive is extracted once; a PaperBench layout
-    is its `submission/`."""
-    return locate_repo(repo)[0]
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #b15f6204
 def repo_entries(folder) -> dict:
@@ -415,8 +381,7 @@ def _is_binary(b: bytes) -> bool:
 
 def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200,
                skip_logs: bool = False) -> dict:
-    """Text chunks of a repository → {chunks: [(path, text)], texts: {path: text}, skipped: {path: reason}}.
-    Hidden files and folders (`.git/` …) are skipped and listed (a folder once, with its file count)."""
+    "Text chunks of a repository → {chunks: [(path, text)], texts: {path: text}, skipped: {path: reason}}."
     from scibench.benchmarks.rubrics.agent import outside_root
     from scibench.retrieval import chunk
     repo = Path(repo); chunks, texts, skipped = [], {}, {}
@@ -455,10 +420,7 @@ def _rel(p) -> str:
 RETRIEVAL = ("bm25", "embedding", "hybrid")  # how `RepoIndex` ranks a repository's files for a criterion
 
 class RepoIndex:
-    """Retrieve the top-K files of one repository (a folder or a submission archive) for a criterion. Its `report` says
-    what was indexed and what was left out: `skipped` {path: reason} inside the indexed folder, and `left_out`
-    [{path, why}], everything not indexed, with paths relative to the entry (the agent's logs beside `submission/`
-    and `.git/` among them)."""
+    "The top-K files of one repository (a folder or a submission archive) for a criterion; `report`: above."
     def __init__(self, repo, method: str = "bm25", **kw):
         from scibench.retrieval import Index
         self.source, self.method = Path(repo), method
@@ -468,9 +430,8 @@ class RepoIndex:
         inside = [dict(path=f"{self.within}/{p}" if self.within else p, why=why) for p, why in self.skipped.items()]
         self.left_out = outside + inside
         self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo),
-                           archive=self.source.is_file() or self.repo != self.source,
-                           submission=self.within or ".", files=len(self.texts),
-                           chars=sum(len(t) for t in self.texts.values()),
+                           archive=self.source.is_file() or self.repo != self.source, submission=self.within or ".",
+                           files=len(self.texts), chars=sum(len(t) for t in self.texts.values()),
                            chunks=len(self.chunks), skipped=dict(self.skipped), left_out=list(self.left_out))
 
     def retrieve(self, query: str, k: int = 10) -> list[tuple[str, list[str]]]:
@@ -484,11 +445,6 @@ class RepoIndex:
             files.setdefault(path, []).append(text)
         return list(files.items())
 
-def index_report(repo, method: str = "bm25", **kw) -> dict:
-    """What was indexed of a repository (a `RepoIndex` or a path): {repo, indexed_from, archive, submission (the indexed
-    folder's path in the entry), files, chars, chunks, skipped, left_out}."""
-    return (repo if isinstance(repo, RepoIndex) else RepoIndex(repo, method, **kw)).report
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3078bfad
 CHARS_PER_TOKEN = 3             # characters per token, conservative for code and English
 DEFAULT_CONTEXT_TOKENS = 32_768 # the judge's window when models.toml does not give `context`
@@ -501,8 +457,7 @@ def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
     return max(0, (ctx - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
 
 PAPER_AUTO = -1                 # paper_chars: the whole paper where it fits the judge's window, else none (and said so)
-# room kept for a criterion and its ancestors when sizing the paper (real trees: at most ~1,700)
-ITEM_CHARS = 2000
+ITEM_CHARS = 2000               # room for a criterion and its ancestors when sizing the paper (real trees: <= ~1,700)
 
 def judge_context(spec) -> int:
     "The judge's context window in tokens (`models.toml` `context`, else `DEFAULT_CONTEXT_TOKENS`)."
@@ -510,15 +465,8 @@ def judge_context(spec) -> int:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #090d43da
 def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k: int = 10,
-               context_chars: int|None = None,
-               paper_chars: int = PAPER_AUTO) -> dict:
-    """What of the paper the judge reads → {text, chars (the paper's), shown (characters shown), note (None when the
-    whole paper is shown, else what and why)}. `paper_chars` -1 (auto, the default): the whole paper; N > 0: its first
-    N characters; 0: none. What is shown must fit the judge's window (`context_budget`) beside the rest of the prompt:
-    the instructions, `ITEM_CHARS` for the criterion and its ancestors, and the files' least (`context_chars`, or
-    `MIN_FILE_CHARS` for each of the `k` files). Where it does not fit, the paper is omitted — never cut to fit — and
-    the note says `paper omitted (judge context N tokens)`. Decided per (judge, paper): the same for every criterion
-    and every rubric of a paper."""
+               context_chars: int|None = None, paper_chars: int = PAPER_AUTO) -> dict:
+    "What of the paper the judge reads → {text, chars (the paper's), shown, note (None: all of it)}."
     paper = paper or ""
     none = lambda note: dict(text="", chars=len(paper), shown=0, note=note)
     if not paper: return none("no paper text given")
@@ -534,8 +482,7 @@ def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k:
     return dict(text=text, chars=len(paper), shown=len(text), note=cut)
 
 def paper_summary(views: dict) -> str:
-    """One line on what the judge read of each paper, from {name: `paper_view`}: e.g. `paper omitted (judge context 8192
-    tokens): pinn`."""
+    "One line on what the judge read of each paper, from {name: `paper_view`}."
     by: dict = {}
     for name, v in views.items():
         by.setdefault(v["note"] or "whole paper shown", []).append(f"{name} ({v['chars']:,} characters)")
@@ -543,14 +490,9 @@ def paper_summary(views: dict) -> str:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #03590d15
 def grader_paper(spec, papers: list[dict], cfg) -> dict:
-    """What the judge `spec` reads of each paper under `cfg` (its `judge_max_tokens`, `k`, `context_chars`,
-    `paper_chars`) (`paper_view`, decided once per paper) → {paper_chars, context
-    (tokens), papers {id: {chars, shown, note}}, note (one line, e.g. `paper omitted (judge context 8192 tokens):
-    tsls (...)`)}: printed by the run, recorded in `meta.json` (`provenance`) and `scores.json`, and named in the
-    tables' captions."""
+    "What judge `spec` reads of each paper under `cfg` (`paper_view`) → {paper_chars, context, papers, note}."
     views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None,
-                                 cfg.paper_chars)
-             for p in papers}
+                                 cfg.paper_chars) for p in papers}
     return dict(paper_chars=cfg.paper_chars, context=judge_context(spec),
                 papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
                 for k, v in views.items()}, note=paper_summary(views))
@@ -560,8 +502,7 @@ def _file_block(path: str, body: str, note: str = "") -> str:
     return f"### File: {path}{note}\n```\n{body}\n```"
 
 def fit_files(hits, texts: dict|None, budget: int) -> tuple[str, list[dict]]:
-    """The retrieved files as prompt text within `budget` characters → (text, [{path, chars, of, truncated}]).
-    Whole files when they fit; otherwise a max-min fair share, a cut file showing its best chunks."""
+    "The retrieved files as prompt text within `budget` characters → (text, [{path, chars, of, truncated}])."
     if not hits: return "(the repository has no readable text files)", []
     texts = texts or {}
     full = [texts.get(p) or "\n...\n".join(ch) for p, ch in hits]
@@ -584,15 +525,9 @@ def fit_files(hits, texts: dict|None, budget: int) -> tuple[str, list[dict]]:
             seen.append(dict(path=path, chars=len(best), of=len(body), truncated=True))
     return "\n\n".join(parts), seen
 
-def context_text(hits, budget: int = 6000, texts: dict|None = None) -> str:
-    "The retrieved files as prompt text within `budget` characters (see `fit_files`)."
-    return fit_files(hits, texts, budget)[0]
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #c198d49f
 def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "", paper_of: int = 0) -> str:
-    """The grading prompt: instructions, the paper, the criterion's ancestors, the criterion, then the files. What is
-    the same for every criterion of a paper comes first (providers' prefix caches apply). `paper_of`: the whole
-    paper's length, when `paper` is only its beginning (the heading says so)."""
+    "The grading prompt; `paper_of`: the whole paper's length, when `paper` is only its beginning."
     head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a "
             f"time.")
     if paper:
@@ -600,8 +535,7 @@ def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: 
         head += f"\n\n## Paper{cut}\n{paper}"
     if ancestors:
         head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down "
-                 "to its parent):\n"
-                 + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
+                 "to its parent):\n" + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
     return (f"{head}\n\n## Criterion\n{criterion}\n\n## Repository files\nThe repository files most relevant to the "
             f"criterion, in rank order; a file is shown whole unless marked truncated.\n\n{context}\n\n"
             "Does the repository satisfy the criterion? Judge only from the files shown. Answer with JSON: "
@@ -628,8 +562,7 @@ def _index(indexes: dict, repo, method: str) -> RepoIndex:
 
 @dataclass
 class GradeOpts:
-    """How the grader works: top-`k` files by `method`, a fixed file budget or the window's (`context_chars` None or 0),
-    caps."""
+    "How the grader works: top-`k` files by `method`, the files' budget (None or 0: the window's), caps."
     k: int = 10
     method: str = "bm25"
     context_chars: int|None = None
@@ -643,10 +576,7 @@ def _view(llm, job: dict, o: GradeOpts) -> dict:
 
 def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None = None,
                   view: dict|None = None) -> tuple[Request, list[dict], int]:
-    """The grading request of one rubric item against one repository → (request, files shown, prompt characters):
-    `judge_request` pass/fail, the verdict before a ≤300-character reason (a small `max_tokens` is enough), as
-    `judge_many` sent it: the cache keys are the same whichever way it is sent. `view`: the job's `paper_view` (computed
-    here when not given)."""
+    "The request of one item against one repository → (request, files shown, prompt characters)."
     o = opts or GradeOpts()
     anc = it.get("ancestors") or ()
     view = view or _view(llm, job, o)
@@ -662,8 +592,7 @@ def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None 
     return req, seen, len(prompt)
 
 def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
-    """One verdict from the judge's answer `r` (`judge_result`: a failed request or an unparsable answer is a failure
-    with its reason)."""
+    "One verdict from the judge's answer `r` (`judge_result`)."
     j = judge_result(r, GRADE_CHOICES)
     return dict(verdict=j["value"], rationale=j["rationale"], failure=j["failure"], files=seen,
                 prompt_chars=prompt_chars)
@@ -673,12 +602,7 @@ def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown"
 
 def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
           **kw) -> list[dict]:
-    """Grade many (rubric, repository) pairs in one batch. A job is {title, items, repo, paper (optional text)}; an
-    item {criterion, importance, ancestors (optional)}. `opts` (or its fields as keywords): `context_chars=None` (or
-    0): the files get what the judge's window leaves (`context_budget`); an integer is a fixed budget of file
-    characters. `paper_chars`: what of the paper the judge reads (`paper_view`; -1: the whole paper where it fits).
-    Returns per job {score, judged_share, passed, judged, failures, paper_seen: {chars, shown, note}, verdicts:
-    [{verdict, rationale, failure, files: [{path, chars, of, truncated}], prompt_chars}]}."""
+    "Grade many (rubric, repository) jobs in one batch → per job {score, ..., paper_seen, verdicts}."
     o = opts or GradeOpts(**kw)
     indexes = {} if indexes is None else indexes
     reqs, where, views = [], [], []
@@ -692,14 +616,11 @@ def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None
     for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
         per[j][n] = grade_verdict(r, seen, chars)
     return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]),
-                 verdicts=per[j])
-            for j, job in enumerate(jobs)]
+                 verdicts=per[j]) for j, job in enumerate(jobs)]
 
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
-    """`grade` of one job inside `pipeline`: every item's call goes out at once (within the LLM's limit); the same
-    requests, verdicts and score. `ahead` bounds the prompts built and not yet answered (memory stays flat however
-    many items wait)."""
+    "`grade` of one job inside `pipeline`; `ahead` bounds the prompts built and not yet answered."
     o = opts or GradeOpts(**kw)
     ix = _index({} if indexes is None else indexes, job["repo"], o.method)
     view = _view(llm, job, o)
@@ -712,8 +633,7 @@ async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3fe0bb5b
 def _submission_dir(d: Path) -> tuple[Path, Path]:
-    """The submission of a JudgeEval case folder (`locate_repo`) → (the folder indexed, what it came from: the case's
-    `submission/` (or `<timestamp>/submission/`) folder or its `submission.tar[.gz]`); never `grading/`."""
+    "The submission of a JudgeEval case folder → (the folder indexed, the archive or folder it came from)."
     sub, within, _ = locate_repo(d)
     if not within: raise FileNotFoundError(f"{d}: no submission/ folder or submission.tar[.gz]")
     first = within.split("/")[0]
@@ -735,10 +655,7 @@ def judge_eval_trees(root) -> list[tuple[str, dict]]:
     return [(c, _read_tree(f, leaf_scores=True)) for c, _, f in _case_dirs(root)] if root.exists() else []
 
 def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
-    """JudgeEval cases under `root` → (cases {case, paper, tree, leaves (human 0/1 in `score`), submission (the folder
-    graded), source (the archive or folder it came from), folder (the case folder)},
-    skipped [{case, reason}]). A malformed tree raises a `DataError` (file, line, field); a missing or unreadable
-    submission skips the case."""
+    "JudgeEval cases under `root` → (cases, skipped [{case, reason}])."
     root = Path(root); cases, skipped = [], []
     if not root.exists(): return cases, skipped
     for name, d, f in _case_dirs(root):
@@ -752,18 +669,13 @@ def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
                           source=src, folder=d))
     return cases, skipped
 
-def load_judge_eval(root) -> list[dict]:
-    "The JudgeEval cases under `root` that have a submission (see `judge_eval_cases` for the skipped ones)."
-    return judge_eval_cases(root)[0]
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3bb67164
 def _f1(tp: int, fp: int, fn: int) -> float:
     if tp: return 2 * tp / (2 * tp + fp + fn)
     return 0.0 if fp or fn else float("nan")
 
 def agreement(human: list, pred: list) -> dict:
-    """Leaf-level agreement: n, failures, accuracy [95% CI], precision and recall (pass = positive), `f1_pass` (F1 of
-    the pass class; also as `f1`), `f1_macro` (mean F1 of the pass and fail classes, as PaperBench reports)."""
+    "Leaf-level agreement (pass = positive): n, failures, accuracy [95% CI], precision, recall, f1_pass, f1_macro."
     ok = [(h, p) for h, p in zip(human, pred) if p is not None]
     h = np.array([x for x, _ in ok], bool); p = np.array([y for _, y in ok], bool)
     tp, fp, fn, tn = int((h & p).sum()), int((~h & p).sum()), int((h & ~p).sum()), int((~h & ~p).sum())
@@ -772,8 +684,7 @@ def agreement(human: list, pred: list) -> dict:
     f_pass, f_fail = _f1(tp, fp, fn), _f1(tn, fn, fp)
     macro = float(np.nanmean([f_pass, f_fail])) if not (np.isnan(f_pass) and np.isnan(f_fail)) else float("nan")
     return dict(n=len(ok), failures=len(pred) - len(ok), human_pass=int(h.sum()), accuracy=acc, accuracy_lo=lo,
-                accuracy_hi=hi,
-                precision=prec, recall=rec, f1=f_pass, f1_pass=f_pass, f1_macro=macro)
+                accuracy_hi=hi, precision=prec, recall=rec, f1=f_pass, f1_pass=f_pass, f1_macro=macro)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #205eb674
 def _je_items(c: dict) -> list[dict]:
@@ -791,8 +702,7 @@ def _je_records(cases, graded) -> list[dict]:
     for c, g in zip(cases, graded):
         for l, v in zip(c["leaves"], g["verdicts"]):
             recs.append(dict(case=c.get("case", c["paper"]), paper=c["paper"], leaf=l["id"],
-                             category=l["task_category"], weight=l["weight"],
-                             human=int(l["score"]),
+                             category=l["task_category"], weight=l["weight"], human=int(l["score"]),
                              predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
                              failure=v["failure"], rationale=v["rationale"], files=v["files"],
                              prompt_chars=v.get("prompt_chars")))
@@ -800,18 +710,13 @@ def _je_records(cases, graded) -> list[dict]:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #de7c3519
 def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None, **kw) -> tuple[list[dict], dict]:
-    """JudgeEval on the cases under `root`, graded with `opts` (or its fields as keywords) → (leaf records, summary
-    {root, cases_found, cases_graded, cases_skipped [{case, reason}], leaves, judge_failures, metrics [rows per
-    category], repos [index reports], paper {case: {chars, shown, note}} and paper_note (`paper_summary`: what the judge
-    read of each case's paper), failure}). Cases are read first (a malformed tree raises); from then on nothing raises:
-    a problem is the summary's `failure`, or a skipped case with its reason."""
+    "JudgeEval on the cases under `root`, graded with `opts` (or its fields as keywords) → (leaf records, summary)."
     o = opts or GradeOpts(**kw)
     method = o.method
     cases, skipped = judge_eval_cases(root)
     found = len(cases) + len(skipped)
     summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0,
-                   judge_failures=0,
-                   metrics=[], repos=[], paper={}, paper_note=None, failure=None)
+                   judge_failures=0, metrics=[], repos=[], paper={}, paper_note=None, failure=None)
     recs: list = []
     try:
         indexes, ok = {}, []
@@ -822,8 +727,7 @@ def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None,
             except (OSError, DataError, ValueError) as e:
                 skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
         summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report,
-                                 "repo": _rel(c.get("source", c["submission"]))})
-                            for c in ok]
+                                                    "repo": _rel(c.get("source", c["submission"]))}) for c in ok]
         jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"],
                      paper=(papers or {}).get(c["paper"], "")) for c in ok]
         graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
@@ -858,8 +762,7 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
             out.append(fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/"papers"/pid/f))
         try: out.append(fetch_url(PB_MEDIA + f"papers/{pid}/addendum.md", dest/"papers"/pid/"addendum.md"))
         except OfflineError: pass    # not every paper has an addendum
-        # fail now, naming the file, if the format is not as expected
-        _read_tree(dest/"papers"/pid/"rubric.json")
+        _read_tree(dest/"papers"/pid/"rubric.json")     # fail now, naming the file, if the format is not as expected
         text = (dest/"papers"/pid/"paper.md").read_text(encoding="utf-8", errors="replace")
         title = next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), pid)
         meta.append(dict(id=pid, title=title, category=cats.get(pid, "Uncategorized")))
@@ -868,8 +771,7 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #4451ac9d
 def _gh_list(path: str) -> list[dict]:
-    """A folder of PaperBench's repository, as GitHub's contents API lists it; under a local mirror (`scibench data
-    --base DIR`), DIR's folder."""
+    "A folder of PaperBench's repository as GitHub's contents API lists it (under a local mirror: its folder)."
     import urllib.request, urllib.error
     from scibench.data import OfflineError, current_mirror, mirror_dir
     local = mirror_dir(current_mirror())
@@ -885,8 +787,7 @@ def _gh_list(path: str) -> list[dict]:
         raise OfflineError(f"cannot list {url}: {getattr(e, 'reason', e)}") from None
 
 def download_judge_eval(dest=None) -> list[Path]:
-    """PaperBench JudgeEval cases into `data/paperbench/judge_eval/` in PaperBench's layout:
-    `<paper>/<n>/grading/expected_result.json` and `<paper>/<n>/submission.tar` (when published)."""
+    "PaperBench JudgeEval cases into `data/paperbench/judge_eval/`, in PaperBench's layout."
     from scibench.data import fetch_url
     dest = Path(dest or data_dir()/"paperbench"/"judge_eval"); out = []
     def walk(path, depth=0):
