@@ -28,7 +28,6 @@ STAGES = ("correctness", "uniqueness", "answerability", "ambiguity")
 BANDS = ("easy", "medium", "hard")   # difficulty bands of the calibration pass rate
 CONTEXTS = ("none", "evidence", "paper")   # what a solver reads beside the question
 
-
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #842d8eb4
 ABLATIONS = {"Full MDQF": STAGES, "w/o Correctness Verification": ("uniqueness", "answerability", "ambiguity"),
              "w/o Uniqueness Check": ("correctness", "answerability", "ambiguity"),
@@ -207,7 +206,6 @@ def load_eval_questions(path, split: str = "sample") -> list[dict]:
     if not p.exists() or not is_control_file(p): return load_benchmark(p)
     return load_control_set(p, {x["paper_id"]: x for x in load_split(split)[0]})
 
-
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #3237c2e1
 def latest_benchmark(split: str = "sample", generator: str = "local") -> Path:
     "`benchmark.jsonl` of the latest complete run of `generator` on `split`."
@@ -218,7 +216,6 @@ def latest_benchmark(split: str = "sample", generator: str = "local") -> Path:
                                 f"{rel(parent)}: run `scibench run autobench --model {generator} --split {split}` "
                                 "first")
     return runs[-1]/"benchmark.jsonl"
-
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #a8d5650a
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)

@@ -46,7 +46,6 @@ def _schema_str(n, lo=0): return {"type": "string", "maxLength": n, **({"minLeng
 
 def _ids(ids=None, n=12): return {"type": "string", "enum": list(ids)} if ids else _schema_str(n)
 
-
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9f0a0b3c
 def kp_schema(max_points: int = 3, ids=None) -> dict:
     """JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations where the
@@ -999,4 +998,3 @@ PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retriev
               "authors not named in the source text (ACL 2025)", year="2025", venue="ACL 2025",
               key="autobench2025")  # the text prints "Conference: ACL 2025", no authors, no arXiv id: none invented
 FLOW = [EXTRACT, GENERATE, CORRECTNESS[0], ANSWERABILITY, AMBIGUITY, CALIBRATE[0], EVALUATE[0], GRADE]
-
