@@ -5,7 +5,7 @@ the text we implement from is `shared/papers/002_*.txt`, which names no authors,
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #366de170
 from __future__ import annotations
-import dataclasses, hashlib, re
+import dataclasses, hashlib, re, warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,16 +46,16 @@ def _schema_str(n, lo=0): return {"type": "string", "maxLength": n, **({"minLeng
 
 def _ids(ids=None, n=12): return {"type": "string", "enum": list(ids)} if ids else _schema_str(n)
 
+def _obj(props: dict) -> dict: return {"type": "object", "properties": props, "required": list(props)}
+
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9f0a0b3c
 def kp_schema(max_points: int = 3, ids=None) -> dict:
-    """JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations where the
-    endpoint supports schemas."""
+    "JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations."
     props = {"level": {"type": "string", "enum": list(LEVELS)}, "statement": _schema_str(300),
              "paragraphs": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 4},
              "confidence": {"type": "number"}}
-    kps = {"type": "array", "minItems": 1, "maxItems": max_points, "items": {"type": "object", "properties": props,
-                                                                              "required": list(props)}}
-    return {"type": "object", "properties": {"knowledge_points": kps}, "required": ["knowledge_points"]}
+    kps = {"type": "array", "minItems": 1, "maxItems": max_points, "items": _obj(props)}
+    return _obj({"knowledge_points": kps})
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #359b0475
 def _section(paper: dict, pid: str) -> dict:
@@ -63,8 +63,7 @@ def _section(paper: dict, pid: str) -> dict:
     return next(s for s in paper["sections"] if any(p["id"] == pid for p in s["paragraphs"]))
 
 def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[str, str, str]]:
-    """(paragraph id, section title, text) of the other sections: an equal share of `budget` characters each, whole
-    paragraphs in order, the first always."""
+    "(paragraph id, section title, text) of the other sections, each its equal share of `budget` characters."
     sec = _section(paper, window[0])
     others = [s for s in paper["sections"] if s["id"] != sec["id"]]
     share, out = max(1, budget // max(1, len(others))), []
@@ -122,8 +121,7 @@ def merge_points(points: list[dict], threshold: float = 0.9, emb=None) -> list[d
     "Merge near-duplicate knowledge points of the same paper (cosine ≥ threshold)."
     if not points: return []
     E = embed_cached([p["statement"] for p in points]) if emb is None else np.asarray(emb)
-    kept: list[int] = []
-    out: list[dict] = []
+    kept, out = [], []
     for i, p in enumerate(points):
         j = next((k for k, ki in enumerate(kept)
                   if points[ki]["paper_id"] == p["paper_id"] and float(E[ki] @ E[i]) >= threshold), None)
@@ -209,16 +207,16 @@ def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #8651821c
 class Retriever:
-    """Search over one paper's paragraphs and over a related corpus: BM25, embedding cosine, or hybrid
-    (reciprocal-rank fusion, 1/(60 + rank), as `scibench.retrieval.Index`). Paragraphs and queries are embedded
-    in one batch each (`prepare`), not one call per search."""
-    def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid"):
+    "Search one paper's paragraphs and a related corpus: BM25, embedding cosine, or hybrid (reciprocal-rank fusion)."
+    def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid", ahead=None):
+        "`ahead`, a run's `EmbedAhead`, embeds the paragraphs from the start (off the first paper's critical path)."
         if method not in ("bm25", "embedding", "hybrid"):
             raise ValueError(f"method must be bm25, embedding or hybrid, not {method!r}")
-        self.method = method
+        self.method, self._ahead = method, ahead
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
         self._U, self._q, self._bm25, self._Ur, self._rows, self._corpus = None, {}, {}, {}, {}, None
+        if ahead is not None: ahead.add([t for _, _, t in self.units])
     def prepare(self, queries):
         "Embed the queries that will be searched (one batch)."
         new = [q for q in dict.fromkeys(queries) if q not in self._q]
@@ -231,7 +229,9 @@ class Retriever:
                 self._bm25[key] = self._corpus.index(rows)
             out["bm25"] = self._bm25[key].scores(query, "bm25")
         if self.method in ("embedding", "hybrid"):
-            if self._U is None: self._U = embed_cached([t for _, _, t in self.units])
+            if self._U is None:
+                if self._ahead is not None: self._ahead.wait()
+                self._U = embed_cached([t for _, _, t in self.units])
             self.prepare([query])
             if key not in self._Ur: self._Ur[key] = self._U[rows]
             out["embedding"] = self._Ur[key] @ self._q[query]
@@ -242,8 +242,7 @@ class Retriever:
             fused += 1.0 / (60 + ranks)
         return fused
     def release(self, pid: str):
-        """Drop what was built for paper `pid`'s searches (its questions' contexts are done): its BM25 indexes (from the
-        units' one `Corpus`), its rows of the paragraph vectors: memory stays flat in the number of papers."""
+        "Drop what was built for paper `pid`'s searches (its questions' contexts are done): memory stays flat."
         for k in (("same", pid), ("related", pid)): self._bm25.pop(k, None); self._Ur.pop(k, None)
         self._rows.pop(pid, None)
     def rows(self, pid: str) -> tuple[list[int], list[int]]:
@@ -410,9 +409,8 @@ def _generated(s: dict, r: dict, cfg) -> None:
     kp, t, ctx = s["job"]
     s["q"] = question_record(kp, t, ctx, r, s["paper"], s["variant"])
 
-GENERATE = Stage("generate", "model",
-                 "one question per selected knowledge point (again without retrieval with ablate_retrieval)",
-                 _generate_request, _generated)
+GENERATE = Stage("generate", "model", "one question per selected knowledge point (again without retrieval with "
+                 "ablate_retrieval)", _generate_request, _generated)
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #13f827bc
 def question_text(q: dict) -> str:
@@ -439,8 +437,7 @@ CALIBRATION_INSTR = {"mcq": "Reply with the letter of the option you believe is 
                      "short": "Reply with the answer in a few words."}
 
 def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str:
-    """The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's
-    request)."""
+    "The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's)."
     src = "from what you know (closed book)" if context == "none" else "using the text above"
     return (f"{_context(q, context, paper)}Question: {question_text(q)}\n\nDifficulty test: answer this exam question "
             f"about a scientific paper {src}. {CALIBRATION_INSTR[q['type']]} Give no explanation. "
@@ -456,8 +453,7 @@ _LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(
                r"[\[(]([{U}{L}])[\])]", r"(?m)^\s*\**([{U}])\**\s*(?:[.):]|$)", r"\b(?:([{UB}])|(A)(?!\s+[a-z]))\b"]
 
 def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None]:
-    """`parse_choice` (JSON first), with a free-text fallback for option letters that does not read the article 'a' as
-    option A."""
+    "`parse_choice` (JSON first), with a free-text fallback for option letters that does not read the article 'a'."
     letters = [c for c in choices_ if len(c) == 1 and c.isalpha() and c.isupper()]
     obj, _ = parse_json(text) if text is not None else (None, None)
     if text is None or (obj is not None and "answer" in obj) or len(letters) != len(choices_):
@@ -482,8 +478,7 @@ def grade_prompt(q: dict, response: str) -> str:
 
 def solve_request(q: dict, context: str = "none", paper: dict|None = None, max_tokens: int = 120,
                   stage: str = "evaluate") -> Request:
-    """The answering request of one question in `stage`: `calibration_prompt` (answer only) to calibrate, else
-    `solve_prompt`."""
+    "The answering request of one question in `stage`: `calibration_prompt` to calibrate, else `solve_prompt`."
     calib = stage == "calibrate"
     schema = ((answer_schema(choices(q)) if calib else choice_schema(choices(q), 200)) if q["type"] != "short"
               else short_schema())
@@ -505,8 +500,7 @@ def solve_result(q: dict, r: dict) -> dict:
 GRADES = ["correct", "incorrect"]
 
 def grade_request(q: dict, response: str, max_tokens: int = 120) -> Request:
-    """The judge's grading request of a short answer (what `judge_many(judge, [grade_prompt(..)], choices=GRADES)`
-    sends: same cache key)."""
+    "The judge's grading request of a short answer (what `judge_many` sends: same cache key)."
     return dataclasses.replace(judge_request(grade_prompt(q, response), GRADES, max_tokens=max_tokens), stage="grade")
 
 def grade_result(x: dict, r: dict) -> dict:
@@ -532,22 +526,19 @@ def _grade_request(s: dict, setup) -> Request|None:
 
 def _graded(s: dict, r: dict, setup) -> None: s["x"] = grade_result(s["x"], r)
 
-GRADE = Stage("grade", "judge",
-              "the judge grades every short answer (of the correctness check, calibration and evaluation)",
-              _grade_request, _graded)
+GRADE = Stage("grade", "judge", "the judge grades every short answer (of the correctness check, calibration and "
+              "evaluation)", _grade_request, _graded)
 
 def solve_stages(name: str, role: str, doc: str) -> list[Stage]:
-    """Stage `name` (its tag; `calibrate` asks with `calibration_prompt`), then `GRADE`: a question's `x` =
-    `{response, correct (bool|None), failure}`."""
+    "Stage `name`, then `GRADE`: a question's `x` = `{response, correct (bool|None), failure}`."
     return [Stage(name, role, doc, _solve_request(name), _solved), GRADE]
 
 EVALUATE = solve_stages("evaluate", "evaluate_models", "each evaluated model answers the kept questions")
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #4621b695
 def answerability_schema(ids=None) -> dict:
-    return {"type": "object", "properties": {"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1,
-                                                               "maxItems": 3}, "answer": _schema_str(150)},
-            "required": ["paragraph_ids", "answer"]}
+    return _obj({"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3},
+                 "answer": _schema_str(150)})
 
 def answerability_prompt(q: dict, paper: dict) -> str:
     return (f"Paper:\n{paper_text(paper)}\n\nQuestion: {question_text(q)}\n\nWhich paragraphs of the paper hold the "
@@ -563,8 +554,7 @@ def content_words(s: str) -> set:
 SUPPORT_SHARE = 0.5   # answerability: the share of the answer's content words that cited non-evidence paragraphs hold
 
 def supports(q: dict, cited: list[str], paper: dict, share_min: float = SUPPORT_SHARE) -> tuple[bool, str]:
-    """Do the cited paragraphs exist and support the answer (an evidence paragraph, or at least `share_min` of the
-    answer's content words)? → (passed, reason)."""
+    "(passed, reason): do the cited paragraphs exist and support the answer?"
     known = paragraphs(paper)
     ids = [str(i).strip().strip("[]") for i in cited]
     ok = [i for i in ids if i in known]
@@ -577,9 +567,8 @@ def supports(q: dict, cited: list[str], paper: dict, share_min: float = SUPPORT_
     return (share >= share_min, f"cited paragraphs hold {share:.0%} of the answer's content words")
 
 def ambiguity_schema(letters) -> dict:
-    return {"type": "object", "properties": {"correct_options": {
-        "type": "array", "items": {"type": "string", "enum": list(letters)}, "maxItems": len(letters)}},
-            "required": ["correct_options"]}
+    return _obj({"correct_options": {"type": "array", "items": {"type": "string", "enum": list(letters)},
+                                     "maxItems": len(letters)}})
 
 def ambiguity_prompt(q: dict) -> str:
     return (f"Paper excerpt:\n{q['evidence_text']}\n\nQuestion: {question_text(q)}\n\nAccording to the excerpt, which "
@@ -612,9 +601,8 @@ def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPO
 def _answerable(s: dict, r: dict, cfg) -> None:
     s["check"] = answerability_result(s["q"], r, s["paper"], cfg.support_share)
 
-ANSWERABILITY = Stage("answerability", "judge",
-                      "the judge cites the paragraphs of the whole paper that answer each question",
-                      lambda s, cfg: answerability_request(s["q"], s["paper"], s["max_tokens"]), _answerable)
+ANSWERABILITY = Stage("answerability", "judge", "the judge cites the paragraphs of the whole paper that answer each "
+                      "question", lambda s, _: answerability_request(s["q"], s["paper"], s["max_tokens"]), _answerable)
 
 NOT_MCQ = dict(passed=True, verified=True, applicable=False, reason="not multiple choice")
 
@@ -664,8 +652,7 @@ def _stage(st: str, alive: list[int], checks: dict, fate: list[dict], on_disagre
 
 def apply_filters(questions: list[dict], checks: dict, enabled=STAGES, uniq_threshold: float = 0.9, emb=None,
                   on_disagree: str = "drop") -> tuple[list[bool], list[dict], list[dict]]:
-    """Apply the enabled stages in order to the questions without a generation failure.
-    Returns (kept mask, per-stage counts, per-question fate {dropped_at, flags})."""
+    "(kept mask, per-stage counts, per-question fate) of the enabled stages, in order, on the generated questions."
     if on_disagree not in ("drop", "flag"): raise ValueError("on_disagree must be drop or flag")
     fate = [dict(dropped_at=None if q.get("generation_failure") is None else "generation", flags=[]) for q in questions]
     alive = [i for i, q in enumerate(questions) if q.get("generation_failure") is None]
@@ -707,8 +694,7 @@ def parse_balance(s: str) -> tuple[float, float, float]|None:
     return tuple(x / sum(v) for x in v)
 
 def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
-    """Keep the largest subset of items whose difficulty `bands` have the `target` shares (easy, medium, hard):
-    the first items of each band; `unknown` items are dropped. → (keep mask, summary)."""
+    "(keep mask, summary): the largest subset whose difficulty `bands` have the `target` shares (easy, medium, hard)."
     have = Counter(bands)
     t = dict(zip(BANDS, target))
     n = min(have[b] / t[b] for b in BANDS if t[b] > 0)
@@ -721,10 +707,7 @@ def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #c1fac6ed
 def _nanmean(a, axis):
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(a, axis)
+    with warnings.catch_warnings(): warnings.simplefilter("ignore", RuntimeWarning); return np.nanmean(a, axis)
 
 def pass_rates(C) -> np.ndarray:
     "Per item, the share of solvers answering correctly (NaN entries = failures, excluded)."
@@ -740,10 +723,7 @@ def diversity(E) -> float:
     return float(1 - (S.sum() - np.trace(S)) / (n * (n - 1)))
 
 def diversity_ci(E, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
-    """`diversity` with a bootstrap CI over questions. A resample's statistic is the mean cosine over its pairs of
-    distinct questions, from the counts `c` of each question in it: (|Eᵀc|² - Σ c_i² |e_i|²) / (N² - Σ c_i²), O(n·d)
-    memory and time (not the n x n similarity matrix per resample, which at paper scale (5,000 kept questions) took
-    minutes and GBs)."""
+    "`diversity` with a bootstrap CI over questions, each resample's in O(n·d) from its counts (see above)."
     E = np.asarray(E, float); n = len(E)
     if n < 2: return float("nan"), float("nan"), float("nan"), n
     sq = np.einsum("ij,ij->i", E, E)
@@ -794,8 +774,7 @@ def calibration_row(solvers, res: list[dict]) -> tuple[np.ndarray, dict]:
     return row, {s: r for s, r in zip(solvers, res)}
 
 def _checked(s: dict, branches: list[dict], setup) -> None:
-    """`s["row"]`: (question, {check: verdict}, calibration row, answers by solver); a generation failure gets no check
-    and no answer."""
+    "`s['row']`: (question, {check: verdict}, calibration row, answers by solver); none for a generation failure."
     q, names = s["q"], [e for e, _, _ in setup.calibrators]
     if not branches: s["row"] = (q, {st: None for st in CHECKS}, np.full(len(names), np.nan), {}); return
     c, a, m, *cal = branches
@@ -805,9 +784,7 @@ def _checked(s: dict, branches: list[dict], setup) -> None:
 CHECK = Fan("checks", _branches, join=_checked)
 
 def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, bands=(1/3, 2/3)) -> dict:
-    """Survival, diversity, discrimination, pass rate and distributions of the kept questions. Survival is over the
-    questions *generated* (parsed); `generation_failures` (attempts that yielded no question) are counted apart,
-    and `attempted` = generated + generation failures."""
+    "Survival (over the questions generated), diversity, discrimination, pass rate and distributions of the kept."
     idx = [i for i, m in enumerate(mask) if m]
     gen = [i for i, q in enumerate(questions) if q.get("generation_failure") is None]
     surv = mean_ci([1.0 if mask[i] else 0.0 for i in gen], n_resamples)
@@ -893,8 +870,7 @@ FILTER_NOTE = "calibration by the filter solver's model: difficulty not independ
 GENERATOR_NOTE = "calibration by the generator's model: difficulty not independent"
 
 def solvers_of(cfg) -> tuple[str, list[str], str|None]:
-    """(correctness solver, calibration solvers, note): the defaults filled in; the note says when calibration is not
-    independent of the filter solver or the generator (None when it is)."""
+    "(correctness solver, calibration solvers, note when calibration is not independent), the defaults filled in."
     solver = cfg.solver or cfg.judge
     if cfg.solvers.strip(): sl = [s.strip() for s in cfg.solvers.split(",") if s.strip()]
     else:
@@ -981,8 +957,7 @@ def _contexts(s: dict, setup) -> None:
     setup.retriever.release(s["item"]["paper_id"])
 
 def _asked(s: dict, questions: list[dict], setup) -> None:
-    """The questions' rows (`CHECK`'s) by variant; the contexts are let go. A run's `setup.embeds` (`EmbedAhead`)
-    embeds the paper's questions now, for the uniqueness filter at the end."""
+    "The questions' rows (`CHECK`'s) by variant; `setup.embeds` embeds them now, for the uniqueness filter."
     rows, nf = [q["row"] for q in questions], len(s.pop("jobs")[0][1])
     s["full"], s["no_retrieval"] = rows[:nf], rows[nf:]
     if getattr(setup, "embeds", None):

@@ -66,12 +66,13 @@ def parse_markdown(text: str, paper_id: str, field: str = "") -> dict:
     return make_paper(paper_id, title, _sections(lines, lambda l: (m := _MD_HEAD.match(l)) and m.group(2)), field)
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #d4f7bcf6
+_CAPS = re.compile(r"^[A-Z][A-Z0-9 ,:&\-]{2,79}$")
 _HEAD = re.compile(r"^(?:abstract|(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+\S.*|[A-Z][A-Z0-9 ,:&\-]{2,79})$", re.I)
 
 def _is_heading(l: str) -> bool:
     l = l.strip()
     if not l or len(l) > 80 or l.endswith(".") or not _HEAD.match(l): return False
-    return bool(re.match(r"^(\d|[IVX]+\.)", l) or l.lower() == "abstract" or re.match(r"^[A-Z][A-Z0-9 ,:&\-]{2,79}$", l))
+    return bool(re.match(r"^(\d|[IVX]+\.)", l) or l.lower() == "abstract" or _CAPS.match(l))
 
 def parse_text(text: str, paper_id: str, field: str = "") -> dict:
     "Sections and paragraphs of a plain-text paper (title = first line; headings as documented above)."
