@@ -55,8 +55,7 @@ def _csv_control_rows(p: Path) -> list[tuple[int, dict]]:
     if miss: raise DataError(p, 1, miss[0], "missing column")
     out, seen = [], {}
     for r in rd:
-        i = rd.line_num
-        r = {k: (v or "").strip() for k, v in r.items() if k}
+        i, r = rd.line_num, {k: (v or "").strip() for k, v in r.items() if k}
         for k, sep in (("options", "|"), ("evidence", ";")):
             r[k] = [x.strip() for x in r[k].split(sep) if x.strip()] if r.get(k) else None
         if r["qid"] in seen: raise DataError(p, i, "qid", f"{r['qid']!r} repeats line {seen[r['qid']]}")
@@ -84,19 +83,16 @@ def _control_answer(p: Path, i: int, r: dict, t: str) -> tuple[str, str]:
     if t == "mcq":
         if not _options_ok(opts):
             raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 non-empty options (strings)")
-        a = str(a).strip().upper()
-        if a not in "ABCD"[:len(opts)] or len(a) != 1:
+        if (a := str(a).strip().upper()) not in "ABCD"[:len(opts)] or len(a) != 1:
             raise DataError(p, i, "answer",
                             f"{r['answer']!r} is not the letter of an option (A-{'ABCD'[len(opts) - 1]})")
         return a, opts["ABCD".index(a)]
     if opts: raise DataError(p, i, "options", f"only multiple-choice questions have options (type {t})")
     if t == "tf":
         a = ("true" if a else "false") if isinstance(a, bool) else str(a).strip().lower()
-        a = a if a in ("true", "false") else None
-        if a is None: raise DataError(p, i, "answer", f"{r['answer']!r} is not true/false")
+        if a not in ("true", "false"): raise DataError(p, i, "answer", f"{r['answer']!r} is not true/false")
         return a, a
-    a = str(a).strip()
-    if not a: raise DataError(p, i, "answer", "empty")
+    if not (a := str(a).strip()): raise DataError(p, i, "answer", "empty")
     return a, a
 
 def _control_evidence(p: Path, i: int, r: dict, known: dict, text: str) -> tuple[list[str], str]:
@@ -114,8 +110,7 @@ def _control_question(p: Path, i: int, r: dict, papers: dict) -> dict:
     "Control row `r` (line `i`) as a question record, or a `DataError` naming the file, line and field."
     if r["paper_id"] not in papers:
         raise DataError(p, i, "paper_id", f"{r['paper_id']!r} is not a paper of the split ({', '.join(papers)})")
-    paper = papers[r["paper_id"]]; known = paragraphs(paper)
-    t = r["type"].strip().lower()
+    paper, t = papers[r["paper_id"]], r["type"].strip().lower(); known = paragraphs(paper)
     if t not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not one of {TYPES}")
     if len(r["question"].split()) < 3: raise DataError(p, i, "question", "shorter than 3 words")
     lvl = str(r.get("level") or "unlabelled").strip().lower()
@@ -146,8 +141,7 @@ def control_path(cfg) -> Path|None:
 
 def control_questions(cfg, papers: dict) -> list[dict]:
     "The control questions about the papers in use; a paper that is not in the split is an error."
-    p = control_path(cfg)
-    if not p: return []
+    if not (p := control_path(cfg)): return []
     every = papers if not (cfg.limit or cfg.ids) else {x["paper_id"]: x for x in load_split(cfg.split)[0]}
     return [q for q in load_control_set(p, every) if q["paper_id"] in papers]
 
@@ -187,8 +181,7 @@ def is_control_file(path) -> bool:
     "Is `path` a control set (a .csv, or JSON lines without `answer_text`) rather than a generated benchmark?"
     p = Path(path)
     if p.suffix.lower() == ".csv": return True
-    first = next((l for l in read_text(p).splitlines() if l.strip()), "")
-    try: row = json.loads(first)
+    try: row = json.loads(next((l for l in read_text(p).splitlines() if l.strip()), ""))
     except json.JSONDecodeError: return False   # load_benchmark names the line
     return isinstance(row, dict) and "answer_text" not in row
 
@@ -202,8 +195,7 @@ def load_eval_questions(path, split: str = "sample") -> list[dict]:
 def latest_benchmark(split: str = "sample", generator: str = "local") -> Path:
     "`benchmark.jsonl` of the latest complete run of `generator` on `split`."
     parent = run_parent("autobench", split, generator)
-    runs = [d for d in complete_runs("autobench") if d.parent == parent]
-    if not runs:
+    if not (runs := [d for d in complete_runs("autobench") if d.parent == parent]):
         raise FileNotFoundError(f"no complete autobench run of generator '{generator}' on split '{split}' in "
                                 f"{rel(parent)}: run `scibench run autobench --model {generator} --split {split}` "
                                 "first")

@@ -43,9 +43,7 @@ LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a
              "reasoning": "needs combining information from this passage with another section"}
 
 def _schema_str(n, lo=0): return {"type": "string", "maxLength": n, **({"minLength": lo} if lo else {})}
-
 def _ids(ids=None, n=12): return {"type": "string", "enum": list(ids)} if ids else _schema_str(n)
-
 def _obj(props: dict) -> dict: return {"type": "object", "properties": props, "required": list(props)}
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9f0a0b3c
@@ -64,8 +62,8 @@ def _section(paper: dict, pid: str) -> dict:
 
 def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[str, str, str]]:
     "(paragraph id, section title, text) of the other sections, each its equal share of `budget` characters."
-    sec = _section(paper, window[0])
-    others = [s for s in paper["sections"] if s["id"] != sec["id"]]
+    sid = _section(paper, window[0])["id"]
+    others = [s for s in paper["sections"] if s["id"] != sid]
     share, out = max(1, budget // max(1, len(others))), []
     for s in others:
         used = 0
@@ -101,18 +99,15 @@ def validate_point(kp, paper: dict, window: list[str]) -> tuple[dict|None, str|N
     if lvl not in LEVELS: return None, f"level {kp.get('level')!r} not in {LEVELS}"
     st = re.sub(r"\s+", " ", str(kp.get("statement") or "")).strip()
     if len(st.split()) < 4: return None, "statement shorter than 4 words"
-    ids = kp.get("paragraphs")
+    ids, known = kp.get("paragraphs"), paragraphs(paper)
     if not isinstance(ids, list) or not ids: return None, "no source paragraphs"
     ids = [str(i).strip().strip("[]") for i in ids]
-    known = paragraphs(paper)
-    bad = [i for i in ids if i not in known]
-    if bad: return None, f"unknown paragraph ids {bad}"
+    if bad := [i for i in ids if i not in known]: return None, f"unknown paragraph ids {bad}"
     if lvl != "reasoning" and not set(ids) & set(window): return None, "cites no paragraph of its window"
     try: conf = float(kp.get("confidence"))
     except (TypeError, ValueError): return None, f"confidence {kp.get('confidence')!r} is not a number"
     if not 0 <= conf <= 1: return None, f"confidence {conf:g} outside [0, 1]"
-    order = list(known)
-    return dict(level=lvl, statement=st, paragraphs=sorted(set(ids), key=order.index), confidence=conf), None
+    return dict(level=lvl, statement=st, paragraphs=sorted(set(ids), key=list(known).index), confidence=conf), None
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #5ecc4893
 def _paragraph_order(s: str) -> list[int]: return [int(x) for x in re.findall(r"\d+", s)]
@@ -154,11 +149,9 @@ def extraction_record(paper: dict, k: int, window: list[str], r: dict, levels=LE
     "(the record of window `k` with its failure and invalid points, its valid knowledge points) from the answer `r`."
     rec = dict(paper_id=paper["paper_id"], window=k, paragraphs=window, failure=None, invalid=[], points=0,
                finish_reason=r.get("finish_reason"))
-    obj, why = _answer(r)
-    pts = []
+    (obj, why), pts = _answer(r), []
     if obj is None or not isinstance(obj.get("knowledge_points"), list):
-        rec["failure"] = _cut(why or "no 'knowledge_points' list", r)
-        return rec, pts
+        rec["failure"] = _cut(why or "no 'knowledge_points' list", r); return rec, pts
     for kp in obj["knowledge_points"]:
         c, bad = validate_point(kp, paper, window)
         if bad: rec["invalid"].append(dict(point=kp, reason=bad)); continue
@@ -177,8 +170,7 @@ def extracting(paper: dict) -> dict:
 
 def _extract_request(s: dict, cfg) -> dict:
     "Every window of the paper at once: {window number: its `extraction_request`}."
-    p = s["item"]
-    s["windows"] = paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)
+    p = s["item"]; s["windows"] = paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)
     return {k: extraction_request(p, w, cfg.points_per_window, cfg.extract_max_tokens, cfg.extract_context_chars)
             for k, w in enumerate(s["windows"])}
 
@@ -355,9 +347,8 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
     if obj is None: return {}, "no JSON object"
     text = str(obj.get("statement" if qtype == "tf" else "question") or "").strip()
     if len(text.split()) < 3: return {}, "question shorter than 3 words"
-    known = paragraphs(paper)
     ev = [str(i).strip().strip("[]") for i in (obj.get("evidence") or []) if isinstance(i, (str, int))]
-    valid = [i for i in ev if i in known]
+    known = paragraphs(paper); valid = [i for i in ev if i in known]
     q = dict(question=text, explanation=str(obj.get("explanation") or "").strip(),
              evidence=valid or list(kp["paragraphs"]), evidence_from="model" if valid else "knowledge point",
              evidence_invalid=[i for i in ev if i not in known], options=None)
@@ -391,8 +382,7 @@ def question_record(kp: dict, qtype: str, ctx: list[dict], r: dict, paper: dict,
     if not r["ok"]: rec.update(generation_failure=f"request failed: {r['error']}"); return rec
     obj, why = parse_json(r["text"])
     q, fail = build_question(qid, kp, qtype, obj, paper) if obj is not None else ({}, why)
-    fail = _cut(fail, r)
-    rec.update(q); rec["generation_failure"] = fail
+    rec.update(q); rec["generation_failure"] = fail = _cut(fail, r)
     if fail: rec["raw"] = r["text"]
     return rec
 
@@ -401,13 +391,11 @@ def generating(paper: dict, job, variant: str = "full") -> dict:
     return dict(paper=paper, job=job, variant=variant)
 
 def _generate_request(s: dict, cfg) -> Request:
-    kp, t, ctx = s["job"]
-    return generation_request(s["paper"], kp, ctx, t, cfg.generate_max_tokens)
+    kp, t, ctx = s["job"]; return generation_request(s["paper"], kp, ctx, t, cfg.generate_max_tokens)
 
 def _generated(s: dict, r: dict, cfg) -> None:
     "The question record of the job (a generation failure is one too)."
-    kp, t, ctx = s["job"]
-    s["q"] = question_record(kp, t, ctx, r, s["paper"], s["variant"])
+    kp, t, ctx = s["job"]; s["q"] = question_record(kp, t, ctx, r, s["paper"], s["variant"])
 
 GENERATE = Stage("generate", "model", "one question per selected knowledge point (again without retrieval with "
                  "ablate_retrieval)", _generate_request, _generated)
@@ -460,11 +448,8 @@ def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None
         return parse_choice(text, choices_)
     U = "".join(letters); L = U.lower(); UB = U.replace("A", "") or "_"
     for pat in _LETTER_RES:
-        pat = pat.replace("{U}", U).replace("{L}", L).replace("{UB}", UB)
-        m = re.search(pat, text)
-        if m:
-            v = next(g for g in m.groups() if g).upper()
-            return v, text, None
+        if m := re.search(pat.replace("{U}", U).replace("{L}", L).replace("{UB}", UB), text):
+            return next(g for g in m.groups() if g).upper(), text, None
     return None, text, "no option letter found in response"
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #303a2e27
@@ -493,8 +478,7 @@ def solve_result(q: dict, r: dict) -> dict:
         a = str(obj.get("answer") or "").strip() if obj else ""
         if not a: return dict(response=r["text"], correct=None, failure=why or "empty answer")
         return dict(response=a, correct=None, failure=None)
-    v, _, fail = parse_answer(r["text"], choices(q))
-    fail = _cut(fail, r)
+    v, _, fail = parse_answer(r["text"], choices(q)); fail = _cut(fail, r)
     return dict(response=v, correct=None if fail else v == q["answer"], failure=fail)
 
 GRADES = ["correct", "incorrect"]
@@ -555,15 +539,13 @@ SUPPORT_SHARE = 0.5   # answerability: the share of the answer's content words t
 
 def supports(q: dict, cited: list[str], paper: dict, share_min: float = SUPPORT_SHARE) -> tuple[bool, str]:
     "(passed, reason): do the cited paragraphs exist and support the answer?"
-    known = paragraphs(paper)
-    ids = [str(i).strip().strip("[]") for i in cited]
+    known, ids = paragraphs(paper), [str(i).strip().strip("[]") for i in cited]
     ok = [i for i in ids if i in known]
     if not ok: return False, f"no existing paragraph cited ({ids})"
     if set(ok) & set(q["evidence"]): return True, "cites an evidence paragraph"
     target = content_words(q["question"] if q["type"] == "tf" else q["answer_text"])
     if not target: return False, "cited paragraphs are not evidence paragraphs and the answer has no content words"
-    have = content_words(" ".join(known[i] for i in ok))
-    share = len(target & have) / len(target)
+    share = len(target & content_words(" ".join(known[i] for i in ok))) / len(target)
     return (share >= share_min, f"cited paragraphs hold {share:.0%} of the answer's content words")
 
 def ambiguity_schema(letters) -> dict:
@@ -695,8 +677,7 @@ def parse_balance(s: str) -> tuple[float, float, float]|None:
 
 def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
     "(keep mask, summary): the largest subset whose difficulty `bands` have the `target` shares (easy, medium, hard)."
-    have = Counter(bands)
-    t = dict(zip(BANDS, target))
+    have, t = Counter(bands), dict(zip(BANDS, target))
     n = min(have[b] / t[b] for b in BANDS if t[b] > 0)
     quota = {b: int(np.floor(n * t[b] + 1e-9)) for b in BANDS}
     seen, keep = Counter(), []
@@ -711,16 +692,13 @@ def _nanmean(a, axis):
 
 def pass_rates(C) -> np.ndarray:
     "Per item, the share of solvers answering correctly (NaN entries = failures, excluded)."
-    C = np.asarray(C, float)
-    return _nanmean(C, 1) if C.size else np.zeros(0)
+    C = np.asarray(C, float); return _nanmean(C, 1) if C.size else np.zeros(0)
 
 def diversity(E) -> float:
     "1 - mean pairwise cosine of normalized embeddings; NaN for fewer than 2 questions."
-    E = np.asarray(E, float)
-    n = len(E)
+    E = np.asarray(E, float); n = len(E)
     if n < 2: return float("nan")
-    S = E @ E.T
-    return float(1 - (S.sum() - np.trace(S)) / (n * (n - 1)))
+    S = E @ E.T; return float(1 - (S.sum() - np.trace(S)) / (n * (n - 1)))
 
 def diversity_ci(E, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
     "`diversity` with a bootstrap CI over questions, each resample's in O(n·d) from its counts (see above)."
@@ -741,8 +719,7 @@ def item_discrimination(C) -> np.ndarray:
     "Per item, mean correctness of the upper half of solvers minus the lower half (solvers ranked by accuracy)."
     C = np.asarray(C, float)
     if C.ndim != 2 or C.shape[1] < 2 or C.shape[0] == 0: return np.full(C.shape[0] if C.ndim == 2 else 0, np.nan)
-    order = np.argsort(-np.nan_to_num(_nanmean(C, 0), nan=-1), kind="stable")
-    h = C.shape[1] // 2
+    order, h = np.argsort(-np.nan_to_num(_nanmean(C, 0), nan=-1), kind="stable"), C.shape[1] // 2
     return _nanmean(C[:, order[:h]], 1) - _nanmean(C[:, order[-h:]], 1)
 
 def discrimination(C) -> float:
@@ -791,8 +768,7 @@ def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, band
     dv = diversity_ci(np.asarray(E)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
     dc = discrimination_ci(np.asarray(C)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
     pr = pass_rates(np.asarray(C)[idx]) if len(idx) else np.zeros(0)
-    pm = mean_ci(list(pr), n_resamples)
-    kept = [questions[i] for i in idx]
+    pm, kept = mean_ci(list(pr), n_resamples), [questions[i] for i in idx]
     return dict(attempted=len(mask), generation_failures=len(mask) - len(gen), generated=len(gen), kept=len(idx),
                 survival=dict(zip(("mean", "lo", "hi", "n"), surv)),
                 diversity=dict(zip(("value", "lo", "hi", "n"), dv)),
@@ -920,8 +896,7 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
     dest = Path(dest or data_dir()/"autobench"/"arxiv"); dest.mkdir(parents=True, exist_ok=True)
     xml = fetch_url("http://export.arxiv.org/api/query?id_list=" + ",".join(ids) + f"&max_results={len(ids)}",
                     dest/"arxiv_api.xml")
-    ns = {"a": "http://www.w3.org/2005/Atom"}
-    out, man = [], []
+    ns, out, man = {"a": "http://www.w3.org/2005/Atom"}, [], []
     for ent in ET.parse(xml).getroot().findall("a:entry", ns):
         aid = re.sub(r"v\d+$", "", ent.findtext("a:id", "", ns).rsplit("/abs/", 1)[-1])
         title = re.sub(r"\s+", " ", ent.findtext("a:title", "", ns)).strip()
@@ -939,14 +914,12 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #d41e5a02
 def _merge(s: dict, setup) -> None:
     "A paper's points merged (planning: none merge, no embedding model) and those chosen for questions."
-    pts = s["points"]
-    s["points"] = merge_points(pts, setup.merge_threshold, np.eye(len(pts)) if setup.planning else None)
+    s["points"] = merge_points(pts := s["points"], setup.merge_threshold, np.eye(len(pts)) if setup.planning else None)
     s["chosen"] = select_points(s["points"], setup.points_per_paper)
 
 def _number(s: dict, setup) -> None:
     "Point ids and question types count over all papers in order: from the earlier papers' counts (`setup.counts`)."
-    n_points, s["start"] = setup.counts
-    number_points(s["points"], n_points)
+    n_points, s["start"] = setup.counts; number_points(s["points"], n_points)
     setup.counts = (n_points + len(s["points"]), s["start"] + len(s["chosen"]))
 
 def _contexts(s: dict, setup) -> None:

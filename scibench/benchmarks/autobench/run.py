@@ -245,8 +245,9 @@ def _summary(Q: _Questions, conf: dict, S: AutoBenchSetup, ext: list[dict], poin
                            for v in dict.fromkeys(q["variant"] for q in qs)})
     return dict(main=conf["main"], stages=conf["counts"], fields=fields, ablation=conf["ablation"], solvers=sl,
                 control=conf["control"],
-                calibration=dict(solvers=sl, default=not cfg.solvers.strip(), independent=note is None, note=note,
+                calibration=dict(solvers=sl, default=not cfg.solvers.strip(),
                                  prompt="calibration_prompt (answer only; not the filter's request)",
+                                 independent=note is None, note=note,
                                  bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above),
                                  balance=conf["balance"]),
                 solver_accuracy={s: mean_ci(list(Q.C[full][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(sl)},
