@@ -500,7 +500,6 @@ def solving(q: dict, paper: dict|None = None, context: str = "none", max_tokens:
 
 def _solve_request(stage: str):
     return lambda s, setup: solve_request(s["q"], s["context"], s["paper"], s["max_tokens"], stage)
-
 def _solved(s: dict, r: dict, setup) -> None: s["x"] = solve_result(s["q"], r)
 
 def _grade_request(s: dict, setup) -> Request|None:
@@ -509,7 +508,6 @@ def _grade_request(s: dict, setup) -> Request|None:
     return grade_request(q, x["response"], s["max_tokens"]) if q["type"] == "short" and x["failure"] is None else None
 
 def _graded(s: dict, r: dict, setup) -> None: s["x"] = grade_result(s["x"], r)
-
 GRADE = Stage("grade", "judge", "the judge grades every short answer (of the correctness check, calibration and "
               "evaluation)", _grade_request, _graded)
 
@@ -531,10 +529,8 @@ def answerability_prompt(q: dict, paper: dict) -> str:
 
 _STOP = set("the and for with that this from are was were which what when where how why does did not its their than "
             "into only".split())
-
 def content_words(s: str) -> set:
     return {w for w in tokenize(s) if len(w) >= 3 and w not in _STOP}
-
 SUPPORT_SHARE = 0.5   # answerability: the share of the answer's content words that cited non-evidence paragraphs hold
 
 def supports(q: dict, cited: list[str], paper: dict, share_min: float = SUPPORT_SHARE) -> tuple[bool, str]:
@@ -573,8 +569,7 @@ def answerability_request(q: dict, paper: dict, max_tokens: int = 120) -> Reques
 
 def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPORT_SHARE) -> dict:
     "The answerability verdict from the judge's answer `r`: an unparsable answer is unverified, with its reason."
-    obj, why = _answer(r)
-    cited = obj.get("paragraph_ids") if obj else None
+    obj, why = _answer(r); cited = obj.get("paragraph_ids") if obj else None
     if not isinstance(cited, list):
         return dict(passed=False, verified=False, cited=None, reason=f"unverified: {why or 'no paragraph_ids list'}")
     ok, why = supports(q, cited, paper, share_min)
@@ -582,10 +577,8 @@ def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPO
 
 def _answerable(s: dict, r: dict, cfg) -> None:
     s["check"] = answerability_result(s["q"], r, s["paper"], cfg.support_share)
-
 ANSWERABILITY = Stage("answerability", "judge", "the judge cites the paragraphs of the whole paper that answer each "
                       "question", lambda s, _: answerability_request(s["q"], s["paper"], s["max_tokens"]), _answerable)
-
 NOT_MCQ = dict(passed=True, verified=True, applicable=False, reason="not multiple choice")
 
 def ambiguity_request(q: dict, max_tokens: int = 80) -> Request:
@@ -594,8 +587,7 @@ def ambiguity_request(q: dict, max_tokens: int = 80) -> Request:
 
 def ambiguity_result(q: dict, r: dict) -> dict:
     "The ambiguity verdict from the judge's answer `r` (a multiple-choice question)."
-    obj, why = _answer(r)
-    co = obj.get("correct_options") if obj else None
+    obj, why = _answer(r); co = obj.get("correct_options") if obj else None
     if not isinstance(co, list):
         return dict(passed=False, verified=False, applicable=True,
                     reason=f"unverified: {why or 'no correct_options list'}")
@@ -610,7 +602,6 @@ def _ambiguity_request(s: dict, cfg) -> Request|None:
     return ambiguity_request(s["q"], s["max_tokens"])
 
 def _unambiguous(s: dict, r: dict, cfg) -> None: s["check"] = ambiguity_result(s["q"], r)
-
 AMBIGUITY = Stage("ambiguity", "judge", "the judge lists every correct option of each multiple-choice question",
                   _ambiguity_request, _unambiguous)
 

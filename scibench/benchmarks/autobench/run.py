@@ -141,7 +141,6 @@ class _Questions:
                            _bands(self.cfg))
 
 def _bands(cfg) -> tuple[float, float]: return cfg.hard_below, cfg.easy_above
-
 def _enabled(cfg) -> tuple: return tuple(s for s in STAGES if s in cfg.stages)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #646920ad
