@@ -226,13 +226,12 @@ def _headline(main: dict, evals: dict) -> list[Estimate]:
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #462f111c
 def _summary(Q: _Questions, conf: dict, S: AutoBenchSetup, ext: list[dict], points: list[dict]) -> dict:
-    papers, related = S.papers, S.related
+    papers, related, sl, note = S.papers, S.related, S.entries, S.cal_note
     cfg, qs, full, (_, mask) = Q.cfg, Q.qs, Q.variant("full"), conf["masks"][MAIN]
     fields = {}
     for fld in sorted({papers[p]["field"] for p in papers}):
         ks = [k for k, i in enumerate(full) if qs[i]["field"] == fld]
         fields[fld] = Q.metrics([full[k] for k in ks], [mask[k] for k in ks])
-    sl, note = S.entries, S.cal_note
     failed = lambda v: [q["generation_failure"] for q in qs
                         if q["variant"] == v and q.get("generation_failure") is not None]
     gen = dict(extraction=dict(windows=len(ext), failed=sum(r["failure"] is not None for r in ext),
