@@ -5,7 +5,7 @@ the text we implement from is `shared/papers/002_*.txt`, which names no authors,
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #366de170
 from __future__ import annotations
-import dataclasses, hashlib, re
+import dataclasses, hashlib, re, warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,20 +43,17 @@ LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a
              "reasoning": "needs combining information from this passage with another section"}
 
 def _schema_str(n, lo=0): return {"type": "string", "maxLength": n, **({"minLength": lo} if lo else {})}
-
 def _ids(ids=None, n=12): return {"type": "string", "enum": list(ids)} if ids else _schema_str(n)
-
+def _obj(props: dict) -> dict: return {"type": "object", "properties": props, "required": list(props)}
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9f0a0b3c
 def kp_schema(max_points: int = 3, ids=None) -> dict:
-    """JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations where the
-    endpoint supports schemas."""
+    "JSON schema of the extraction answer; `ids` (the paper's paragraph ids) constrains the citations."
     props = {"level": {"type": "string", "enum": list(LEVELS)}, "statement": _schema_str(300),
              "paragraphs": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 4},
              "confidence": {"type": "number"}}
-    kps = {"type": "array", "minItems": 1, "maxItems": max_points, "items": {"type": "object", "properties": props,
-                                                                              "required": list(props)}}
-    return {"type": "object", "properties": {"knowledge_points": kps}, "required": ["knowledge_points"]}
+    kps = {"type": "array", "minItems": 1, "maxItems": max_points, "items": _obj(props)}
+    return _obj({"knowledge_points": kps})
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #359b0475
 def _section(paper: dict, pid: str) -> dict:
@@ -64,10 +61,9 @@ def _section(paper: dict, pid: str) -> dict:
     return next(s for s in paper["sections"] if any(p["id"] == pid for p in s["paragraphs"]))
 
 def _others(paper: dict, window: list[str], budget: int = 3000) -> list[tuple[str, str, str]]:
-    """(paragraph id, section title, text) of the other sections: an equal share of `budget` characters each, whole
-    paragraphs in order, the first always."""
-    sec = _section(paper, window[0])
-    others = [s for s in paper["sections"] if s["id"] != sec["id"]]
+    "(paragraph id, section title, text) of the other sections, each its equal share of `budget` characters."
+    sid = _section(paper, window[0])["id"]
+    others = [s for s in paper["sections"] if s["id"] != sid]
     share, out = max(1, budget // max(1, len(others))), []
     for s in others:
         used = 0
@@ -103,18 +99,15 @@ def validate_point(kp, paper: dict, window: list[str]) -> tuple[dict|None, str|N
     if lvl not in LEVELS: return None, f"level {kp.get('level')!r} not in {LEVELS}"
     st = re.sub(r"\s+", " ", str(kp.get("statement") or "")).strip()
     if len(st.split()) < 4: return None, "statement shorter than 4 words"
-    ids = kp.get("paragraphs")
+    ids, known = kp.get("paragraphs"), paragraphs(paper)
     if not isinstance(ids, list) or not ids: return None, "no source paragraphs"
     ids = [str(i).strip().strip("[]") for i in ids]
-    known = paragraphs(paper)
-    bad = [i for i in ids if i not in known]
-    if bad: return None, f"unknown paragraph ids {bad}"
+    if bad := [i for i in ids if i not in known]: return None, f"unknown paragraph ids {bad}"
     if lvl != "reasoning" and not set(ids) & set(window): return None, "cites no paragraph of its window"
     try: conf = float(kp.get("confidence"))
     except (TypeError, ValueError): return None, f"confidence {kp.get('confidence')!r} is not a number"
     if not 0 <= conf <= 1: return None, f"confidence {conf:g} outside [0, 1]"
-    order = list(known)
-    return dict(level=lvl, statement=st, paragraphs=sorted(set(ids), key=order.index), confidence=conf), None
+    return dict(level=lvl, statement=st, paragraphs=sorted(set(ids), key=list(known).index), confidence=conf), None
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #5ecc4893
 def _paragraph_order(s: str) -> list[int]: return [int(x) for x in re.findall(r"\d+", s)]
@@ -123,8 +116,7 @@ def merge_points(points: list[dict], threshold: float = 0.9, emb=None) -> list[d
     "Merge near-duplicate knowledge points of the same paper (cosine ≥ threshold)."
     if not points: return []
     E = embed_cached([p["statement"] for p in points]) if emb is None else np.asarray(emb)
-    kept: list[int] = []
-    out: list[dict] = []
+    kept, out = [], []
     for i, p in enumerate(points):
         j = next((k for k, ki in enumerate(kept)
                   if points[ki]["paper_id"] == p["paper_id"] and float(E[ki] @ E[i]) >= threshold), None)
@@ -157,11 +149,9 @@ def extraction_record(paper: dict, k: int, window: list[str], r: dict, levels=LE
     "(the record of window `k` with its failure and invalid points, its valid knowledge points) from the answer `r`."
     rec = dict(paper_id=paper["paper_id"], window=k, paragraphs=window, failure=None, invalid=[], points=0,
                finish_reason=r.get("finish_reason"))
-    obj, why = _answer(r)
-    pts = []
+    (obj, why), pts = _answer(r), []
     if obj is None or not isinstance(obj.get("knowledge_points"), list):
-        rec["failure"] = _cut(why or "no 'knowledge_points' list", r)
-        return rec, pts
+        rec["failure"] = _cut(why or "no 'knowledge_points' list", r); return rec, pts
     for kp in obj["knowledge_points"]:
         c, bad = validate_point(kp, paper, window)
         if bad: rec["invalid"].append(dict(point=kp, reason=bad)); continue
@@ -180,8 +170,7 @@ def extracting(paper: dict) -> dict:
 
 def _extract_request(s: dict, cfg) -> dict:
     "Every window of the paper at once: {window number: its `extraction_request`}."
-    p = s["item"]
-    s["windows"] = paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)
+    p = s["item"]; s["windows"] = paper_windows(p, cfg.window_size, cfg.window_stride, cfg.max_windows)
     return {k: extraction_request(p, w, cfg.points_per_window, cfg.extract_max_tokens, cfg.extract_context_chars)
             for k, w in enumerate(s["windows"])}
 
@@ -210,16 +199,16 @@ def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #8651821c
 class Retriever:
-    """Search over one paper's paragraphs and over a related corpus: BM25, embedding cosine, or hybrid
-    (reciprocal-rank fusion, 1/(60 + rank), as `scibench.retrieval.Index`). Paragraphs and queries are embedded
-    in one batch each (`prepare`), not one call per search."""
-    def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid"):
+    "Search one paper's paragraphs and a related corpus: BM25, embedding cosine, or hybrid (reciprocal-rank fusion)."
+    def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid", ahead=None):
+        "`ahead`, a run's `EmbedAhead`, embeds the paragraphs from the start (off the first paper's critical path)."
         if method not in ("bm25", "embedding", "hybrid"):
             raise ValueError(f"method must be bm25, embedding or hybrid, not {method!r}")
-        self.method = method
+        self.method, self._ahead = method, ahead
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
         self._U, self._q, self._bm25, self._Ur, self._rows, self._corpus = None, {}, {}, {}, {}, None
+        if ahead is not None: ahead.add([t for _, _, t in self.units])
     def prepare(self, queries):
         "Embed the queries that will be searched (one batch)."
         new = [q for q in dict.fromkeys(queries) if q not in self._q]
@@ -232,7 +221,9 @@ class Retriever:
                 self._bm25[key] = self._corpus.index(rows)
             out["bm25"] = self._bm25[key].scores(query, "bm25")
         if self.method in ("embedding", "hybrid"):
-            if self._U is None: self._U = embed_cached([t for _, _, t in self.units])
+            if self._U is None:
+                if self._ahead is not None: self._ahead.wait()
+                self._U = embed_cached([t for _, _, t in self.units])
             self.prepare([query])
             if key not in self._Ur: self._Ur[key] = self._U[rows]
             out["embedding"] = self._Ur[key] @ self._q[query]
@@ -243,8 +234,7 @@ class Retriever:
             fused += 1.0 / (60 + ranks)
         return fused
     def release(self, pid: str):
-        """Drop what was built for paper `pid`'s searches (its questions' contexts are done): its BM25 indexes (from the
-        units' one `Corpus`), its rows of the paragraph vectors: memory stays flat in the number of papers."""
+        "Drop what was built for paper `pid`'s searches (its questions' contexts are done): memory stays flat."
         for k in (("same", pid), ("related", pid)): self._bm25.pop(k, None); self._Ur.pop(k, None)
         self._rows.pop(pid, None)
     def rows(self, pid: str) -> tuple[list[int], list[int]]:
@@ -357,9 +347,8 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
     if obj is None: return {}, "no JSON object"
     text = str(obj.get("statement" if qtype == "tf" else "question") or "").strip()
     if len(text.split()) < 3: return {}, "question shorter than 3 words"
-    known = paragraphs(paper)
     ev = [str(i).strip().strip("[]") for i in (obj.get("evidence") or []) if isinstance(i, (str, int))]
-    valid = [i for i in ev if i in known]
+    known = paragraphs(paper); valid = [i for i in ev if i in known]
     q = dict(question=text, explanation=str(obj.get("explanation") or "").strip(),
              evidence=valid or list(kp["paragraphs"]), evidence_from="model" if valid else "knowledge point",
              evidence_invalid=[i for i in ev if i not in known], options=None)
@@ -393,8 +382,7 @@ def question_record(kp: dict, qtype: str, ctx: list[dict], r: dict, paper: dict,
     if not r["ok"]: rec.update(generation_failure=f"request failed: {r['error']}"); return rec
     obj, why = parse_json(r["text"])
     q, fail = build_question(qid, kp, qtype, obj, paper) if obj is not None else ({}, why)
-    fail = _cut(fail, r)
-    rec.update(q); rec["generation_failure"] = fail
+    rec.update(q); rec["generation_failure"] = fail = _cut(fail, r)
     if fail: rec["raw"] = r["text"]
     return rec
 
@@ -403,17 +391,14 @@ def generating(paper: dict, job, variant: str = "full") -> dict:
     return dict(paper=paper, job=job, variant=variant)
 
 def _generate_request(s: dict, cfg) -> Request:
-    kp, t, ctx = s["job"]
-    return generation_request(s["paper"], kp, ctx, t, cfg.generate_max_tokens)
+    kp, t, ctx = s["job"]; return generation_request(s["paper"], kp, ctx, t, cfg.generate_max_tokens)
 
 def _generated(s: dict, r: dict, cfg) -> None:
     "The question record of the job (a generation failure is one too)."
-    kp, t, ctx = s["job"]
-    s["q"] = question_record(kp, t, ctx, r, s["paper"], s["variant"])
+    kp, t, ctx = s["job"]; s["q"] = question_record(kp, t, ctx, r, s["paper"], s["variant"])
 
-GENERATE = Stage("generate", "model",
-                 "one question per selected knowledge point (again without retrieval with ablate_retrieval)",
-                 _generate_request, _generated)
+GENERATE = Stage("generate", "model", "one question per selected knowledge point (again without retrieval with "
+                 "ablate_retrieval)", _generate_request, _generated)
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #13f827bc
 def question_text(q: dict) -> str:
@@ -440,8 +425,7 @@ CALIBRATION_INSTR = {"mcq": "Reply with the letter of the option you believe is 
                      "short": "Reply with the answer in a few words."}
 
 def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str:
-    """The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's
-    request)."""
+    "The difficulty-calibration prompt: answer only, with instructions of its own (never the correctness check's)."
     src = "from what you know (closed book)" if context == "none" else "using the text above"
     return (f"{_context(q, context, paper)}Question: {question_text(q)}\n\nDifficulty test: answer this exam question "
             f"about a scientific paper {src}. {CALIBRATION_INSTR[q['type']]} Give no explanation. "
@@ -457,19 +441,15 @@ _LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(
                r"[\[(]([{U}{L}])[\])]", r"(?m)^\s*\**([{U}])\**\s*(?:[.):]|$)", r"\b(?:([{UB}])|(A)(?!\s+[a-z]))\b"]
 
 def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None]:
-    """`parse_choice` (JSON first), with a free-text fallback for option letters that does not read the article 'a' as
-    option A."""
+    "`parse_choice` (JSON first), with a free-text fallback for option letters that does not read the article 'a'."
     letters = [c for c in choices_ if len(c) == 1 and c.isalpha() and c.isupper()]
     obj, _ = parse_json(text) if text is not None else (None, None)
     if text is None or (obj is not None and "answer" in obj) or len(letters) != len(choices_):
         return parse_choice(text, choices_)
     U = "".join(letters); L = U.lower(); UB = U.replace("A", "") or "_"
     for pat in _LETTER_RES:
-        pat = pat.replace("{U}", U).replace("{L}", L).replace("{UB}", UB)
-        m = re.search(pat, text)
-        if m:
-            v = next(g for g in m.groups() if g).upper()
-            return v, text, None
+        if m := re.search(pat.replace("{U}", U).replace("{L}", L).replace("{UB}", UB), text):
+            return next(g for g in m.groups() if g).upper(), text, None
     return None, text, "no option letter found in response"
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #303a2e27
@@ -483,8 +463,7 @@ def grade_prompt(q: dict, response: str) -> str:
 
 def solve_request(q: dict, context: str = "none", paper: dict|None = None, max_tokens: int = 120,
                   stage: str = "evaluate") -> Request:
-    """The answering request of one question in `stage`: `calibration_prompt` (answer only) to calibrate, else
-    `solve_prompt`."""
+    "The answering request of one question in `stage`: `calibration_prompt` to calibrate, else `solve_prompt`."
     calib = stage == "calibrate"
     schema = ((answer_schema(choices(q)) if calib else choice_schema(choices(q), 200)) if q["type"] != "short"
               else short_schema())
@@ -499,15 +478,13 @@ def solve_result(q: dict, r: dict) -> dict:
         a = str(obj.get("answer") or "").strip() if obj else ""
         if not a: return dict(response=r["text"], correct=None, failure=why or "empty answer")
         return dict(response=a, correct=None, failure=None)
-    v, _, fail = parse_answer(r["text"], choices(q))
-    fail = _cut(fail, r)
+    v, _, fail = parse_answer(r["text"], choices(q)); fail = _cut(fail, r)
     return dict(response=v, correct=None if fail else v == q["answer"], failure=fail)
 
 GRADES = ["correct", "incorrect"]
 
 def grade_request(q: dict, response: str, max_tokens: int = 120) -> Request:
-    """The judge's grading request of a short answer (what `judge_many(judge, [grade_prompt(..)], choices=GRADES)`
-    sends: same cache key)."""
+    "The judge's grading request of a short answer (what `judge_many` sends: same cache key)."
     return dataclasses.replace(judge_request(grade_prompt(q, response), GRADES, max_tokens=max_tokens), stage="grade")
 
 def grade_result(x: dict, r: dict) -> dict:
@@ -523,7 +500,6 @@ def solving(q: dict, paper: dict|None = None, context: str = "none", max_tokens:
 
 def _solve_request(stage: str):
     return lambda s, setup: solve_request(s["q"], s["context"], s["paper"], s["max_tokens"], stage)
-
 def _solved(s: dict, r: dict, setup) -> None: s["x"] = solve_result(s["q"], r)
 
 def _grade_request(s: dict, setup) -> Request|None:
@@ -532,23 +508,19 @@ def _grade_request(s: dict, setup) -> Request|None:
     return grade_request(q, x["response"], s["max_tokens"]) if q["type"] == "short" and x["failure"] is None else None
 
 def _graded(s: dict, r: dict, setup) -> None: s["x"] = grade_result(s["x"], r)
-
-GRADE = Stage("grade", "judge",
-              "the judge grades every short answer (of the correctness check, calibration and evaluation)",
-              _grade_request, _graded)
+GRADE = Stage("grade", "judge", "the judge grades every short answer (of the correctness check, calibration and "
+              "evaluation)", _grade_request, _graded)
 
 def solve_stages(name: str, role: str, doc: str) -> list[Stage]:
-    """Stage `name` (its tag; `calibrate` asks with `calibration_prompt`), then `GRADE`: a question's `x` =
-    `{response, correct (bool|None), failure}`."""
+    "Stage `name`, then `GRADE`: a question's `x` = `{response, correct (bool|None), failure}`."
     return [Stage(name, role, doc, _solve_request(name), _solved), GRADE]
 
 EVALUATE = solve_stages("evaluate", "evaluate_models", "each evaluated model answers the kept questions")
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #4621b695
 def answerability_schema(ids=None) -> dict:
-    return {"type": "object", "properties": {"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1,
-                                                               "maxItems": 3}, "answer": _schema_str(150)},
-            "required": ["paragraph_ids", "answer"]}
+    return _obj({"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3},
+                 "answer": _schema_str(150)})
 
 def answerability_prompt(q: dict, paper: dict) -> str:
     return (f"Paper:\n{paper_text(paper)}\n\nQuestion: {question_text(q)}\n\nWhich paragraphs of the paper hold the "
@@ -557,30 +529,24 @@ def answerability_prompt(q: dict, paper: dict) -> str:
 
 _STOP = set("the and for with that this from are was were which what when where how why does did not its their than "
             "into only".split())
-
 def content_words(s: str) -> set:
     return {w for w in tokenize(s) if len(w) >= 3 and w not in _STOP}
-
 SUPPORT_SHARE = 0.5   # answerability: the share of the answer's content words that cited non-evidence paragraphs hold
 
 def supports(q: dict, cited: list[str], paper: dict, share_min: float = SUPPORT_SHARE) -> tuple[bool, str]:
-    """Do the cited paragraphs exist and support the answer (an evidence paragraph, or at least `share_min` of the
-    answer's content words)? → (passed, reason)."""
-    known = paragraphs(paper)
-    ids = [str(i).strip().strip("[]") for i in cited]
+    "(passed, reason): do the cited paragraphs exist and support the answer?"
+    known, ids = paragraphs(paper), [str(i).strip().strip("[]") for i in cited]
     ok = [i for i in ids if i in known]
     if not ok: return False, f"no existing paragraph cited ({ids})"
     if set(ok) & set(q["evidence"]): return True, "cites an evidence paragraph"
     target = content_words(q["question"] if q["type"] == "tf" else q["answer_text"])
     if not target: return False, "cited paragraphs are not evidence paragraphs and the answer has no content words"
-    have = content_words(" ".join(known[i] for i in ok))
-    share = len(target & have) / len(target)
+    share = len(target & content_words(" ".join(known[i] for i in ok))) / len(target)
     return (share >= share_min, f"cited paragraphs hold {share:.0%} of the answer's content words")
 
 def ambiguity_schema(letters) -> dict:
-    return {"type": "object", "properties": {"correct_options": {
-        "type": "array", "items": {"type": "string", "enum": list(letters)}, "maxItems": len(letters)}},
-            "required": ["correct_options"]}
+    return _obj({"correct_options": {"type": "array", "items": {"type": "string", "enum": list(letters)},
+                                     "maxItems": len(letters)}})
 
 def ambiguity_prompt(q: dict) -> str:
     return (f"Paper excerpt:\n{q['evidence_text']}\n\nQuestion: {question_text(q)}\n\nAccording to the excerpt, which "
@@ -603,8 +569,7 @@ def answerability_request(q: dict, paper: dict, max_tokens: int = 120) -> Reques
 
 def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPORT_SHARE) -> dict:
     "The answerability verdict from the judge's answer `r`: an unparsable answer is unverified, with its reason."
-    obj, why = _answer(r)
-    cited = obj.get("paragraph_ids") if obj else None
+    obj, why = _answer(r); cited = obj.get("paragraph_ids") if obj else None
     if not isinstance(cited, list):
         return dict(passed=False, verified=False, cited=None, reason=f"unverified: {why or 'no paragraph_ids list'}")
     ok, why = supports(q, cited, paper, share_min)
@@ -612,11 +577,8 @@ def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPO
 
 def _answerable(s: dict, r: dict, cfg) -> None:
     s["check"] = answerability_result(s["q"], r, s["paper"], cfg.support_share)
-
-ANSWERABILITY = Stage("answerability", "judge",
-                      "the judge cites the paragraphs of the whole paper that answer each question",
-                      lambda s, cfg: answerability_request(s["q"], s["paper"], s["max_tokens"]), _answerable)
-
+ANSWERABILITY = Stage("answerability", "judge", "the judge cites the paragraphs of the whole paper that answer each "
+                      "question", lambda s, _: answerability_request(s["q"], s["paper"], s["max_tokens"]), _answerable)
 NOT_MCQ = dict(passed=True, verified=True, applicable=False, reason="not multiple choice")
 
 def ambiguity_request(q: dict, max_tokens: int = 80) -> Request:
@@ -625,8 +587,7 @@ def ambiguity_request(q: dict, max_tokens: int = 80) -> Request:
 
 def ambiguity_result(q: dict, r: dict) -> dict:
     "The ambiguity verdict from the judge's answer `r` (a multiple-choice question)."
-    obj, why = _answer(r)
-    co = obj.get("correct_options") if obj else None
+    obj, why = _answer(r); co = obj.get("correct_options") if obj else None
     if not isinstance(co, list):
         return dict(passed=False, verified=False, applicable=True,
                     reason=f"unverified: {why or 'no correct_options list'}")
@@ -641,7 +602,6 @@ def _ambiguity_request(s: dict, cfg) -> Request|None:
     return ambiguity_request(s["q"], s["max_tokens"])
 
 def _unambiguous(s: dict, r: dict, cfg) -> None: s["check"] = ambiguity_result(s["q"], r)
-
 AMBIGUITY = Stage("ambiguity", "judge", "the judge lists every correct option of each multiple-choice question",
                   _ambiguity_request, _unambiguous)
 
@@ -665,8 +625,7 @@ def _stage(st: str, alive: list[int], checks: dict, fate: list[dict], on_disagre
 
 def apply_filters(questions: list[dict], checks: dict, enabled=STAGES, uniq_threshold: float = 0.9, emb=None,
                   on_disagree: str = "drop") -> tuple[list[bool], list[dict], list[dict]]:
-    """Apply the enabled stages in order to the questions without a generation failure.
-    Returns (kept mask, per-stage counts, per-question fate {dropped_at, flags})."""
+    "(kept mask, per-stage counts, per-question fate) of the enabled stages, in order, on the generated questions."
     if on_disagree not in ("drop", "flag"): raise ValueError("on_disagree must be drop or flag")
     fate = [dict(dropped_at=None if q.get("generation_failure") is None else "generation", flags=[]) for q in questions]
     alive = [i for i, q in enumerate(questions) if q.get("generation_failure") is None]
@@ -708,10 +667,8 @@ def parse_balance(s: str) -> tuple[float, float, float]|None:
     return tuple(x / sum(v) for x in v)
 
 def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
-    """Keep the largest subset of items whose difficulty `bands` have the `target` shares (easy, medium, hard):
-    the first items of each band; `unknown` items are dropped. → (keep mask, summary)."""
-    have = Counter(bands)
-    t = dict(zip(BANDS, target))
+    "(keep mask, summary): the largest subset whose difficulty `bands` have the `target` shares (easy, medium, hard)."
+    have, t = Counter(bands), dict(zip(BANDS, target))
     n = min(have[b] / t[b] for b in BANDS if t[b] > 0)
     quota = {b: int(np.floor(n * t[b] + 1e-9)) for b in BANDS}
     seen, keep = Counter(), []
@@ -722,29 +679,20 @@ def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #c1fac6ed
 def _nanmean(a, axis):
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(a, axis)
+    with warnings.catch_warnings(): warnings.simplefilter("ignore", RuntimeWarning); return np.nanmean(a, axis)
 
 def pass_rates(C) -> np.ndarray:
     "Per item, the share of solvers answering correctly (NaN entries = failures, excluded)."
-    C = np.asarray(C, float)
-    return _nanmean(C, 1) if C.size else np.zeros(0)
+    C = np.asarray(C, float); return _nanmean(C, 1) if C.size else np.zeros(0)
 
 def diversity(E) -> float:
     "1 - mean pairwise cosine of normalized embeddings; NaN for fewer than 2 questions."
-    E = np.asarray(E, float)
-    n = len(E)
+    E = np.asarray(E, float); n = len(E)
     if n < 2: return float("nan")
-    S = E @ E.T
-    return float(1 - (S.sum() - np.trace(S)) / (n * (n - 1)))
+    S = E @ E.T; return float(1 - (S.sum() - np.trace(S)) / (n * (n - 1)))
 
 def diversity_ci(E, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
-    """`diversity` with a bootstrap CI over questions. A resample's statistic is the mean cosine over its pairs of
-    distinct questions, from the counts `c` of each question in it: (|Eᵀc|² - Σ c_i² |e_i|²) / (N² - Σ c_i²), O(n·d)
-    memory and time (not the n x n similarity matrix per resample, which at paper scale (5,000 kept questions) took
-    minutes and GBs)."""
+    "`diversity` with a bootstrap CI over questions, each resample's in O(n·d) from its counts (see above)."
     E = np.asarray(E, float); n = len(E)
     if n < 2: return float("nan"), float("nan"), float("nan"), n
     sq = np.einsum("ij,ij->i", E, E)
@@ -762,8 +710,7 @@ def item_discrimination(C) -> np.ndarray:
     "Per item, mean correctness of the upper half of solvers minus the lower half (solvers ranked by accuracy)."
     C = np.asarray(C, float)
     if C.ndim != 2 or C.shape[1] < 2 or C.shape[0] == 0: return np.full(C.shape[0] if C.ndim == 2 else 0, np.nan)
-    order = np.argsort(-np.nan_to_num(_nanmean(C, 0), nan=-1), kind="stable")
-    h = C.shape[1] // 2
+    order, h = np.argsort(-np.nan_to_num(_nanmean(C, 0), nan=-1), kind="stable"), C.shape[1] // 2
     return _nanmean(C[:, order[:h]], 1) - _nanmean(C[:, order[-h:]], 1)
 
 def discrimination(C) -> float:
@@ -795,8 +742,7 @@ def calibration_row(solvers, res: list[dict]) -> tuple[np.ndarray, dict]:
     return row, {s: r for s, r in zip(solvers, res)}
 
 def _checked(s: dict, branches: list[dict], setup) -> None:
-    """`s["row"]`: (question, {check: verdict}, calibration row, answers by solver); a generation failure gets no check
-    and no answer."""
+    "`s['row']`: (question, {check: verdict}, calibration row, answers by solver); none for a generation failure."
     q, names = s["q"], [e for e, _, _ in setup.calibrators]
     if not branches: s["row"] = (q, {st: None for st in CHECKS}, np.full(len(names), np.nan), {}); return
     c, a, m, *cal = branches
@@ -806,17 +752,14 @@ def _checked(s: dict, branches: list[dict], setup) -> None:
 CHECK = Fan("checks", _branches, join=_checked)
 
 def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, bands=(1/3, 2/3)) -> dict:
-    """Survival, diversity, discrimination, pass rate and distributions of the kept questions. Survival is over the
-    questions *generated* (parsed); `generation_failures` (attempts that yielded no question) are counted apart,
-    and `attempted` = generated + generation failures."""
+    "Survival (over the questions generated), diversity, discrimination, pass rate and distributions of the kept."
     idx = [i for i, m in enumerate(mask) if m]
     gen = [i for i, q in enumerate(questions) if q.get("generation_failure") is None]
     surv = mean_ci([1.0 if mask[i] else 0.0 for i in gen], n_resamples)
     dv = diversity_ci(np.asarray(E)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
     dc = discrimination_ci(np.asarray(C)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
     pr = pass_rates(np.asarray(C)[idx]) if len(idx) else np.zeros(0)
-    pm = mean_ci(list(pr), n_resamples)
-    kept = [questions[i] for i in idx]
+    pm, kept = mean_ci(list(pr), n_resamples), [questions[i] for i in idx]
     return dict(attempted=len(mask), generation_failures=len(mask) - len(gen), generated=len(gen), kept=len(idx),
                 survival=dict(zip(("mean", "lo", "hi", "n"), surv)),
                 diversity=dict(zip(("value", "lo", "hi", "n"), dv)),
@@ -894,8 +837,7 @@ FILTER_NOTE = "calibration by the filter solver's model: difficulty not independ
 GENERATOR_NOTE = "calibration by the generator's model: difficulty not independent"
 
 def solvers_of(cfg) -> tuple[str, list[str], str|None]:
-    """(correctness solver, calibration solvers, note): the defaults filled in; the note says when calibration is not
-    independent of the filter solver or the generator (None when it is)."""
+    "(correctness solver, calibration solvers, note when calibration is not independent), the defaults filled in."
     solver = cfg.solver or cfg.judge
     if cfg.solvers.strip(): sl = [s.strip() for s in cfg.solvers.split(",") if s.strip()]
     else:
@@ -945,8 +887,7 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
     dest = Path(dest or data_dir()/"autobench"/"arxiv"); dest.mkdir(parents=True, exist_ok=True)
     xml = fetch_url("http://export.arxiv.org/api/query?id_list=" + ",".join(ids) + f"&max_results={len(ids)}",
                     dest/"arxiv_api.xml")
-    ns = {"a": "http://www.w3.org/2005/Atom"}
-    out, man = [], []
+    ns, out, man = {"a": "http://www.w3.org/2005/Atom"}, [], []
     for ent in ET.parse(xml).getroot().findall("a:entry", ns):
         aid = re.sub(r"v\d+$", "", ent.findtext("a:id", "", ns).rsplit("/abs/", 1)[-1])
         title = re.sub(r"\s+", " ", ent.findtext("a:title", "", ns)).strip()
@@ -964,14 +905,12 @@ def download_arxiv(dest=None, ids=None) -> list[Path]:
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #d41e5a02
 def _merge(s: dict, setup) -> None:
     "A paper's points merged (planning: none merge, no embedding model) and those chosen for questions."
-    pts = s["points"]
-    s["points"] = merge_points(pts, setup.merge_threshold, np.eye(len(pts)) if setup.planning else None)
+    s["points"] = merge_points(pts := s["points"], setup.merge_threshold, np.eye(len(pts)) if setup.planning else None)
     s["chosen"] = select_points(s["points"], setup.points_per_paper)
 
 def _number(s: dict, setup) -> None:
     "Point ids and question types count over all papers in order: from the earlier papers' counts (`setup.counts`)."
-    n_points, s["start"] = setup.counts
-    number_points(s["points"], n_points)
+    n_points, s["start"] = setup.counts; number_points(s["points"], n_points)
     setup.counts = (n_points + len(s["points"]), s["start"] + len(s["chosen"]))
 
 def _contexts(s: dict, setup) -> None:
@@ -982,8 +921,7 @@ def _contexts(s: dict, setup) -> None:
     setup.retriever.release(s["item"]["paper_id"])
 
 def _asked(s: dict, questions: list[dict], setup) -> None:
-    """The questions' rows (`CHECK`'s) by variant; the contexts are let go. A run's `setup.embeds` (`EmbedAhead`)
-    embeds the paper's questions now, for the uniqueness filter at the end."""
+    "The questions' rows (`CHECK`'s) by variant; `setup.embeds` embeds them now, for the uniqueness filter."
     rows, nf = [q["row"] for q in questions], len(s.pop("jobs")[0][1])
     s["full"], s["no_retrieval"] = rows[:nf], rows[nf:]
     if getattr(setup, "embeds", None):
@@ -999,4 +937,3 @@ PAPER = Paper("Automatic Benchmark Generation from Scientific Papers via Retriev
               "authors not named in the source text (ACL 2025)", year="2025", venue="ACL 2025",
               key="autobench2025")  # the text prints "Conference: ACL 2025", no authors, no arXiv id: none invented
 FLOW = [EXTRACT, GENERATE, CORRECTNESS[0], ANSWERABILITY, AMBIGUITY, CALIBRATE[0], EVALUATE[0], GRADE]
-

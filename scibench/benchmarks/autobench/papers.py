@@ -19,26 +19,19 @@ __all__ = ['S2ORC_TYPES', 'MANIFEST_FIELDS', 'make_paper', 'paragraphs', 'parse_
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #e39cf8dc
 def _clean(p: str) -> str:
     lines = [l.strip() for l in p.strip().splitlines() if l.strip()]
-    if lines and all(l.startswith("|") for l in lines):
-        return "\n".join(lines)
+    if lines and all(l.startswith("|") for l in lines): return "\n".join(lines)
     return re.sub(r"\s+", " ", " ".join(lines)).strip()
-
 
 def make_paper(paper_id: str, title: str, sections, field: str = "") -> dict:
     "A paper from `[(section title, [paragraph texts])]` with stable section and paragraph ids."
     secs = []
     for t, paras in sections:
         paras = [c for c in (_clean(p) for p in paras) if c]
-        if not paras:
-            continue
+        if not paras: continue
         k = len(secs) + 1
-        secs.append(
-            dict(
-                id=f"S{k}", title=t.strip(), paragraphs=[dict(id=f"S{k}.P{j}", text=p) for j, p in enumerate(paras, 1)]
-            )
-        )
+        secs.append(dict(id=f"S{k}", title=t.strip(),
+                         paragraphs=[dict(id=f"S{k}.P{j}", text=p) for j, p in enumerate(paras, 1)]))
     return dict(paper_id=paper_id, title=title.strip(), field=field, sections=secs)
-
 
 def paragraphs(paper: dict) -> dict:
     "`{paragraph id: text}` in reading order."
@@ -49,129 +42,90 @@ def _blocks(lines):
     "Blank-line separated blocks of `lines`."
     out, cur = [], []
     for l in lines:
-        if l.strip():
-            cur.append(l)
-        elif cur:
-            out.append("\n".join(cur))
-            cur = []
-    if cur:
-        out.append("\n".join(cur))
-    return out
+        if l.strip(): cur.append(l)
+        elif cur: out.append("\n".join(cur)); cur = []
+    return out + (["\n".join(cur)] if cur else [])
 
+def _sections(lines, heading) -> list[tuple[str, list[str]]]:
+    "(title, paragraphs) of `lines`, where `heading(line)` is a section's title, or None for a line of text."
+    sections, cur = [], ("Preamble", [])
+    for l in lines:
+        h = heading(l)
+        if h is None: cur[1].append(l)
+        else: sections.append(cur); cur = (h, [])
+    return [(t, _blocks(ls)) for t, ls in sections + [cur]]
+
+_MD_HEAD = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 def parse_markdown(text: str, paper_id: str, field: str = "") -> dict:
     "Sections and paragraphs of a markdown paper."
-    title, sections, cur = paper_id, [], ("Preamble", [])
-    for l in text.splitlines():
-        m = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", l)
-        if m and len(m.group(1)) == 1 and title == paper_id and not sections and not any(x.strip() for x in cur[1]):
-            title = m.group(2)
-            continue
-        if m:
-            sections.append(cur)
-            cur = (m.group(2), [])
-            continue
-        cur[1].append(l)
-    sections.append(cur)
-    return make_paper(paper_id, title, [(t, _blocks(ls)) for t, ls in sections], field)
+    lines, title = text.splitlines(), paper_id
+    k = next((i for i, l in enumerate(lines) if _MD_HEAD.match(l)), None)
+    if k is not None and _MD_HEAD.match(lines[k]).group(1) == "#" and not any(l.strip() for l in lines[:k]):
+        title, lines = _MD_HEAD.match(lines[k]).group(2), lines[:k] + lines[k + 1:]
+    return make_paper(paper_id, title, _sections(lines, lambda l: (m := _MD_HEAD.match(l)) and m.group(2)), field)
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #d4f7bcf6
+_CAPS = re.compile(r"^[A-Z][A-Z0-9 ,:&\-]{2,79}$")
 _HEAD = re.compile(r"^(?:abstract|(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+\S.*|[A-Z][A-Z0-9 ,:&\-]{2,79})$", re.I)
-
 
 def _is_heading(l: str) -> bool:
     l = l.strip()
-    if not l or len(l) > 80 or l.endswith(".") or not _HEAD.match(l):
-        return False
-    if (
-        re.match(r"^[A-Z][A-Z0-9 ,:&\-]{2,79}$", l) is None
-        and l.lower() != "abstract"
-        and not re.match(r"^(\d|[IVX]+\.)", l)
-    ):
-        return False
-    if re.match(r"^[A-Z]", l) and not re.match(r"^(\d|[IVX]+\.)", l) and l.lower() != "abstract" and l != l.upper():
-        return False
-    return True
-
+    if not l or len(l) > 80 or l.endswith(".") or not _HEAD.match(l): return False
+    return bool(re.match(r"^(\d|[IVX]+\.)", l) or l.lower() == "abstract" or _CAPS.match(l))
 
 def parse_text(text: str, paper_id: str, field: str = "") -> dict:
     "Sections and paragraphs of a plain-text paper (title = first line; headings as documented above)."
     lines = text.splitlines()
-    while lines and not lines[0].strip():
-        lines.pop(0)
+    while lines and not lines[0].strip(): lines.pop(0)
     title = lines.pop(0).strip() if lines else paper_id
-    sections, cur = [], ("Preamble", [])
-    for l in lines:
-        if _is_heading(l):
-            sections.append(cur)
-            cur = (l.strip(), [])
-            continue
-        cur[1].append(l)
-    sections.append(cur)
-    return make_paper(paper_id, title, [(t, _blocks(ls)) for t, ls in sections], field)
+    return make_paper(paper_id, title, _sections(lines, lambda l: l.strip() if _is_heading(l) else None), field)
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #68b9f9ba
-S2ORC_TYPES = {
-    "paper_id": (str, int),
-    "title": (str, type(None)),
-    "abstract": (str, list, type(None)),
-    "body_text": list,
-}
-
+S2ORC_TYPES = {"paper_id": (str, int), "title": (str, type(None)), "abstract": (str, list, type(None)),
+               "body_text": list}
 
 def parse_s2orc(rec: dict, path="<s2orc>", line=None, field: str = "", line_of=None) -> dict:
-    """A paper from one S2ORC-style record (`paper_id`, `title`?, `abstract`, `body_text[{section, text}]`);
-    `line_of(part)` locates a part's line."""
+    "A paper from one S2ORC-style record; `line_of(part)` locates a part's line."
     check_fields(rec, ["paper_id", "body_text"], path, line, S2ORC_TYPES)
     at = lambda x: (line_of(x) if line_of and isinstance(x, dict) else None) or line
-    secs = []
-    ab = rec.get("abstract")
-    if isinstance(ab, str) and ab.strip():
-        secs.append(("Abstract", [ab]))
+    secs, ab = [], rec.get("abstract")
+    if isinstance(ab, str) and ab.strip(): secs.append(("Abstract", [ab]))
     elif isinstance(ab, list):
         for i, a in enumerate(ab):
             if not isinstance(a, dict) or not isinstance(a.get("text"), str):
                 raise DataError(path, at(a), f"abstract[{i}].text", "missing or not a string")
-        if ab:
-            secs.append(("Abstract", [a["text"] for a in ab]))
+        if ab: secs.append(("Abstract", [a["text"] for a in ab]))
     for i, b in enumerate(rec["body_text"]):
         if not isinstance(b, dict) or not isinstance(b.get("text"), str):
             raise DataError(path, at(b), f"body_text[{i}].text", "missing or not a string")
         if not isinstance(b.get("section") or "", str):
-            raise DataError(
-                path, at(b), f"body_text[{i}].section", f"expected a string, got {type(b['section']).__name__}"
-            )
+            raise DataError(path, at(b), f"body_text[{i}].section",
+                            f"expected a string, got {type(b['section']).__name__}")
         name = (b.get("section") or "").strip() or "Body"
-        if secs and secs[-1][0] == name and not (i == 0 and name == "Abstract"):
-            secs[-1][1].append(b["text"])
-        else:
-            secs.append((name, [b["text"]]))
+        if secs and secs[-1][0] == name and not (i == 0 and name == "Abstract"): secs[-1][1].append(b["text"])
+        else: secs.append((name, [b["text"]]))
     return make_paper(str(rec["paper_id"]), rec.get("title") or str(rec["paper_id"]), secs, field)
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #37b9cb3e
 def _load_text_paper(p: Path, ext: str, paper_id: str | None, field: str) -> dict:
     "A Markdown or plain-text paper."
     text = read_text(p)
-    if not text.strip():
-        raise DataError(p, None, None, "empty file: no text")
+    if not text.strip(): raise DataError(p, None, None, "empty file: no text")
     paper = (parse_markdown if ext != ".txt" else parse_text)(text, paper_id or p.stem, field)
-    if not paragraphs(paper):
-        raise DataError(p, None, None, "no paragraph of text (only headings?)")
+    if not paragraphs(paper): raise DataError(p, None, None, "no paragraph of text (only headings?)")
     return paper
-
 
 def _s2orc_records(p: Path, ext: str) -> tuple[list, object]:
     "The (record, line) pairs of an S2ORC file (JSON lines, or one JSON value), and where each object starts."
     if ext == ".jsonl":
-        recs = read_jsonl(p, ["paper_id", "body_text"], S2ORC_TYPES, unique="paper_id", numbered=True)
-        return [(r, i) for i, r in recs], None
+        return [(r, i) for i, r in read_jsonl(p, ["paper_id", "body_text"], S2ORC_TYPES, unique="paper_id",
+                                                numbered=True)], None
     obj, line_of = read_json_lines(p)
     recs = [(r, line_of(r) or 1) for r in (obj if isinstance(obj, list) else [obj])]
-    if not recs:
-        raise DataError(p, None, None, "no records (an empty JSON array)")
+    if not recs: raise DataError(p, None, None, "no records (an empty JSON array)")
     check_unique([(i, r) for r, i in recs if isinstance(r, dict)], "paper_id", p)
     return recs, line_of
-
 
 def _pick_paper(p: Path, papers: list, paper_id: str | None) -> dict:
     "The paper `paper_id` of a file's papers (its only one when None; the only one, renamed, when it has one)."
@@ -179,47 +133,36 @@ def _pick_paper(p: Path, papers: list, paper_id: str | None) -> dict:
         if len(papers) != 1:
             raise DataError(p, None, "paper_id", f"file holds {len(papers)} papers: name one in the manifest")
         return papers[0]
-    for x in papers:
-        if x["paper_id"] == paper_id:
-            return x
-    if len(papers) == 1:
-        return {**papers[0], "paper_id": paper_id}
-    raise DataError(p, None, "paper_id", f"no paper {paper_id!r} in the file")
-
+    x = next((x for x in papers if x["paper_id"] == paper_id), None)
+    if x is None and len(papers) != 1: raise DataError(p, None, "paper_id", f"no paper {paper_id!r} in the file")
+    return x or {**papers[0], "paper_id": paper_id}
 
 def load_paper(path, paper_id: str | None = None, field: str = "") -> dict:
-    """Ingest one paper file (format by extension); `paper_id` picks one record from a multi-paper S2ORC file. Bad input
-    is a `DataError`."""
+    "Ingest one paper file (format by extension); `paper_id` picks one record of a multi-paper S2ORC file."
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{p} not found")
+    if not p.exists(): raise FileNotFoundError(f"{p} not found")
     ext = p.suffix.lower()
-    if ext in (".md", ".markdown", ".txt"):
-        return _load_text_paper(p, ext, paper_id, field)
+    if ext in (".md", ".markdown", ".txt"): return _load_text_paper(p, ext, paper_id, field)
     if ext not in (".json", ".jsonl"):
         raise DataError(p, None, None, f"unknown paper format {ext!r} (expected .md, .txt, .json, .jsonl)")
     recs, line_of = _s2orc_records(p, ext)
     papers = [parse_s2orc(r, p, line, field, line_of) for r, line in recs]
     for x, (_, line) in zip(papers, recs):
-        if not paragraphs(x):
-            raise DataError(p, line, "body_text", f"paper {x['paper_id']!r} has no paragraph of text")
+        if not paragraphs(x): raise DataError(p, line, "body_text", f"paper {x['paper_id']!r} has no paragraph of text")
     return _pick_paper(p, papers, paper_id)
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #c0cdef57
 MANIFEST_FIELDS = ["paper_id", "path", "field"]
 
-
 def load_manifest(path) -> list[dict]:
     "A manifest of papers `{paper_id, path, field}`: strings, ids unique, every path an existing file."
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(
-            f"{p} not found: write a manifest of papers {{paper_id, path, field}} or run `make data`"
-        )
+        raise FileNotFoundError(f"{p} not found: write a manifest of papers {{paper_id, path, field}} or run "
+                                "`make data`")
     rows = read_jsonl(p, MANIFEST_FIELDS, types={f: str for f in MANIFEST_FIELDS}, unique="paper_id", numbered=True)
     for i, r in rows:
-        if not r["paper_id"].strip():
-            raise DataError(p, i, "paper_id", "empty")
+        if not r["paper_id"].strip(): raise DataError(p, i, "paper_id", "empty")
         if not r["path"].strip() or not (p.parent / r["path"]).is_file():
             raise DataError(p, i, "path", f"file {p.parent / r['path']} not found")
     return [r for _, r in rows]
@@ -227,40 +170,31 @@ def load_manifest(path) -> list[dict]:
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #27944d07
 def windows(section: dict, size: int = 3, stride: int = 2) -> list[list[str]]:
     "Overlapping windows of paragraph ids over one section."
-    if not 1 <= stride <= size:
-        raise ValueError(f"need 1 <= stride <= size (got size={size}, stride={stride})")
+    if not 1 <= stride <= size: raise ValueError(f"need 1 <= stride <= size (got size={size}, stride={stride})")
     ids = [p["id"] for p in section["paragraphs"]]
-    if len(ids) <= size:
-        return [ids]
+    if len(ids) <= size: return [ids]
     out = [ids[i : i + size] for i in range(0, len(ids) - size + 1, stride)]
-    if out[-1][-1] != ids[-1]:
-        out.append(ids[-size:])
-    return out
-
+    return out + ([ids[-size:]] if out[-1][-1] != ids[-1] else [])
 
 def paper_windows(paper: dict, size: int = 3, stride: int = 2, max_windows: int = 0) -> list[list[str]]:
     "The windows of one paper, section by section (at most `max_windows`, 0 = all)."
     ws = [w for s in paper["sections"] for w in windows(s, size, stride)]
     return ws[:max_windows] if max_windows else ws
 
-
 def paper_text(paper: dict) -> str:
     "The whole paper: `## section title`, then each paragraph as `[id] text`."
-    return "\n\n".join(
-        f"## {s['title']}\n" + "\n".join(f"[{p['id']}] {p['text']}" for p in s["paragraphs"]) for s in paper["sections"]
-    )
+    return "\n\n".join(f"## {s['title']}\n" + "\n".join(f"[{p['id']}] {p['text']}" for p in s["paragraphs"])
+                       for s in paper["sections"])
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #414f44c7
 def excerpt(t: str, n: int = 300) -> str:
     "`t`, or its first `n` characters cut at a word, then ` …`."
     return t if len(t) <= n else t[:n].rsplit(" ", 1)[0] + " …"
 
-
 @dataclass
 class IngestArgs:
     path: str = param("", "a paper: Markdown, text or S2ORC JSON", positional=True)
     paper_id: str = param("", "its id (default: from the file)")
-
 
 def ingest_command(a: IngestArgs) -> int:
     "`scibench autobench ingest PATH`: a paper's sections and paragraph ids."
@@ -270,4 +204,3 @@ def ingest_command(a: IngestArgs) -> int:
         print(f"  {s['id']} {s['title']}")
         for q in s["paragraphs"]: print(f"    {q['id']} {excerpt(q['text'], 80)}")
     return 0
-
