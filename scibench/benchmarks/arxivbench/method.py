@@ -6,6 +6,7 @@
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b4dd159
 from __future__ import annotations
 import contextlib, difflib, functools, json, math, re
+from collections import Counter
 from dataclasses import dataclass, replace
 import numpy as np
 from ...core import write_json, write_jsonl
@@ -15,15 +16,15 @@ from ...judge import judge_request, judge_result
 from ...metrics import boot_rows, ratio_ci
 from ...report import Estimate
 from ...records import Record
-from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, register, Paper as _BenchPaper
-from ...bench import load_limit, select_items
+from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, register, load_limit, select_items
+from ...bench import Paper as _BenchPaper
 from ...tables import Figure, Table
 from .index import (ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path,  # noqa: F401
-                                  download_snapshot, id_candidates, index_command, index_for, lookup_command,
-                                  norm_title, normalize_id, open_index, snapshot_path)
+                    download_snapshot, id_candidates, index_command, index_for, lookup_command, norm_title,
+                    normalize_id, open_index, snapshot_path)
 from .extract import Paper, extract_papers
 from .labels import LABELS, ValidateArgs, agreement, load_judge_labels, validate_command  # noqa: F401
-from .data import (  # noqa: F401  (re-exported: `scibench.benchmarks.arxivbench.method.X` keeps every name it had)
+from .data import (  # noqa: F401  (re-exported: `method.X` keeps every name it had)
     CS_SUBFIELDS, MAIN_SUBJECTS, PROMPT_FIELDS, RELEASED, RELEASED_REPO, SHORT, SUBJECTS, data_files, download_prompts,
     index_info, load_prompts, prompts_path, released_rows, subject_of_name, subject_slug, subjects_of)
 from scibench.benchmarks.arxivbench.views import (  # noqa: F401  re-exported, as above
@@ -124,9 +125,7 @@ AUTHORS_QUERY = ("Only list 3 papers with complete title and explict explicit ar
 AUTHORS_PAIR_RE = re.compile(r"\[\[(.+?)\]\]\s*(?:\[\[|\[)?(https?://[^\s\[\]]+)(?:\]\])?")
 
 def authors_links(text: str|None) -> tuple[int, list[dict]]:
-    """The authors' parse of a response → (number of regex matches, one link per match: title and url stripped,
-    `skipped` when the url lacks `abs/` or does not start with http (any case), else `id` = the url after its last
-    `abs/`, as written)."""
+    "The authors' parse of a response → (number of regex matches, one link per match; see above)."
     ms = AUTHORS_PAIR_RE.findall(text or "")
     out = []
     for t, u in ms:
@@ -137,10 +136,8 @@ def authors_links(text: str|None) -> tuple[int, list[dict]]:
     return len(ms), out
 
 def format_pairs(text: str|None) -> int:
-    """How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has; the authors' code scores only
-    responses with exactly 3."""
+    "How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has."
     return len(AUTHORS_PAIR_RE.findall(text or ""))
-
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #4b7737d3
 _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|cannot|am unable to|am not able to|"
@@ -153,7 +150,6 @@ def is_repetition(text: str|None) -> bool:
     if lines and max(lines.count(l) for l in set(lines)) >= 3: return True
     idc = [c["pid"] or c["raw"] for c in id_candidates(text)]
     if idc and max(idc.count(i) for i in set(idc)) >= 3: return True
-    from collections import Counter
     w = text.split()
     spans = Counter(" ".join(w[i:i+10]) for i in range(0, max(len(w) - 9, 0)))
     return bool(spans) and max(spans.values()) >= 3
@@ -199,8 +195,7 @@ def taxonomy(title: str, rec: dict|None, title_hits: list[dict], min_ratio: floa
 RELEVANCE, MATCH = ("yes", "no"), ("yes", "no", "pass")   # the choices of the two judge steps
 
 def verify_paper(p: dict, index: ArxivIndex) -> dict|None:
-    """Look one listed paper up (in place): lookup, taxonomy, empty judge fields; verdict `no` for a malformed link or
-    an id not in the snapshot. Returns the id's record (None: no judge call)."""
+    "Look one listed paper up (in place; see above) → the id's record (None: no judge call)."
     rec = None if p.get("malformed") else index.get(p["arxiv_id"])    # a malformed link is never looked up
     hits = index.find_title(p["title"])
     p.update(in_snapshot=rec is not None, record_title=rec and rec["title"],
@@ -286,8 +281,7 @@ def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
                    max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
-    """(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass; a failed
-    request → (None, reason)."""
+    "(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass."
     if not r["ok"]: return None, f"request failed: {r['error']}"
     a = r["text"].lower()
     return (a if a in AUTHORS_ANSWERS else "pass"), None
@@ -327,9 +321,7 @@ AUTHORS_STAGE = Stage("authors_judge", "judge",
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
 
 def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
-    """Their `calculate_ACC` (tools.py) of verdicts `evals` (yes / no / pass): pass removed, ACC = round((yes / kept) *
-    100, 2) → (ACC, kept, None); (None, 0, reason) where their code writes no ACC (nothing to evaluate) or divides by
-    zero (all pass)."""
+    "Their `calculate_ACC` (tools.py) of verdicts `evals` → (ACC, kept, None), or (None, 0, reason) (see above)."
     if not evals: return None, 0, "nothing to evaluate: no valid response with an abs/ link (their code writes no ACC)"
     kept = [e for e in evals if e != "pass"]
     if not kept:
@@ -351,8 +343,7 @@ def _authors_row(rs: list[dict], protocol: str) -> dict:
                authors_judge_failures=sum(l.get("failure") is not None for l in flat))
     if protocol != "authors":
         return dict(row, authors_accuracy=None, authors_accuracy_lo=None, authors_accuracy_hi=None,
-                    authors_accuracy_n=0,
-                    authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
+                    authors_accuracy_n=0, authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
     acc, kept, why = calculate_acc(evals)
     yv = [sum(l.get("verdict") == "yes" for l in ls) for ls in links]
     dv = [sum(l.get("verdict") in ("yes", "no") for l in ls) for ls in links]
@@ -403,8 +394,7 @@ def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
     return row
 
 def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
-    """Per subject (and `all`): the accuracies of `protocol` and the rates with 95% CIs and their n, plus every count
-    behind them; an accuracy the protocol does not compute is None with `<key>_reason`."""
+    "Per subject (and `all`): the accuracies of `protocol`, the rates with 95% CIs and n, every count behind them."
     groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
     groups = {s: rs for s, rs in groups.items() if rs}
     groups["all"] = records
@@ -415,8 +405,7 @@ def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibe
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #73d3af77
 def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS,
                   protocol: str = "scibench") -> Request:
-    """The query of the model under test for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else
-    our one user turn)."""
+    "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
                        max_tokens=max_tokens, temperature=temperature, stage="query")
@@ -494,9 +483,7 @@ PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title matc
                      "protocol authors")
 
 def protocol_notes(cfg, judge_spec=None) -> dict:
-    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
-    name, prompts, notes = this run's departures, quirks = their quirks kept (authors), differences = where we differ
-    from their code)."""
+    "What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (see above)."
     notes = []
     if cfg.protocol != "scibench":
         if cfg.max_tokens != AUTHORS_MAX_TOKENS:
@@ -516,16 +503,14 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #8a5f4abe
 def record(it: dict) -> dict:
-    """A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the
-    item."""
+    "A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is none), the item."
     failure = (f"query: {it['request_failure']}" if it["request_failure"] else
                next((f"judge: {p['verdict_failure']}" for p in it["papers"] if p.get("verdict_failure")), None) or
                next((f"judge: {l['failure']}" for l in it.get("authors_links") or [] if l.get("failure")), None))
     return dict(id=it["id"], failure=failure, **{k: v for k, v in it.items() if k != "id"})
 
 def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scibench") -> list[Estimate]:
-    """The protocol's accuracies, fabricated-id and invalid-response rates over all subjects (%), each with its n and
-    failures."""
+    "The protocol's accuracies, fabricated-id and invalid-response rates over all subjects (%), with n and failures."
     a = scores["all"]; rf = a["request_failures"]
     est = lambda name, k, failed: Estimate(name, a[k], a[f"{k}_lo"], a[f"{k}_hi"], int(a[f"{k}_n"]), int(failed))
     failed = dict(accuracy=a["judge_failures"], authors_accuracy=a["authors_judge_failures"] + rf,
@@ -573,13 +558,7 @@ _STUB_PAPERS = (("Attention Is All You Need", "1706.03762"),   # in the sample s
                 ("Adam: A Method for Stochastic Optimization", "1412.6980"))
 
 def stub_reply(body: dict) -> str:
-    """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
-    calls). A query gets exactly the papers it asks for (`List exactly n`; their query: 3) as `[[title]]
-    [[https://arxiv.org/abs/<id>]]` lines: real papers of the sample snapshot (also on arXiv, so in the real index),
-    so every id resolves, as written too; the two-step judge answers yes (relevant, then the same paper) and their
-    one-call judge yes. Assumed, then: every answer lists 3 papers, all found and relevant, so the calls are prompts
-    (model) + 2 x 3 x prompts (judge; protocol authors: 3 x prompts). A real answer with fabricated, malformed or
-    irrelevant papers makes fewer judge calls, one listing more links more."""
+    "The counting stub's answer to a request body (`--dry-run`'s plan; see above)."
     msgs_, user = body["messages"], body["messages"][-1]["content"]
     if msgs_[0]["content"] == AUTHORS_JUDGE_SYSTEM: return "yes"
     if user.startswith(("A researcher asked", "An AI assistant cited")):
