@@ -5,6 +5,7 @@
 # %% ../../../nbs/benchmarks/arxivbench/04_data.ipynb #b4538e7d
 from __future__ import annotations
 import json, re
+from collections import Counter
 from pathlib import Path
 import pandas as pd
 from ...core import DataError, data_dir, read_jsonl, write_json, write_jsonl
@@ -19,21 +20,15 @@ __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS'
 
 # %% ../../../nbs/benchmarks/arxivbench/04_data.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
-    "Math": ("subject", ("math.",)),
-    "Computer Science": ("subject", ("cs.",)),
+    "Math": ("subject", ("math.",)), "Computer Science": ("subject", ("cs.",)),
     "Quantitative Biology": ("subject", ("q-bio", "q-bio.")),
     "Physics": ("subject", ("astro-ph", "astro-ph.", "cond-mat", "cond-mat.", "gr-qc", "hep-", "nucl-", "quant-ph",
                             "physics.", "nlin", "nlin.", "math-ph")),
-    "Quantitative Finance": ("subject", ("q-fin.",)),
-    "Statistics": ("subject", ("stat.",)),
-    "Electrical Engineering and Systems Science": ("subject", ("eess.",)),
-    "Economics": ("subject", ("econ.",)),
-    "Artificial Intelligence": ("cs_subfield", ("cs.AI",)),
-    "Cryptography and Security": ("cs_subfield", ("cs.CR",)),
-    "Data Structures and Algorithms": ("cs_subfield", ("cs.DS",)),
-    "Operating Systems": ("cs_subfield", ("cs.OS",)),
-    "Programming Languages": ("cs_subfield", ("cs.PL",)),
-}
+    "Quantitative Finance": ("subject", ("q-fin.",)), "Statistics": ("subject", ("stat.",)),
+    "Electrical Engineering and Systems Science": ("subject", ("eess.",)), "Economics": ("subject", ("econ.",)),
+    "Artificial Intelligence": ("cs_subfield", ("cs.AI",)), "Cryptography and Security": ("cs_subfield", ("cs.CR",)),
+    "Data Structures and Algorithms": ("cs_subfield", ("cs.DS",)), "Operating Systems": ("cs_subfield", ("cs.OS",)),
+    "Programming Languages": ("cs_subfield", ("cs.PL",))}
 MAIN_SUBJECTS = [s for s, (g, _) in SUBJECTS.items() if g == "subject"]
 CS_SUBFIELDS = [s for s, (g, _) in SUBJECTS.items() if g == "cs_subfield"]
 SHORT = {"Electrical Engineering and Systems Science": "EESS"}   # the paper's column name
@@ -54,8 +49,7 @@ def prompts_path(split: str) -> Path:
     return data_dir()/"arxivbench"/f"{split}.jsonl"
 
 def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, path=None) -> list[dict]:
-    """Prompts of `split`; `limit` keeps the first `limit` prompts *per subject*; unknown subjects, empty prompts,
-    repeated ids are a DataError."""
+    "Prompts of `split`; `limit` keeps the first `limit` prompts *per subject* (see above)."
     if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or prompts_path(split))
     if not p.exists():
@@ -69,13 +63,8 @@ def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, p
         if not r["prompt"].strip(): raise DataError(p, i, "prompt", "empty")
     rows = [r for _, r in numbered]
     if subjects: rows = [r for r in rows if r["subject"] in subjects]
-    if limit:
-        count, out = {}, []
-        for r in rows:
-            count[r["subject"]] = count.get(r["subject"], 0) + 1
-            if count[r["subject"]] <= limit: out.append(r)
-        rows = out
-    return rows
+    seen = Counter()   # the first `limit` of each subject, in order
+    return [r for r in rows if seen.update([r["subject"]]) or seen[r["subject"]] <= limit] if limit else rows
 
 # %% ../../../nbs/benchmarks/arxivbench/04_data.ipynb #8d216e8c
 RELEASED = "released"
@@ -99,14 +88,12 @@ def _subject_key(s: str) -> str:
 _SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
 
 def subject_of_name(name) -> str|None:
-    """The subject a file name, folder name or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or
-    None."""
+    "The subject a file, folder or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
     return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
 
 def subject_slug(subject: str) -> str:
     "A subject as an id prefix (`Computer Science` → `computer-science`): generated and released prompt ids."
     return re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
-
 
 # %% ../../../nbs/benchmarks/arxivbench/04_data.ipynb #29c20ff1
 _TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
@@ -159,8 +146,7 @@ def released_rows(root) -> tuple[list[dict], dict]:
 
 # %% ../../../nbs/benchmarks/arxivbench/04_data.ipynb #5bc2a488
 def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
-    """The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl` (+
-    `.stats.json`)."""
+    "The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl`."
     from scibench.data import OfflineError, current_mirror, hf_snapshot
     dest = Path(dest or data_dir()/"arxivbench")
     base = current_mirror()    # `scibench data arxivbench --base URL_OR_DIR`: a copy of the dataset repository
@@ -179,8 +165,7 @@ def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
 
 # %% ../../../nbs/benchmarks/arxivbench/04_data.ipynb #fb9df272
 def data_files(cfg) -> list[Path]:
-    """Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand; else the index
-    `make data` builds)."""
+    "Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand)."
     prompts = prompts_path(cfg.split)
     ix = Path(cfg.index) if cfg.index else snapshot_path("sample") if cfg.split == "sample" else default_index_path()
     # `make data` writes only the released prompts: say what does
@@ -191,11 +176,8 @@ def data_files(cfg) -> list[Path]:
     return [prompts, ix]
 
 def index_info(split: str, index: str, records: int, snapshot_date: str|None = None) -> dict:
-    """The index as `scores.json` records it: a project-relative path (the file name outside the project), its size and
-    snapshot date."""
-    if not index and split == "sample":
-        return dict(index=f"sample index built from {rel(snapshot_path('sample'))}", records=records,
-                    snapshot_date=snapshot_date)
+    "The index as `scores.json` records it: a project-relative path (else the file name), its size and snapshot date."
     p = Path(index) if index else default_index_path()
-    r = rel(p)
-    return dict(index=p.name if Path(r).is_absolute() else r, records=records, snapshot_date=snapshot_date)
+    r = (f"sample index built from {rel(snapshot_path('sample'))}" if not index and split == "sample"
+         else p.name if Path(rel(p)).is_absolute() else rel(p))
+    return dict(index=r, records=records, snapshot_date=snapshot_date)

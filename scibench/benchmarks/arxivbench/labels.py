@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv, io, json, sys
 from dataclasses import dataclass
 from pathlib import Path
-from ...core import DataError, read_jsonl, write_json
+from ...core import DataError, read_jsonl, read_text, write_json
 from ...bench import param
 from ...metrics import ratio_ci
 from ...runs import rel
@@ -21,11 +21,8 @@ LABELS = ("yes", "no", "pass")
 
 def csv_rows(p: Path) -> list[tuple[int, dict]]:
     "The rows of a CSV or TSV file with a header, each with its line number; blank lines skipped."
-    try: text = p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = p.read_bytes()[:e.start].count(b"\n") + 1
-        raise DataError(p, line, None, f"not UTF-8 text ({e.reason}, byte {e.start})") from None
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if p.suffix.lower() == ".tsv" else ",", strict=True)
+    rows = csv.reader(io.StringIO(read_text(p), newline=""), delimiter="\t" if p.suffix.lower() == ".tsv" else ",",
+                      strict=True)
     out, header = [], None
     try:
         for r in rows:
@@ -38,11 +35,9 @@ def csv_rows(p: Path) -> list[tuple[int, dict]]:
     if header is None: raise DataError(p, None, None, "empty: no header line")
     return out
 
-
 # %% ../../../nbs/benchmarks/arxivbench/03_labels.ipynb #72ea5113
 def load_judge_labels(path) -> list[dict]:
-    """Human labels for (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label
-    (yes/no/pass); id optional."""
+    "Human labels of (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label; id optional."
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{p} not found")
     csv_ = p.suffix.lower() in (".csv", ".tsv")
@@ -60,13 +55,12 @@ def load_judge_labels(path) -> list[dict]:
                         title=str(r.get("title") or ""), url=url, label=lab))
     return out
 
-
 # %% ../../../nbs/benchmarks/arxivbench/03_labels.ipynb #c7b12187
 def agreement(rows: list[dict]) -> dict:
     "Agreement [CI], Cohen's kappa, false-positive and false-negative rates of decided rows ({human, judge})."
     n = len(rows)
-    if not n: return dict(n=0, agreement=None, agreement_lo=None, agreement_hi=None, cohen_kappa=None,
-                          false_positive_rate=None, false_negative_rate=None)
+    if not n: return dict(n=0, **dict.fromkeys(("agreement", "agreement_lo", "agreement_hi", "cohen_kappa",
+                                                 "false_positive_rate", "false_negative_rate")))
     v, lo, hi = ratio_ci([r["human"] == r["judge"] for r in rows], [1] * n)
     ph = {c: sum(r["human"] == c for r in rows) / n for c in LABELS}
     pj = {c: sum(r["judge"] == c for r in rows) / n for c in LABELS}
@@ -76,7 +70,6 @@ def agreement(rows: list[dict]) -> dict:
     return dict(n=n, agreement=v, agreement_lo=lo, agreement_hi=hi, cohen_kappa=(v / 100 - pe) / (1 - pe) if pe < 1
                 else None, false_positive_rate=rate(hn, "yes"), human_no=len(hn), false_negative_rate=rate(hy, "no"),
                 human_yes=len(hy))
-
 
 # %% ../../../nbs/benchmarks/arxivbench/03_labels.ipynb #1c73348d
 @dataclass
@@ -89,8 +82,7 @@ class ValidateArgs:
     out: str = param("", "also write the full report (every pair) as JSON here")
 
 def validate_command(a: ValidateArgs, validate) -> int:
-    """`scibench arxivbench validate-judge LABELS`: a judge's agreement with human yes/no/pass labels, by
-    `validate(llm, labels, index, judge_max_tokens)` (`scibench.benchmarks.arxivbench.method.validate_judge`)."""
+    "`scibench arxivbench validate-judge LABELS`: a judge's agreement with human labels, by `validate` (see above)."
     from scibench.llm import LLM, get_model
     labels = load_judge_labels(a.file)
     path, note = _index_path(a.index)

@@ -343,7 +343,8 @@ def _authors_row(rs: list[dict], protocol: str) -> dict:
                authors_judge_failures=sum(l.get("failure") is not None for l in flat))
     if protocol != "authors":
         return dict(row, authors_accuracy=None, authors_accuracy_lo=None, authors_accuracy_hi=None,
-                    authors_accuracy_n=0, authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
+                    authors_accuracy_n=0,
+                    authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
     acc, kept, why = calculate_acc(evals)
     yv = [sum(l.get("verdict") == "yes" for l in ls) for ls in links]
     dv = [sum(l.get("verdict") in ("yes", "no") for l in ls) for ls in links]
