@@ -19,19 +19,18 @@ from ...records import Record
 from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, register, load_limit, select_items
 from ...bench import Paper as _BenchPaper
 from ...tables import Figure, Table
-from .index import (ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path,  # noqa: F401
-                    download_snapshot, id_candidates, index_command, index_for, lookup_command, norm_title,
-                    normalize_id, open_index, snapshot_path)
+# re-exported: `method.X` keeps the names of the modules below
+from .index import (  # noqa: F401
+    ArxivIndex, IndexArgs, LookupArgs, _squash, default_index_path, download_snapshot, id_candidates, index_command,
+    index_for, lookup_command, norm_title, normalize_id, open_index, snapshot_path)
 from .extract import Paper, extract_papers
 from .labels import LABELS, ValidateArgs, agreement, load_judge_labels, validate_command  # noqa: F401
-from .data import (  # noqa: F401  (re-exported: `method.X` keeps every name it had)
-    CS_SUBFIELDS, MAIN_SUBJECTS, PROMPT_FIELDS, RELEASED, RELEASED_REPO, SHORT, SUBJECTS, data_files, download_prompts,
-    index_info, load_prompts, prompts_path, released_rows, subject_of_name, subject_slug, subjects_of)
-from scibench.benchmarks.arxivbench.views import (  # noqa: F401  re-exported, as above
-    ACCURACIES, ACCURACY_CAPTION, ACCURACY_PROTOCOLS, DETAILS, RATES, _taxonomy, accuracy_table, figure_model_size,
-    figure_subjects, fmt_rate, model_size, paper_numbers, record_scores, record_sections, reference,
-    run_protocol, snapshot_note)
-
+from .data import (  # noqa: F401
+    CS_SUBFIELDS, MAIN_SUBJECTS, RELEASED, SUBJECTS, data_files, download_prompts, index_info, load_prompts,
+    prompts_path, released_rows, subject_slug, subjects_of)
+from .views import (  # noqa: F401
+    ACCURACIES, ACCURACY_PROTOCOLS, DETAILS, _taxonomy, accuracy_table, figure_model_size, figure_subjects,
+    paper_numbers, record_scores, record_sections)
 
 # %% auto #0
 __all__ = ['DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE',

@@ -29,7 +29,6 @@ ACCURACIES = {   # score key → label (tables, headline)
 ACCURACY_PROTOCOLS = {"accuracy": ("paper", "scibench"), "authors_accuracy": ("authors",),
                       "authors_population_accuracy": ("paper", "scibench"), "strict_accuracy": ("paper", "scibench")}
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #9b226215
 def _numeric(df: pd.DataFrame) -> pd.DataFrame:
     "The paper's '-' (no relevant or correct paper) as NaN, every column but the model's as numbers."
@@ -40,7 +39,6 @@ def reference(name) -> pd.DataFrame:
     "A published table of accuracies (b) per model and subject (NaN where the paper prints '-')."
     return _numeric(_reference(name, na_values=["-"]))
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #9ae79944
 RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate",
          "invalid_rate", "refusal_rate")
@@ -50,12 +48,10 @@ def run_protocol(c: dict) -> str:
     return c.get("protocol") or "scibench (before protocols)"
 
 def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
-    """Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items; '–' when there is none (no `<k>_n`: a
-    run scored before the three accuracies were recorded)."""
+    "Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items (see above)."
     n = v.get(f"{k}_n")
     if n is None: return "older scoring: rerun"
     return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
-
 
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #cbc0cbfb
 def _failure_note(s: dict, k: str = "accuracy") -> str:
@@ -81,7 +77,6 @@ def snapshot_note(runs) -> str:
                     for d in runs})
     return (f"arXiv metadata snapshot (latest update_date): {', '.join(dates) or 'no runs'}; "
             "the paper's: the Kaggle arXiv dataset, cited as 2024, exact date not given")
-
 
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #f1f60cc3
 ACCURACY_CAPTION = (
@@ -120,7 +115,6 @@ def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
                  paper_rows=_accuracy_paper(subjects), columns=["source", "run", "protocol", "model", "judge",
                  "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #764da1da
 _COUNTS = dict(prompts="prompts", request_failures="request_failures", listed="papers_listed", yes="yes", no="no",
                passed="passed", judge_failures="judge_failures", fabricated="fabricated", malformed_ids="malformed_ids",
@@ -138,23 +132,21 @@ DETAILS = Table("arxivbench_details", lambda runs: "ArxivBench: every rate (%) [
                 f"protocol); {snapshot_note(runs)}", ours=_details, only_with_runs=True,
                 columns=["run", "protocol", "model", "judge", "settings", "subject", *_COUNTS, *RATES, "statuses"])
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #80c8a3f9
 def _taxonomy(r: RunRow) -> dict:
     t = r.scores["subjects"]["all"]["taxonomy"]; tot = sum(t.values())
     return dict(protocol=run_protocol(r.config), listed=tot,
                 **{k: f"{c} ({100 * c / tot:.1f}%)" if tot else "0" for k, c in t.items()})
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #a4bdf6f2
+_REFS = ("arxivbench_table1_subjects", "arxivbench_table2_cs_subfields")   # the paper's Tables 1 and 2
+
 def figure_subjects(runs):
-    """Accuracy (b) heatmap: one row per complete run of ours (by run label) and per model of the paper, one column per
-    subject."""
+    "Accuracy (b) heatmap: a row per complete run of ours and per model of the paper, a column per subject."
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt, seaborn as sns
     cols = [SHORT.get(s, s) for s in SUBJECTS]
-    ref = pd.concat([reference(n).set_index("model") for n in ("arxivbench_table1_subjects",
-                                                                "arxivbench_table2_cs_subfields")], axis=1)
+    ref = pd.concat([reference(n).set_index("model") for n in _REFS], axis=1)
     ref.index = [f"paper: {m}" for m in ref.index]
     ours = {}
     for r in map(RunRow.of, runs):
@@ -170,7 +162,6 @@ def figure_subjects(runs):
     ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
     return fig
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #2fcdcdf6
 def model_size(name: str):
     "(family, size in billions) from a model name like `Llama-3.1-70B-Instruct` or `smollm2-360m`, else None."
@@ -182,12 +173,11 @@ def model_size(name: str):
         return fam, size
     return None
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #d2b4fba2
 def _size_points(runs) -> pd.DataFrame:
     "Accuracy (b) per subject of every paper model and run whose model name carries a size."
     pts = []
-    for ref_name in ("arxivbench_table1_subjects", "arxivbench_table2_cs_subfields"):
+    for ref_name in _REFS:
         for _, r in reference(ref_name).iterrows():
             ms = model_size(r["model"])
             if ms:
@@ -203,13 +193,11 @@ def _size_points(runs) -> pd.DataFrame:
     return pd.DataFrame(pts)
 
 def figure_model_size(runs):
-    """Accuracy (b) vs size per model family (the paper's, and every complete run whose model or served model name
-    carries a size); None without a family of two sizes."""
+    "Accuracy (b) vs size per model family with two sizes or more (see above); None without one."
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     df = _size_points(runs)
-    fams = [] if df.empty else [(src, f) for (src, f), g in df.groupby(["source", "family"])
-                                if g["size"].nunique() >= 2]
+    fams = [] if df.empty else [k for k, g in df.groupby(["source", "family"]) if g["size"].nunique() >= 2]
     if not fams: return None
     fig, axes = plt.subplots(1, len(fams), figsize=(5 * len(fams), 4), squeeze=False)
     for ax, (src, f) in zip(axes[0], fams):
@@ -224,7 +212,6 @@ def figure_model_size(runs):
     fig.suptitle("ArxivBench: accuracy (b) vs model size within a family")
     return fig
 
-
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #cc916dba
 def _found(p):
     if p.get("malformed"): return f"malformed ({p['malformed']})"
@@ -233,14 +220,14 @@ def _found(p):
 
 _PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity",
                 "title_found_as", "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict",
-                "verdict_failure",
-                "verdict_source"}
+                "verdict_failure", "verdict_source"}
+_ANSWER = ("subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid", "format_pairs",
+           "malformed_ids")
 
 def record_sections(r, ctx):
     "An ArxivBench record: prompt, response, each listed paper as verified and judged, and the authors' own parse."
     secs = [rv.text("Prompt", r.get("prompt")), rv.text("Response", r.get("response")),
-            rv.kv("Answer", {k: r.get(k) for k in ("subject", "status", "n_listed", "finish_reason", "request_failure",
-                                                "authors_valid", "format_pairs", "malformed_ids")})]
+            rv.kv("Answer", {k: r.get(k) for k in _ANSWER})]
     ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
     cols = ["#", "title", "link / id", "in snapshot", "matched record", "title sim.", "taxonomy", "judge: relevant",
             "judge: match", "verdict", "verdict source", "failures"]
@@ -259,9 +246,7 @@ def record_sections(r, ctx):
                         x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
     extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
     if any(extra): secs.append(rv.json_block("Other paper fields", extra))
-    used = {"prompt", "response", "subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid",
-            "format_pairs", "malformed_ids", "papers", "authors_links"}
-    return secs, used, r.get("response")
+    return secs, {"prompt", "response", *_ANSWER, "papers", "authors_links"}, r.get("response")
 
 # %% ../../../nbs/benchmarks/arxivbench/05_views.ipynb #19081b91
 def record_scores(r):
