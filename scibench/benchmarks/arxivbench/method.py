@@ -5,45 +5,49 @@
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b4dd159
 from __future__ import annotations
-import contextlib, difflib, functools, json, math, re
+import contextlib, csv, difflib, functools, io, json, math, re, sys
 from collections import Counter
 from dataclasses import dataclass, replace
+from pathlib import Path
 import numpy as np
-from ...core import write_json, write_jsonl
+import pandas as pd
+from ... import records as rv
+from ...core import DataError, read_json, read_jsonl, read_text, write_json, write_jsonl
 from ...llm import Request, msgs
 from ...flow import Flow, run_stages
 from ...judge import judge_request, judge_result
 from ...metrics import boot_rows, ratio_ci
-from ...report import Estimate
+from ...report import MIN_CI_N, Estimate, fmt, fmt_ci, reference as _reference
 from ...records import Record
 from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, register, load_limit, select_items
 from ...bench import Paper as _BenchPaper
-from ...tables import Figure, Table
-# re-exported: `method.X` keeps the names of the modules below
+from ...runs import rel
+from ...tables import Figure, RunRow, Table
+# re-exported: `method.X` keeps the names of the modules below (the index, the extractor, the data)
 from .index import (  # noqa: F401
-    ArxivIndex, IndexArgs, LookupArgs, _squash, default_index_path, download_snapshot, id_candidates, index_command,
-    index_for, lookup_command, norm_title, normalize_id, open_index, snapshot_path)
+    ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path, download_snapshot, id_candidates,
+    index_command, index_for, lookup_command, norm_title, normalize_id, open_index, snapshot_path)
 from .extract import Paper, extract_papers
-from .labels import LABELS, ValidateArgs, agreement, load_judge_labels, validate_command  # noqa: F401
 from .data import (  # noqa: F401
-    CS_SUBFIELDS, MAIN_SUBJECTS, RELEASED, SUBJECTS, data_files, download_prompts, index_info, load_prompts,
+    CS_SUBFIELDS, MAIN_SUBJECTS, RELEASED, SHORT, SUBJECTS, data_files, download_prompts, index_info, load_prompts,
     prompts_path, released_rows, subject_slug, subjects_of)
-from .views import (  # noqa: F401
-    ACCURACIES, ACCURACY_PROTOCOLS, DETAILS, _taxonomy, accuracy_table, figure_model_size, figure_subjects,
-    paper_numbers, record_scores, record_sections)
+
 
 # %% auto #0
 __all__ = ['DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE',
            'MATCH', 'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS',
-           'AUTHORS_ANSWERS', 'AUTHORS_STAGE', 'STATUSES', 'QUERY_STAGE', 'STAGES', 'AUTHORS_MAX_TOKENS',
-           'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run', 'TABLE1', 'TABLE2',
-           'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'ARXIVBENCH', 'generator_prompt',
-           'parse_generated', 'Generation', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs',
-           'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy',
-           'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
-           'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig',
-           'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply', 'validate_judge',
-           'GenerateArgs', 'generate_command']
+           'AUTHORS_ANSWERS', 'AUTHORS_STAGE', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES',
+           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
+           'LABELS', 'RATES', 'ACCURACY_CAPTION', 'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS',
+           'RECORD', 'PAPER', 'ARXIVBENCH', 'generator_prompt', 'parse_generated', 'Generation', 'generate_prompts',
+           'query_prompt', 'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt',
+           'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge',
+           'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'calculate_acc', 'score_records',
+           'query_request', 'query_item', 'query', 'ArxivBenchConfig', 'protocol_notes', 'record', 'headline',
+           'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels', 'agreement', 'validate_judge',
+           'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate', 'snapshot_note',
+           'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs', 'generate_command',
+           'record_sections', 'record_scores', 'paper_numbers']
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #00d7455e
 DESCRIPTIONS = {s: ", ".join(codes) for s, (_, codes) in SUBJECTS.items()}
@@ -316,6 +320,16 @@ AUTHORS_STAGE = Stage("authors_judge", "judge",
                       "protocol authors: their one-call judge of each abs/ link of a response with 3 pairs",
                       request=_authors_requests, result=_authors_judged)
 
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5c030f17
+ACCURACIES = {   # score key → label (tables, headline)
+    "accuracy": "(a) §3.2: every listed link",
+    "authors_accuracy": "(b) authors' code: their query, one-call judge, calculate_ACC",
+    "authors_population_accuracy": "(b') authors' population (exactly three pairs), our ids and two-step verdicts",
+    "strict_accuracy": "(c) strict: yes / 3 × prompts"}
+# where each accuracy is computed
+ACCURACY_PROTOCOLS = {"accuracy": ("paper", "scibench"), "authors_accuracy": ("authors",),
+                      "authors_population_accuracy": ("paper", "scibench"), "strict_accuracy": ("paper", "scibench")}
+
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #566d1552
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
 
@@ -567,6 +581,61 @@ def stub_reply(body: dict) -> str:
     n = int(m.group(1)) if m else AUTHORS_N
     return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
 
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #170ce161
+LABELS = ("yes", "no", "pass")
+
+def csv_rows(p: Path) -> list[tuple[int, dict]]:
+    "The rows of a CSV or TSV file with a header, each with its line number; blank lines skipped."
+    rows = csv.reader(io.StringIO(read_text(p), newline=""), delimiter="\t" if p.suffix.lower() == ".tsv" else ",",
+                      strict=True)
+    out, header = [], None
+    try:
+        for r in rows:
+            if not r: continue
+            if header is None: header = r; continue
+            if len(r) != len(header):
+                raise DataError(p, rows.line_num, None, f"{len(r)} fields where the header has {len(header)}")
+            out.append((rows.line_num, dict(zip(header, r))))
+    except csv.Error as e: raise DataError(p, rows.line_num, None, f"bad CSV: {e}") from None
+    if header is None: raise DataError(p, None, None, "empty: no header line")
+    return out
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #72ea5113
+def load_judge_labels(path) -> list[dict]:
+    "Human labels of (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label; id optional."
+    p = Path(path)
+    if not p.exists(): raise FileNotFoundError(f"{p} not found")
+    csv_ = p.suffix.lower() in (".csv", ".tsv")
+    numbered = csv_rows(p) if csv_ else read_jsonl(p, ["prompt", "label"], numbered=True)
+    out = []
+    for i, r in numbered:
+        for k in ("prompt", "label"):
+            if not str(r.get(k) or "").strip(): raise DataError(p, i, k, "missing")
+        lab = str(r["label"]).strip().lower()
+        if lab not in LABELS: raise DataError(p, i, "label", f"must be one of {', '.join(LABELS)}, got {r['label']!r}")
+        aid = str(r.get("arxiv_id") or "").strip()
+        url = str(r.get("url") or "").strip() or (f"https://arxiv.org/abs/{r['arxiv_id']}" if aid else "")
+        if not url: raise DataError(p, i, "url", "missing (give url or arxiv_id)")
+        out.append(dict(id=str(r.get("id") or f"pair-{len(out):04d}"), prompt=str(r["prompt"]),
+                        title=str(r.get("title") or ""), url=url, label=lab))
+    return out
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #c7b12187
+def agreement(rows: list[dict]) -> dict:
+    "Agreement [CI], Cohen's kappa, false-positive and false-negative rates of decided rows ({human, judge})."
+    n = len(rows)
+    if not n: return dict(n=0, **dict.fromkeys(("agreement", "agreement_lo", "agreement_hi", "cohen_kappa",
+                                                 "false_positive_rate", "false_negative_rate")))
+    v, lo, hi = ratio_ci([r["human"] == r["judge"] for r in rows], [1] * n)
+    ph = {c: sum(r["human"] == c for r in rows) / n for c in LABELS}
+    pj = {c: sum(r["judge"] == c for r in rows) / n for c in LABELS}
+    pe = sum(ph[c] * pj[c] for c in LABELS)
+    hn, hy = [r for r in rows if r["human"] == "no"], [r for r in rows if r["human"] == "yes"]
+    rate = lambda rs, j: 100 * sum(r["judge"] == j for r in rs) / len(rs) if rs else None
+    return dict(n=n, agreement=v, agreement_lo=lo, agreement_hi=hi, cohen_kappa=(v / 100 - pe) / (1 - pe) if pe < 1
+                else None, false_positive_rate=rate(hn, "yes"), human_no=len(hn), false_negative_rate=rate(hy, "no"),
+                human_yes=len(hy))
+
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #ef69a9b1
 def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
     "The judge's agreement with human yes/no/pass labels of (prompt, paper) pairs (see above); `rows` has every pair."
@@ -584,6 +653,214 @@ def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens:
     return dict(pairs=len(rows), judge_failures=len(rows) - len(decided), **agreement(decided), confusion=conf,
                 decided_by_judge_model=agreement(by_llm), rows=rows)
 
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #1c73348d
+@dataclass
+class ValidateArgs:
+    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
+    judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
+    judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
+    judge_max_tokens: int = param(256, "judge answer cap", min=1, max=1_000_000)
+    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    out: str = param("", "also write the full report (every pair) as JSON here")
+
+def validate_command(a: ValidateArgs) -> int:
+    "`scibench arxivbench validate-judge LABELS`: a judge's agreement with human labels (see above)."
+    from scibench.llm import LLM, get_model
+    labels = load_judge_labels(a.file)
+    path, note = _index_path(a.index)
+    with open_index(path) as ix:
+        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
+        r = validate_judge(LLM(get_model(a.judge, base_url=a.judge_base_url or None)), labels, ix, a.judge_max_tokens)
+        r["index"] = dict(index="sample index" if note else rel(path), snapshot_date=ix.snapshot_date)
+    r.update(judge=a.judge, labels=rel(a.file))
+    if a.out: write_json(a.out, r)
+    print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
+    return 0
+
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b226215
+def _numeric(df: pd.DataFrame) -> pd.DataFrame:
+    "The paper's '-' (no relevant or correct paper) as NaN, every column but the model's as numbers."
+    for c in df.columns[1:]: df[c] = pd.to_numeric(df[c], errors="coerce")
+    return df
+
+def reference(name) -> pd.DataFrame:
+    "A published table of accuracies (b) per model and subject (NaN where the paper prints '-')."
+    return _numeric(_reference(name, na_values=["-"]))
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9ae79944
+RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate",
+         "invalid_rate", "refusal_rate")
+
+def run_protocol(c: dict) -> str:
+    "A run's protocol as tables show it (a run made before protocols existed: ours, two-step judge)."
+    return c.get("protocol") or "scibench (before protocols)"
+
+def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
+    "Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items (see above)."
+    n = v.get(f"{k}_n")
+    if n is None: return "older scoring: rerun"
+    return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #cbc0cbfb
+def _failure_note(s: dict, k: str = "accuracy") -> str:
+    "What accuracy `k` of a run left out, over all subjects."
+    a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
+    rf = f"request failures {a['request_failures']}"
+    if k == "authors_accuracy":
+        return (f"invalid responses (not exactly 3 pairs) {g('authors_invalid')}/{answered}, links without abs/ "
+                f"{g('authors_skipped_links')}, ids not found as written (counted no) {g('authors_not_found')}, pass "
+                f"{g('authors_passed')}, judge failures {g('authors_judge_failures')}, {rf}"
+                + (f"; {a['authors_accuracy_reason']}" if a.get("authors_accuracy_reason") else ""))
+    if k == "authors_population_accuracy":
+        return (f"exactly-three responses {g('authors_responses')}/{answered}, pass {g('population_passed')}, "
+                f"judge failures {g('population_judge_failures')}, {rf}")
+    if k == "strict_accuracy":
+        return f"judge failures {g('strict_judge_failures')} (first three papers), {rf}"
+    return (f"pass {a['passed']}, judge failures {a['judge_failures']}, malformed links {a['malformed_ids']}, "
+            f"invalid {answered - a['statuses']['ok']}/{answered}, {rf}")
+
+def snapshot_note(runs) -> str:
+    "The metadata snapshot date(s) of `runs` (latest update_date of each run's index), and the paper's."
+    dates = sorted({(read_json(Path(d)/"scores.json").get("index") or {}).get("snapshot_date") or "not recorded"
+                    for d in runs})
+    return (f"arXiv metadata snapshot (latest update_date): {', '.join(dates) or 'no runs'}; "
+            "the paper's: the Kaggle arXiv dataset, cited as 2024, exact date not given")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5b004a31
+ACCURACY_CAPTION = (
+    "accuracy (%) [95% CI] (n; below 10, no CI); column protocol: the requests a run sent. (b) protocol authors: the "
+    "authors' released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their "
+    "calculate_ACC: over the abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as "
+    "written is no, pass excluded, round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare "
+    "them with our (b) rows; protocols paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over "
+    "every listed link, a link not found or malformed is no, pass excluded; (b') the authors' population with our "
+    "normalised ids and two-step verdicts; (c) strict: yes among the first three papers / (3 × answered prompts − "
+    "judge failures). 'left out': what each did not count. ")
+
+def _accuracy_ours(subjects):
+    "Our rows of an accuracy table: one per accuracy the run's protocol computes."
+    def ours(r: RunRow) -> list[dict]:
+        s, proto = r.scores["subjects"], run_protocol(r.config)
+        return [dict(protocol=proto, accuracy=label,
+                     **{SHORT.get(x, x): fmt_rate(s[x], k) if x in s else "not run" for x in subjects},
+                     **{"left out": _failure_note(s, k)})
+                for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
+    return ours
+
+def _accuracy_paper(subjects):
+    "The paper's rows of an accuracy table: its models' accuracy (b) per subject."
+    def rows(ref: pd.DataFrame) -> list[dict]:
+        return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
+                     model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
+                     **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
+                for _, r in _numeric(ref).iterrows()]
+    return rows
+
+def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
+    "Table `n` of the paper over `subjects`, ours beside the paper's."
+    return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
+                 f"{snapshot_note(runs)}", ours=_accuracy_ours(subjects), paper=paper,
+                 paper_rows=_accuracy_paper(subjects), columns=["source", "run", "protocol", "model", "judge",
+                 "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #764da1da
+_COUNTS = dict(prompts="prompts", request_failures="request_failures", listed="papers_listed", yes="yes", no="no",
+               passed="passed", judge_failures="judge_failures", fabricated="fabricated", malformed_ids="malformed_ids",
+               exactly_three="authors_responses", skipped_links="authors_skipped_links",
+               not_found_as_written="authors_not_found", authors_judge_failures="authors_judge_failures")
+
+def _details(r: RunRow) -> list[dict]:
+    return [dict(protocol=run_protocol(r.config), subject=sub, **{c: v.get(k) for c, k in _COUNTS.items()},
+                 **{k: fmt_rate(v, k, 1) for k in RATES},
+                 statuses=", ".join(f"{k} {c}" for k, c in v["statuses"].items() if c))
+            for sub, v in r.scores["subjects"].items()]
+
+DETAILS = Table("arxivbench_details", lambda runs: "ArxivBench: every rate (%) [95% CI] (n = its items) and count per "
+                "run and subject; accuracies (a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's "
+                f"protocol); {snapshot_note(runs)}", ours=_details, only_with_runs=True,
+                columns=["run", "protocol", "model", "judge", "settings", "subject", *_COUNTS, *RATES, "statuses"])
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #80c8a3f9
+def _taxonomy(r: RunRow) -> dict:
+    t = r.scores["subjects"]["all"]["taxonomy"]; tot = sum(t.values())
+    return dict(protocol=run_protocol(r.config), listed=tot,
+                **{k: f"{c} ({100 * c / tot:.1f}%)" if tot else "0" for k, c in t.items()})
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #a4bdf6f2
+_REFS = ("arxivbench_table1_subjects", "arxivbench_table2_cs_subfields")   # the paper's Tables 1 and 2
+
+def figure_subjects(runs):
+    "Accuracy (b) heatmap: a row per complete run of ours and per model of the paper, a column per subject."
+    import matplotlib; matplotlib.use("Agg")
+    import matplotlib.pyplot as plt, seaborn as sns
+    cols = [SHORT.get(s, s) for s in SUBJECTS]
+    ref = pd.concat([reference(n).set_index("model") for n in _REFS], axis=1)
+    ref.index = [f"paper: {m}" for m in ref.index]
+    ours = {}
+    for r in map(RunRow.of, runs):
+        s, mine = r.scores["subjects"], r.config.get("protocol") == "authors"   # (b) exists under protocol authors only
+        ours[f"ours: {r.label}"] = [np.nan if not mine or (s.get(sub) or {}).get("authors_accuracy") is None
+                                    else s[sub]["authors_accuracy"] for sub in SUBJECTS]
+    df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
+    fig, ax = plt.subplots(figsize=(11, 0.38 * len(df) + 2))
+    sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (b) (%)"),
+                annot_kws=dict(size=7))
+    ax.set_title("ArxivBench accuracy (b), the authors' code's population, per subject (%); blank: nothing judged "
+                 "(ours) or \"-\" (paper)", fontsize=9)
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
+    return fig
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #2fcdcdf6
+def model_size(name: str):
+    "(family, size in billions) from a model name like `Llama-3.1-70B-Instruct` or `smollm2-360m`, else None."
+    base = re.sub(r"\s*instruct\s*", " ", name, flags=re.I)
+    for m in re.finditer(r"(?P<n>\d+(?:\.\d+)?)(?P<u>[mMbB])(?![a-zA-Z])", base):
+        fam = re.sub(r"[-_ (]+$", "", base[:m.start()]).strip()
+        if not fam: continue
+        size = float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
+        return fam, size
+    return None
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d2b4fba2
+def _size_points(runs) -> pd.DataFrame:
+    "Accuracy (b) per subject of every paper model and run whose model name carries a size."
+    pts = []
+    for ref_name in _REFS:
+        for _, r in reference(ref_name).iterrows():
+            ms = model_size(r["model"])
+            if ms:
+                for c in r.index[1:]: pts.append(dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]))
+    for r in map(RunRow.of, runs):
+        s, name = r.scores["subjects"], r.config["model"]
+        ms = model_size(name) or model_size(r.meta.get("models", {}).get(name, {}).get("model") or "")
+        for sub in SUBJECTS if ms else ():
+            if sub in s:
+                acc = s[sub].get("authors_accuracy") if r.config.get("protocol") == "authors" else None
+                pts.append(dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub),
+                                acc=np.nan if acc is None else acc))
+    return pd.DataFrame(pts)
+
+def figure_model_size(runs):
+    "Accuracy (b) vs size per model family with two sizes or more (see above); None without one."
+    import matplotlib; matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    df = _size_points(runs)
+    fams = [] if df.empty else [k for k, g in df.groupby(["source", "family"]) if g["size"].nunique() >= 2]
+    if not fams: return None
+    fig, axes = plt.subplots(1, len(fams), figsize=(5 * len(fams), 4), squeeze=False)
+    for ax, (src, f) in zip(axes[0], fams):
+        g = df[(df.source == src) & (df.family == f)]
+        for k, (sub, gg) in enumerate(g.groupby("subject", sort=False)):
+            gg = gg.sort_values("size")
+            ax.plot(gg["size"], gg["acc"], marker="o", label=sub, color=plt.cm.tab20(k % 20),
+                    ls="--" if sub in CS_SUBFIELDS else "-")
+        ax.set_xscale("log"); ax.set_xlabel("parameters (B)"); ax.set_ylabel("accuracy (b) (%)")
+        ax.set_title(f"{src}: {f}")
+    axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1, 0.5))
+    fig.suptitle("ArxivBench: accuracy (b) vs model size within a family")
+    return fig
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #f1f60cc3
 TABLE1 = accuracy_table(1, "8 subjects", MAIN_SUBJECTS, "arxivbench_table1_subjects")
@@ -626,8 +903,62 @@ COMMANDS = [Command("index", index_command, IndexArgs, "build the metadata index
             Command("lookup", lookup_command, LookupArgs,
                     "look ids (or titles) up in an index (the real one, else the sample's)"),
             Command("generate", generate_command, GenerateArgs, "generate a prompt split with a generator model"),
-            Command("validate-judge", functools.partial(validate_command, validate=validate_judge), ValidateArgs,
+            Command("validate-judge", validate_command, ValidateArgs,
                     "a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")]
+
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #bd367c17
+def _found(p):
+    if p.get("malformed"): return f"malformed ({p['malformed']})"
+    if p.get("arxiv_id") is None and not p.get("url"): return "no link"
+    return "found" if p.get("in_snapshot") else "not found"
+
+_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity",
+                "title_found_as", "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict",
+                "verdict_failure", "verdict_source"}
+_ANSWER = ("subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid", "format_pairs",
+           "malformed_ids")
+
+def record_sections(r, ctx):
+    "An ArxivBench record: prompt, response, each listed paper as verified and judged, and the authors' own parse."
+    secs = [rv.text("Prompt", r.get("prompt")), rv.text("Response", r.get("response")),
+            rv.kv("Answer", {k: r.get(k) for k in _ANSWER})]
+    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
+    cols = ["#", "title", "link / id", "in snapshot", "matched record", "title sim.", "taxonomy", "judge: relevant",
+            "judge: match", "verdict", "verdict source", "failures"]
+    rows = []
+    for i, p in enumerate(ps, 1):
+        fails = "; ".join(f"{k}: {p[k]}" for k in ("relevance_failure", "match_failure", "verdict_failure") if p.get(k))
+        rows.append([i, p.get("title"), p.get("arxiv_id") or p.get("url"), _found(p), p.get("record_title"),
+                     p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
+                     p.get("verdict_source"), fails])
+    secs.append(rv.table(f"Listed papers ({len(ps)})", cols, rows))
+    # protocol authors: their parse, lookup and judge
+    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]
+    secs.append(rv.table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
+                      ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
+                      [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
+                        x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
+    extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
+    if any(extra): secs.append(rv.json_block("Other paper fields", extra))
+    return secs, {"prompt", "response", *_ANSWER, "papers", "authors_links"}, r.get("response")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #19081b91
+def record_scores(r):
+    "Per-response rates: accuracy, strict accuracy (of 3), fabricated and invalid (%)."
+    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
+    yes = sum(p.get("verdict") == "yes" for p in ps)
+    bad = r.get("request_failure") or r.get("failure")
+    return {"accuracy (%)": None if bad or not ps else 100.0 * yes / len(ps),
+            "strict (%)": None if bad else 100.0 * yes / 3,
+            "fabricated (%)": None if bad or not ps else 100.0 * sum(not p.get("in_snapshot") for p in ps) / len(ps),
+            "invalid (%)": None if bad else 100.0 * (r.get("status") != "ok")}
+
+def paper_numbers(name):
+    "Table 1's range of the models' mean accuracy over subjects."
+    if name.startswith("accuracy"):
+        v = reference("arxivbench_table1_subjects").set_index("model").mean(axis=1).dropna()
+        return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
 
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #cc916dba
