@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from ... import records as rv
-from ...core import DataError, read_json, read_jsonl, read_text, write_json, write_jsonl
+from ...core import DataError, data_dir, read_json, read_jsonl, read_text, write_json, write_jsonl
 from ...llm import Request, msgs
 from ...flow import Flow, run_stages
 from ...judge import judge_request, judge_result
@@ -23,31 +23,194 @@ from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, regi
 from ...bench import Paper as _BenchPaper
 from ...runs import rel
 from ...tables import Figure, RunRow, Table
-# re-exported: `method.X` keeps the names of the modules below (the index, the extractor, the data)
+# re-exported: `method.X` keeps the names of the index's module
 from .index import (  # noqa: F401
     ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path, download_snapshot, id_candidates,
     index_command, index_for, lookup_command, norm_title, normalize_id, open_index, snapshot_path)
 from .extract import Paper, extract_papers
-from .data import (  # noqa: F401
-    CS_SUBFIELDS, MAIN_SUBJECTS, RELEASED, SHORT, SUBJECTS, data_files, download_prompts, index_info, load_prompts,
-    prompts_path, released_rows, subject_slug, subjects_of)
 
 
 # %% auto #0
-__all__ = ['DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE',
-           'MATCH', 'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS',
-           'AUTHORS_ANSWERS', 'AUTHORS_STAGE', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES',
+__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO', 'DESCRIPTIONS',
+           'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
+           'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS',
+           'AUTHORS_STAGE', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES',
            'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
            'LABELS', 'RATES', 'ACCURACY_CAPTION', 'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS',
-           'RECORD', 'PAPER', 'ARXIVBENCH', 'generator_prompt', 'parse_generated', 'Generation', 'generate_prompts',
-           'query_prompt', 'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt',
-           'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge',
-           'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'calculate_acc', 'score_records',
-           'query_request', 'query_item', 'query', 'ArxivBenchConfig', 'protocol_notes', 'record', 'headline',
-           'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels', 'agreement', 'validate_judge',
-           'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate', 'snapshot_note',
-           'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs', 'generate_command',
-           'record_sections', 'record_scores', 'paper_numbers']
+           'RECORD', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'prompts_path', 'load_prompts', 'subject_of_name',
+           'subject_slug', 'released_rows', 'download_prompts', 'data_files', 'index_info', 'generator_prompt',
+           'parse_generated', 'Generation', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs',
+           'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy',
+           'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
+           'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig',
+           'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels',
+           'agreement', 'validate_judge', 'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate',
+           'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs',
+           'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5725b5da
+SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
+    "Math": ("subject", ("math.",)), "Computer Science": ("subject", ("cs.",)),
+    "Quantitative Biology": ("subject", ("q-bio", "q-bio.")),
+    "Physics": ("subject", ("astro-ph", "astro-ph.", "cond-mat", "cond-mat.", "gr-qc", "hep-", "nucl-", "quant-ph",
+                            "physics.", "nlin", "nlin.", "math-ph")),
+    "Quantitative Finance": ("subject", ("q-fin.",)), "Statistics": ("subject", ("stat.",)),
+    "Electrical Engineering and Systems Science": ("subject", ("eess.",)), "Economics": ("subject", ("econ.",)),
+    "Artificial Intelligence": ("cs_subfield", ("cs.AI",)), "Cryptography and Security": ("cs_subfield", ("cs.CR",)),
+    "Data Structures and Algorithms": ("cs_subfield", ("cs.DS",)), "Operating Systems": ("cs_subfield", ("cs.OS",)),
+    "Programming Languages": ("cs_subfield", ("cs.PL",))}
+MAIN_SUBJECTS = [s for s, (g, _) in SUBJECTS.items() if g == "subject"]
+CS_SUBFIELDS = [s for s, (g, _) in SUBJECTS.items() if g == "cs_subfield"]
+SHORT = {"Electrical Engineering and Systems Science": "EESS"}   # the paper's column name
+
+def _code_in(code: str, codes) -> bool:
+    return any(code.startswith(c) if c.endswith((".", "-")) else code == c for c in codes)
+
+def subjects_of(categories) -> list[str]:
+    "The subjects (and CS subfields) a record's categories (space-separated string or list) belong to."
+    cats = categories.split() if isinstance(categories, str) else list(categories or [])
+    return [s for s, (_, codes) in SUBJECTS.items() if any(_code_in(c, codes) for c in cats)]
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #dfc20ccf
+PROMPT_FIELDS = ["id", "subject", "prompt"]
+
+def prompts_path(split: str) -> Path:
+    if split == "sample": return data_dir()/"samples"/"arxivbench"/"prompts.jsonl"
+    return data_dir()/"arxivbench"/f"{split}.jsonl"
+
+def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, path=None) -> list[dict]:
+    "Prompts of `split`; `limit` keeps the first `limit` prompts *per subject* (see above)."
+    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
+    p = Path(path or prompts_path(split))
+    if not p.exists():
+        how = ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
+               else f"write it with `scibench arxivbench generate --split {split}`")
+        raise FileNotFoundError(f"{p} not found: {how}")
+    numbered = read_jsonl(p, PROMPT_FIELDS, types={f: str for f in PROMPT_FIELDS}, unique="id", numbered=True)
+    for i, r in numbered:
+        if r["subject"] not in SUBJECTS:
+            raise DataError(p, i, "subject", f"unknown subject {r['subject']!r} (known: {', '.join(SUBJECTS)})")
+        if not r["prompt"].strip(): raise DataError(p, i, "prompt", "empty")
+    rows = [r for _, r in numbered]
+    if subjects: rows = [r for r in rows if r["subject"] in subjects]
+    seen = Counter()   # the first `limit` of each subject, in order
+    return [r for r in rows if seen.update([r["subject"]]) or seen[r["subject"]] <= limit] if limit else rows
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #8d216e8c
+RELEASED = "released"
+RELEASED_REPO = "arXivBenchLLM/arXivBench"
+_NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl",
+              "json", "parquet"}
+_SUBJECT_ALIASES = {
+    "cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology",
+    "qf": "Quantitative Finance", "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science",
+    "econ": "Economics", "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math",
+    "ai": "Artificial Intelligence", "csai": "Artificial Intelligence", "cands": "Cryptography and Security",
+    "csandsecurity": "Cryptography and Security", "cscr": "Cryptography and Security",
+    "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
+    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
+    "pl": "Programming Languages", "cspl": "Programming Languages"}
+
+def _subject_key(s: str) -> str:
+    toks = re.findall(r"[a-z0-9&]+", str(s).lower().replace("&", " & "))
+    return "".join("and" if t == "&" else t for t in toks if t not in _NAME_STOP)
+
+_SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
+
+def subject_of_name(name) -> str|None:
+    "The subject a file, folder or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
+    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
+
+def subject_slug(subject: str) -> str:
+    "A subject as an id prefix (`Computer Science` → `computer-science`): generated and released prompt ids."
+    return re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #29c20ff1
+_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+
+def _read_table(f: Path) -> pd.DataFrame:
+    suf = f.suffix.lower()
+    if suf in (".csv", ".tsv"):
+        return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
+    if suf == ".parquet": return pd.read_parquet(f)
+    if suf == ".jsonl": return pd.read_json(f, lines=True, dtype=False)
+    d = json.loads(f.read_text(encoding="utf-8"))
+    return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
+
+def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]:
+    "The (subject, prompt) pairs of one released file, its rows, and its empty prompts."
+    df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
+    pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
+    if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
+    sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols),
+              None)
+    names = [f.name] + list(reversed(f.relative_to(root).parts[:-1]))
+    fs = next((x for x in map(subject_of_name, names) if x), None)
+    out, empty = [], 0
+    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
+        p = r[pc]
+        if not isinstance(p, str) or not p.strip(): empty += 1; continue
+        s = subject_of_name(r[sc]) if sc is not None else fs
+        if s is None:
+            raise DataError(f, i, sc or "subject", "cannot tell the subject from the file name or a subject column"
+                            if sc is None else f"cannot tell the subject ({r[sc]!r} is none of {', '.join(SUBJECTS)})")
+        out.append((s, re.sub(r"\s+", " ", p).strip()))
+    return out, len(df), empty
+
+def released_rows(root) -> tuple[list[dict], dict]:
+    "The prompts of a downloaded copy of the released dataset (folder `root`) → ({id, subject, prompt} rows, stats)."
+    root = Path(root)
+    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES
+                   and not any(part.startswith(".") for part in f.relative_to(root).parts))
+    if not files:
+        raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
+    by_subject, st = {}, dict(files={}, empty_prompts=0)
+    for f in files:
+        pairs, n, empty = _file_prompts(f, root)
+        for s, p in pairs: by_subject.setdefault(s, []).append(p)
+        st["empty_prompts"] += empty; st["files"][str(f.relative_to(root))] = n
+    rows = [dict(id=f"{subject_slug(s)}-{i:03d}", subject=s, prompt=p)
+            for s in SUBJECTS for i, p in enumerate(by_subject.get(s, []))]
+    st["subjects"] = {s: len(by_subject[s]) for s in SUBJECTS if s in by_subject}
+    return rows, st
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5bc2a488
+def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
+    "The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl`."
+    from scibench.data import OfflineError, current_mirror, hf_snapshot
+    dest = Path(dest or data_dir()/"arxivbench")
+    base = current_mirror()    # `scibench data arxivbench --base URL_OR_DIR`: a copy of the dataset repository
+    try: root = hf_snapshot(repo)
+    except Exception as e:
+        where = f"mirror {base}" if base else "the Hugging Face hub"
+        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from {where}: {type(e).__name__}: "
+                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_prompts --base URL_OR_DIR; "
+                           "needed only for split `released`)") from None
+    rows, st = released_rows(root)
+    out = dest/f"{RELEASED}.jsonl"
+    write_jsonl(out, rows)
+    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st,
+                                                    **(dict(mirror=base) if base else {})))
+    return [out, out.with_suffix(".stats.json")]
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #fb9df272
+def data_files(cfg) -> list[Path]:
+    "Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand)."
+    prompts = prompts_path(cfg.split)
+    ix = Path(cfg.index) if cfg.index else snapshot_path("sample") if cfg.split == "sample" else default_index_path()
+    # `make data` writes only the released prompts: say what does
+    if cfg.split not in ("sample", RELEASED) and not prompts.exists():
+        raise ConfigError(f"arxivbench split '{cfg.split}' needs {rel(prompts)}: write it with `scibench arxivbench "
+                          f"generate --split {cfg.split}`" + ("" if ix.exists() else f"; and {rel(ix)}: run `make "
+                                                              "data` (or `scibench data arxivbench`)"))
+    return [prompts, ix]
+
+def index_info(split: str, index: str, records: int, snapshot_date: str|None = None) -> dict:
+    "The index as `scores.json` records it: a project-relative path (else the file name), its size and snapshot date."
+    p = Path(index) if index else default_index_path()
+    r = (f"sample index built from {rel(snapshot_path('sample'))}" if not index and split == "sample"
+         else p.name if Path(rel(p)).is_absolute() else rel(p))
+    return dict(index=r, records=records, snapshot_date=snapshot_date)
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #00d7455e
 DESCRIPTIONS = {s: ", ".join(codes) for s, (_, codes) in SUBJECTS.items()}
