@@ -175,7 +175,7 @@ def _parse_block(item, path: str, stop: bool):
         if not raw.strip(_BLANK): continue
         try: pid, rec = _block_line(texts, raw, k, first + k, path, block.endswith(b"\n") or k < len(raws) - 1)
         except DataError as e:
-            errors.append((first + k, e.field, str(e), e.col))
+            errors.append((first + k, e.field, e.msg, e.col))
             if stop: break
             continue
         rows.append((pid, rec["title"], norm_title(rec["title"]), _ENCODE(rec)))
@@ -194,11 +194,6 @@ def _in_order(fn, items, workers: int):
             q.append(pool.apply_async(fn, (it,)))
             if len(q) > 2 * workers: yield q.popleft().get()
         while q: yield q.popleft().get()
-
-def _data_error(path, line, field, text, col=None) -> DataError:
-    e = DataError(path, line, field, "", col)
-    e.args = (text,)
-    return e
 
 def _auto_workers(src: Path) -> int:
     "Parsing processes: none for a small file (< 64 MB) or on 2 CPUs or fewer, else one per further CPU, at most 4."
@@ -221,9 +216,10 @@ def _insert(con, results, st: BuildStats, src, on_error: str, max_errors_kept: i
     "Each parsed block's rows into `papers`, its errors and snapshot date into `st`."
     for rows, errors, nlines, date in results:
         if errors:
-            if on_error == "raise": raise _data_error(src, *errors[0])
+            if on_error == "raise": raise DataError(src, *errors[0])
             st.skipped += len(errors)
-            st.errors += [dict(line=l, field=fd, msg=m) for l, fd, m, _ in errors[: max_errors_kept - len(st.errors)]]
+            st.errors += [dict(line=l, field=fd, msg=str(DataError(src, l, fd, m, c)))
+                          for l, fd, m, c in errors[: max_errors_kept - len(st.errors)]]
         con.executemany("INSERT INTO papers (id, title, norm_title, record) VALUES (?,?,?,?)", rows)
         if date is not None and (st.snapshot_date is None or date > st.snapshot_date): st.snapshot_date = date
         if progress and (st.lines + nlines) // 500_000 > st.lines // 500_000:

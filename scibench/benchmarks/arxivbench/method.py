@@ -245,29 +245,25 @@ class Generation:
 def generate_prompts(llm, subject: str, g: Generation|None = None, embed_fn=None, **kw):
     "Generate `g.n` unique prompts for `subject` → (list of {id, subject, prompt}, stats); `kw`: `Generation`'s fields."
     g = replace(g or Generation(), **kw)
-    n, batch, temperature, threshold, max_tokens = g.n, g.batch, g.temperature, g.threshold, g.max_tokens
     if embed_fn is None:
         from scibench.retrieval import embed as embed_fn
-    max_calls = g.max_calls or 5 * math.ceil(n / batch)
+    max_calls = g.max_calls or 5 * math.ceil(g.n / g.batch)
     kept, seen, K = [], set(), None
     st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, near_duplicates=0, kept=0)
-    while len(kept) < n and st["calls"] < max_calls:
-        r = llm.map([Request(msgs(generator_prompt(subject, batch)), max_tokens=max_tokens, temperature=temperature,
-                             sample=st["calls"])], desc=f"generate {subject}")[0]
+    while len(kept) < g.n and st["calls"] < max_calls:
+        r = llm.map([Request(msgs(generator_prompt(subject, g.batch)), max_tokens=g.max_tokens,
+                             temperature=g.temperature, sample=st["calls"])], desc=f"generate {subject}")[0]
         st["calls"] += 1
         if not r["ok"]: st["failed_calls"] += 1; continue
         cands = parse_generated(r["text"]); st["parsed"] += len(cands)
-        fresh = []
-        for c in cands:
-            if _norm(c) in seen: st["exact_duplicates"] += 1; continue
-            seen.add(_norm(c)); fresh.append(c)
+        fresh = [c for c in cands if _norm(c) not in seen and not seen.add(_norm(c))]   # first of each, in order
+        st["exact_duplicates"] += len(cands) - len(fresh)
         if not fresh: continue
-        E = np.asarray(embed_fn(fresh), np.float32)
-        for c, e in zip(fresh, E):
-            if len(kept) >= n: break
-            if K is not None and len(K) and float((K @ e).max()) >= threshold: st["near_duplicates"] += 1; continue
+        for c, e in zip(fresh, np.asarray(embed_fn(fresh), np.float32)):
+            if len(kept) >= g.n: break
+            if K is not None and len(K) and float((K @ e).max()) >= g.threshold: st["near_duplicates"] += 1; continue
             kept.append(c); K = e[None] if K is None else np.vstack([K, e])
-    st["kept"] = len(kept); st["shortfall"] = n - len(kept)
+    st["kept"] = len(kept); st["shortfall"] = g.n - len(kept)
     prefix = g.prefix or subject_slug(subject)
     return [dict(id=f"{prefix}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
 
@@ -281,8 +277,7 @@ def query_prompt(prompt: str, n: int = N_PAPERS) -> str:
 
 PROTOCOLS = ("authors", "paper", "scibench")
 AUTHORS_N = 3   # their code scores a response only when its regex matches exactly 3 times
-# their user turn (gpt_exp.py, GPTQuerier.query) as the triple-quoted literal reads: typos and 28-space indentation
-# included
+# their user turn (gpt_exp.py, GPTQuerier.query) as the literal reads: typos and 28-space indentation included
 AUTHORS_QUERY = ("Only list 3 papers with complete title and explict explicit arxiv url.\n"
                  "                            Place titles and links insides [[]], like [[title]] [[url]].\n"
                  "                            Separate each paper by a newline.\n"
@@ -629,9 +624,7 @@ class ArxivBenchConfig(Config):
                                   "theirs)", min=1, max=1_000_000)
     protocol: str = param("authors", "requests and scoring: authors (their released code, byte for byte), paper (§3 "
                           "two-step judge), scibench (ours)", choices=PROTOCOLS)
-    # a fresh list per config
-    subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)",  # noqa: RUF009
-                                choices=SUBJECTS)
+    subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)", choices=SUBJECTS)
     index: str = param("", "arXiv metadata index (SQLite) to verify ids in; empty: the split's default index")
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #993299ae
@@ -722,8 +715,6 @@ def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
     ctx.provenance.update(index=info["index"], index_records=info["records"], snapshot_date=info["snapshot_date"])
     return headline(scores, info["snapshot_date"], cfg.protocol)
 
-# Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt as
-# soon as its previous stage answers; records stream to `records.jsonl` in input order
 run = Flow(lambda cfg, sent: select_items(cfg, load_prompts(cfg.split, load_limit(cfg), cfg.subjects or None),
                                           lambda p: p["id"]),
            STAGES, setup=_sent, finalize=finalize, record=lambda s, cfg: record(s["it"]), keep=summary,
