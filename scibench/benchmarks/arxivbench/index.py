@@ -139,19 +139,14 @@ def _parse_line(line: str, path, lineno: int):
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #9719f768
 def _snapshot_blocks(f, path, size: int = 1 << 20):
     "(bytes, first line number) of blocks of whole lines; a truncated or corrupt gzip stream is a `DataError`."
-    carry, line = b"", 1
+    line = 1
     try:
-        while chunk := f.read(size):
-            chunk = carry + chunk if carry else chunk
-            i = chunk.rfind(b"\n")
-            if i < 0: carry = chunk; continue
-            block, carry = chunk[: i + 1], chunk[i + 1 :]
-            yield block, line
-            line += block.count(b"\n")
+        while lines := f.readlines(size):
+            yield b"".join(lines), line
+            line += len(lines)
     except (EOFError, OSError, zlib.error) as e:
         raise DataError(path, None, None,
                         f"corrupt or truncated file ({type(e).__name__}: {e}): download it again") from None
-    if carry: yield carry, line
 
 def _block_line(texts, raw: bytes, k: int, lineno: int, path, more: bool):
     "Line `k` of a block parsed; a JSON error is reported as for the line with its newline when it has one."
