@@ -32,8 +32,6 @@ class Paper:
     url: str
     malformed: str|None = None
     def __getitem__(self, k): return getattr(self, k)
-    def get(self, k, default=None): return getattr(self, k, default)
-    def keys(self): return ["title", "arxiv_id", "url", "malformed"]
     def to_dict(self) -> dict: return asdict(self)
 
 # %% ../../../nbs/benchmarks/arxivbench/02_extract.ipynb #94f76e79
