@@ -893,31 +893,27 @@ ACCURACY_CAPTION = (
     "normalised ids and two-step verdicts; (c) strict: yes among the first three papers / (3 × answered prompts − "
     "judge failures). 'left out': what each did not count. ")
 
-def _accuracy_ours(subjects):
+def _accuracy_ours(r: RunRow, subjects) -> list[dict]:
     "Our rows of an accuracy table: one per accuracy the run's protocol computes."
-    def ours(r: RunRow) -> list[dict]:
-        s, proto = r.scores["subjects"], run_protocol(r.config)
-        return [dict(protocol=proto, accuracy=label,
-                     **{SHORT.get(x, x): fmt_rate(s[x], k) if x in s else "not run" for x in subjects},
-                     **{"left out": _failure_note(s, k)})
-                for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
-    return ours
+    s, proto = r.scores["subjects"], run_protocol(r.config)
+    return [dict(protocol=proto, accuracy=label,
+                 **{SHORT.get(x, x): fmt_rate(s[x], k) if x in s else "not run" for x in subjects},
+                 **{"left out": _failure_note(s, k)})
+            for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
 
-def _accuracy_paper(subjects):
+def _accuracy_paper(ref: pd.DataFrame, subjects) -> list[dict]:
     "The paper's rows of an accuracy table: its models' accuracy (b) per subject."
-    def rows(ref: pd.DataFrame) -> list[dict]:
-        return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
-                     model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
-                     **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
-                for _, r in _numeric(ref).iterrows()]
-    return rows
+    return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
+                 model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
+                 **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
+            for _, r in _numeric(ref).iterrows()]
 
 def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
     "Table `n` of the paper over `subjects`, ours beside the paper's."
     return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
-                 f"{snapshot_note(runs)}", ours=_accuracy_ours(subjects), paper=paper,
-                 paper_rows=_accuracy_paper(subjects), columns=["source", "run", "protocol", "model", "judge",
-                 "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
+                 f"{snapshot_note(runs)}", ours=lambda r: _accuracy_ours(r, subjects), paper=paper,
+                 paper_rows=lambda ref: _accuracy_paper(ref, subjects), columns=["source", "run", "protocol", "model",
+                 "judge", "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #764da1da
 _COUNTS = dict(prompts="prompts", request_failures="request_failures", listed="papers_listed", yes="yes", no="no",
@@ -945,6 +941,12 @@ def _taxonomy(r: RunRow) -> dict:
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #a4bdf6f2
 _REFS = ("arxivbench_table1_subjects", "arxivbench_table2_cs_subfields")   # the paper's Tables 1 and 2
 
+def _acc_b(r: RunRow, sub: str) -> float:
+    "A run's accuracy (b) of subject `sub`; NaN where there is none (or the run's protocol is not `authors`)."
+    if r.config.get("protocol") != "authors": return np.nan
+    v = (r.scores["subjects"].get(sub) or {}).get("authors_accuracy")
+    return np.nan if v is None else v
+
 def figure_subjects(runs):
     "Accuracy (b) heatmap: a row per complete run of ours and per model of the paper, a column per subject."
     import matplotlib; matplotlib.use("Agg")
@@ -952,11 +954,7 @@ def figure_subjects(runs):
     cols = [SHORT.get(s, s) for s in SUBJECTS]
     ref = pd.concat([reference(n).set_index("model") for n in _REFS], axis=1)
     ref.index = [f"paper: {m}" for m in ref.index]
-    ours = {}
-    for r in map(RunRow.of, runs):
-        s, mine = r.scores["subjects"], r.config.get("protocol") == "authors"   # (b) exists under protocol authors only
-        ours[f"ours: {r.label}"] = [np.nan if not mine or (s.get(sub) or {}).get("authors_accuracy") is None
-                                    else s[sub]["authors_accuracy"] for sub in SUBJECTS]
+    ours = {f"ours: {r.label}": [_acc_b(r, sub) for sub in SUBJECTS] for r in map(RunRow.of, runs)}
     df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
     fig, ax = plt.subplots(figsize=(11, 0.38 * len(df) + 2))
     sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (b) (%)"),
@@ -973,8 +971,7 @@ def model_size(name: str):
     for m in re.finditer(r"(?P<n>\d+(?:\.\d+)?)(?P<u>[mMbB])(?![a-zA-Z])", base):
         fam = re.sub(r"[-_ (]+$", "", base[:m.start()]).strip()
         if not fam: continue
-        size = float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
-        return fam, size
+        return fam, float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
     return None
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d2b4fba2
@@ -989,11 +986,8 @@ def _size_points(runs) -> pd.DataFrame:
     for r in map(RunRow.of, runs):
         s, name = r.scores["subjects"], r.config["model"]
         ms = model_size(name) or model_size(r.meta.get("models", {}).get(name, {}).get("model") or "")
-        for sub in SUBJECTS if ms else ():
-            if sub in s:
-                acc = s[sub].get("authors_accuracy") if r.config.get("protocol") == "authors" else None
-                pts.append(dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub),
-                                acc=np.nan if acc is None else acc))
+        pts += [dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub), acc=_acc_b(r, sub))
+                for sub in (SUBJECTS if ms else ()) if sub in s]
     return pd.DataFrame(pts)
 
 def figure_model_size(runs):
