@@ -125,4 +125,3 @@ def extract_papers(text: str|None, dedup: bool = True) -> list[Paper]:
 def malformed_ids(text: str|None) -> list[str]:
     "The malformed links a response lists (what it wrote where an id belongs: `-2408937`, `19140567v1`, `1706.0376`)."
     return [p.malformed for p in extract_papers(text) if p.malformed]
-

@@ -29,7 +29,6 @@ from .index import (  # noqa: F401
     index_command, index_for, lookup_command, norm_title, normalize_id, open_index, snapshot_path)
 from .extract import Paper, extract_papers
 
-
 # %% auto #0
 __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO', 'DESCRIPTIONS',
            'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
@@ -691,7 +690,6 @@ def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scib
             + [est(f"fabricated-id rate (%), snapshot {snapshot_date or 'undated'}", "fabricated_rate", 0),
                est("invalid-response rate (%)", "invalid_rate", rf)])
 
-
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #020f3a83
 def summary(it: dict) -> dict:
     "What `score_records` reads of a prompt's item (kept for every prompt while the records stream to disk)."
@@ -807,7 +805,6 @@ def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens:
     return dict(pairs=len(rows), judge_failures=len(rows) - len(decided), **agreement(decided), confusion=conf,
                 decided_by_judge_model=agreement(by_llm), rows=rows)
 
-
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #1c73348d
 @dataclass
 class ValidateArgs:
@@ -831,7 +828,6 @@ def validate_command(a: ValidateArgs) -> int:
     if a.out: write_json(a.out, r)
     print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
     return 0
-
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b226215
 def _numeric(df: pd.DataFrame) -> pd.DataFrame:
@@ -1018,7 +1014,6 @@ TAXONOMY_TABLE = Table("arxivbench_taxonomy", "ArxivBench: hallucination taxonom
 TABLES = [TABLE1, TABLE2, DETAILS, TAXONOMY_TABLE, Figure("arxivbench_subjects", figure_subjects),
           Figure("arxivbench_model_size", figure_model_size)]
 
-
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #12e9e6fe
 @dataclass
 class GenerateArgs:
@@ -1045,7 +1040,6 @@ def generate_command(a: GenerateArgs) -> int:
     print(f"wrote {len(rows)} prompts to {prompts_path(a.split)}")
     return 0
 
-
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d1fac139
 COMMANDS = [Command("index", index_command, IndexArgs, "build the metadata index from a Kaggle snapshot"),
             Command("lookup", lookup_command, LookupArgs,
@@ -1053,7 +1047,6 @@ COMMANDS = [Command("index", index_command, IndexArgs, "build the metadata index
             Command("generate", generate_command, GenerateArgs, "generate a prompt split with a generator model"),
             Command("validate-judge", validate_command, ValidateArgs,
                     "a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")]
-
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #bd367c17
 def _found(p):
@@ -1107,7 +1100,6 @@ def paper_numbers(name):
     if name.startswith("accuracy"):
         v = reference("arxivbench_table1_subjects").set_index("model").mean(axis=1).dropna()
         return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
-
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #cc916dba
 RECORD = Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("subject"),
