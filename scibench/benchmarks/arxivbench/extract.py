@@ -15,7 +15,6 @@ __all__ = ['Paper', 'is_author_text', 'extract_papers', 'malformed_ids']
 _MARKER = re.compile(r"^[ \t]*\**[ \t]*(?:\d+[.):]|\[\d+\]|\(\d+\)|[-*•+](?=\s)|#{1,6}\s|\[\[)")
 
 def _item_of(text: str):
-    "offset → (start of its list item, whether the item has a marker); unmarked lines continue the last marked item."
     starts, items, cur, pos = [], [], None, 0
     for line in text.splitlines(keepends=True) or [""]:
         if _MARKER.match(line): cur = pos
@@ -77,7 +76,6 @@ _SPANS = (r"\[\[(.+?)\]\]", r"\[([^\[\]]+)\]", r"\*\*(.+?)\*\*", r"[\"“](.+?)[
           r"(?<!\w)_([^_]+)_(?!\w)")
 
 def _title_before(seg: str) -> str:
-    "The title in the text between the previous paper and this link (bracketed spans first)."
     m = re.search(r"\[([^\[\]]+)\]\(\s*$", seg)          # markdown link [title](url
     if m:
         t = _clean_title(m.group(1))

@@ -138,7 +138,6 @@ def _parse_line(line: str, path, lineno: int):
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #9719f768
 def _snapshot_blocks(f, path, size: int = 1 << 20):
-    "(bytes, first line number) of blocks of whole lines; a truncated or corrupt gzip stream is a `DataError`."
     line = 1
     try:
         while lines := f.readlines(size):
@@ -179,7 +178,6 @@ def _parse_block(item, path: str, stop: bool):
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #b740f05d
 def _in_order(fn, items, workers: int):
-    "`map(fn, items)`, in `workers` forked processes when > 0, with at most 2 x workers + 1 items in flight."
     if workers <= 0: yield from map(fn, items); return
     import multiprocessing as mp
     from collections import deque
@@ -191,7 +189,6 @@ def _in_order(fn, items, workers: int):
         while q: yield q.popleft().get()
 
 def _auto_workers(src: Path) -> int:
-    "Parsing processes: none for a small file (< 64 MB) or on 2 CPUs or fewer, else one per further CPU, at most 4."
     if src.stat().st_size < 64 << 20 or not hasattr(os, "fork"): return 0
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 0 if cpus <= 2 else min(4, cpus - 1)
@@ -398,7 +395,6 @@ def index_command(a: IndexArgs) -> int:
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #1fbe4216
 def _index_path(index: str) -> tuple[Path, str|None]:
-    "The index to read, and a note when a fresh clone falls back to the sample index."
     path = Path(index) if index else default_index_path()
     if index or path.exists(): return path, None
     return index_for("sample"), (f"no real index at {rel(default_index_path())} (`make data` builds it): looking up in "

@@ -137,7 +137,6 @@ def _read_table(f: Path) -> pd.DataFrame:
     return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
 
 def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]:
-    "The (subject, prompt) pairs of one released file, its rows, and its empty prompts."
     df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
     pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
     if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
@@ -500,7 +499,6 @@ def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #064b145a
 def _authors_row(rs: list[dict], protocol: str) -> dict:
-    "The authors' population, their counts and (protocol `authors`) their accuracy (b) of records `rs`."
     ans = [r for r in rs if r["status"] != "request_failed"]
     valid = [r for r in ans if r.get("authors_valid")]
     links = [[l for l in r.get("authors_links") or [] if not l.get("skipped")] for r in valid]
@@ -533,7 +531,6 @@ def _verdicts(papers) -> np.ndarray:
                      sum(p["verdict_failure"] is not None for p in papers)])
 
 def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
-    "The counts, accuracies and rates of records `rs` (one subject, or all)."
     ps = [r["papers"] for r in rs]
     ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
     ok = np.array([r["status"] != "request_failed" for r in rs], bool)
@@ -701,7 +698,6 @@ def summary(it: dict) -> dict:
 
 @contextlib.contextmanager
 def _sent(cfg: ArxivBenchConfig, ctx):
-    "The run's `Sent`, with the split's index open for the run."
     with open_index(index_for(cfg.split, cfg.index or None)) as ix:
         yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix)
 
@@ -831,7 +827,6 @@ def validate_command(a: ValidateArgs) -> int:
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b226215
 def _numeric(df: pd.DataFrame) -> pd.DataFrame:
-    "The paper's '-' (no relevant or correct paper) as NaN, every column but the model's as numbers."
     for c in df.columns[1:]: df[c] = pd.to_numeric(df[c], errors="coerce")
     return df
 
@@ -855,7 +850,6 @@ def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #cbc0cbfb
 def _failure_note(s: dict, k: str = "accuracy") -> str:
-    "What accuracy `k` of a run left out, over all subjects."
     a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
     rf = f"request failures {a['request_failures']}"
     if k == "authors_accuracy":
@@ -890,7 +884,6 @@ ACCURACY_CAPTION = (
     "judge failures). 'left out': what each did not count. ")
 
 def _accuracy_ours(r: RunRow, subjects) -> list[dict]:
-    "Our rows of an accuracy table: one per accuracy the run's protocol computes."
     s, proto = r.scores["subjects"], run_protocol(r.config)
     return [dict(protocol=proto, accuracy=label,
                  **{SHORT.get(x, x): fmt_rate(s[x], k) if x in s else "not run" for x in subjects},
@@ -898,7 +891,6 @@ def _accuracy_ours(r: RunRow, subjects) -> list[dict]:
             for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
 
 def _accuracy_paper(ref: pd.DataFrame, subjects) -> list[dict]:
-    "The paper's rows of an accuracy table: its models' accuracy (b) per subject."
     return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
                  model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
                  **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
@@ -972,7 +964,6 @@ def model_size(name: str):
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d2b4fba2
 def _size_points(runs) -> pd.DataFrame:
-    "Accuracy (b) per subject of every paper model and run whose model name carries a size."
     pts = []
     for ref_name in _REFS:
         for _, r in reference(ref_name).iterrows():
