@@ -5,45 +5,210 @@
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b4dd159
 from __future__ import annotations
-import contextlib, difflib, functools, json, math, re
+import contextlib, csv, difflib, functools, io, json, math, re, sys
+from collections import Counter
 from dataclasses import dataclass, replace
+from pathlib import Path
 import numpy as np
-from ...core import write_json, write_jsonl
+import pandas as pd
+from ... import records as rv
+from ...core import DataError, data_dir, read_json, read_jsonl, read_text, write_json, write_jsonl
 from ...llm import Request, msgs
 from ...flow import Flow, run_stages
 from ...judge import judge_request, judge_result
 from ...metrics import boot_rows, ratio_ci
-from ...report import Estimate
+from ...report import MIN_CI_N, Estimate, fmt, fmt_ci, reference as _reference
 from ...records import Record
-from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, register, Paper as _BenchPaper
-from ...bench import load_limit, select_items
-from ...tables import Figure, Table
-from .index import (ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path,  # noqa: F401
-                                  download_snapshot, id_candidates, index_command, index_for, lookup_command,
-                                  norm_title, normalize_id, open_index, snapshot_path)
+from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, register, load_limit, select_items
+from ...bench import Paper as _BenchPaper
+from ...runs import rel
+from ...tables import Figure, RunRow, Table
+# re-exported: `method.X` keeps the names of the index's module
+from .index import (  # noqa: F401
+    ArxivIndex, IndexArgs, LookupArgs, _index_path, _squash, default_index_path, download_snapshot, id_candidates,
+    index_command, index_for, lookup_command, norm_title, normalize_id, open_index, snapshot_path)
 from .extract import Paper, extract_papers
-from .labels import LABELS, ValidateArgs, agreement, load_judge_labels, validate_command  # noqa: F401
-from .data import (  # noqa: F401  (re-exported: `scibench.benchmarks.arxivbench.method.X` keeps every name it had)
-    CS_SUBFIELDS, MAIN_SUBJECTS, PROMPT_FIELDS, RELEASED, RELEASED_REPO, SHORT, SUBJECTS, data_files, download_prompts,
-    index_info, load_prompts, prompts_path, released_rows, subject_of_name, subject_slug, subjects_of)
-from scibench.benchmarks.arxivbench.views import (  # noqa: F401  re-exported, as above
-    ACCURACIES, ACCURACY_CAPTION, ACCURACY_PROTOCOLS, DETAILS, RATES, _taxonomy, accuracy_table, figure_model_size,
-    figure_subjects, fmt_rate, model_size, paper_numbers, record_scores, record_sections, reference,
-    run_protocol, snapshot_note)
-
 
 # %% auto #0
-__all__ = ['DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE',
-           'MATCH', 'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS',
-           'AUTHORS_ANSWERS', 'AUTHORS_STAGE', 'STATUSES', 'QUERY_STAGE', 'STAGES', 'AUTHORS_MAX_TOKENS',
-           'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run', 'TABLE1', 'TABLE2',
-           'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'ARXIVBENCH', 'generator_prompt',
+__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO', 'DESCRIPTIONS',
+           'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
+           'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS',
+           'AUTHORS_STAGE', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES',
+           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
+           'LABELS', 'RATES', 'ACCURACY_CAPTION', 'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS',
+           'RECORD', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'prompts_path', 'load_prompts', 'subject_of_name',
+           'subject_slug', 'released_rows', 'download_prompts', 'data_files', 'index_info', 'generator_prompt',
            'parse_generated', 'Generation', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs',
            'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy',
            'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
            'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig',
-           'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply', 'validate_judge',
-           'GenerateArgs', 'generate_command']
+           'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels',
+           'agreement', 'validate_judge', 'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate',
+           'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs',
+           'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5725b5da
+SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
+    "Math": ("subject", ("math.",)), "Computer Science": ("subject", ("cs.",)),
+    "Quantitative Biology": ("subject", ("q-bio", "q-bio.")),
+    "Physics": ("subject", ("astro-ph", "astro-ph.", "cond-mat", "cond-mat.", "gr-qc", "hep-", "nucl-", "quant-ph",
+                            "physics.", "nlin", "nlin.", "math-ph")),
+    "Quantitative Finance": ("subject", ("q-fin.",)), "Statistics": ("subject", ("stat.",)),
+    "Electrical Engineering and Systems Science": ("subject", ("eess.",)), "Economics": ("subject", ("econ.",)),
+    "Artificial Intelligence": ("cs_subfield", ("cs.AI",)), "Cryptography and Security": ("cs_subfield", ("cs.CR",)),
+    "Data Structures and Algorithms": ("cs_subfield", ("cs.DS",)), "Operating Systems": ("cs_subfield", ("cs.OS",)),
+    "Programming Languages": ("cs_subfield", ("cs.PL",))}
+MAIN_SUBJECTS = [s for s, (g, _) in SUBJECTS.items() if g == "subject"]
+CS_SUBFIELDS = [s for s, (g, _) in SUBJECTS.items() if g == "cs_subfield"]
+SHORT = {"Electrical Engineering and Systems Science": "EESS"}   # the paper's column name
+
+def _code_in(code: str, codes) -> bool:
+    return any(code.startswith(c) if c.endswith((".", "-")) else code == c for c in codes)
+
+def subjects_of(categories) -> list[str]:
+    "The subjects (and CS subfields) a record's categories (space-separated string or list) belong to."
+    cats = categories.split() if isinstance(categories, str) else list(categories or [])
+    return [s for s, (_, codes) in SUBJECTS.items() if any(_code_in(c, codes) for c in cats)]
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #dfc20ccf
+PROMPT_FIELDS = ["id", "subject", "prompt"]
+
+def prompts_path(split: str) -> Path:
+    if split == "sample": return data_dir()/"samples"/"arxivbench"/"prompts.jsonl"
+    return data_dir()/"arxivbench"/f"{split}.jsonl"
+
+def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, path=None) -> list[dict]:
+    "Prompts of `split`; `limit` keeps the first `limit` prompts *per subject* (see above)."
+    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
+    p = Path(path or prompts_path(split))
+    if not p.exists():
+        how = ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
+               else f"write it with `scibench arxivbench generate --split {split}`")
+        raise FileNotFoundError(f"{p} not found: {how}")
+    numbered = read_jsonl(p, PROMPT_FIELDS, types={f: str for f in PROMPT_FIELDS}, unique="id", numbered=True)
+    for i, r in numbered:
+        if r["subject"] not in SUBJECTS:
+            raise DataError(p, i, "subject", f"unknown subject {r['subject']!r} (known: {', '.join(SUBJECTS)})")
+        if not r["prompt"].strip(): raise DataError(p, i, "prompt", "empty")
+    rows = [r for _, r in numbered]
+    if subjects: rows = [r for r in rows if r["subject"] in subjects]
+    seen = Counter()   # the first `limit` of each subject, in order
+    return [r for r in rows if seen.update([r["subject"]]) or seen[r["subject"]] <= limit] if limit else rows
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #8d216e8c
+RELEASED = "released"
+RELEASED_REPO = "arXivBenchLLM/arXivBench"
+_NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl",
+              "json", "parquet"}
+_SUBJECT_ALIASES = {
+    "cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology",
+    "qf": "Quantitative Finance", "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science",
+    "econ": "Economics", "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math",
+    "ai": "Artificial Intelligence", "csai": "Artificial Intelligence", "cands": "Cryptography and Security",
+    "csandsecurity": "Cryptography and Security", "cscr": "Cryptography and Security",
+    "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
+    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
+    "pl": "Programming Languages", "cspl": "Programming Languages"}
+
+def _subject_key(s: str) -> str:
+    toks = re.findall(r"[a-z0-9&]+", str(s).lower().replace("&", " & "))
+    return "".join("and" if t == "&" else t for t in toks if t not in _NAME_STOP)
+
+_SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
+
+def subject_of_name(name) -> str|None:
+    "The subject a file, folder or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
+    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
+
+def subject_slug(subject: str) -> str:
+    "A subject as an id prefix (`Computer Science` → `computer-science`): generated and released prompt ids."
+    return re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #29c20ff1
+_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+
+def _read_table(f: Path) -> pd.DataFrame:
+    suf = f.suffix.lower()
+    if suf in (".csv", ".tsv"):
+        return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
+    if suf == ".parquet": return pd.read_parquet(f)
+    if suf == ".jsonl": return pd.read_json(f, lines=True, dtype=False)
+    d = json.loads(f.read_text(encoding="utf-8"))
+    return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
+
+def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]:
+    df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
+    pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
+    if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
+    sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols),
+              None)
+    names = [f.name] + list(reversed(f.relative_to(root).parts[:-1]))
+    fs = next((x for x in map(subject_of_name, names) if x), None)
+    out, empty = [], 0
+    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
+        p = r[pc]
+        if not isinstance(p, str) or not p.strip(): empty += 1; continue
+        s = subject_of_name(r[sc]) if sc is not None else fs
+        if s is None:
+            raise DataError(f, i, sc or "subject", "cannot tell the subject from the file name or a subject column"
+                            if sc is None else f"cannot tell the subject ({r[sc]!r} is none of {', '.join(SUBJECTS)})")
+        out.append((s, re.sub(r"\s+", " ", p).strip()))
+    return out, len(df), empty
+
+def released_rows(root) -> tuple[list[dict], dict]:
+    "The prompts of a downloaded copy of the released dataset (folder `root`) → ({id, subject, prompt} rows, stats)."
+    root = Path(root)
+    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES
+                   and not any(part.startswith(".") for part in f.relative_to(root).parts))
+    if not files:
+        raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
+    by_subject, st = {}, dict(files={}, empty_prompts=0)
+    for f in files:
+        pairs, n, empty = _file_prompts(f, root)
+        for s, p in pairs: by_subject.setdefault(s, []).append(p)
+        st["empty_prompts"] += empty; st["files"][str(f.relative_to(root))] = n
+    rows = [dict(id=f"{subject_slug(s)}-{i:03d}", subject=s, prompt=p)
+            for s in SUBJECTS for i, p in enumerate(by_subject.get(s, []))]
+    st["subjects"] = {s: len(by_subject[s]) for s in SUBJECTS if s in by_subject}
+    return rows, st
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5bc2a488
+def download_prompts(dest=None, repo: str = RELEASED_REPO) -> list[Path]:
+    "The paper's released prompts (HF dataset `arXivBenchLLM/arXivBench`) → `data/arxivbench/released.jsonl`."
+    from scibench.data import OfflineError, current_mirror, hf_snapshot
+    dest = Path(dest or data_dir()/"arxivbench")
+    base = current_mirror()    # `scibench data arxivbench --base URL_OR_DIR`: a copy of the dataset repository
+    try: root = hf_snapshot(repo)
+    except Exception as e:
+        where = f"mirror {base}" if base else "the Hugging Face hub"
+        raise OfflineError(f"cannot download the ArxivBench prompts {repo} from {where}: {type(e).__name__}: "
+                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_prompts --base URL_OR_DIR; "
+                           "needed only for split `released`)") from None
+    rows, st = released_rows(root)
+    out = dest/f"{RELEASED}.jsonl"
+    write_jsonl(out, rows)
+    write_json(out.with_suffix(".stats.json"), dict(repo=repo, revision=root.name, prompts=len(rows), **st,
+                                                    **(dict(mirror=base) if base else {})))
+    return [out, out.with_suffix(".stats.json")]
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #fb9df272
+def data_files(cfg) -> list[Path]:
+    "Files the split needs: its prompts and its index (sample: the sample snapshot, indexed on demand)."
+    prompts = prompts_path(cfg.split)
+    ix = Path(cfg.index) if cfg.index else snapshot_path("sample") if cfg.split == "sample" else default_index_path()
+    # `make data` writes only the released prompts: say what does
+    if cfg.split not in ("sample", RELEASED) and not prompts.exists():
+        raise ConfigError(f"arxivbench split '{cfg.split}' needs {rel(prompts)}: write it with `scibench arxivbench "
+                          f"generate --split {cfg.split}`" + ("" if ix.exists() else f"; and {rel(ix)}: run `make "
+                                                              "data` (or `scibench data arxivbench`)"))
+    return [prompts, ix]
+
+def index_info(split: str, index: str, records: int, snapshot_date: str|None = None) -> dict:
+    "The index as `scores.json` records it: a project-relative path (else the file name), its size and snapshot date."
+    p = Path(index) if index else default_index_path()
+    r = (f"sample index built from {rel(snapshot_path('sample'))}" if not index and split == "sample"
+         else p.name if Path(rel(p)).is_absolute() else rel(p))
+    return dict(index=r, records=records, snapshot_date=snapshot_date)
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #00d7455e
 DESCRIPTIONS = {s: ", ".join(codes) for s, (_, codes) in SUBJECTS.items()}
@@ -78,29 +243,25 @@ class Generation:
 def generate_prompts(llm, subject: str, g: Generation|None = None, embed_fn=None, **kw):
     "Generate `g.n` unique prompts for `subject` → (list of {id, subject, prompt}, stats); `kw`: `Generation`'s fields."
     g = replace(g or Generation(), **kw)
-    n, batch, temperature, threshold, max_tokens = g.n, g.batch, g.temperature, g.threshold, g.max_tokens
     if embed_fn is None:
         from scibench.retrieval import embed as embed_fn
-    max_calls = g.max_calls or 5 * math.ceil(n / batch)
+    max_calls = g.max_calls or 5 * math.ceil(g.n / g.batch)
     kept, seen, K = [], set(), None
     st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, near_duplicates=0, kept=0)
-    while len(kept) < n and st["calls"] < max_calls:
-        r = llm.map([Request(msgs(generator_prompt(subject, batch)), max_tokens=max_tokens, temperature=temperature,
-                             sample=st["calls"])], desc=f"generate {subject}")[0]
+    while len(kept) < g.n and st["calls"] < max_calls:
+        r = llm.map([Request(msgs(generator_prompt(subject, g.batch)), max_tokens=g.max_tokens,
+                             temperature=g.temperature, sample=st["calls"])], desc=f"generate {subject}")[0]
         st["calls"] += 1
         if not r["ok"]: st["failed_calls"] += 1; continue
         cands = parse_generated(r["text"]); st["parsed"] += len(cands)
-        fresh = []
-        for c in cands:
-            if _norm(c) in seen: st["exact_duplicates"] += 1; continue
-            seen.add(_norm(c)); fresh.append(c)
+        fresh = [c for c in cands if _norm(c) not in seen and not seen.add(_norm(c))]   # first of each, in order
+        st["exact_duplicates"] += len(cands) - len(fresh)
         if not fresh: continue
-        E = np.asarray(embed_fn(fresh), np.float32)
-        for c, e in zip(fresh, E):
-            if len(kept) >= n: break
-            if K is not None and len(K) and float((K @ e).max()) >= threshold: st["near_duplicates"] += 1; continue
+        for c, e in zip(fresh, np.asarray(embed_fn(fresh), np.float32)):
+            if len(kept) >= g.n: break
+            if K is not None and len(K) and float((K @ e).max()) >= g.threshold: st["near_duplicates"] += 1; continue
             kept.append(c); K = e[None] if K is None else np.vstack([K, e])
-    st["kept"] = len(kept); st["shortfall"] = n - len(kept)
+    st["kept"] = len(kept); st["shortfall"] = g.n - len(kept)
     prefix = g.prefix or subject_slug(subject)
     return [dict(id=f"{prefix}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
 
@@ -114,8 +275,7 @@ def query_prompt(prompt: str, n: int = N_PAPERS) -> str:
 
 PROTOCOLS = ("authors", "paper", "scibench")
 AUTHORS_N = 3   # their code scores a response only when its regex matches exactly 3 times
-# their user turn (gpt_exp.py, GPTQuerier.query) as the triple-quoted literal reads: typos and 28-space indentation
-# included
+# their user turn (gpt_exp.py, GPTQuerier.query) as the literal reads: typos and 28-space indentation included
 AUTHORS_QUERY = ("Only list 3 papers with complete title and explict explicit arxiv url.\n"
                  "                            Place titles and links insides [[]], like [[title]] [[url]].\n"
                  "                            Separate each paper by a newline.\n"
@@ -124,9 +284,7 @@ AUTHORS_QUERY = ("Only list 3 papers with complete title and explict explicit ar
 AUTHORS_PAIR_RE = re.compile(r"\[\[(.+?)\]\]\s*(?:\[\[|\[)?(https?://[^\s\[\]]+)(?:\]\])?")
 
 def authors_links(text: str|None) -> tuple[int, list[dict]]:
-    """The authors' parse of a response → (number of regex matches, one link per match: title and url stripped,
-    `skipped` when the url lacks `abs/` or does not start with http (any case), else `id` = the url after its last
-    `abs/`, as written)."""
+    "The authors' parse of a response → (number of regex matches, one link per match; see above)."
     ms = AUTHORS_PAIR_RE.findall(text or "")
     out = []
     for t, u in ms:
@@ -137,10 +295,8 @@ def authors_links(text: str|None) -> tuple[int, list[dict]]:
     return len(ms), out
 
 def format_pairs(text: str|None) -> int:
-    """How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has; the authors' code scores only
-    responses with exactly 3."""
+    "How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has."
     return len(AUTHORS_PAIR_RE.findall(text or ""))
-
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #4b7737d3
 _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|cannot|am unable to|am not able to|"
@@ -153,7 +309,6 @@ def is_repetition(text: str|None) -> bool:
     if lines and max(lines.count(l) for l in set(lines)) >= 3: return True
     idc = [c["pid"] or c["raw"] for c in id_candidates(text)]
     if idc and max(idc.count(i) for i in set(idc)) >= 3: return True
-    from collections import Counter
     w = text.split()
     spans = Counter(" ".join(w[i:i+10]) for i in range(0, max(len(w) - 9, 0)))
     return bool(spans) and max(spans.values()) >= 3
@@ -199,8 +354,7 @@ def taxonomy(title: str, rec: dict|None, title_hits: list[dict], min_ratio: floa
 RELEVANCE, MATCH = ("yes", "no"), ("yes", "no", "pass")   # the choices of the two judge steps
 
 def verify_paper(p: dict, index: ArxivIndex) -> dict|None:
-    """Look one listed paper up (in place): lookup, taxonomy, empty judge fields; verdict `no` for a malformed link or
-    an id not in the snapshot. Returns the id's record (None: no judge call)."""
+    "Look one listed paper up (in place; see above) → the id's record (None: no judge call)."
     rec = None if p.get("malformed") else index.get(p["arxiv_id"])    # a malformed link is never looked up
     hits = index.find_title(p["title"])
     p.update(in_snapshot=rec is not None, record_title=rec and rec["title"],
@@ -286,8 +440,7 @@ def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
                    max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
-    """(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass; a failed
-    request → (None, reason)."""
+    "(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass."
     if not r["ok"]: return None, f"request failed: {r['error']}"
     a = r["text"].lower()
     return (a if a in AUTHORS_ANSWERS else "pass"), None
@@ -323,13 +476,21 @@ AUTHORS_STAGE = Stage("authors_judge", "judge",
                       "protocol authors: their one-call judge of each abs/ link of a response with 3 pairs",
                       request=_authors_requests, result=_authors_judged)
 
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5c030f17
+ACCURACIES = {   # score key → label (tables, headline)
+    "accuracy": "(a) §3.2: every listed link",
+    "authors_accuracy": "(b) authors' code: their query, one-call judge, calculate_ACC",
+    "authors_population_accuracy": "(b') authors' population (exactly three pairs), our ids and two-step verdicts",
+    "strict_accuracy": "(c) strict: yes / 3 × prompts"}
+# where each accuracy is computed
+ACCURACY_PROTOCOLS = {"accuracy": ("paper", "scibench"), "authors_accuracy": ("authors",),
+                      "authors_population_accuracy": ("paper", "scibench"), "strict_accuracy": ("paper", "scibench")}
+
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #566d1552
 STATUSES = ("ok", "refusal", "no_papers", "too_few", "too_many", "repetition", "request_failed")
 
 def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
-    """Their `calculate_ACC` (tools.py) of verdicts `evals` (yes / no / pass): pass removed, ACC = round((yes / kept) *
-    100, 2) → (ACC, kept, None); (None, 0, reason) where their code writes no ACC (nothing to evaluate) or divides by
-    zero (all pass)."""
+    "Their `calculate_ACC` (tools.py) of verdicts `evals` → (ACC, kept, None), or (None, 0, reason) (see above)."
     if not evals: return None, 0, "nothing to evaluate: no valid response with an abs/ link (their code writes no ACC)"
     kept = [e for e in evals if e != "pass"]
     if not kept:
@@ -338,7 +499,6 @@ def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #064b145a
 def _authors_row(rs: list[dict], protocol: str) -> dict:
-    "The authors' population, their counts and (protocol `authors`) their accuracy (b) of records `rs`."
     ans = [r for r in rs if r["status"] != "request_failed"]
     valid = [r for r in ans if r.get("authors_valid")]
     links = [[l for l in r.get("authors_links") or [] if not l.get("skipped")] for r in valid]
@@ -371,7 +531,6 @@ def _verdicts(papers) -> np.ndarray:
                      sum(p["verdict_failure"] is not None for p in papers)])
 
 def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
-    "The counts, accuracies and rates of records `rs` (one subject, or all)."
     ps = [r["papers"] for r in rs]
     ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
     ok = np.array([r["status"] != "request_failed" for r in rs], bool)
@@ -403,8 +562,7 @@ def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
     return row
 
 def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
-    """Per subject (and `all`): the accuracies of `protocol` and the rates with 95% CIs and their n, plus every count
-    behind them; an accuracy the protocol does not compute is None with `<key>_reason`."""
+    "Per subject (and `all`): the accuracies of `protocol`, the rates with 95% CIs and n, every count behind them."
     groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
     groups = {s: rs for s, rs in groups.items() if rs}
     groups["all"] = records
@@ -415,8 +573,7 @@ def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibe
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #73d3af77
 def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS,
                   protocol: str = "scibench") -> Request:
-    """The query of the model under test for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else
-    our one user turn)."""
+    "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
                        max_tokens=max_tokens, temperature=temperature, stage="query")
@@ -463,9 +620,7 @@ class ArxivBenchConfig(Config):
                                   "theirs)", min=1, max=1_000_000)
     protocol: str = param("authors", "requests and scoring: authors (their released code, byte for byte), paper (§3 "
                           "two-step judge), scibench (ours)", choices=PROTOCOLS)
-    # a fresh list per config
-    subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)",  # noqa: RUF009
-                                choices=SUBJECTS)
+    subjects: list[str] = param([], "only these subjects, comma-separated (default: all 13)", choices=SUBJECTS)
     index: str = param("", "arXiv metadata index (SQLite) to verify ids in; empty: the split's default index")
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #993299ae
@@ -494,9 +649,7 @@ PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title matc
                      "protocol authors")
 
 def protocol_notes(cfg, judge_spec=None) -> dict:
-    """What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (AbGen's shape:
-    name, prompts, notes = this run's departures, quirks = their quirks kept (authors), differences = where we differ
-    from their code)."""
+    "What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (see above)."
     notes = []
     if cfg.protocol != "scibench":
         if cfg.max_tokens != AUTHORS_MAX_TOKENS:
@@ -516,16 +669,14 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #8a5f4abe
 def record(it: dict) -> dict:
-    """A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is no failure), the
-    item."""
+    "A prompt's record: `id`, `failure` (query request or judge answer failed; an invalid answer is none), the item."
     failure = (f"query: {it['request_failure']}" if it["request_failure"] else
                next((f"judge: {p['verdict_failure']}" for p in it["papers"] if p.get("verdict_failure")), None) or
                next((f"judge: {l['failure']}" for l in it.get("authors_links") or [] if l.get("failure")), None))
     return dict(id=it["id"], failure=failure, **{k: v for k, v in it.items() if k != "id"})
 
 def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scibench") -> list[Estimate]:
-    """The protocol's accuracies, fabricated-id and invalid-response rates over all subjects (%), each with its n and
-    failures."""
+    "The protocol's accuracies, fabricated-id and invalid-response rates over all subjects (%), with n and failures."
     a = scores["all"]; rf = a["request_failures"]
     est = lambda name, k, failed: Estimate(name, a[k], a[f"{k}_lo"], a[f"{k}_hi"], int(a[f"{k}_n"]), int(failed))
     failed = dict(accuracy=a["judge_failures"], authors_accuracy=a["authors_judge_failures"] + rf,
@@ -535,7 +686,6 @@ def headline(scores: dict, snapshot_date: str|None = None, protocol: str = "scib
              if protocol in ACCURACY_PROTOCOLS[k]]
             + [est(f"fabricated-id rate (%), snapshot {snapshot_date or 'undated'}", "fabricated_rate", 0),
                est("invalid-response rate (%)", "invalid_rate", rf)])
-
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #020f3a83
 def summary(it: dict) -> dict:
@@ -548,7 +698,6 @@ def summary(it: dict) -> dict:
 
 @contextlib.contextmanager
 def _sent(cfg: ArxivBenchConfig, ctx):
-    "The run's `Sent`, with the split's index open for the run."
     with open_index(index_for(cfg.split, cfg.index or None)) as ix:
         yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix)
 
@@ -560,8 +709,6 @@ def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
     ctx.provenance.update(index=info["index"], index_records=info["records"], snapshot_date=info["snapshot_date"])
     return headline(scores, info["snapshot_date"], cfg.protocol)
 
-# Query `model` on the prompts of `split`, verify every listed paper in the index, judge with `judge`, each prompt as
-# soon as its previous stage answers; records stream to `records.jsonl` in input order
 run = Flow(lambda cfg, sent: select_items(cfg, load_prompts(cfg.split, load_limit(cfg), cfg.subjects or None),
                                           lambda p: p["id"]),
            STAGES, setup=_sent, finalize=finalize, record=lambda s, cfg: record(s["it"]), keep=summary,
@@ -573,13 +720,7 @@ _STUB_PAPERS = (("Attention Is All You Need", "1706.03762"),   # in the sample s
                 ("Adam: A Method for Stochastic Optimization", "1412.6980"))
 
 def stub_reply(body: dict) -> str:
-    """The counting stub's answer to a request body (`--dry-run`'s plan; `FakeServer(reply=stub_reply)` makes the same
-    calls). A query gets exactly the papers it asks for (`List exactly n`; their query: 3) as `[[title]]
-    [[https://arxiv.org/abs/<id>]]` lines: real papers of the sample snapshot (also on arXiv, so in the real index),
-    so every id resolves, as written too; the two-step judge answers yes (relevant, then the same paper) and their
-    one-call judge yes. Assumed, then: every answer lists 3 papers, all found and relevant, so the calls are prompts
-    (model) + 2 x 3 x prompts (judge; protocol authors: 3 x prompts). A real answer with fabricated, malformed or
-    irrelevant papers makes fewer judge calls, one listing more links more."""
+    "The counting stub's answer to a request body (`--dry-run`'s plan; see above)."
     msgs_, user = body["messages"], body["messages"][-1]["content"]
     if msgs_[0]["content"] == AUTHORS_JUDGE_SYSTEM: return "yes"
     if user.startswith(("A researcher asked", "An AI assistant cited")):
@@ -587,6 +728,61 @@ def stub_reply(body: dict) -> str:
     m = re.search(r"List exactly (\d+) ", user)
     n = int(m.group(1)) if m else AUTHORS_N
     return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #170ce161
+LABELS = ("yes", "no", "pass")
+
+def csv_rows(p: Path) -> list[tuple[int, dict]]:
+    "The rows of a CSV or TSV file with a header, each with its line number; blank lines skipped."
+    rows = csv.reader(io.StringIO(read_text(p), newline=""), delimiter="\t" if p.suffix.lower() == ".tsv" else ",",
+                      strict=True)
+    out, header = [], None
+    try:
+        for r in rows:
+            if not r: continue
+            if header is None: header = r; continue
+            if len(r) != len(header):
+                raise DataError(p, rows.line_num, None, f"{len(r)} fields where the header has {len(header)}")
+            out.append((rows.line_num, dict(zip(header, r))))
+    except csv.Error as e: raise DataError(p, rows.line_num, None, f"bad CSV: {e}") from None
+    if header is None: raise DataError(p, None, None, "empty: no header line")
+    return out
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #72ea5113
+def load_judge_labels(path) -> list[dict]:
+    "Human labels of (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label; id optional."
+    p = Path(path)
+    if not p.exists(): raise FileNotFoundError(f"{p} not found")
+    csv_ = p.suffix.lower() in (".csv", ".tsv")
+    numbered = csv_rows(p) if csv_ else read_jsonl(p, ["prompt", "label"], numbered=True)
+    out = []
+    for i, r in numbered:
+        for k in ("prompt", "label"):
+            if not str(r.get(k) or "").strip(): raise DataError(p, i, k, "missing")
+        lab = str(r["label"]).strip().lower()
+        if lab not in LABELS: raise DataError(p, i, "label", f"must be one of {', '.join(LABELS)}, got {r['label']!r}")
+        aid = str(r.get("arxiv_id") or "").strip()
+        url = str(r.get("url") or "").strip() or (f"https://arxiv.org/abs/{r['arxiv_id']}" if aid else "")
+        if not url: raise DataError(p, i, "url", "missing (give url or arxiv_id)")
+        out.append(dict(id=str(r.get("id") or f"pair-{len(out):04d}"), prompt=str(r["prompt"]),
+                        title=str(r.get("title") or ""), url=url, label=lab))
+    return out
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #c7b12187
+def agreement(rows: list[dict]) -> dict:
+    "Agreement [CI], Cohen's kappa, false-positive and false-negative rates of decided rows ({human, judge})."
+    n = len(rows)
+    if not n: return dict(n=0, **dict.fromkeys(("agreement", "agreement_lo", "agreement_hi", "cohen_kappa",
+                                                 "false_positive_rate", "false_negative_rate")))
+    v, lo, hi = ratio_ci([r["human"] == r["judge"] for r in rows], [1] * n)
+    ph = {c: sum(r["human"] == c for r in rows) / n for c in LABELS}
+    pj = {c: sum(r["judge"] == c for r in rows) / n for c in LABELS}
+    pe = sum(ph[c] * pj[c] for c in LABELS)
+    hn, hy = [r for r in rows if r["human"] == "no"], [r for r in rows if r["human"] == "yes"]
+    rate = lambda rs, j: 100 * sum(r["judge"] == j for r in rs) / len(rs) if rs else None
+    return dict(n=n, agreement=v, agreement_lo=lo, agreement_hi=hi, cohen_kappa=(v / 100 - pe) / (1 - pe) if pe < 1
+                else None, false_positive_rate=rate(hn, "yes"), human_no=len(hn), false_negative_rate=rate(hy, "no"),
+                human_yes=len(hy))
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #ef69a9b1
 def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens: int = 256) -> dict:
@@ -605,6 +801,201 @@ def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens:
     return dict(pairs=len(rows), judge_failures=len(rows) - len(decided), **agreement(decided), confusion=conf,
                 decided_by_judge_model=agreement(by_llm), rows=rows)
 
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #1c73348d
+@dataclass
+class ValidateArgs:
+    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
+    judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
+    judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
+    judge_max_tokens: int = param(256, "judge answer cap", min=1, max=1_000_000)
+    index: str = param("", "index file (default: data/arxivbench/index.sqlite, else the sample index)")
+    out: str = param("", "also write the full report (every pair) as JSON here")
+
+def validate_command(a: ValidateArgs) -> int:
+    "`scibench arxivbench validate-judge LABELS`: a judge's agreement with human labels (see above)."
+    from scibench.llm import LLM, get_model
+    labels = load_judge_labels(a.file)
+    path, note = _index_path(a.index)
+    with open_index(path) as ix:
+        if note: print(f"{note} ({len(ix)} records)", file=sys.stderr)
+        r = validate_judge(LLM(get_model(a.judge, base_url=a.judge_base_url or None)), labels, ix, a.judge_max_tokens)
+        r["index"] = dict(index="sample index" if note else rel(path), snapshot_date=ix.snapshot_date)
+    r.update(judge=a.judge, labels=rel(a.file))
+    if a.out: write_json(a.out, r)
+    print(json.dumps({k: v for k, v in r.items() if k != "rows"}, ensure_ascii=False, indent=1))
+    return 0
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b226215
+def _numeric(df: pd.DataFrame) -> pd.DataFrame:
+    for c in df.columns[1:]: df[c] = pd.to_numeric(df[c], errors="coerce")
+    return df
+
+def reference(name) -> pd.DataFrame:
+    "A published table of accuracies (b) per model and subject (NaN where the paper prints '-')."
+    return _numeric(_reference(name, na_values=["-"]))
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9ae79944
+RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate",
+         "invalid_rate", "refusal_rate")
+
+def run_protocol(c: dict) -> str:
+    "A run's protocol as tables show it (a run made before protocols existed: ours, two-step judge)."
+    return c.get("protocol") or "scibench (before protocols)"
+
+def fmt_rate(v: dict, k: str, nd: int = 2) -> str:
+    "Rate `k` of score row `v`: `x [lo, hi] (n=N)`; `x (n=N)` below 10 items (see above)."
+    n = v.get(f"{k}_n")
+    if n is None: return "older scoring: rerun"
+    return fmt_ci(v[k], v[f"{k}_lo"], v[f"{k}_hi"], nd, n) + (f" (n={n})" if n >= MIN_CI_N else "")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #cbc0cbfb
+def _failure_note(s: dict, k: str = "accuracy") -> str:
+    a = s["all"]; answered = a["prompts"] - a["request_failures"]; g = lambda x: a.get(x, "?")
+    rf = f"request failures {a['request_failures']}"
+    if k == "authors_accuracy":
+        return (f"invalid responses (not exactly 3 pairs) {g('authors_invalid')}/{answered}, links without abs/ "
+                f"{g('authors_skipped_links')}, ids not found as written (counted no) {g('authors_not_found')}, pass "
+                f"{g('authors_passed')}, judge failures {g('authors_judge_failures')}, {rf}"
+                + (f"; {a['authors_accuracy_reason']}" if a.get("authors_accuracy_reason") else ""))
+    if k == "authors_population_accuracy":
+        return (f"exactly-three responses {g('authors_responses')}/{answered}, pass {g('population_passed')}, "
+                f"judge failures {g('population_judge_failures')}, {rf}")
+    if k == "strict_accuracy":
+        return f"judge failures {g('strict_judge_failures')} (first three papers), {rf}"
+    return (f"pass {a['passed']}, judge failures {a['judge_failures']}, malformed links {a['malformed_ids']}, "
+            f"invalid {answered - a['statuses']['ok']}/{answered}, {rf}")
+
+def snapshot_note(runs) -> str:
+    "The metadata snapshot date(s) of `runs` (latest update_date of each run's index), and the paper's."
+    dates = sorted({(read_json(Path(d)/"scores.json").get("index") or {}).get("snapshot_date") or "not recorded"
+                    for d in runs})
+    return (f"arXiv metadata snapshot (latest update_date): {', '.join(dates) or 'no runs'}; "
+            "the paper's: the Kaggle arXiv dataset, cited as 2024, exact date not given")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5b004a31
+ACCURACY_CAPTION = (
+    "accuracy (%) [95% CI] (n; below 10, no CI); column protocol: the requests a run sent. (b) protocol authors: the "
+    "authors' released code byte for byte (their query, their one-call judge with max_tokens 1) scored by their "
+    "calculate_ACC: over the abs/ links of responses with exactly three [[title]] [[url]] pairs, an id not found as "
+    "written is no, pass excluded, round(100 × yes / (yes + no), 2) — the paper's rows are this definition, so compare "
+    "them with our (b) rows; protocols paper/scibench (our query, two-step judge): (a) §3.2: yes / (yes + no) over "
+    "every listed link, a link not found or malformed is no, pass excluded; (b') the authors' population with our "
+    "normalised ids and two-step verdicts; (c) strict: yes among the first three papers / (3 × answered prompts − "
+    "judge failures). 'left out': what each did not count. ")
+
+def _accuracy_ours(r: RunRow, subjects) -> list[dict]:
+    s, proto = r.scores["subjects"], run_protocol(r.config)
+    return [dict(protocol=proto, accuracy=label,
+                 **{SHORT.get(x, x): fmt_rate(s[x], k) if x in s else "not run" for x in subjects},
+                 **{"left out": _failure_note(s, k)})
+            for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
+
+def _accuracy_paper(ref: pd.DataFrame, subjects) -> list[dict]:
+    return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
+                 model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
+                 **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
+            for _, r in _numeric(ref).iterrows()]
+
+def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
+    "Table `n` of the paper over `subjects`, ours beside the paper's."
+    return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
+                 f"{snapshot_note(runs)}", ours=lambda r: _accuracy_ours(r, subjects), paper=paper,
+                 paper_rows=lambda ref: _accuracy_paper(ref, subjects), columns=["source", "run", "protocol", "model",
+                 "judge", "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #764da1da
+_COUNTS = dict(prompts="prompts", request_failures="request_failures", listed="papers_listed", yes="yes", no="no",
+               passed="passed", judge_failures="judge_failures", fabricated="fabricated", malformed_ids="malformed_ids",
+               exactly_three="authors_responses", skipped_links="authors_skipped_links",
+               not_found_as_written="authors_not_found", authors_judge_failures="authors_judge_failures")
+
+def _details(r: RunRow) -> list[dict]:
+    return [dict(protocol=run_protocol(r.config), subject=sub, **{c: v.get(k) for c, k in _COUNTS.items()},
+                 **{k: fmt_rate(v, k, 1) for k in RATES},
+                 statuses=", ".join(f"{k} {c}" for k, c in v["statuses"].items() if c))
+            for sub, v in r.scores["subjects"].items()]
+
+DETAILS = Table("arxivbench_details", lambda runs: "ArxivBench: every rate (%) [95% CI] (n = its items) and count per "
+                "run and subject; accuracies (a), (b), (b'), (c) as in Table 1 ('–': not computed under the run's "
+                f"protocol); {snapshot_note(runs)}", ours=_details, only_with_runs=True,
+                columns=["run", "protocol", "model", "judge", "settings", "subject", *_COUNTS, *RATES, "statuses"])
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #80c8a3f9
+def _taxonomy(r: RunRow) -> dict:
+    t = r.scores["subjects"]["all"]["taxonomy"]; tot = sum(t.values())
+    return dict(protocol=run_protocol(r.config), listed=tot,
+                **{k: f"{c} ({100 * c / tot:.1f}%)" if tot else "0" for k, c in t.items()})
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #a4bdf6f2
+_REFS = ("arxivbench_table1_subjects", "arxivbench_table2_cs_subfields")   # the paper's Tables 1 and 2
+
+def _acc_b(r: RunRow, sub: str) -> float:
+    "A run's accuracy (b) of subject `sub`; NaN where there is none (or the run's protocol is not `authors`)."
+    if r.config.get("protocol") != "authors": return np.nan
+    v = (r.scores["subjects"].get(sub) or {}).get("authors_accuracy")
+    return np.nan if v is None else v
+
+def figure_subjects(runs):
+    "Accuracy (b) heatmap: a row per complete run of ours and per model of the paper, a column per subject."
+    import matplotlib; matplotlib.use("Agg")
+    import matplotlib.pyplot as plt, seaborn as sns
+    cols = [SHORT.get(s, s) for s in SUBJECTS]
+    ref = pd.concat([reference(n).set_index("model") for n in _REFS], axis=1)
+    ref.index = [f"paper: {m}" for m in ref.index]
+    ours = {f"ours: {r.label}": [_acc_b(r, sub) for sub in SUBJECTS] for r in map(RunRow.of, runs)}
+    df = pd.concat([pd.DataFrame(ours, index=cols).T, ref[cols]]).astype(float)
+    fig, ax = plt.subplots(figsize=(11, 0.38 * len(df) + 2))
+    sns.heatmap(df, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws=dict(label="accuracy (b) (%)"),
+                annot_kws=dict(size=7))
+    ax.set_title("ArxivBench accuracy (b), the authors' code's population, per subject (%); blank: nothing judged "
+                 "(ours) or \"-\" (paper)", fontsize=9)
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
+    return fig
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #2fcdcdf6
+def model_size(name: str):
+    "(family, size in billions) from a model name like `Llama-3.1-70B-Instruct` or `smollm2-360m`, else None."
+    base = re.sub(r"\s*instruct\s*", " ", name, flags=re.I)
+    for m in re.finditer(r"(?P<n>\d+(?:\.\d+)?)(?P<u>[mMbB])(?![a-zA-Z])", base):
+        fam = re.sub(r"[-_ (]+$", "", base[:m.start()]).strip()
+        if not fam: continue
+        return fam, float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
+    return None
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d2b4fba2
+def _size_points(runs) -> pd.DataFrame:
+    pts = []
+    for ref_name in _REFS:
+        for _, r in reference(ref_name).iterrows():
+            ms = model_size(r["model"])
+            if ms:
+                for c in r.index[1:]: pts.append(dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]))
+    for r in map(RunRow.of, runs):
+        s, name = r.scores["subjects"], r.config["model"]
+        ms = model_size(name) or model_size(r.meta.get("models", {}).get(name, {}).get("model") or "")
+        pts += [dict(source="ours", family=ms[0], size=ms[1], subject=SHORT.get(sub, sub), acc=_acc_b(r, sub))
+                for sub in (SUBJECTS if ms else ()) if sub in s]
+    return pd.DataFrame(pts)
+
+def figure_model_size(runs):
+    "Accuracy (b) vs size per model family with two sizes or more (see above); None without one."
+    import matplotlib; matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    df = _size_points(runs)
+    fams = [] if df.empty else [k for k, g in df.groupby(["source", "family"]) if g["size"].nunique() >= 2]
+    if not fams: return None
+    fig, axes = plt.subplots(1, len(fams), figsize=(5 * len(fams), 4), squeeze=False)
+    for ax, (src, f) in zip(axes[0], fams):
+        g = df[(df.source == src) & (df.family == f)]
+        for k, (sub, gg) in enumerate(g.groupby("subject", sort=False)):
+            gg = gg.sort_values("size")
+            ax.plot(gg["size"], gg["acc"], marker="o", label=sub, color=plt.cm.tab20(k % 20),
+                    ls="--" if sub in CS_SUBFIELDS else "-")
+        ax.set_xscale("log"); ax.set_xlabel("parameters (B)"); ax.set_ylabel("accuracy (b) (%)")
+        ax.set_title(f"{src}: {f}")
+    axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1, 0.5))
+    fig.suptitle("ArxivBench: accuracy (b) vs model size within a family")
+    return fig
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #f1f60cc3
 TABLE1 = accuracy_table(1, "8 subjects", MAIN_SUBJECTS, "arxivbench_table1_subjects")
@@ -613,7 +1004,6 @@ TAXONOMY_TABLE = Table("arxivbench_taxonomy", "ArxivBench: hallucination taxonom
                        columns=["run", "protocol", "model", "settings", "listed", *TAXONOMY], only_with_runs=True)
 TABLES = [TABLE1, TABLE2, DETAILS, TAXONOMY_TABLE, Figure("arxivbench_subjects", figure_subjects),
           Figure("arxivbench_model_size", figure_model_size)]
-
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #12e9e6fe
 @dataclass
@@ -641,15 +1031,66 @@ def generate_command(a: GenerateArgs) -> int:
     print(f"wrote {len(rows)} prompts to {prompts_path(a.split)}")
     return 0
 
-
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d1fac139
 COMMANDS = [Command("index", index_command, IndexArgs, "build the metadata index from a Kaggle snapshot"),
             Command("lookup", lookup_command, LookupArgs,
                     "look ids (or titles) up in an index (the real one, else the sample's)"),
             Command("generate", generate_command, GenerateArgs, "generate a prompt split with a generator model"),
-            Command("validate-judge", functools.partial(validate_command, validate=validate_judge), ValidateArgs,
+            Command("validate-judge", validate_command, ValidateArgs,
                     "a judge's agreement with human yes/no/pass labels of (prompt, paper) pairs")]
 
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #bd367c17
+def _found(p):
+    if p.get("malformed"): return f"malformed ({p['malformed']})"
+    if p.get("arxiv_id") is None and not p.get("url"): return "no link"
+    return "found" if p.get("in_snapshot") else "not found"
+
+_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity",
+                "title_found_as", "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict",
+                "verdict_failure", "verdict_source"}
+_ANSWER = ("subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid", "format_pairs",
+           "malformed_ids")
+
+def record_sections(r, ctx):
+    "An ArxivBench record: prompt, response, each listed paper as verified and judged, and the authors' own parse."
+    secs = [rv.text("Prompt", r.get("prompt")), rv.text("Response", r.get("response")),
+            rv.kv("Answer", {k: r.get(k) for k in _ANSWER})]
+    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
+    cols = ["#", "title", "link / id", "in snapshot", "matched record", "title sim.", "taxonomy", "judge: relevant",
+            "judge: match", "verdict", "verdict source", "failures"]
+    rows = []
+    for i, p in enumerate(ps, 1):
+        fails = "; ".join(f"{k}: {p[k]}" for k in ("relevance_failure", "match_failure", "verdict_failure") if p.get(k))
+        rows.append([i, p.get("title"), p.get("arxiv_id") or p.get("url"), _found(p), p.get("record_title"),
+                     p.get("title_similarity"), p.get("taxonomy"), p.get("relevant"), p.get("match"), p.get("verdict"),
+                     p.get("verdict_source"), fails])
+    secs.append(rv.table(f"Listed papers ({len(ps)})", cols, rows))
+    # protocol authors: their parse, lookup and judge
+    al = [x for x in (r.get("authors_links") or []) if isinstance(x, dict)]
+    secs.append(rv.table(f"The authors' links ({len(al)}; their regex, raw id, one-call judge)",
+                      ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
+                      [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
+                        x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
+    extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
+    if any(extra): secs.append(rv.json_block("Other paper fields", extra))
+    return secs, {"prompt", "response", *_ANSWER, "papers", "authors_links"}, r.get("response")
+
+# %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #19081b91
+def record_scores(r):
+    "Per-response rates: accuracy, strict accuracy (of 3), fabricated and invalid (%)."
+    ps = [p for p in (r.get("papers") or []) if isinstance(p, dict)]
+    yes = sum(p.get("verdict") == "yes" for p in ps)
+    bad = r.get("request_failure") or r.get("failure")
+    return {"accuracy (%)": None if bad or not ps else 100.0 * yes / len(ps),
+            "strict (%)": None if bad else 100.0 * yes / 3,
+            "fabricated (%)": None if bad or not ps else 100.0 * sum(not p.get("in_snapshot") for p in ps) / len(ps),
+            "invalid (%)": None if bad else 100.0 * (r.get("status") != "ok")}
+
+def paper_numbers(name):
+    "Table 1's range of the models' mean accuracy over subjects."
+    if name.startswith("accuracy"):
+        v = reference("arxivbench_table1_subjects").set_index("model").mean(axis=1).dropna()
+        return f"{v.min():.2f} to {v.max():.2f} over {len(v)} models (Table 1, mean over subjects)" if len(v) else None
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #cc916dba
 RECORD = Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("subject"),
