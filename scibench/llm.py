@@ -114,7 +114,8 @@ def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
         if not good:  # the value is shown redacted; a mistyped api_key_env may be the key itself: never shown
             sk = f == "api_key_env" and isinstance(v, str)
             got = f"a string of {len(v)} characters" if sk else f"{redact(repr(v))} ({type(v).__name__})"
-            raise ValueError(f"{where + ': ' if where else ''}model '{spec.name}': field '{f}' must be {what}, got {got}")
+            at = where + ': ' if where else ''
+            raise ValueError(f"{at}model '{spec.name}': field '{f}' must be {what}, got {got}")
     note_url_secrets(spec.base_url)  # its credentials are redacted from everything written
     return spec
 
@@ -430,7 +431,8 @@ def _completion_check(body: bytes, ct: str, status: int) -> tuple:
             names = {list: "array", str: "string", type(None): "null", bool: "boolean"}
             kind = "a JSON " + names.get(type(data), "number")
     start = redact(body[:4096].decode("utf-8", "replace"))[:200]  # redacted before it is cut: no half key survives
-    return None, f"HTTP {status} body is {kind}, not a chat completion (content-type {ct}, {len(body)} bytes): {start!r}"
+    what = f"not a chat completion (content-type {ct}, {len(body)} bytes)"
+    return None, f"HTTP {status} body is {kind}, {what}: {start!r}"
 
 # %% ../nbs/01_llm.ipynb #5f006503
 def _completion_parts(d: dict) -> tuple:
@@ -676,7 +678,7 @@ class LLM:
 
     def __init__(self, spec: ModelSpec | str, cache: Cache | None | bool = None, max_concurrency: int | None = None,
                  progress: bool = True, refresh: bool = False, batch: bool | None = None, **opts):
-        "`opts`: the fields of `LLMOptions` (`batch_poll=`, `batch_max_requests=`, `batch_max_bytes=`, `transport=`...)."
+        "`opts`: the fields of `LLMOptions` (`batch_poll=`, `batch_max_requests=`, `transport=`, ...)."
         o = LLMOptions(**opts)  # an unknown keyword is a TypeError
         self.spec = get_model(spec) if isinstance(spec, str) else spec
         self.transport, self.seed = o.transport, o.seed
