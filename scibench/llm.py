@@ -4,7 +4,9 @@
 
 # %% ../nbs/01_llm.ipynb #8a8c8c2c
 from __future__ import annotations
-import asyncio, concurrent.futures, contextlib, hashlib, json, os, re, sqlite3, sys, threading, time, tomllib
+import asyncio, base64, concurrent.futures, contextlib, email.utils, fcntl, functools, hashlib, ipaddress, json, math
+import os, random, re, sqlite3, ssl, sys, threading, time, tomllib
+import certifi
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, unquote
@@ -16,8 +18,8 @@ from .batch import batch_answers, batch_scope
 __all__ = ['STRUCTURED', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 'MAX_ANSWER_BYTES', 'BATCH_MAX_REQUESTS',
            'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec',
            'load_registry', 'get_model', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions',
-           'completion_result', 'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected',
-           'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
+           'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected', 'pipeline_window', 'apipeline',
+           'pipeline', 'parse_json', 'ping']
 
 # %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
@@ -139,9 +141,8 @@ def load_registry(path=None) -> dict[str, ModelSpec]:
             raise ValueError(f"{path}: model '{name}' must be a table ([models.{name}]), got {d!r}")
         if set(d) - fields:
             raise ValueError(f"{path}: model '{name}': unknown field(s) {sorted(set(d) - fields)}")
-        for f in ("base_url", "model"):
-            if f not in d:
-                raise ValueError(f"{path}: model '{name}': field '{f}' is missing")
+        if missing := [f for f in ("base_url", "model") if f not in d]:
+            raise ValueError(f"{path}: model '{name}': field '{missing[0]}' is missing")
         note_key_vars([d.get("api_key_env")])
         out[name] = check_spec(ModelSpec(name=name, **d), str(path))
     return out
@@ -272,7 +273,6 @@ class Cache:
 # %% ../nbs/01_llm.ipynb #26c82d31
 def _set_aside(path: Path, e: Exception):
     "Move the corrupt cache file `path` (and its WAL) aside, unless another process did so already."
-    import fcntl
     with open(path.with_name(path.name + ".lock"), "a") as lk:
         fcntl.flock(lk.fileno(), fcntl.LOCK_EX)
         try:  # another process may have set it aside already: then its fresh cache opens fine
@@ -366,12 +366,10 @@ class Usage:
         self.retries[reason] = self.retries.get(reason, 0) + 1
 
     def merge(self, other: "Usage"):
-        for k in self.__dataclass_fields__:
-            if k == "retries":
-                for why, n in other.retries.items():
-                    self.retries[why] = self.retries.get(why, 0) + n
-            else:
-                setattr(self, k, getattr(self, k) + getattr(other, k))
+        for k in self.__dataclass_fields__.keys() - {"retries"}:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        for why, n in other.retries.items():
+            self.retries[why] = self.retries.get(why, 0) + n
         return self
 
 # %% ../nbs/01_llm.ipynb #4f9cbc1a
@@ -451,7 +449,6 @@ RETRY_INITIAL_S, RETRY_MAX_S, RETRY_AFTER_MAX_S = 0.5, 8.0, 120.0
 
 def _retry_after(headers) -> float | None:
     "Seconds asked for before a retry: `retry-after-ms`, then `retry-after` (seconds or HTTP date); None: unreadable."
-    import email.utils, math
     for name, div in (("retry-after-ms", 1000), ("retry-after", 1)):
         v = headers.get(name) if headers else None
         try:
@@ -470,7 +467,6 @@ def _retry_after(headers) -> float | None:
 
 def _should_retry(status: int, headers) -> bool:
     "Is an HTTP error answer sent again? (openai's `_should_retry`)"
-    import math
     ra = _retry_after(headers)
     if ra is not None and math.isfinite(ra) and ra > RETRY_AFTER_MAX_S:
         return False
@@ -481,7 +477,6 @@ def _should_retry(status: int, headers) -> bool:
 
 def _retry_delay(retries_taken: int, headers=None, rand=None) -> float:
     "Seconds before retry number `retries_taken + 1` (openai's `_calculate_retry_timeout`)."
-    import math, random
     ra = _retry_after(headers)
     if ra is not None and math.isfinite(ra) and 0 < ra <= RETRY_AFTER_MAX_S:
         return ra
@@ -511,17 +506,12 @@ def _status_reason(status: int) -> str:
 # %% ../nbs/01_llm.ipynb #8bef06fb
 MAX_ANSWER_BYTES = 32 * 2**20  # an answer is read up to this many bytes (decompressed); a longer one is a failure
 _USER_AGENT = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"
-_TLS: list = []
-
+@functools.cache
 def tls_context():
     "One TLS context per process (certifi's roots)."
-    if not _TLS:
-        import ssl, certifi
-        _TLS.append(ssl.create_default_context(cafile=certifi.where()))
-    return _TLS[0]
+    return ssl.create_default_context(cafile=certifi.where())
 
 def _loopback(host: str | None) -> bool:
-    import ipaddress
     try:
         return host == "localhost" or ipaddress.ip_address(host or "").is_loopback
     except ValueError:
@@ -562,7 +552,6 @@ async def _read(r) -> bytes:
 # %% ../nbs/01_llm.ipynb #5fa4cfb4
 def _auth(spec: ModelSpec) -> str:
     "The Authorization header of `spec`: a base URL's user:password as Basic auth, else its key as a bearer token."
-    import base64
     u = urlsplit(spec.base_url)
     if u.username or u.password:
         cred = f"{unquote(u.username or '')}:{unquote(u.password or '')}"
@@ -619,16 +608,6 @@ async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_ret
 BATCH_MAX_REQUESTS = 50_000  # the OpenAI Batch API's limits per input file: requests
 BATCH_MAX_BYTES = 200_000_000  # and bytes (200 MB)
 
-@dataclass
-class LLMOptions:
-    "An `LLM`'s keyword options: the Batch API's (first seconds between status checks, input file limits) and hooks."
-
-    batch_poll: float | None = None  # default: $SCIBENCH_BATCH_POLL or 15 s
-    batch_max_requests: int = BATCH_MAX_REQUESTS
-    batch_max_bytes: int = BATCH_MAX_BYTES
-    transport: object = None  # async (body dict, Request) → chat completion dict, in place of the endpoint
-    seed: int = 0  # added to every request's sample index
-
 def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: float) -> dict:
     "The result of a chat completion whose message is `text` (None: no content): redacted, cut at the model's cap."
     sv = secret_values()  # a key or URL credential that the server echoes into its answer is never stored
@@ -640,20 +619,18 @@ def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: flo
         res.update(text=text[: spec.max_response_chars], truncated=True, response_chars=len(text))
     return res
 
-def completion_result(spec: ModelSpec, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0):
-    """The result of a 2xx answer's `body`, as a live answer's (a Batch API result line's); raises `ValueError` (why)
-    when the body is not a chat completion."""
-    d, why = _completion_check(body, "application/json", status)
-    try:
-        text, finish, usage = _completion_parts(d) if why is None else (None, None, None)
-    except Exception as e:  # a shape the body check let through
-        why = f"{type(e).__name__}: {str(e)[:200]}"
-    if why:
-        raise ValueError(why)
-    return _result(spec, text, finish, usage, structured, seconds)
+@dataclass
+class LLMOptions:
+    "An `LLM`'s keyword options: the Batch API's (first seconds between status checks, input file limits) and hooks."
 
-def _not_sent(why: str) -> dict:
-    return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
+    batch_poll: float | None = None  # default: $SCIBENCH_BATCH_POLL or 15 s
+    batch_max_requests: int = BATCH_MAX_REQUESTS
+    batch_max_bytes: int = BATCH_MAX_BYTES
+    transport: object = None  # async (body dict, Request) → chat completion dict, in place of the endpoint
+    seed: int = 0  # added to every request's sample index
+
+def _not_sent(why: str, seconds: float = 0.0) -> dict:
+    return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=seconds)
 
 # %% ../nbs/01_llm.ipynb #2653ec18
 class LLM:
@@ -697,25 +674,24 @@ class LLM:
     _body = body
 
     def read(self, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0) -> dict:
-        "`completion_result` for this model: a 2xx body's result, or `ValueError`."
-        return completion_result(self.spec, body, status, structured, seconds)
+        "The result of a 2xx answer's `body` (a Batch API result line's), or `ValueError` (why it is not one)."
+        d, why = _completion_check(body, "application/json", status)
+        try:
+            text, finish, usage = _completion_parts(d) if why is None else (None, None, None)
+        except Exception as e:  # a shape the body check let through
+            why = f"{type(e).__name__}: {str(e)[:200]}"
+        if why:
+            raise ValueError(why)
+        return _result(self.spec, text, finish, usage, structured, seconds)
 
     def stopped(self) -> str | None:
         "The first reason one of `stop_checks` gives for sending nothing more, or None."
         return next((why for check in self.stop_checks if (why := check())), None)
 
-    async def acall(self, req: Request) -> dict:
-        "One request inside `live()` (`_acall`, below)."
-        return await _acall(self, req)
-
     async def amap(self, reqs: list[Request], desc: str | None = None) -> list[dict]:
         "Answer `reqs` in order: cached ones without a call, identical ones once, the rest within the limit (or batch)."
         async with self.live(desc, quiet=len(reqs) < 2):
             return list(await asyncio.gather(*(self.acall(r) for r in reqs)))
-
-    def live(self, desc: str | None = None, endpoint=None, quiet: bool = False):
-        "Open this LLM for `acall` in the running event loop (`_live`, below)."
-        return _live(self, desc, endpoint, quiet)
 
     def map(self, reqs: list[Request], desc: str | None = None) -> list[dict]:
         "Synchronous `amap`."
@@ -741,12 +717,11 @@ async def _send(self: LLM, ep: _Endpoint, req: Request, data: bytes | None = Non
             d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), self._parts, data, self.usage.retry)
     secs = time.perf_counter() - t0
     if err is not None:
-        return dict(ok=False, text=None, error=err, usage=None, cached=False, seconds=secs)
+        return _not_sent(err, secs)
     try:
         text, finish, usage = _completion_parts(d)
     except Exception as e:  # a shape the body check let through
-        why = redact(f"bad response: {type(e).__name__}: {e}")[:230]
-        return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=secs)
+        return _not_sent(redact(f"bad response: {type(e).__name__}: {e}")[:230], secs)
     structured = req.schema is not None and _schema_mode(self.spec) is not None
     return _result(self.spec, text, finish, usage, structured, secs)
 
@@ -796,6 +771,8 @@ async def _live(self: LLM, desc: str | None = None, endpoint: _Endpoint | None =
             lv.ep.users -= 1
             if lv.ep.users == 0:
                 await lv.ep.close()
+
+LLM.acall, LLM.live = _acall, _live
 
 # %% ../nbs/01_llm.ipynb #389ad82f
 BATCH_GATHER_S = 0.3  # batch mode: a queue unchanged this long (every item waiting) is submitted
