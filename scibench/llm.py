@@ -863,10 +863,6 @@ PROBE_HEADER = "X-Scibench-Probe"  # marks the structured-output probe (a test s
 _PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 _MODES: dict = {}  # endpoint scope → (mode, how it was told), detected once per endpoint and process
 
-def _endpoint(spec: ModelSpec) -> str:
-    "The endpoint a mode is detected for: base URL (without credentials) and served model."
-    return f"{redact(spec.base_url.rstrip('/'))}|{spec.model}"
-
 def _llama_props(d) -> bool:
     "Is `d` the answer of llama.cpp's `GET /props` (its server's settings)?"
     return isinstance(d, dict) and any(k in d for k in ("default_generation_settings", "build_info", "chat_template"))
@@ -934,7 +930,7 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
     '`spec`\'s structured-output mode → (mode, how it was told); "auto" asks the server once per endpoint and process.'
     if spec.structured != "auto":
         return spec.structured, "set"
-    scope = _endpoint(spec)
+    scope = batch_scope(spec)  # base URL (without credentials) and served model
     if scope in _MODES:
         return _MODES[scope]
     import httpx
@@ -944,8 +940,7 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
         return "none", f"not detected ({e})"
     t = min(timeout, spec.timeout)
 
-    def get(url, body=None):
-        "A GET of the server's info (`timeout`), or a one-token probe (the spec's timeout: it may wait in a queue)."
+    def get(url, body=None):  # a GET of the server's info, or a one-token probe (the spec's timeout: it may queue)
         try:
             if body is None:
                 return httpx.get(url, timeout=t, headers=headers, verify=tls_context())
@@ -971,7 +966,7 @@ def resolve_structured(specs: dict) -> dict:
 
 def detected(spec: ModelSpec) -> str | None:
     'How this process detected `spec`\'s mode (e.g. "llama.cpp (/props)"), if it did and `spec` has it (run header).'
-    m = _MODES.get(_endpoint(spec))
+    m = _MODES.get(batch_scope(spec))
     return m[1] if m and m[0] == spec.structured else None
 
 # %% ../nbs/01_llm.ipynb #d6f79f1c
