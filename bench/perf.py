@@ -8,7 +8,7 @@ import psutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, get_model, loop_factory
+from scibench.llm import LLM, Cache, ModelSpec, Request, msgs, get_model
 from scibench.server import embedded_speed_path, serving, smollm2_path
 from bench import peak_rss_mb
 from bench.fakeserver import FakeServer
@@ -75,7 +75,7 @@ def _p1_fields(n: int, res, cpu: float, server_cpu) -> dict:
         failures=sum(not r["ok"] for r in res),
         cpu_ms_per_request=round(1000 * cpu / n, 3),
         server_cpu_ms_per_request=None if server_cpu is None else round(1000 * server_cpu / n, 3),
-        event_loop="uvloop" if loop_factory() else "asyncio",  # run_sync's (SCIBENCH_UVLOOP=0: asyncio's)
+        event_loop="asyncio",  # run_sync's
     )
 
 

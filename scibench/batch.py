@@ -23,11 +23,10 @@ def api_client(llm):
     "The `openai` client of `llm`'s endpoint (a URL with user:password keeps httpx, which sends them as Basic auth)."
     import httpx, openai
     class Counted(openai.AsyncOpenAI):
-        async def _sleep_for_retry(self, *, retries_taken, max_retries, options, response):
-            c = response.status_code if response is not None else None
+        async def _sleep_for_retry(self, **kw):
+            c = kw["response"].status_code if kw["response"] is not None else None
             llm.usage.retry("connection" if c is None else str(c) if c in (408, 409, 429) else f"{c // 100}xx")
-            return await super()._sleep_for_retry(
-                retries_taken=retries_taken, max_retries=max_retries, options=options, response=response)
+            return await super()._sleep_for_retry(**kw)
 
     aio = {} if urlsplit(llm.spec.base_url).username else dict(http_client=openai.DefaultAioHttpClient())
     t = llm.spec.timeout
@@ -48,8 +47,7 @@ def _error_reason(e: Exception) -> str:
 
 # %% ../nbs/01b_batch.ipynb #3eb4ce7f
 def batch_lines(llm, todo: dict):
-    """Yield the Batch API input files for `todo` ({cache key: Request}): lists of (key, JSONL line) within the request
-    and byte limits."""
+    "Yield the Batch API input files for `todo` ({cache key: Request}): lists of (key, JSONL line) within the limits."
     cur, size = [], 0
     for k, req in todo.items():
         line = json.dumps({"custom_id": k, "method": "POST", "url": BATCH_ENDPOINT, "body": llm.body(req)},
@@ -68,10 +66,8 @@ def _batch_key(scope: str, keys) -> str:
 
 # %% ../nbs/01b_batch.ipynb #fca591f8
 _BATCH_DONE = ("completed", "failed", "expired", "cancelled")
-_BATCH_MISSING = {
-    "expired": "batch expired: no answer within the completion window",
-    "cancelled": "batch cancelled before this request was answered",
-}
+_BATCH_MISSING = {"expired": "batch expired: no answer within the completion window",
+                  "cancelled": "batch cancelled before this request was answered"}
 
 def _batch_fail(why: str, seconds: float = 0.0) -> dict:
     return dict(ok=False, text=None, error=redact(why), usage=None, cached=False, batch=True, seconds=seconds)
@@ -189,8 +185,7 @@ async def _resubmit(b: _Batches, keys: list):
             await _collect(b, new)
 
 async def _wait(b: _Batches, row: dict, t0: float):
-    """Poll the batch of `row` until it ends → the batch; None when it ended otherwise: unknown to the endpoint (its
-    requests are submitted again) or unreadable ten times (its requests fail; the record stays pending)."""
+    "Poll the batch of `row` until it ends → the batch; None: unknown to the endpoint, or unreadable ten times."
     import openai
     bid, mine = row["batch_id"], [k for k in row["keys"] if k in b.todo]
     delay, errors, status = b.llm.batch_poll, 0, None
@@ -212,8 +207,8 @@ async def _wait(b: _Batches, row: dict, t0: float):
             if x.status != status:
                 status, rc = x.status, x.request_counts
                 b.status(bid, status)
-                b.note(f"batch {bid} {status}" + (f" ({rc.completed} done, {rc.failed} failed of {rc.total})"
-                                                  if rc else ""))
+                counts = f" ({rc.completed} done, {rc.failed} failed of {rc.total})" if rc else ""
+                b.note(f"batch {bid} {status}{counts}")
             if status in _BATCH_DONE:
                 return x
         await asyncio.sleep(delay)
@@ -275,8 +270,8 @@ async def batch_answers(llm, todo: dict, desc: str | None = None) -> dict:
     async with api_client(llm) as client:
         b = _Batches(llm, client, todo, bar)
         for row in resumed:
-            b.note(f"resuming batch {row['batch_id'] or '(being created)'} ({row['status']}, {len(row['keys'])} "
-                   "requests)")
+            bid = row['batch_id'] or '(being created)'
+            b.note(f"resuming batch {bid} ({row['status']}, {len(row['keys'])} requests)")
         tasks = [asyncio.ensure_future(_collect(b, row)) for row in resumed]
         try:
             for chunk in batch_lines(llm, left):  # one input file in memory at a time

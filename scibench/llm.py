@@ -7,7 +7,9 @@ output with a text fallback, failure records, token and cost accounting, and the
 
 # %% ../nbs/01_llm.ipynb #8a8c8c2c
 from __future__ import annotations
-import asyncio, contextlib, hashlib, json, os, re, sqlite3, sys, threading, time, tomllib
+import asyncio, base64, concurrent.futures, contextlib, email.utils, fcntl, functools, hashlib, ipaddress, json, math
+import os, random, re, sqlite3, ssl, sys, threading, time, tomllib
+import certifi
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, unquote
@@ -19,8 +21,8 @@ from .batch import batch_answers, batch_scope
 __all__ = ['STRUCTURED', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 'MAX_ANSWER_BYTES', 'BATCH_MAX_REQUESTS',
            'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec',
            'load_registry', 'get_model', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions',
-           'completion_result', 'LLM', 'run_sync', 'loop_factory', 'detect_structured', 'resolve_structured',
-           'detected', 'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'ping']
+           'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected', 'pipeline_window', 'apipeline',
+           'pipeline', 'parse_json', 'ping']
 
 # %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
@@ -83,10 +85,8 @@ _FIELD_CHECKS = {  # field → (test, what it must be)
     "name": (lambda v: isinstance(v, str) and v != "", "a non-empty string"),
     "base_url": (_is_url, "an http(s) URL"),
     "model": (lambda v: isinstance(v, str) and v != "", "a non-empty string (the served model id)"),
-    "api_key_env": (
-        _opt(lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v) is not None),
-        "the name of an environment variable (not the key itself)",
-    ),
+    "api_key_env": (_opt(lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z_]\w*", v, re.ASCII) is not None),
+                    "the name of an environment variable (not the key itself)"),
     "price_in": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
     "price_out": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
     "price_cached": (_opt(lambda v: _num(v) and v >= 0), "a number >= 0 (USD per million cached prompt tokens)"),
@@ -103,8 +103,7 @@ _FIELD_CHECKS = {  # field → (test, what it must be)
 }
 
 def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
-    """Raise `ValueError` naming the file, the model and the field of the first unusable value (wrong type, bad URL,
-    unknown mode)."""
+    "Raise `ValueError` naming the file, the model and the field of the first unusable value."
     for f, (ok, what) in _FIELD_CHECKS.items():
         v = getattr(spec, f)
         try:
@@ -145,9 +144,8 @@ def load_registry(path=None) -> dict[str, ModelSpec]:
             raise ValueError(f"{path}: model '{name}' must be a table ([models.{name}]), got {d!r}")
         if set(d) - fields:
             raise ValueError(f"{path}: model '{name}': unknown field(s) {sorted(set(d) - fields)}")
-        for f in ("base_url", "model"):
-            if f not in d:
-                raise ValueError(f"{path}: model '{name}': field '{f}' is missing")
+        if missing := [f for f in ("base_url", "model") if f not in d]:
+            raise ValueError(f"{path}: model '{name}': field '{missing[0]}' is missing")
         note_key_vars([d.get("api_key_env")])
         out[name] = check_spec(ModelSpec(name=name, **d), str(path))
     return out
@@ -196,12 +194,8 @@ def msgs(user: str, system: str | None = None) -> list:
 # %% ../nbs/01_llm.ipynb #9b9fcf6a
 def cache_key(spec: ModelSpec, req: Request) -> str:
     "sha256 of (endpoint base URL, served model id, messages, sampling parameters, sample index)."
-    blob = json.dumps(
-        dict(endpoint=spec.base_url.rstrip("/"), model=spec.model, messages=req.messages, params=req.params(spec),
-             sample=req.sample),
-        sort_keys=True,
-        ensure_ascii=False,
-    )
+    blob = json.dumps(dict(endpoint=spec.base_url.rstrip("/"), model=spec.model, messages=req.messages,
+                           params=req.params(spec), sample=req.sample), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 # %% ../nbs/01_llm.ipynb #cd700090
@@ -282,7 +276,6 @@ class Cache:
 # %% ../nbs/01_llm.ipynb #26c82d31
 def _set_aside(path: Path, e: Exception):
     "Move the corrupt cache file `path` (and its WAL) aside, unless another process did so already."
-    import fcntl
     with open(path.with_name(path.name + ".lock"), "a") as lk:
         fcntl.flock(lk.fileno(), fcntl.LOCK_EX)
         try:  # another process may have set it aside already: then its fresh cache opens fine
@@ -306,10 +299,8 @@ def _set_aside(path: Path, e: Exception):
 def _batch_record(self: Cache, key: str, scope: str, batch_id: str, input_file_id: str, status: str, keys: list):
     "Record a submitted batch: its id, input file, status and the cache keys of its requests."
     with self._lock:
-        self.con.execute(
-            "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (key, scope, batch_id, input_file_id, status, len(keys), json.dumps(keys), time.time(), time.time()),
-        )
+        row = (key, scope, batch_id, input_file_id, status, len(keys), json.dumps(keys), time.time(), time.time())
+        self.con.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
 
 def _batch_status(self: Cache, batch_id: str, status: str, key: str | None = None):
     "Set the status of the batch `batch_id` (or of the record `key`)."
@@ -378,12 +369,10 @@ class Usage:
         self.retries[reason] = self.retries.get(reason, 0) + 1
 
     def merge(self, other: "Usage"):
-        for k in self.__dataclass_fields__:
-            if k == "retries":
-                for why, n in other.retries.items():
-                    self.retries[why] = self.retries.get(why, 0) + n
-            else:
-                setattr(self, k, getattr(self, k) + getattr(other, k))
+        for k in self.__dataclass_fields__.keys() - {"retries"}:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        for why, n in other.retries.items():
+            self.retries[why] = self.retries.get(why, 0) + n
         return self
 
 # %% ../nbs/01_llm.ipynb #4f9cbc1a
@@ -411,8 +400,7 @@ def _response_format(spec: ModelSpec, schema: dict | None):
 
 # %% ../nbs/01_llm.ipynb #0e6b85ce
 def _completion_check(body: bytes, ct: str, status: int) -> tuple:
-    """(chat completion as a dict, None) for the body of a 2xx answer to a chat request, or (None, why it is not one);
-    parsed once."""
+    "(chat completion as a dict, None) for the body of a 2xx answer to a chat request, or (None, why it is not one)."
     ct = (ct or "?").split(";")[0].strip()
     try:
         data = json.loads(body)
@@ -436,8 +424,7 @@ def _completion_check(body: bytes, ct: str, status: int) -> tuple:
 
 # %% ../nbs/01_llm.ipynb #5f006503
 def _completion_parts(d: dict) -> tuple:
-    """(text, finish_reason, usage) of a chat completion (its JSON, as a dict); text is None when the answer has no
-    message content."""
+    "(text, finish_reason, usage) of a chat completion (a dict); text is None when the message has no content."
     chs = d.get("choices")
     ch = chs[0] if isinstance(chs, list) and chs and isinstance(chs[0], dict) else {}
     msg = ch.get("message")
@@ -464,9 +451,7 @@ def _completion_parts(d: dict) -> tuple:
 RETRY_INITIAL_S, RETRY_MAX_S, RETRY_AFTER_MAX_S = 0.5, 8.0, 120.0
 
 def _retry_after(headers) -> float | None:
-    """Seconds a server asks for before a retry: `retry-after-ms`, then `retry-after` in seconds (floats allowed) or
-    as an HTTP date; None when it says nothing readable."""
-    import email.utils, math
+    "Seconds asked for before a retry: `retry-after-ms`, then `retry-after` (seconds or HTTP date); None: unreadable."
     for name, div in (("retry-after-ms", 1000), ("retry-after", 1)):
         v = headers.get(name) if headers else None
         try:
@@ -485,7 +470,6 @@ def _retry_after(headers) -> float | None:
 
 def _should_retry(status: int, headers) -> bool:
     "Is an HTTP error answer sent again? (openai's `_should_retry`)"
-    import math
     ra = _retry_after(headers)
     if ra is not None and math.isfinite(ra) and ra > RETRY_AFTER_MAX_S:
         return False
@@ -496,7 +480,6 @@ def _should_retry(status: int, headers) -> bool:
 
 def _retry_delay(retries_taken: int, headers=None, rand=None) -> float:
     "Seconds before retry number `retries_taken + 1` (openai's `_calculate_retry_timeout`)."
-    import math, random
     ra = _retry_after(headers)
     if ra is not None and math.isfinite(ra) and 0 < ra <= RETRY_AFTER_MAX_S:
         return ra
@@ -526,17 +509,12 @@ def _status_reason(status: int) -> str:
 # %% ../nbs/01_llm.ipynb #8bef06fb
 MAX_ANSWER_BYTES = 32 * 2**20  # an answer is read up to this many bytes (decompressed); a longer one is a failure
 _USER_AGENT = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"
-_TLS: list = []
-
+@functools.cache
 def tls_context():
     "One TLS context per process (certifi's roots)."
-    if not _TLS:
-        import ssl, certifi
-        _TLS.append(ssl.create_default_context(cafile=certifi.where()))
-    return _TLS[0]
+    return ssl.create_default_context(cafile=certifi.where())
 
 def _loopback(host: str | None) -> bool:
-    import ipaddress
     try:
         return host == "localhost" or ipaddress.ip_address(host or "").is_loopback
     except ValueError:
@@ -557,10 +535,8 @@ class _Endpoint:
             u = urlsplit(url)
             conn = aiohttp.TCPConnector(limit=0, ssl=tls_context() if u.scheme == "https" else True)
             # no defaults but the User-Agent: a header in the session's defaults is also sent to a proxy
-            self.session = aiohttp.ClientSession(
-                connector=conn, headers={"User-Agent": _USER_AGENT}, cookie_jar=aiohttp.DummyCookieJar(),
-                trust_env=not _loopback(u.hostname),
-            )
+            self.session = aiohttp.ClientSession(connector=conn, headers={"User-Agent": _USER_AGENT},
+                cookie_jar=aiohttp.DummyCookieJar(), trust_env=not _loopback(u.hostname))
         return self.session
 
     async def close(self):
@@ -579,7 +555,6 @@ async def _read(r) -> bytes:
 # %% ../nbs/01_llm.ipynb #5fa4cfb4
 def _auth(spec: ModelSpec) -> str:
     "The Authorization header of `spec`: a base URL's user:password as Basic auth, else its key as a bearer token."
-    import base64
     u = urlsplit(spec.base_url)
     if u.username or u.password:
         cred = f"{unquote(u.username or '')}:{unquote(u.password or '')}"
@@ -605,7 +580,7 @@ async def _attempt(session, parts: tuple, body: bytes) -> tuple:
         return r.status, r.headers, await _read(r)
 
 async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_retry) -> tuple:
-    """POST a chat request with openai's retry policy → (completion dict, None) or (None, failure reason)."""
+    "POST a chat request with openai's retry policy → (completion dict, None) or (None, failure reason)."
     import aiohttp
     for tries in range(spec.max_retries + 1):
         headers = None
@@ -636,16 +611,6 @@ async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_ret
 BATCH_MAX_REQUESTS = 50_000  # the OpenAI Batch API's limits per input file: requests
 BATCH_MAX_BYTES = 200_000_000  # and bytes (200 MB)
 
-@dataclass
-class LLMOptions:
-    "An `LLM`'s keyword options: the Batch API's (first seconds between status checks, input file limits) and hooks."
-
-    batch_poll: float | None = None  # default: $SCIBENCH_BATCH_POLL or 15 s
-    batch_max_requests: int = BATCH_MAX_REQUESTS
-    batch_max_bytes: int = BATCH_MAX_BYTES
-    transport: object = None  # async (body dict, Request) → chat completion dict, in place of the endpoint
-    seed: int = 0  # added to every request's sample index
-
 def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: float) -> dict:
     "The result of a chat completion whose message is `text` (None: no content): redacted, cut at the model's cap."
     sv = secret_values()  # a key or URL credential that the server echoes into its answer is never stored
@@ -657,20 +622,18 @@ def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: flo
         res.update(text=text[: spec.max_response_chars], truncated=True, response_chars=len(text))
     return res
 
-def completion_result(spec: ModelSpec, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0):
-    """The result of a 2xx answer's `body`, as a live answer's (a Batch API result line's); raises `ValueError` (why)
-    when the body is not a chat completion."""
-    d, why = _completion_check(body, "application/json", status)
-    try:
-        text, finish, usage = _completion_parts(d) if why is None else (None, None, None)
-    except Exception as e:  # a shape the body check let through
-        why = f"{type(e).__name__}: {str(e)[:200]}"
-    if why:
-        raise ValueError(why)
-    return _result(spec, text, finish, usage, structured, seconds)
+@dataclass
+class LLMOptions:
+    "An `LLM`'s keyword options: the Batch API's (first seconds between status checks, input file limits) and hooks."
 
-def _not_sent(why: str) -> dict:
-    return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
+    batch_poll: float | None = None  # default: $SCIBENCH_BATCH_POLL or 15 s
+    batch_max_requests: int = BATCH_MAX_REQUESTS
+    batch_max_bytes: int = BATCH_MAX_BYTES
+    transport: object = None  # async (body dict, Request) → chat completion dict, in place of the endpoint
+    seed: int = 0  # added to every request's sample index
+
+def _not_sent(why: str, seconds: float = 0.0) -> dict:
+    return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=seconds)
 
 # %% ../nbs/01_llm.ipynb #2653ec18
 class LLM:
@@ -714,26 +677,24 @@ class LLM:
     _body = body
 
     def read(self, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0) -> dict:
-        "`completion_result` for this model: a 2xx body's result, or `ValueError`."
-        return completion_result(self.spec, body, status, structured, seconds)
+        "The result of a 2xx answer's `body` (a Batch API result line's), or `ValueError` (why it is not one)."
+        d, why = _completion_check(body, "application/json", status)
+        try:
+            text, finish, usage = _completion_parts(d) if why is None else (None, None, None)
+        except Exception as e:  # a shape the body check let through
+            why = f"{type(e).__name__}: {str(e)[:200]}"
+        if why:
+            raise ValueError(why)
+        return _result(self.spec, text, finish, usage, structured, seconds)
 
     def stopped(self) -> str | None:
         "The first reason one of `stop_checks` gives for sending nothing more, or None."
         return next((why for check in self.stop_checks if (why := check())), None)
 
-    async def acall(self, req: Request) -> dict:
-        "One request inside `live()` (`_acall`, below)."
-        return await _acall(self, req)
-
     async def amap(self, reqs: list[Request], desc: str | None = None) -> list[dict]:
-        """Answer `reqs` in order: cached answers without a call, identical requests sent once, the rest concurrently
-        within the limit (or, when `batch`, as one Batch API submission)."""
+        "Answer `reqs` in order: cached ones without a call, identical ones once, the rest within the limit (or batch)."
         async with self.live(desc, quiet=len(reqs) < 2):
             return list(await asyncio.gather(*(self.acall(r) for r in reqs)))
-
-    def live(self, desc: str | None = None, endpoint=None, quiet: bool = False):
-        "Open this LLM for `acall` in the running event loop (`_live`, below)."
-        return _live(self, desc, endpoint, quiet)
 
     def map(self, reqs: list[Request], desc: str | None = None) -> list[dict]:
         "Synchronous `amap`."
@@ -759,12 +720,11 @@ async def _send(self: LLM, ep: _Endpoint, req: Request, data: bytes | None = Non
             d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), self._parts, data, self.usage.retry)
     secs = time.perf_counter() - t0
     if err is not None:
-        return dict(ok=False, text=None, error=err, usage=None, cached=False, seconds=secs)
+        return _not_sent(err, secs)
     try:
         text, finish, usage = _completion_parts(d)
     except Exception as e:  # a shape the body check let through
-        why = redact(f"bad response: {type(e).__name__}: {e}")[:230]
-        return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=secs)
+        return _not_sent(redact(f"bad response: {type(e).__name__}: {e}")[:230], secs)
     structured = req.schema is not None and _schema_mode(self.spec) is not None
     return _result(self.spec, text, finish, usage, structured, secs)
 
@@ -795,8 +755,7 @@ async def _acall(self: LLM, req: Request) -> dict:
 
 @contextlib.asynccontextmanager
 async def _live(self: LLM, desc: str | None = None, endpoint: _Endpoint | None = None, quiet: bool = False):
-    """Open this LLM for `acall` in the running event loop; `endpoint`: a limit and session shared with other LLMs;
-    `quiet`: no progress bar."""
+    "Open this LLM for `acall` in this event loop; `endpoint`: a limit and session shared with other LLMs."
     lid = id(asyncio.get_running_loop())
     lv = self._lives.get(lid)
     if lv is None:
@@ -815,6 +774,8 @@ async def _live(self: LLM, desc: str | None = None, endpoint: _Endpoint | None =
             lv.ep.users -= 1
             if lv.ep.users == 0:
                 await lv.ep.close()
+
+LLM.acall, LLM.live = _acall, _live
 
 # %% ../nbs/01_llm.ipynb #389ad82f
 BATCH_GATHER_S = 0.3  # batch mode: a queue unchanged this long (every item waiting) is submitted
@@ -897,33 +858,13 @@ def run_sync(coro):
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    box = {}
-
-    def target():
-        try:
-            box["v"] = asyncio.run(coro)
-        except BaseException as e:
-            box["e"] = e
-
-    t = threading.Thread(target=target)
-    t.start()
-    t.join()
-    if "e" in box:
-        raise box["e"]
-    return box["v"]
-
-def loop_factory():
-    "The event loop factory of `run_sync`: None, asyncio's own (kept for the development tools that ask)."
-    return None
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:  # a loop of its own, in another thread
+        return ex.submit(asyncio.run, coro).result()
 
 # %% ../nbs/01_llm.ipynb #27ade3b5
 PROBE_HEADER = "X-Scibench-Probe"  # marks the structured-output probe (a test server keeps it out of its counts)
 _PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 _MODES: dict = {}  # endpoint scope → (mode, how it was told), detected once per endpoint and process
-
-def _endpoint(spec: ModelSpec) -> str:
-    "The endpoint a mode is detected for: base URL (without credentials) and served model."
-    return f"{redact(spec.base_url.rstrip('/'))}|{spec.model}"
 
 def _llama_props(d) -> bool:
     "Is `d` the answer of llama.cpp's `GET /props` (its server's settings)?"
@@ -947,8 +888,7 @@ def _json_or_none(r):
 
 # %% ../nbs/01_llm.ipynb #76ac127c
 def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
-    """One-token request with `mode`'s response_format: True when the server follows it (its answer starts a JSON
-    object), False when it refuses it (4xx) or ignores it, None when it cannot tell (no answer, 5xx)."""
+    "One-token probe of `mode`'s response_format: True followed, False refused (4xx) or ignored, None: cannot tell."
     body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), max_tokens=1, temperature=0.0)
     body["response_format"] = _response_format(replace(spec, structured=mode), _PROBE_SCHEMA)
     r = get(spec.base_url.rstrip("/") + "/chat/completions", body)
@@ -963,8 +903,7 @@ def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
     return text is not None and (text.lstrip().startswith("{") or not text.strip())
 
 def _ask_server(spec: ModelSpec, get) -> tuple:
-    """(mode, how) from the server: llama.cpp's `/props`, then `/models`, then probes of each response_format; mode
-    None: it cannot tell."""
+    "(mode, how) from the server: `/props`, `/openapi.json`, `/models`, then probes; mode None: it cannot tell."
     u = urlsplit(spec.base_url)
     root = urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1"), "", ""))
     r = get(root + "/props")
@@ -991,12 +930,10 @@ def _ask_server(spec: ModelSpec, get) -> tuple:
 
 # %% ../nbs/01_llm.ipynb #04dbfcae
 def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
-    """`spec`'s structured-output mode → (mode, how it was told). An explicit mode is kept; "auto" asks the server once
-    per endpoint and process (`_ask_server`: llama.cpp's `/props`, `/models`, then a one-token probe of each
-    response_format); "none" when it cannot tell (an unreachable server is asked again next time)."""
+    '`spec`\'s structured-output mode → (mode, how it was told); "auto" asks the server once per endpoint and process.'
     if spec.structured != "auto":
         return spec.structured, "set"
-    scope = _endpoint(spec)
+    scope = batch_scope(spec)  # base URL (without credentials) and served model
     if scope in _MODES:
         return _MODES[scope]
     import httpx
@@ -1006,8 +943,7 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
         return "none", f"not detected ({e})"
     t = min(timeout, spec.timeout)
 
-    def get(url, body=None):
-        "A GET of the server's info (`timeout`), or a one-token probe (the spec's timeout: it may wait in a queue)."
+    def get(url, body=None):  # a GET of the server's info, or a one-token probe (the spec's timeout: it may queue)
         try:
             if body is None:
                 return httpx.get(url, timeout=t, headers=headers, verify=tls_context())
@@ -1028,19 +964,17 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
 
 def resolve_structured(specs: dict) -> dict:
     '`specs` ({name: ModelSpec}) with every "auto" mode detected (`detect_structured`); the others as they are.'
-    return {
-        n: replace(s, structured=detect_structured(s)[0]) if s.structured == "auto" else s for n, s in specs.items()
-    }
+    return {n: replace(s, structured=detect_structured(s)[0]) if s.structured == "auto" else s
+            for n, s in specs.items()}
 
 def detected(spec: ModelSpec) -> str | None:
     'How this process detected `spec`\'s mode (e.g. "llama.cpp (/props)"), if it did and `spec` has it (run header).'
-    m = _MODES.get(_endpoint(spec))
+    m = _MODES.get(batch_scope(spec))
     return m[1] if m and m[0] == spec.structured else None
 
 # %% ../nbs/01_llm.ipynb #d6f79f1c
 def pipeline_window(llms) -> int | None:
-    """The default number of items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in
-    batch mode."""
+    "Items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in batch mode."
     llms = [x for x in llms if x is not None]
     if any(x.batch for x in llms):
         return None  # a window would cut a stage into many batches
@@ -1092,10 +1026,7 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None, 
     return out
 
 def pipeline(items, fn, llms, window: int | None = None, on_result=None, order=()) -> list | None:
-    """Run `await fn(item)` for every item with every LLM of `llms` open (`live`): a call that needs an earlier answer
-    is sent as soon as that answer arrives. Returns the results in order, or hands each to `on_result(i, result)` in
-    order (then None). `llms`: a list, or {progress label: LLM}; `order` (the stages, first to last) is accepted from
-    the flows and not used: each endpoint's semaphore serves its requests first come, first served."""
+    "`await fn(item)` for every item with every LLM of `llms` open: results in order, or each to `on_result(i, r)`."
     return run_sync(apipeline(items, fn, llms, window, on_result, order))
 
 # %% ../nbs/01_llm.ipynb #093879a8

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_redaction.ipynb #3b483651
 from __future__ import annotations
-import json, os, re, time, tomllib
+import base64, json, os, re, time, tomllib
 from pathlib import Path
 from urllib.parse import urlsplit, unquote
 from .core import project_root
@@ -14,10 +14,8 @@ __all__ = ['note_key_vars', 'note_url_secrets', 'secret_values', 'redact']
 
 # %% ../nbs/00a_redaction.ipynb #f7665603
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@'\"<>]+@")
-_SECRET_PARAM = re.compile(
-    r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|secret|client[_-]?secret|password|passwd|pwd|sig|"
-    r"signature)=)[^&#\s'\"<>]+"
-)
+_SECRET_PARAM = re.compile(r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|secret|client[_-]?secret|"
+                           r"password|passwd|pwd|sig|signature)=)[^&#\s'\"<>]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}")
 _KEY_VARS: set = set()  # names of the environment variables that hold API keys (registry entries and keys in use)
 _URL_SECRETS: dict = {}  # credential values of the base URLs in use → what they are (user:password, a query key …)
@@ -27,9 +25,7 @@ def note_key_vars(names):
     _KEY_VARS.update(n for n in names if isinstance(n, str) and n)
 
 def note_url_secrets(url: str):
-    """Remember the credentials inside `url` (user:password, its password, the Basic-auth form, key-like query values):
-    `redact` removes them from everything written, answer text included."""
-    import base64
+    "Remember the credentials inside `url` (user:password, password, Basic-auth form, key-like query values)."
     try:
         u = urlsplit(url)
         user, pw = u.username, u.password
@@ -82,9 +78,7 @@ def secret_values() -> list:
     return _SECRETS_MEMO[sig]
 
 def redact(text, patterns: bool = True, secrets: list | None = None):
-    """`text` with API-key values, URL credentials, key-like query values and bearer tokens replaced by
-    `[redacted ...]`. `patterns=False`: only the values of the keys and URL credentials in use (for answer text,
-    where a URL the model wrote is not a secret); `secrets`: those values, as `secret_values` gave them."""
+    "`text` with key values, URL credentials, key-like query values and bearer tokens replaced by `[redacted ...]`."
     if not isinstance(text, str) or not text:
         return text
     for form, var in secrets if secrets is not None else secret_values():

@@ -173,7 +173,7 @@ def test_the_structured_probe_and_readiness_checks_send_before_the_run(fake_serv
     `map` the server only ever sees the run's requests, one at a time."""
     fs = fake_server(latency=LAT)  # answers no /props and ignores response_format: detection ends in probes
     spec = ModelSpec("fake", fs.base_url, "fake-model", max_concurrency=4, timeout=5.0, structured="auto")
-    L._MODES.pop(L._endpoint(spec), None)
+    L._MODES.pop(L.batch_scope(spec), None)
     llm = LLM(spec, cache=False, max_concurrency=1, progress=False)
     assert llm.spec.structured == "none" and fs.calls == 0  # the probes are answered outside the counts
     probes = [h for h in fs.headers_seen if "x-scibench-probe" in h]
