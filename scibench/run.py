@@ -135,8 +135,7 @@ def caps_text(caps: dict) -> str:
 
 # %% ../nbs/06_run.ipynb #50fd242f
 def seeded(llm: LLM, seed: int) -> LLM:
-    """`llm` with every request's sample index (the `seed` it sends, part of its cache key) shifted by `seed` (its
-    public `LLM.seed`); 0 changes nothing, so runs without `--seed` keep their cache keys."""
+    "`llm` with every request's sample index (its `seed`, part of the cache key) shifted by `seed`; 0 changes nothing."
     llm.seed += seed
     return llm
 
@@ -146,19 +145,14 @@ def unparsable_hint(role: str, spec: ModelSpec, bad: int, n: int) -> str:
     opt = "--structured" if role == "model" else f"--{role.replace('_', '-')}-structured"
     alt = [m for m in ("llama", "json_schema", "none") if m != spec.structured][:2]
     what = {"llama": "llama.cpp's server", "json_schema": "OpenAI, vLLM", "none": "plain text"}
-    return (
-        f"{role} answers unparsable: {bad} of the first {n} answers of '{spec.name}' in structured-output mode "
-        f"{spec.structured} hold no JSON object (the server ignores the format); set the mode: "
-        + " or ".join(f"{opt} {m} ({what[m]})" for m in alt)
-        + f", or structured = \"{alt[0]}\" in models.toml [models.{spec.name}]"
-    )
+    return (f"{role} answers unparsable: {bad} of the first {n} answers of '{spec.name}' in structured-output mode "
+            f"{spec.structured} hold no JSON object (the server ignores the format); set the mode: "
+            + " or ".join(f"{opt} {m} ({what[m]})" for m in alt)
+            + f", or structured = \"{alt[0]}\" in models.toml [models.{spec.name}]")
 
 
 class ParseWatch:
-    """Stops a run whose role's answers are mostly unparsable. Of the first `window` answers a role gives to requests
-    sent with a structured-output format (failed requests and answers cut at their cap aside: they say nothing of the
-    format), once `least` are in and `share` of them hold no JSON object, `reason` says why and which setting to
-    change; from then on every request of the run fails at once with it (nothing more is sent)."""
+    "Stops a run whose role's answers are mostly unparsable (see above)."
 
     least, window, share = 5, 20, 0.8
 
@@ -184,8 +178,7 @@ class ParseWatch:
         return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
 
     def wrap(self, llm: LLM, role: str) -> LLM:
-        """`llm` with its answers counted under `role` (`LLM.on_answer`); once stopped, no request is sent: neither a
-        new one nor one waiting for its turn (`LLM.stop_checks`, asked again when a request gets its slot)."""
+        "`llm` with its answers counted under `role` (`LLM.on_answer`); once stopped, no request is sent (see above)."
         llm.on_answer.append(lambda req, res: self.note(role, llm.spec, req, res))
         llm.stop_checks.append(lambda: self.not_sent()["error"] if self.reason else None)
         return llm
@@ -195,16 +188,13 @@ EPOCH_STRIDE = 1_000_000  # epoch e shifts every request's sample index by e × 
 
 
 class RunContext:
-    """The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options. `planning`: True when
-    the run is the plan (`derive_plan`): every model is a counting stub, and `run` skips the set-level work that
-    makes no calls (metrics, embeddings, figures)."""
+    "The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options (see above)."
 
     planning = False
     epoch = 0  # `--epochs`: which epoch this context runs (0: the run itself; set before the first `llm` call)
 
-    def __init__(
-        self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True, batch: bool = False
-    ):
+    def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True,
+                 batch: bool = False):
         self.bench, self.cfg, self.out, self.specs = bench, cfg, Path(out), specs
         self.refresh, self.progress = refresh, progress
         self.batch = batch  # every non-embedded model through the Batch API (else: each model's registry `batch`)
@@ -230,14 +220,12 @@ class RunContext:
 
     @property
     def seed(self) -> int:
-        """The shift of every request's sample index: the run-level seed (`--seed`; 0 when not given) plus
-        `EPOCH_STRIDE` × `epoch` (`--epochs`); 0: every request as before."""
+        "The shift of every request's sample index: `--seed` (0 when not given) + `EPOCH_STRIDE` × `epoch`."
         return (getattr(self.cfg, "seed", 0) or 0) + self.epoch * EPOCH_STRIDE
 
     def _new_llm(self, spec: ModelSpec) -> LLM:
-        return LLM(
-            spec, refresh=self.refresh, progress=self.progress, batch=True if self.batch and not spec.embedded else None
-        )
+        batch = True if self.batch and not spec.embedded else None
+        return LLM(spec, refresh=self.refresh, progress=self.progress, batch=batch)
 
     def models(self) -> dict:
         return {k: l.spec.public() for k, l in self._llms.items()}
@@ -278,8 +266,7 @@ def _prompt_chars(body: dict) -> int:
 
 
 class CountingLLM(LLM):
-    """A run's `LLM` whose network is the benchmark's `stub_reply(body)`: the same request bodies, deduplication and
-    concurrency as a real run; usage counts each call, its prompt at characters / 4 and its completion at its cap."""
+    "A run's `LLM` whose network is the benchmark's `stub_reply(body)` (see above)."
 
     def __init__(self, spec: ModelSpec, reply=None, keep: str | None = None):
         super().__init__(spec, cache=False, progress=False, batch=False, transport=self.answer)
@@ -299,8 +286,7 @@ class CountingLLM(LLM):
 
 
 class PlanContext(RunContext):
-    """A `RunContext` whose models are `CountingLLM`s answering with the benchmark's stub, in a folder that is thrown
-    away."""
+    "A `RunContext` whose models are `CountingLLM`s answering with the benchmark's stub, in a folder thrown away."
 
     planning = True
 
@@ -346,9 +332,8 @@ def data_check(b: Benchmark, cfg) -> None:
     "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
     missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()] if b.data else []
     if missing:
-        raise ConfigError(
-            f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` (or `scibench data {b.name}`)"
-        )
+        raise ConfigError(f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` "
+                          f"(or `scibench data {b.name}`)")
 
 
 def describe_roles(specs: dict, roles: dict) -> list[str]:
@@ -478,7 +463,6 @@ def _check_keys(specs: dict) -> None:
 def _of_interrupt(e: BaseException | None) -> bool:
     "Does exception `e` come of an interrupt (see above)?"
     import asyncio
-
     seen = set()
     while e is not None and id(e) not in seen:
         if isinstance(e, TimeoutError):  # asyncio's timeouts raise it from the CancelledError that ended the wait
@@ -516,10 +500,8 @@ def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None
     try:
         ctx = stub_run(b, cfg, specs, keep)
         rows = plan_rows(b, cfg, specs, log, ctx)
-    except (ConfigError, DataError, OSError):
-        raise
-    except Exception:
-        if dry_run:
+    except Exception as e:
+        if dry_run or isinstance(e, (ConfigError, DataError, OSError)):
             raise
         return [], None
     if dry_run:
@@ -560,7 +542,6 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     if o.notebook and meta["status"] != "interrupted":
         render_notebook(meta["dir"])
     from scibench.view import write_report
-
     write_report(meta["dir"], warn=True)  # report.html: every example, readable in a browser (a failure only warns)
     return meta
 
@@ -693,7 +674,6 @@ def epoch_estimate(name: str, ests: list) -> Estimate:
     "Headline number `name` of several epochs from its `Estimate` in each (None: none): the mean and its t-interval."
     from scipy import stats
     import statistics
-
     got = [e for e in ests if e is not None]
     vals = [float(e.value) for e in got if _num(e.value)]
     n, f = sum(int(e.n or 0) for e in got), sum(int(e.failures or 0) for e in got)
@@ -761,7 +741,6 @@ def epochs_usage(ctxs: list) -> dict:
 def epoch_text(h: dict, ep: dict) -> str:
     "Headline number `h` of a run of several epochs (`ep`: meta.json's `epochs`), as the summary prints it."
     from scibench.report import fmt
-
     per = [next((x.get("value") for x in p.get("headline") or [] if x.get("name") == h.get("name")), None)
            for p in ep.get("per_epoch") or []]
     ci = f" [{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]" if _num(h.get("lo")) else ""
@@ -836,7 +815,6 @@ def _usage_line(u: dict, seconds: float) -> str:
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
     from scibench.view import retries_text
-
     u, cfg, d = meta.get("usage", {}).get("total", {}), meta["config"], meta.get("dir")
     lines = [f"── {meta['bench']} · {cfg['split']} · {cfg['model']} · run {meta['run_id']} ──",
              f"status    {meta['status']} ({meta.get('status_reason', '')})", f"items     {meta.get('n', 0)}"]
@@ -901,13 +879,11 @@ def summary_all_text(res: dict) -> str:
 def render_notebook(d) -> Path | None:
     "Execute `nbs/runs/run.ipynb` on run folder `d` into `d/run.ipynb` (see above)."
     import logging, warnings
-
     nb, out = project_root() / "nbs" / "runs" / "run.ipynb", Path(d) / "run.ipynb"
     if not nb.exists():
         return None
     try:
         import nbformat, papermill as pm
-
         for name in ("papermill", "traitlets"):
             logging.getLogger(name).setLevel(logging.ERROR)
         saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
@@ -942,7 +918,6 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
     TABLE_STATUSES[:] = list(include or ["complete"])  # what `complete_runs` gives the tables, for this call only
     try:
         from scibench.view import write_index
-
         return _make_tables(run_missing) + write_index()  # every run's report.html, then results/index.html
     finally:
         TABLE_STATUSES[:] = saved
@@ -964,7 +939,6 @@ def _make_tables(run_missing: bool) -> list[Path]:
     import pandas as pd
     from scibench.report import save_table
     from scibench.tables import write_all
-
     if run_missing:
         _run_missing()
     written, seen, rows = [], set(), []
@@ -988,7 +962,6 @@ def _make_tables(run_missing: bool) -> list[Path]:
 def remove_stale(written) -> list[Path]:
     "Delete tables and figures this `make tables` did not write (see above)."
     from scibench.core import tables_dir, figures_dir
-
     stems = {(Path(p).parent.resolve(), Path(p).stem) for p in written}
     gone = []
     for d, exts in ((tables_dir(), ("md", "csv", "tex")), (figures_dir(), ("png",))):
