@@ -57,9 +57,7 @@ def _records(d):
         yield r
 
 def load_run(d, records: bool = True) -> dict:
-    """A run folder's meta, records (`records=False`: none read; the report streams them) and scores (missing file →
-    empty). A meta.json that cannot be read or has the wrong shape, a scores.json that is not an object, or a
-    record that is not one raises `DataError` naming the file (and line and field)."""
+    "A run folder's meta, records (`records=False`: none read) and scores (missing file → empty); see above."
     from scibench.core import DataError
     from scibench.runs import read_meta
     d = Path(d)
@@ -81,8 +79,7 @@ def _label_dir(parts) -> Path | None:
     return results_dir().joinpath(*parts)
 
 def resolve_run(spec) -> Path:
-    """A run folder from a path (a run folder, or a model folder → its latest run) or a label
-    `bench/split/model[/run-id]`."""
+    "A run folder from a path (a run folder, or a model folder → its latest run) or a label `bench/split/model[/id]`."
     from scibench.runs import read_latest
     cands = [Path(spec)]
     parts = [p for p in str(spec).strip("/").split("/") if p]
@@ -110,8 +107,7 @@ def _view_of(R: Record, rec: dict, ctx) -> dict:
             "p": prev[:160], "x": [s for s in secs if _nonempty(s)]}
 
 def example_view(bench: str, rec: dict, ctx) -> dict:
-    """One example as the page shows it: id, failure, scores, group, a one-line preview and its sections (unknown fields
-    as JSON)."""
+    "One example as the page shows it: id, failure, scores, group, a preview and its sections (unknown fields as JSON)."
     return _view_of(record_of(bench), rec, ctx)
 
 def _nonempty(s) -> bool:
@@ -120,18 +116,15 @@ def _nonempty(s) -> bool:
 
 # %% ../nbs/09_view.ipynb #dc99c1c4
 def paper_number(bench: str, name: str) -> str:
-    """The paper's published number(s) beside headline `name` (from `data/reference/`), or '' when it has no direct
-    counterpart."""
+    "The paper's published number(s) beside headline `name` (from `data/reference/`), or '' without a counterpart."
     R = record_of(bench)
     try: return (R.paper(name) if R.paper else None) or ""
     except Exception: return ""
 
 # %% ../nbs/09_view.ipynb #251669a5
 # the pages' style and scripts: package files (scibench/assets), read once
-_CSS, _JS, _INDEX_JS = (
-    Markup((importlib.resources.files("scibench") / "assets" / f).read_text(encoding="utf-8"))
-    for f in ("report.css", "report.js", "index.js")
-)
+_CSS, _JS, _INDEX_JS = (Markup((importlib.resources.files("scibench") / "assets" / f).read_text(encoding="utf-8"))
+                         for f in ("report.css", "report.js", "index.js"))
 
 def _shown(v):
     "What a page prints for a value: text as it is (the template escapes it), anything else as `show` writes it."
@@ -165,21 +158,15 @@ def _facts(m: dict, n_rec: int, n_failed: int) -> dict:
     "The report's Run box from meta `m` (`n_rec`, `n_failed`: the records' counts, where meta has none)."
     u = (m.get("usage") or {}).get("total", {})
     cached = f"{u.get('cached_prompt_tokens', 0):,} / {u.get('cached_completion_tokens', 0):,}"
-    facts = {
-        "items (n)": m.get("n", n_rec),
-        "failed items": m.get("failures", n_failed),
-        "requests": f"{u.get('requests', 0)} ({u.get('calls', 0)} sent, {u.get('cached', 0)} cached, "
-        f"{u.get('failures', 0)} failed)",
-        "retries": retries_text(u),
-        "tokens": f"{u.get('prompt_tokens', 0):,} in / {u.get('completion_tokens', 0):,} out"
-        + (f" (+ {cached} from cache)" if u.get("cached") else ""),
-        "cost": f"${u.get('cost_usd', 0) or 0:.4f}",
-        "time": f"{m.get('seconds', 0) or 0:.1f} s",
-        "started (UTC)": m.get("started"),
-        "git commit": m.get("git_commit"),
-        "python / host": f"{m.get('python', '')} / {m.get('host', '')}",
-        "max failure share": m.get("max_failure_share"),
-    }
+    facts = {"items (n)": m.get("n", n_rec), "failed items": m.get("failures", n_failed),
+             "requests": f"{u.get('requests', 0)} ({u.get('calls', 0)} sent, {u.get('cached', 0)} cached, "
+                         f"{u.get('failures', 0)} failed)", "retries": retries_text(u),
+             "tokens": f"{u.get('prompt_tokens', 0):,} in / {u.get('completion_tokens', 0):,} out"
+                       + (f" (+ {cached} from cache)" if u.get("cached") else ""),
+             "cost": f"${u.get('cost_usd', 0) or 0:.4f}", "time": f"{m.get('seconds', 0) or 0:.1f} s",
+             "started (UTC)": m.get("started"), "git commit": m.get("git_commit"),
+             "python / host": f"{m.get('python', '')} / {m.get('host', '')}",
+             "max failure share": m.get("max_failure_share")}
     prov = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
     facts.update({f"data: {k}": v for k, v in prov.items() if k != "protocol"})
     return {k: v for k, v in facts.items() if v not in (None, "", " / ")}
@@ -213,11 +200,8 @@ def _protocol(p, name=None) -> dict | None:
 def _headline_rows(bench: str, hl: list, epochs: bool = False) -> list:
     "Headline numbers `hl` as rows: metric, value [95% CI], n, failures, the paper's number(s)."
     from scibench.report import fmt_ci
-    return [
-        [x.get("name"), fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, None if epochs else x.get("n")),
-         x.get("n"), x.get("failures"), paper_number(bench, str(x.get("name")))]
-        for x in hl
-    ]
+    return [[x.get("name"), fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, None if epochs else x.get("n")),
+             x.get("n"), x.get("failures"), paper_number(bench, str(x.get("name")))] for x in hl]
 
 def _epochs(m: dict) -> dict | None:
     "A run's epochs (k, ci) when it had several, else None."
@@ -272,11 +256,9 @@ def _sections(d, m: dict, scores: dict) -> list:
     if scores: out.append(dict(title="scores.json", pre=dump(scores)))
     more = {k: v for k, v in m.items() if k not in _META_SHOWN}
     if more: out.append(dict(title="other meta.json fields", pre=dump(more)))
-    files = sorted(
-        str(p.relative_to(d))
-        for p in Path(d).rglob("*")  # not the report (nor its temporary file, being written)
-        if p.is_file() and p.name != "report.html" and not p.name.startswith(".report.html.")
-    )
+    # not the report (nor its temporary file, being written)
+    files = sorted(str(p.relative_to(d)) for p in Path(d).rglob("*")
+                   if p.is_file() and p.name != "report.html" and not p.name.startswith(".report.html."))
     return out + [dict(title="files in the run folder", pre="\n".join(files))]
 
 # %% ../nbs/09_view.ipynb #28590f80
@@ -340,14 +322,12 @@ def write_report(d, warn: bool = False) -> Path | None:
 
 # %% ../nbs/09_view.ipynb #1c77c570
 def model_page_name(model: str) -> str:
-    """The file name of `model`'s page in `results/models/`: the name itself when it is only letters, digits, `.`, `_`
-    and `-` (not at its ends), else those kept, the rest `_`, and a short hash of the name (no two names share one)."""
+    "The file name of `model`'s page in `results/models/` (see above)."
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._-") or "model"
     return (slug if slug == model else f"{slug}-{hashlib.sha256(model.encode()).hexdigest()[:8]}") + ".html"
 
 def headline_specs(bench: str) -> list:
-    """The table specs a model page shows for `bench` (a run's rows beside the paper's): its `Record.headline_tables`,
-    else the first `Table` of its `tables` list with both ours and a paper; none when `tables` is a function."""
+    "The table specs a model page shows for `bench` (a run's rows beside the paper's); see above."
     from scibench.tables import Table
     R = record_of(bench)
     if R.headline_tables is not None: return [t for t in R.headline_tables if isinstance(t, Table)]
@@ -450,8 +430,7 @@ def _bench_part(bench: str, ds: list, used: set, here) -> dict:
 
 # %% ../nbs/09_view.ipynb #0612973e
 def model_html(model: str, runs: list, used: set | None = None) -> str:
-    """The page of the model whose run folders are `runs` (`used`: the runs the tables use; default: asked): per
-    benchmark, every run and each split's shown run (see above); links relative to `results/models/`."""
+    "The page of the model whose run folders are `runs` (`used`: the runs the tables use; default: asked); see above."
     from scibench.bench import benchmarks
     from scibench.runs import run_meta
     used = _used_runs() if used is None else used
@@ -460,9 +439,8 @@ def model_html(model: str, runs: list, used: set | None = None) -> str:
     for d in runs: by.setdefault(d.parent.parent.parent.name, []).append(Path(d))
     every = [*benchmarks(), *sorted(b for b in by if b not in benchmarks())]
     shown = (run_meta(max(runs, key=lambda d: Path(d).name)).get("config") or {}).get("model") or model
-    summary = [
-        dict(name=b, runs=len(by.get(b, ())), used=sum(Path(d).resolve() in used for d in by.get(b, ()))) for b in every
-    ]
+    summary = [dict(name=b, runs=len(by.get(b, ())), used=sum(Path(d).resolve() in used for d in by.get(b, ())))
+               for b in every]
     parts = [_bench_part(b, by[b], used, here) for b in every if b in by]
     return _render("model.html", f"scibench · {shown}", model=shown, summary=summary, benches=parts)
 
@@ -489,10 +467,8 @@ def _index_run(d, used: set, base) -> dict:
     from scibench.runs import run_meta
     m = run_meta(d)
     u = (m.get("usage") or {}).get("total", {})
-    hl = "; ".join(
-        f"{x.get('name')} {show(round(x['value'], 3)) if isinstance(x.get('value'), (int, float)) else '–'}"
-        for x in (m.get("headline") or [])[:3]
-    )
+    hl = "; ".join(f"{x.get('name')} {show(round(x['value'], 3)) if isinstance(x.get('value'), (int, float)) else '–'}"
+                   for x in (m.get("headline") or [])[:3])
     return dict(
         _run_fields(d, m, used, base), bench=m.get("bench", d.parent.parent.parent.name), model=d.parent.name,
         page=model_page_name(d.parent.name), cost=f"{u.get('cost_usd', 0) or 0:.4f}", seconds=m.get("seconds"),
@@ -514,8 +490,7 @@ def _index_table(t: Path, base) -> dict:
 
 # %% ../nbs/09_view.ipynb #8082ae29
 def index_html() -> str:
-    """`results/index.html`: every model's page, every run (status, numbers, a relative link to its report), every
-    table (rendered) and every figure."""
+    "`results/index.html`: every model's page, every run (status, numbers, link to its report), table and figure."
     from scibench.runs import run_dirs
     base, used = results_dir(), _used_runs()
     benches = lambda ds: ", ".join(sorted({d.parent.parent.parent.name for d in ds}))
@@ -529,8 +504,7 @@ def index_html() -> str:
     )
 
 def write_index(reports: bool = True) -> list[Path]:
-    """(Re)write every run's `report.html` (with `reports`), every model's page (`write_model_pages`), then
-    `results/index.html`; returns [index path, page paths]."""
+    "(Re)write every run's `report.html` (with `reports`), every model's page, then `results/index.html` → the paths."
     from scibench.runs import run_dirs
     if reports:
         for d in run_dirs(): write_report(d, warn=True)
@@ -572,9 +546,7 @@ def _disagreements(shared, ra, rb, sa, sb, grp, metrics) -> list:
 
 # %% ../nbs/09_view.ipynb #b4a1d80b
 def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
-    """Paired comparison of runs `a` and `b` (paths or labels) on the examples both have (by record `id`): per metric
-    the mean difference B − A with a paired bootstrap 95% CI, wins (B higher) / ties / losses, the same per group,
-    and the largest disagreements (`top` of them, 0 or more)."""
+    "Paired comparison of runs `a` and `b` (paths or labels) on the examples both have (by record `id`); see above."
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise ConfigError(f"compare: --top must be an integer >= 0, got {top!r}")
     A, B = load_run(resolve_run(a)), load_run(resolve_run(b))
@@ -659,9 +631,7 @@ def _served(meta: dict, name) -> str | None:
     return f"{m.get('model')} @ {m.get('base_url')}" if isinstance(m, dict) else None
 
 def run_differences(A: dict, B: dict) -> list[str]:
-    """What differs between loaded runs `A` and `B` besides the model under test: every config value (judge,
-    protocol, limit, settings; one a run lacks is at its default), the model served behind a role's name, and the
-    number of items; one line each."""
+    "What differs between loaded runs `A` and `B` besides the model under test, one line each (see above)."
     ma, mb = A["meta"], B["meta"]
     ca, cb = ma.get("config") or {}, mb.get("config") or {}
     try:  # a parameter added after a run was made is at its default there
