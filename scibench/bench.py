@@ -159,14 +159,10 @@ def check_name(value, what: str = "name", slash: bool = False) -> str:
     s = value if isinstance(value, str) else str(value)
     comp = s.replace("/", "_") if slash else s
     bad = next((c for c in s if unicodedata.category(c) in _NOT_IN_NAMES), None)
-    rules = [
-        (not s, "must not be empty"),
-        (bad, f"must not contain control characters or line breaks (found {bad!r})"),
-        ("/" in comp or "\\" in comp, "must not contain a path separator (/ or a backslash)"),
-        (comp in (".", ".."), "must not be '.' or '..'"),
-        (comp.startswith("."), "must not start with '.'"),
-        (len(comp.encode("utf-8", "surrogatepass")) > 200, "is longer than 200 bytes"),
-    ]
+    rules = [(not s, "must not be empty"), (bad, f"must not contain control characters or line breaks (found {bad!r})"),
+             ("/" in comp or "\\" in comp, "must not contain a path separator (/ or a backslash)"),
+             (comp in (".", ".."), "must not be '.' or '..'"), (comp.startswith("."), "must not start with '.'"),
+             (len(comp.encode("utf-8", "surrogatepass")) > 200, "is longer than 200 bytes")]
     why = next((w for broken, w in rules if broken), "")
     if why:
         raise ConfigError(f"{what}: {s!r} {why} (it names a folder under results/ or data/)")

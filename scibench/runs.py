@@ -51,14 +51,12 @@ def run_dirs(bench: str | None = None) -> list[Path]:
 _NUM, _OPT_NUM = (int, float), (int, float, type(None))
 # the fields of meta.json that readers use (runs, tables, view, compare, index.html): required, then their types
 META_REQUIRED = ("bench", "status", "config.model", "config.split")
-META_TYPES = dict(
-    bench=str, run_id=str, status=str, status_reason=str, config=dict, n=int, failures=int, failures_by_reason=dict,
-    headline=list, usage=dict, seconds=_NUM, started=str, paper=dict, plan=list, models=dict, roles=dict,
-    roles_models=dict, provenance=dict, max_failure_share=_NUM, **{"config.model": str, "config.split": str},
-)
-USAGE_TYPES = dict.fromkeys(
-    ["requests", "calls", "cached", "failures", "prompt_tokens", "completion_tokens", "cost_usd", "batch_calls"], _NUM
-)
+META_TYPES = dict(bench=str, run_id=str, status=str, status_reason=str, config=dict, n=int, failures=int,
+                  failures_by_reason=dict, headline=list, usage=dict, seconds=_NUM, started=str, paper=dict, plan=list,
+                  models=dict, roles=dict, roles_models=dict, provenance=dict, max_failure_share=_NUM,
+                  **{"config.model": str, "config.split": str})
+USAGE_TYPES = dict.fromkeys(["requests", "calls", "cached", "failures", "prompt_tokens", "completion_tokens",
+                             "cost_usd", "batch_calls"], _NUM)
 HEADLINE_TYPES = {"name": str, "value": _OPT_NUM, "lo": _OPT_NUM, "hi": _OPT_NUM, "n": _OPT_NUM, "failures": _OPT_NUM}
 
 
