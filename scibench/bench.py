@@ -21,6 +21,7 @@ class ConfigError(ValueError):
 @dataclass
 class Param:
     "One parameter of a config class: its name, type, default, doc and options (above)."
+
     name: str
     type: type
     default: object
@@ -75,6 +76,7 @@ def params_of(cls) -> list[Param]:
 @dataclass
 class Config:
     "Parameters every benchmark run has (subclasses add their own)."
+
     model: str = param("local", "model under test: a models.toml name, or any name with --base-url", role=True)
     split: str = param("sample", "data split; `sample` is the small synthetic sample shipped with the repo",
                        folder=True)
@@ -181,6 +183,7 @@ def config_dict(cfg) -> dict:
 @dataclass
 class Paper:
     "The paper a benchmark implements."
+
     title: str
     authors: str
     arxiv: str = ""  # arXiv id, when the paper has one (none is invented)
@@ -214,6 +217,7 @@ class Paper:
 @dataclass
 class Stage:
     "One step of a benchmark's flow (see above)."
+
     name: str
     role: str
     doc: str = ""
@@ -228,6 +232,7 @@ def filler(body: dict) -> str:
 @dataclass
 class Command:
     "A benchmark's subcommand (see above)."
+
     name: str
     fn: Callable
     params: type
@@ -237,6 +242,7 @@ class Command:
 @dataclass
 class Benchmark:
     "One benchmark, declared once (see above)."
+
     name: str
     doc: str  # one line
     paper: Paper
@@ -317,6 +323,7 @@ def register(b: Benchmark) -> Benchmark:
 def benchmark_packages() -> list[str]:
     "The benchmark packages under `scibench/benchmarks/`, by module name (found by discovery)."
     from scibench import benchmarks as pkg
+
     return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + ".") if m.ispkg)
 
 def benchmarks() -> dict[str, Benchmark]:

@@ -23,6 +23,7 @@ __all__ = ['ENDPOINT_OPTS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
     "argparse with one-line errors (exit 2) and no abbreviated options."
+
     def __init__(self, *a, **kw):
         super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 

@@ -37,6 +37,7 @@ async def astage(stage, state: dict, llms, setup) -> None:
 @dataclass
 class Step:
     "A step without a model call: `fn(state, setup)` (see above)."
+
     name: str
     fn: Callable
     cpu: bool = False  # in a worker thread, one such step at a time over the run
@@ -45,6 +46,7 @@ class Step:
 @dataclass
 class Branch:
     "A child of a `Fan` with its own `stages` and `models` ({role: LLM} in place of the run's)."
+
     stages: list
     state: dict
     models: dict = field(default_factory=dict)
@@ -52,6 +54,7 @@ class Branch:
 @dataclass
 class Fan:
     "One state → many (see above): `split(state, setup)` → children; `join(state, children, setup)`."
+
     name: str
     split: Callable
     stages: list = field(default_factory=list)  # what each child state (not a `Branch`) runs through
@@ -61,6 +64,7 @@ class Fan:
 @dataclass
 class Route:
     "The item takes the steps `routes[pick(state)]`."
+
     pick: Callable
     routes: dict
 
@@ -74,6 +78,7 @@ def steps_of(stages):
 # %% ../nbs/06c_flow.ipynb #a1f0c004
 class _Run:
     "What the items of one run share (see above); `window` None: children unbounded."
+
     def __init__(self, stages=(), setup=None, window: int | None = None):
         self.setup, self.window, self.lock, self.sem = setup, window, threading.Lock(), None
         self.turns = {id(s): {} for s in steps_of(stages) if isinstance(s, Step) and s.ordered}
@@ -174,6 +179,7 @@ def _same(x, *a):
 @dataclass
 class Flow:
     "A benchmark's run as declarations (see above); `Benchmark(run=Flow(...), stages=flow.stages)`."
+
     items: Callable  # items(cfg, setup) -> list
     stages: list  # [Stage] with request and result, and `Step`, `Fan`, `Route`
     record: Callable  # record(state, cfg) -> the item's record (a line of `stream`)

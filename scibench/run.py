@@ -143,6 +143,7 @@ def unparsable_hint(role: str, spec: ModelSpec, bad: int, n: int) -> str:
 
 class ParseWatch:
     "Stops a run whose role's answers are mostly unparsable (see above)."
+
     least, window, share = 5, 20, 0.8
 
     def __init__(self):
@@ -177,6 +178,7 @@ EPOCH_STRIDE = 1_000_000  # epoch e shifts every request's sample index by e × 
 
 class RunContext:
     "The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options (see above)."
+
     planning = False
     epoch = 0  # `--epochs`: which epoch this context runs (0: the run itself; set before the first `llm` call)
 
@@ -251,6 +253,7 @@ def _prompt_chars(body: dict) -> int:
 
 class CountingLLM(LLM):
     "A run's `LLM` whose network is the benchmark's `stub_reply(body)` (see above)."
+
     def __init__(self, spec: ModelSpec, reply=None, keep: str | None = None):
         super().__init__(spec, cache=False, progress=False, batch=False, transport=self.answer)
         self.reply, self.keep = reply, keep  # keep: the stage whose request bodies are kept (`--requests`)
@@ -269,6 +272,7 @@ class CountingLLM(LLM):
 
 class PlanContext(RunContext):
     "A `RunContext` whose models are `CountingLLM`s answering with the benchmark's stub, in a folder thrown away."
+
     planning = True
 
     def __init__(self, b: Benchmark, cfg, out, specs: dict, keep: str | None = None):
@@ -323,6 +327,7 @@ def describe_roles(specs: dict, roles: dict) -> list[str]:
 
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
+
 def preflight(specs: dict, timeout: float = 10.0) -> None:
     "Keys present and every non-embedded endpoint answers; raises `PreflightError` naming the model."
     for n, s in specs.items():
@@ -391,6 +396,7 @@ def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None
 @dataclasses.dataclass
 class RunOptions:
     "How `execute` runs a benchmark: the CLI's run options (see above)."
+
     dry_run: bool = False
     refresh: bool = False
     max_failure_share: float = 0.1

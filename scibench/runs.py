@@ -274,6 +274,7 @@ def caption(text: str, runs) -> str:
 @dataclass
 class RunRow:
     "One complete run: its folder, meta and scores, and the columns every table may show."
+
     dir: Path
     meta: dict
     scores: dict
@@ -307,6 +308,7 @@ class RunRow:
 def overview(d) -> dict:
     "What the run notebook shows: DataFrames of config, headline, failures, usage and the first records."
     import pandas as pd
+
     d, m = Path(d), run_meta(d)
     recs = list(itertools.islice(iter_jsonl(d / "records.jsonl"), 20)) if (d / "records.jsonl").exists() else []
     cut = [{k: (json.dumps(v)[:200] if isinstance(v, (dict, list)) else v) for k, v in r.items()} for r in recs]
@@ -332,6 +334,7 @@ def _run_row(d) -> dict:
 def list_runs(bench: str | None = None):
     "Every run as a DataFrame (see above)."
     import pandas as pd
+
     rows = [_run_row(d) for d in run_dirs(bench)]
     for t in sorted(results_dir().glob(f"{bench or '*'}/*/*/.tmp-*")):
         owner = tmp_owner(t)
