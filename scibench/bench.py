@@ -50,6 +50,7 @@ class Param:
 # %% ../nbs/06_bench.ipynb #d81a0437
 _PARAM_OPTS = dict(positional=False, min=None, max=None, finite=True, folder=False, caps=None)
 
+
 def param(default, doc: str, choices=None, role: bool = False, **opts):
     "A run (or command) parameter: its default, one-line doc, choices, `role` and options (see `Param`)."
     bad = set(opts) - set(_PARAM_OPTS)
@@ -62,6 +63,7 @@ def param(default, doc: str, choices=None, role: bool = False, **opts):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
 
+
 def params_of(cls) -> list[Param]:
     "The parameters of config class `cls`, in declaration order."
     hints = typing.get_type_hints(cls)
@@ -72,6 +74,7 @@ def params_of(cls) -> list[Param]:
         return Param(f.name, t, d, **f.metadata)
 
     return [one(f) for f in dataclasses.fields(cls)]
+
 
 @dataclass
 class Config:
@@ -88,6 +91,7 @@ class Config:
 # %% ../nbs/06_bench.ipynb #b63a4687
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 _HINTS = {bool: " (true/false)", list: " (a comma-separated list)"}
+
 
 def _typed(t, v):
     "`v` as type `t` (bool, int, float, list; any other: str); TypeError or ValueError when it is not one."
@@ -116,6 +120,7 @@ def _typed(t, v):
         raise TypeError
     return str(v)
 
+
 def coerce(p: Param, value):
     "`value` as `p`'s type, in its choices and bounds; else `ConfigError`."
     try:
@@ -128,6 +133,7 @@ def coerce(p: Param, value):
             raise ConfigError(f"parameter '{p.name}': {x!r} is not one of {', '.join(map(str, p.choices))}")
         _check_bounds(p, x)
     return v
+
 
 def _check_bounds(p: Param, x) -> None:
     "`p`'s bounds (min, max, finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
@@ -146,6 +152,7 @@ def _check_bounds(p: Param, x) -> None:
 
 # %% ../nbs/06_bench.ipynb #b63a468a
 _NOT_IN_NAMES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # control, format, surrogate, private, unassigned, breaks
+
 
 def check_name(value, what: str = "name", slash: bool = False) -> str:
     "`value` if it is one path component under its parent (see above); else `ConfigError` naming `what`."
@@ -174,6 +181,7 @@ def make_config(cls, params: dict | None = None, bench: str = "?"):
             raise ConfigError(f"unknown parameter '{k}' for {bench}{did}; parameters: {', '.join(ps)}")
         kw[k2] = coerce(ps[k2], v)
     return cls(**kw)
+
 
 def config_dict(cfg) -> dict:
     "A config as a plain JSON-able dict (what `meta.json` records)."
@@ -224,10 +232,12 @@ class Stage:
     request: Callable | None = None
     result: Callable | None = None
 
+
 def filler(body: dict) -> str:
     "A stub's free-text answer of about the request's `max_tokens`."
     n = max(1, int(body.get("max_tokens") or 1))
     return ("lorem " * (2 * n))[: 4 * n].strip()
+
 
 @dataclass
 class Command:
@@ -289,6 +299,7 @@ def load_limit(cfg) -> int | None:
     "The limit a benchmark's loader gets: None with `ids` (they are chosen from the whole split) or no limit."
     return None if getattr(cfg, "ids", None) else getattr(cfg, "limit", 0) or None
 
+
 def select_items(cfg, items: list, key) -> list:
     "The items a run evaluates: `items`, or with `cfg.ids` those whose `key(item)` is one of them (see above)."
     ids = list(getattr(cfg, "ids", None) or [])
@@ -315,10 +326,12 @@ def note_protocol(cfg, ctx, notes: dict) -> dict:
 # %% ../nbs/06_bench.ipynb #84886ea8
 REGISTRY: dict[str, Benchmark] = {}
 
+
 def register(b: Benchmark) -> Benchmark:
     "Add `b` to the registry (re-registering a name replaces it, so notebooks can be re-run)."
     REGISTRY[b.name] = b
     return b
+
 
 def benchmark_packages() -> list[str]:
     "The benchmark packages under `scibench/benchmarks/`, by module name (found by discovery)."
@@ -326,12 +339,14 @@ def benchmark_packages() -> list[str]:
 
     return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + ".") if m.ispkg)
 
+
 def benchmarks() -> dict[str, Benchmark]:
     "Every registered benchmark, by name (imports every module of every benchmark package: each registers its own)."
     for p in benchmark_packages():
         for m in pkgutil.iter_modules(importlib.import_module(p).__path__, p + "."):
             importlib.import_module(m.name)
     return dict(sorted(REGISTRY.items()))
+
 
 def get_benchmark(name: str) -> Benchmark:
     "The benchmark `name`, or a `ConfigError` listing the known ones."

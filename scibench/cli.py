@@ -31,12 +31,14 @@ class _Parser(argparse.ArgumentParser):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(2)
 
+
 # an endpoint field → its option (`--base-url`, `--judge-base-url`) and its placeholder in help texts
 ENDPOINT_OPTS = dict(base_url=("base-url", "URL"), model=("served-model", "ID"), api_key_env=("api-key-env", "VAR"),
                      max_concurrency=("concurrency", "N"), timeout=("timeout", "SECONDS"),
                      structured=("structured", "MODE"))
 _MODEL_NAMES = {"model", "judge", "generator", "solver", "skill_model", "split"}  # a command's model or split names
 _PATH_NAMES = {"index", "out", "bench", "paper", "repo", "rubric", "file", "path"}
+
 
 def metavar(q: Param) -> str:
     "A parameter's placeholder in help texts (see above)."
@@ -52,6 +54,7 @@ def metavar(q: Param) -> str:
         return "{" + ",".join(map(str, q.choices)) + "}"
     return {int: "N", float: "X", bool: "BOOL", list: "A,B"}.get(q.type, "VALUE")
 
+
 def _help(q: Param, default: bool = True) -> str:
     "A parameter's help: its doc, choices, bounds and default."
     d = ",".join(q.default) if isinstance(q.default, list) else q.default
@@ -66,6 +69,7 @@ def _param_args(p, qs, p_help: str) -> None:
         g.add_argument(f"--{q.name.replace('_', '-')}", dest=f"param:{q.name}", metavar=metavar(q), help=_help(q))
     p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help=p_help)
 
+
 def _endpoint_args(p, roles) -> None:
     "Endpoint options of every role in `roles` (parameter names): `--base-url`, `--judge-base-url`, ..."
     for role in roles:
@@ -74,11 +78,13 @@ def _endpoint_args(p, roles) -> None:
         for f, (opt, mv) in ENDPOINT_OPTS.items():
             e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f])
 
+
 _EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
 _REQUESTS = ("with --dry-run: write every first-stage request (role, model, served id, the exact chat-completion body) "
              "to FILE as JSON lines; no model is called, no server started; FILE must not exist")
 _EPOCHS = ("run every item K times (1 to 1000; epoch e shifts each request's seed): the headline is the mean over "
            "epochs with a 95%% CI over them; every epoch's files kept (epochs/<e>/) (default 1)")
+
 
 def _run_options(p, requests: bool = True) -> None:
     "The run options (`scibench.run.RunOptions`)."
@@ -95,6 +101,7 @@ def _run_options(p, requests: bool = True) -> None:
     o.add_argument("--epochs", type=int, default=1, metavar="K", help=_EPOCHS)
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
 
+
 def run_parser(b) -> argparse.ArgumentParser:
     "`scibench run <bench>`: one option per run parameter and endpoint options per role (see above)."
     desc = f"{b.doc}\npaper: {b.paper.title} ({b.paper.url})"
@@ -103,6 +110,7 @@ def run_parser(b) -> argparse.ArgumentParser:
     _endpoint_args(p, [q.name for q in b.roles()])
     _run_options(p)
     return p
+
 
 def run_all_parser() -> argparse.ArgumentParser:
     "`scibench run all`: the parameters every benchmark has, the judge, `-p` for any other, two roles' endpoints."
@@ -131,6 +139,7 @@ def _endpoint_value(f: str, role: str, v: str):
         raise ConfigError(f"{what} expects {unit}, got {v!r}") from None
     return check_endpoint_value(f, x, what)
 
+
 def _given_params(a: argparse.Namespace) -> dict:
     "The run parameters given as options and as `-p NAME VALUE` (one given twice: `ConfigError`)."
     params = {k.split(":", 1)[1]: v for k, v in vars(a).items() if k.startswith("param:") and v is not None}
@@ -139,6 +148,7 @@ def _given_params(a: argparse.Namespace) -> dict:
             raise ConfigError(f"parameter '{k}' given twice")
         params[k] = v
     return params
+
 
 def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
     "Endpoint options by model name; `names_of(role)`: the models that role names (none: `ConfigError`)."
@@ -154,9 +164,11 @@ def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
             endpoints.setdefault(name, {})[f] = v  # a list role: every model in the list
     return endpoints
 
+
 def _options(a: argparse.Namespace) -> RunOptions:
     return RunOptions(a.dry_run, a.refresh, a.max_failure_share, not a.no_notebook, batch=a.batch, epochs=a.epochs,
                       requests=getattr(a, "requests", None))
+
 
 def parse_run(b, argv) -> tuple:
     "(typed config, parameters given, endpoints by model name, run options) of `scibench run <bench> ...`."
@@ -164,6 +176,7 @@ def parse_run(b, argv) -> tuple:
     params = _given_params(a)
     cfg = b.make_config(params)
     return cfg, params, _given_endpoints(a, lambda role: role_models(b, cfg).get(role, [])), _options(a)
+
 
 def parse_run_all(argv) -> tuple[dict, dict, RunOptions]:
     "(parameters, endpoints by model name, run options) of `scibench run all ...`."
@@ -187,6 +200,7 @@ def command_parser(verb: str, commands: list) -> argparse.ArgumentParser:
                   else dict(nargs="+", metavar="VALUE") if q.type is list else dict(metavar=metavar(q)))
             s.add_argument(f"--{q.name.replace('_', '-')}", dest=q.name, **kw, help=_help(q))
     return p
+
 
 def run_command(verb: str, commands: list, argv: list) -> int:
     "Parse `argv` for one of `commands`, build its params with `make_config` and call it (see above)."
@@ -247,6 +261,7 @@ def _parser():
         x.add_argument("args", nargs=argparse.REMAINDER)
     return p
 
+
 def bench_verbs() -> list[str]:
     "The benchmarks with commands of their own (`Benchmark.commands`): `scibench <bench> <command> ...`."
     return [n for n, b in benchmarks().items() if b.commands]
@@ -281,6 +296,7 @@ def _run(argv) -> int:
     print(summary_text(meta))
     return 0 if meta["status"] == "complete" else 1
 
+
 def _run_all(argv) -> int:
     "`scibench run all ...`: every benchmark for one model; the exit code is the worst of the runs'."
     params, endpoints, o = parse_run_all(argv)
@@ -297,6 +313,7 @@ def plan_all_text(res: dict) -> str:
     out += [f"{m['bench']}: no calls planned" for m in res["runs"] if not m.get("plan")]
     out += [f"not applicable: parameter '{k}' to {', '.join(v)}" for k, v in (res.get("not_applicable") or {}).items()]
     return "\n".join(out)
+
 
 def plan_text(meta: dict) -> str:
     "The `--dry-run` plan as a small table (see above)."
@@ -325,10 +342,12 @@ def plan_text(meta: dict) -> str:
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
+
 def install_signals() -> None:
     "Ctrl-C (SIGINT) and SIGTERM end a run as interrupted, whatever disposition this process inherited (see above)."
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -355,13 +374,16 @@ def main(argv=None):
 def _benchmarks(a):
     print("\n\n".join(describe(b) for b in benchmarks().values()))
 
+
 def _runs(a):
     df = list_runs(a.bench)
     print(df.to_string(index=False) if len(df) else "no runs yet")
 
+
 def _tables(a):
     for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]):
         print(f"wrote {rel(p)}")
+
 
 def _cache(a):
     c = Cache()
@@ -372,11 +394,14 @@ def _cache(a):
     more = f"; {n} Batch API batch(es) submitted and not yet collected (rerun their run to collect them)" if n else ""
     print(f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB" + more)
 
+
 def _serve(a):
     print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
 
+
 def _stop(a):
     print(stop_server(a.model)["message"])
+
 
 def _data(a):
     if not a.list:
@@ -393,6 +418,7 @@ def _view(a):
     p = write_report(resolve_run(a.run))
     print(p.resolve().as_uri() if a.open else rel(p))
 
+
 def _compare(a):
     if a.html and (Path(a.html).is_dir() or str(a.html).endswith(os.sep)):
         raise ConfigError(f"compare --html: {a.html} is a folder; give the path of a file to write")
@@ -404,13 +430,16 @@ def _compare(a):
         write_text(Path(a.html), compare_html(c))
         print(f"wrote {a.html}")
 
+
 def _retry(a):
     meta = retry(resolve_run(a.run), dry_run=a.dry_run, notebook=not a.no_notebook)
     print(plan_text(meta) if a.dry_run else summary_text(meta))
     return 0 if meta["status"] in ("complete", "dry-run") else 130 if meta["status"] == "interrupted" else 1
 
+
 def _cite(a):
     print(get_benchmark(a.bench).paper.bibtex(), end="")
+
 
 def _models(a):
     try:
@@ -422,8 +451,10 @@ def _models(a):
     for n, s in reg.items():
         print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
 
+
 VERBS = dict(benchmarks=_benchmarks, runs=_runs, tables=_tables, cache=_cache, serve=_serve, stop=_stop, data=_data,
              view=_view, compare=_compare, models=_models, retry=_retry, cite=_cite)
+
 
 def _main(argv) -> int:
     if argv and argv[0] not in VERBS and argv[0] != "run" and argv[0] in bench_verbs():  # whole, `--help` too

@@ -18,6 +18,7 @@ __all__ = ['astage', 'Step', 'Branch', 'Fan', 'Route', 'steps_of', 'aflow', 'run
 def _tag(req: Request, stage) -> Request:
     return req if req.stage else dataclasses.replace(req, stage=stage.name)
 
+
 async def astage(stage, state: dict, llms, setup) -> None:
     "Send one item's requests of `stage` at once (to the model of `stage.role` in `llms`) and parse the answers."
     reqs = stage.request(state, setup)
@@ -43,6 +44,7 @@ class Step:
     cpu: bool = False  # in a worker thread, one such step at a time over the run
     ordered: bool = False  # across items in input order
 
+
 @dataclass
 class Branch:
     "A child of a `Fan` with its own `stages` and `models` ({role: LLM} in place of the run's)."
@@ -50,6 +52,7 @@ class Branch:
     stages: list
     state: dict
     models: dict = field(default_factory=dict)
+
 
 @dataclass
 class Fan:
@@ -61,12 +64,14 @@ class Fan:
     join: Callable | None = None
     window: bool = False  # each child holds a slot of the run's window
 
+
 @dataclass
 class Route:
     "The item takes the steps `routes[pick(state)]`."
 
     pick: Callable
     routes: dict
+
 
 def steps_of(stages):
     "Every step of `stages`, with those of its `Fan`s and `Route`s (not a `Branch`'s: those are made while running)."
@@ -127,6 +132,7 @@ class _Run:
         if fan.join:
             fan.join(state, list(children), self.setup)
 
+
 async def aflow(stages, state: dict, llms, setup, run: _Run | None = None, k: int | None = None) -> dict:
     "Every step of one item in order → its state (`run`: what the items of one run share; `k`: the item's index)."
     run = run or _Run(stages, setup)
@@ -145,14 +151,17 @@ async def aflow(stages, state: dict, llms, setup, run: _Run | None = None, k: in
 def _roles(stages) -> list:
     return [s for s in steps_of(stages) if not isinstance(s, (Step, Fan, Route))]
 
+
 def _llms_of(stages, llms) -> dict:
     roles = dict.fromkeys(s.role for s in _roles(stages))
     return {r: llms.llm(r) if hasattr(llms, "llm") else llms[r] for r in roles}
+
 
 def _labels(stages, llms: dict) -> dict:
     "{progress label: LLM}: each role's first stage and its model's name (none for a role without a model)."
     return {f"{next(s.name for s in _roles(stages) if s.role == r)} {l.spec.name}": l for r, l in llms.items()
             if l is not None}
+
 
 def run_stages(stages, items, llms, setup=None, on_result=None, start: Callable | None = None,
                labels: dict | None = None) -> list | None:
@@ -175,6 +184,7 @@ def run_stages(stages, items, llms, setup=None, on_result=None, start: Callable 
 # %% ../nbs/06c_flow.ipynb #b3372691
 def _same(x, *a):
     return x
+
 
 @dataclass
 class Flow:

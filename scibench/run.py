@@ -38,6 +38,7 @@ ENDPOINT_FIELDS = {
 # bounds of the endpoint fields a run option can set (`--timeout`, `--concurrency`): min, max
 ENDPOINT_BOUNDS = {"timeout": (0.001, 7 * 24 * 3600.0), "max_concurrency": (1, 4096)}
 
+
 def check_endpoint_value(f: str, v, what: str):
     "`v` for endpoint field `f` if it is finite and within `ENDPOINT_BOUNDS`; else `ConfigError` naming `what`."
     lo, hi = ENDPOINT_BOUNDS[f]
@@ -46,6 +47,7 @@ def check_endpoint_value(f: str, v, what: str):
     if not lo <= v <= hi:
         raise ConfigError(f"{what} must be between {lo:g} and {hi:g}, got {v:g}")
     return v
+
 
 def check_endpoint(spec: ModelSpec) -> ModelSpec:
     "`spec` if its base URL takes paths and its timeout and concurrency are within bounds; else `ConfigError`."
@@ -71,12 +73,14 @@ def role_models(b: Benchmark, cfg) -> dict[str, list[str]]:
             out[p.name] = list(dict.fromkeys(names))
     return out
 
+
 def _registry() -> dict:
     "The models of models.toml; a bad file is a `ConfigError`."
     try:
         return load_registry()
     except ValueError as e:
         raise ConfigError(str(e)) from None
+
 
 def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, ModelSpec]:
     "Every model the run needs, by name; an unknown name or a bad endpoint field raises `ConfigError`."
@@ -118,6 +122,7 @@ def apply_caps(b: Benchmark, cfg, given: dict, specs: dict) -> tuple[dict, dict]
             caps[name] = dict(cap=cap, model=who, applied=True, default=v)
     return params, caps
 
+
 def caps_text(caps: dict) -> str:
     "One line: the caps applied (parameter, cap, its default, whose cap) and the given values above a cap, kept."
     on = [f"{k} {c['cap']} (default {c['default'] or 'none'}, '{c['model']}')" for k, c in caps.items() if c["applied"]]
@@ -131,6 +136,7 @@ def seeded(llm: LLM, seed: int) -> LLM:
     llm.seed += seed
     return llm
 
+
 def unparsable_hint(role: str, spec: ModelSpec, bad: int, n: int) -> str:
     "The one-line reason of a run stopped for unparsable answers, naming the setting to change."
     opt = "--structured" if role == "model" else f"--{role.replace('_', '-')}-structured"
@@ -140,6 +146,7 @@ def unparsable_hint(role: str, spec: ModelSpec, bad: int, n: int) -> str:
             f"{spec.structured} hold no JSON object (the server ignores the format); set the mode: "
             + " or ".join(f"{opt} {m} ({what[m]})" for m in alt)
             + f", or structured = \"{alt[0]}\" in models.toml [models.{spec.name}]")
+
 
 class ParseWatch:
     "Stops a run whose role's answers are mostly unparsable (see above)."
@@ -175,6 +182,7 @@ class ParseWatch:
 
 # %% ../nbs/06_run.ipynb #50fd2431
 EPOCH_STRIDE = 1_000_000  # epoch e shifts every request's sample index by e × this (above any index a run uses itself)
+
 
 class RunContext:
     "The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options (see above)."
@@ -230,9 +238,11 @@ class RunContext:
 # %% ../nbs/06_run.ipynb #2a942018
 STATUSES = ("complete", "partial", "failed", "interrupted")
 
+
 def failure_counts(records: list[dict]) -> Counter:
     "Failures by reason over a run's records (each record's `failure`, None when it has its score)."
     return Counter(str(r.get("failure"))[:160] for r in records if r.get("failure"))
+
 
 def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0.1) -> tuple[str, str]:
     "(status, reason) from the item and request counts."
@@ -250,6 +260,7 @@ def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0
 # %% ../nbs/06_run.ipynb #29f83a4a
 def _prompt_chars(body: dict) -> int:
     return sum(len(m["content"]) for m in body["messages"] if isinstance(m.get("content"), str))
+
 
 class CountingLLM(LLM):
     "A run's `LLM` whose network is the benchmark's `stub_reply(body)` (see above)."
@@ -269,6 +280,7 @@ class CountingLLM(LLM):
         usage = dict(prompt_tokens=_prompt_chars(body) // 4, completion_tokens=req.max_tokens)
         choice = {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         return {"choices": [choice], "usage": usage}
+
 
 class PlanContext(RunContext):
     "A `RunContext` whose models are `CountingLLM`s answering with the benchmark's stub, in a folder thrown away."
@@ -293,6 +305,7 @@ def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = No
     ctx.log = buf.getvalue()
     return ctx
 
+
 def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None = None,
                 ctx: PlanContext | None = None) -> list[dict]:
     "The calls a cold run of `b` on `cfg` makes, one row per role and model (`log`: gets the lines the run printed)."
@@ -303,6 +316,7 @@ def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None =
     rows = [dict(role=k.split(":")[0], model=l.spec.name, calls=l.usage.calls, prompt_tokens=l.usage.prompt_tokens,
                  completion_tokens=l.usage.completion_tokens, stages=dict(l.stages)) for k, l in ctx._llms.items()]
     return sorted(rows, key=lambda r: (order.index(r["role"]) if r["role"] in order else len(order), r["model"]))
+
 
 def derive_requests(b: Benchmark, cfg, specs: dict | None = None, ctx: PlanContext | None = None) -> list[dict]:
     "The first stage's requests in the order sent (see above)."
@@ -318,6 +332,7 @@ def data_check(b: Benchmark, cfg) -> None:
         raise ConfigError(f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` "
                           f"(or `scibench data {b.name}`)")
 
+
 def describe_roles(specs: dict, roles: dict) -> list[str]:
     "One line per role: name, served id, endpoint, and a warning for the embedded model as judge."
     weak = "  (embedded SmolLM2-135M: a weak judge; choose one with --judge)"
@@ -325,8 +340,10 @@ def describe_roles(specs: dict, roles: dict) -> list[str]:
             f"{' [embedded]' if specs[n].embedded else ''}{weak if specs[n].embedded and role == 'judge' else ''}"
             for role, names in roles.items() for n in names]
 
+
 class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
+
 
 def preflight(specs: dict, timeout: float = 10.0) -> None:
     "Keys present and every non-embedded endpoint answers; raises `PreflightError` naming the model."
@@ -365,8 +382,10 @@ def _has_requests(b: Benchmark) -> None:
         raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): "
                           "--requests is not available for it")
 
+
 def _exists(path) -> str:
     return f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
+
 
 def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
     "Write `derive_requests` (of `ctx`, the plan's `stub_run`, when given) to `path` (see above) → requests per role."
@@ -407,8 +426,10 @@ class RunOptions:
     requests: object = None
     epochs: int = 1
 
+
 def _echo(*a):
     print(*a, file=sys.stderr, flush=True)
+
 
 def _check_options(b: Benchmark, o: RunOptions) -> None:
     "Run options `o` in their bounds (`--epochs`: `EPOCHS_BOUNDS`) and `--requests` usable, before anything runs."
@@ -426,6 +447,7 @@ def _check_options(b: Benchmark, o: RunOptions) -> None:
     if not isinstance(o.epochs, int) or isinstance(o.epochs, bool) or not lo <= o.epochs <= hi:
         raise ConfigError(f"--epochs must be a whole number from {lo} to {hi}, got {o.epochs!r}")
 
+
 def _check_keys(specs: dict) -> None:
     for s in specs.values():
         if not s.embedded:
@@ -433,6 +455,7 @@ def _check_keys(specs: dict) -> None:
                 s.api_key()
             except RuntimeError as e:
                 raise PreflightError(str(e)) from None
+
 
 def _of_interrupt(e: BaseException | None) -> bool:
     "Does exception `e` come of an interrupt (see above)?"
@@ -457,6 +480,7 @@ def _batch_specs(specs: dict) -> dict:
             specs[n] = dataclasses.replace(s, batch=True)
     return specs
 
+
 def _configure(b: Benchmark, cfg, given: dict, endpoints: dict | None, batch: bool) -> tuple:
     "(config with the models' caps applied, models by name, caps) of a run; bad input raises `ConfigError`."
     run_parent(b.name, cfg.split, cfg.model)  # a name that would leave results/ stops here
@@ -465,6 +489,7 @@ def _configure(b: Benchmark, cfg, given: dict, endpoints: dict | None, batch: bo
     _, caps = apply_caps(b, cfg, given, specs)
     applied = {k: c["cap"] for k, c in caps.items() if c["applied"]}
     return dataclasses.replace(cfg, **applied) if applied else cfg, specs, caps
+
 
 def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None) -> tuple[list[dict], PlanContext]:
     "(plan rows, the stub run) of the run against its stub, which keeps stage `keep`'s requests (see above)."
@@ -526,6 +551,7 @@ def _start_tmp(parent: Path, run_id: str) -> tuple[Path, int]:
     tmp = parent / f".tmp-{run_id}"
     return tmp, claim_tmp(tmp)
 
+
 def _records_failures(out: Path) -> tuple[int, Counter]:
     "(records, failures by reason) of the run folder `out`'s records.jsonl, streamed: flat memory at any size."
     n_rec, fails = 0, Counter()
@@ -533,6 +559,7 @@ def _records_failures(out: Path) -> tuple[int, Counter]:
         n_rec += 1
         fails.update(failure_counts([r]))
     return n_rec, fails
+
 
 def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
     "`b.run` in `ctx`: the status, its reason, the records, their failures by reason and the headline (see above)."
@@ -555,6 +582,7 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
         n, fails = _records_failures(ctx.out)
         r.update(status="failed", status_reason=f"stopped early: {ctx.stopped}", n=n, fails=fails)
     return r
+
 
 def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float) -> dict:
     "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`)."
@@ -599,6 +627,7 @@ def retry_params(d) -> tuple[str, dict, dict]:
                  if n not in reg and isinstance(s, dict) and s.get("base_url")}
     return b.name, params, endpoints
 
+
 def retry(d, **kw) -> dict:
     "A new run with the config of run folder `d` (`scibench retry RUN`); `kw`: `execute`'s options."
     bench, params, endpoints = retry_params(d)
@@ -616,6 +645,7 @@ def retry(d, **kw) -> dict:
 EPOCHS_BOUNDS = (1, 1000)  # `--epochs`: min, max (seed + shift stays a 32-bit seed)
 EPOCH_CI = "95% t-interval over the epochs' values"
 
+
 def plan_epochs(rows: list[dict], k: int) -> list[dict]:
     "The plan of `k` epochs from one epoch's plan `rows`: calls, tokens, cost, stages and time each × `k`."
     if k == 1:
@@ -632,8 +662,10 @@ def plan_epochs(rows: list[dict], k: int) -> list[dict]:
         out.append(x)
     return out
 
+
 def _num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
 
 def epoch_estimate(name: str, ests: list) -> Estimate:
     "Headline number `name` of several epochs from its `Estimate` in each (None: none): the mean and its t-interval."
@@ -653,9 +685,11 @@ def epoch_estimate(name: str, ests: list) -> Estimate:
 # %% ../nbs/06_run.ipynb #e90c0e05
 _WORST = {"complete": 0, "partial": 1, "failed": 2, "interrupted": 3}
 
+
 def _epoch_row(e: int, r: dict) -> dict:
     return dict(epoch=e, dir="." if e == 0 else f"epochs/{e}", status=r["status"], status_reason=r["status_reason"],
                 n=r["n"], failures=sum(r["fails"].values()), headline=[x.to_dict() for x in r["headline"]])
+
 
 def combine_epochs(rs: list[dict], k: int) -> dict:
     "One run's result from its epochs' results `rs` (see above)."
@@ -688,6 +722,7 @@ def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tupl
             break
     return (rs[0] if o.epochs == 1 else combine_epochs(rs, o.epochs)), ctxs
 
+
 def epochs_usage(ctxs: list) -> dict:
     "`RunContext.usage` summed over the epochs' contexts `ctxs` (one: its own)."
     if len(ctxs) == 1:
@@ -698,6 +733,7 @@ def epochs_usage(ctxs: list) -> dict:
             per.setdefault(k, Usage()).merge(l.usage)
             tot.merge(l.usage)
     return dict(total=vars(tot), **{k: vars(u) for k, u in per.items()})
+
 
 def epoch_text(h: dict, ep: dict) -> str:
     "Headline number `h` of a run of several epochs (`ep`: meta.json's `epochs`), as the summary prints it."
@@ -711,6 +747,7 @@ def epoch_text(h: dict, ep: dict) -> str:
 # %% ../nbs/06_run.ipynb #a3c0all2
 EXIT_CODES = {"complete": 0, "dry-run": 0, "partial": 1, "failed": 1, "interrupted": 130}
 
+
 def split_params(params: dict, benches: list) -> tuple[dict, dict]:
     "(per benchmark: the parameters it declares, parameter → the benchmarks that do not); unknown: `ConfigError`."
     per, na = {b.name: {} for b in benches}, {}
@@ -723,6 +760,7 @@ def split_params(params: dict, benches: list) -> tuple[dict, dict]:
         if len(has) < len(benches):
             na[k] = [n for n in per if n not in has]
     return per, na
+
 
 def execute_all(params: dict | None = None, endpoints: dict | None = None, options: RunOptions | None = None,
                 **kw) -> dict:
@@ -770,6 +808,7 @@ def _usage_line(u: dict, seconds: float) -> str:
             f"{u.get('failures', 0)} failed) · tokens {u.get('prompt_tokens', 0):,} in{pre} / "
             f"{u.get('completion_tokens', 0):,} out · cost ${u.get('cost_usd', 0):.4f} · {seconds:.1f} s")
 
+
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
     from scibench.view import retries_text
@@ -813,6 +852,7 @@ def _headline(meta: dict) -> str:
     if h and ep and ep.get("per_epoch"):
         return f"{h['name'][:24]} {epoch_text(h, ep)}"
     return f"{h['name'][:24]} {Estimate(**h)}" if h else "–"
+
 
 def summary_all_text(res: dict) -> str:
     "`scibench run all`'s summary: one row per benchmark (see above)."
@@ -868,6 +908,7 @@ def default_runs() -> list[tuple[str, dict]]:
     "Every benchmark's default runs: (bench, params)."
     return [(n, dict(r)) for n, b in benchmarks().items() for r in b.default_runs]
 
+
 def make_tables(run_missing: bool = True, include=None) -> list[Path]:
     "Run missing default runs, then write every table and figure and `runs.md` (see above)."
     saved = list(TABLE_STATUSES)
@@ -877,6 +918,7 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
         return _make_tables(run_missing) + write_index()  # every run's report.html, then results/index.html
     finally:
         TABLE_STATUSES[:] = saved
+
 
 def _run_missing() -> None:
     "The default runs that have no run yet, made (one Ctrl-C stops them all)."
@@ -888,6 +930,7 @@ def _run_missing() -> None:
             _echo(f"running missing default run: {b} {p}")
             if execute(b, p, serve=False)["status"] == "interrupted":
                 raise KeyboardInterrupt
+
 
 def _make_tables(run_missing: bool) -> list[Path]:
     import pandas as pd
@@ -911,6 +954,7 @@ def _make_tables(run_missing: bool) -> list[Path]:
     written.append(save_table(df, "runs", what + "and runs left out")["md"])
     remove_stale(written)
     return written
+
 
 def remove_stale(written) -> list[Path]:
     "Delete tables and figures this `make tables` did not write (see above)."

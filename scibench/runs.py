@@ -24,11 +24,13 @@ def run_parent(bench: str, split: str, model: str) -> Path:
     check_name(model, "model", slash=True)
     return results_dir() / bench / split / model.replace("/", "_")
 
+
 def new_run_id(cfg_dict: dict) -> str:
     "UTC time to the millisecond (ids sort in start order) + a short hash of the config, the moment and the process."
     ns = time.time_ns()
     h = hashlib.sha256(json.dumps([cfg_dict, ns, os.getpid()], sort_keys=True, default=str).encode()).hexdigest()[:6]
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns / 1e9)) + f"{ns // 1_000_000 % 1000:03d}Z-{h}"
+
 
 def rel(p) -> str:
     "A path relative to the project root when it is inside it (what outputs record), else as given."
@@ -37,6 +39,7 @@ def rel(p) -> str:
         return str(p.relative_to(project_root().resolve()))
     except ValueError:
         return str(p)
+
 
 def run_dirs(bench: str | None = None) -> list[Path]:
     "Every finished run folder (with a meta.json), oldest first within each (bench, split, model)."
@@ -56,6 +59,7 @@ USAGE_TYPES = dict.fromkeys(["requests", "calls", "cached", "failures", "prompt_
                              "cost_usd", "batch_calls"], _NUM)
 HEADLINE_TYPES = {"name": str, "value": _OPT_NUM, "lo": _OPT_NUM, "hi": _OPT_NUM, "n": _OPT_NUM, "failures": _OPT_NUM}
 
+
 def check_meta(m, path, required=META_REQUIRED) -> dict:
     "`m` (a run's meta.json) if it has the shape readers rely on (see above), else `DataError` naming the field."
     check_fields(m, required, path, None, META_TYPES)
@@ -73,12 +77,14 @@ def check_meta(m, path, required=META_REQUIRED) -> dict:
             raise DataError(path, None, f"headline[{k}]" + (f".{e.field}" if e.field else ""), e.msg) from None
     return m
 
+
 def _read_json(p):
     "A JSON file; one that cannot be read raises `DataError` naming it."
     try:
         return read_json(p)
     except OSError as e:
         raise DataError(p, None, None, f"cannot read: {e.strerror or e}") from None
+
 
 def read_meta(d, required=META_REQUIRED) -> dict:
     "A run's meta.json, checked (`check_meta`); a missing, unreadable or ill-shaped one raises `DataError` naming it."
@@ -92,6 +98,7 @@ def _short_problem(e: DataError, d) -> str:
     where = f + (f":{e.line}" if e.line is not None else "") + (f": field '{e.field}'" if e.field else "")
     return f"unreadable {where}: {e.msg}"
 
+
 def run_problem(d, scores: bool = False) -> str | None:
     "Why run `d` cannot be read (its meta.json; with `scores`, its scores.json too), or None."
     try:
@@ -103,6 +110,7 @@ def run_problem(d, scores: bool = False) -> str | None:
     except DataError as e:
         return _short_problem(e, d)
     return None
+
 
 def run_meta(d) -> dict:
     "A run's meta.json, or {} when it cannot be read or has the wrong shape (`run_problem` says why)."
@@ -123,11 +131,13 @@ def claim_tmp(tmp) -> int:
     os.rename(staging, tmp)
     return fd
 
+
 def release_tmp(fd: int, d) -> None:
     "Let go of a run folder: its lock, and its owner mark when `d` is the final folder (not a `.tmp-*` one)."
     if not Path(d).name.startswith(".tmp-"):
         Path(d, ".owner").unlink(missing_ok=True)
     os.close(fd)
+
 
 def tmp_owner(tmp) -> str | None:
     "'pid N on HOST' when a live process holds `tmp`'s lock; None when its owner is gone (killed) or unrecorded."
@@ -146,6 +156,7 @@ def tmp_owner(tmp) -> str | None:
     finally:
         os.close(fd)
 
+
 def remove_killed(parent) -> list[Path]:
     "Delete the `.tmp-*` folders under `parent` whose owner is gone (runs killed before they finished)."
     gone = [t for t in sorted(Path(parent).glob(".tmp-*")) if t.is_dir() and tmp_owner(t) is None]
@@ -163,6 +174,7 @@ def read_latest(parent) -> str | None:
     except (OSError, UnicodeDecodeError, ConfigError):
         return None
     return rid if (Path(parent) / rid).is_dir() else None
+
 
 def set_latest(parent, run_id: str) -> bool:
     "Point `parent/latest` at `run_id` unless it names a newer run (see above) → whether it changed."
@@ -185,6 +197,7 @@ def set_latest(parent, run_id: str) -> bool:
 TABLE_STATUSES = ["complete"]
 _PROBED: dict = {}
 
+
 def _table_problem(bench: str, d) -> str | None:
     "Why one of `bench`'s table specs cannot read run `d`, or None; remembered per run and file times."
     try:
@@ -204,6 +217,7 @@ def _table_problem(bench: str, d) -> str | None:
                 break
     return _PROBED[key]
 
+
 def _why_left(bench: str, d, include: tuple, pick) -> str | None:
     "Why run `d` is left out of the tables, given the run `pick` already chosen of its (split, model); None: use it."
     m = run_meta(d)
@@ -214,6 +228,7 @@ def _why_left(bench: str, d, include: tuple, pick) -> str | None:
     if st not in include:
         return f"status {st}: {m.get('status_reason', '')}".rstrip(": ")
     return f"superseded by {pick.name}"
+
 
 def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
     "(runs the tables use, [(run, why left out)]) for `bench` (see above)."
@@ -234,6 +249,7 @@ def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, 
             chosen.append(pick)
     return chosen, left
 
+
 def complete_runs(bench: str) -> list[Path]:
     "The runs of `bench` that tables and figures show (see `select_runs`)."
     return select_runs(bench)[0]
@@ -243,6 +259,7 @@ def run_label(d) -> str:
     "`<split>/<model>/<run-id>`: a run as tables name it (its folder under results/<bench>/)."
     d = Path(d)
     return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
+
 
 def settings(d, skip=("model", "split", "judge")) -> str:
     "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` (see above)."
@@ -263,6 +280,7 @@ def settings(d, skip=("model", "split", "judge")) -> str:
     if isinstance(k, int) and k > 1:
         diff.append(f"epochs={k} (tables: epoch 0)")
     return ", ".join(diff) or "defaults"
+
 
 def caption(text: str, runs) -> str:
     "A table caption; says when a run is on the synthetic sample split."
@@ -320,6 +338,7 @@ def overview(d) -> dict:
 # %% ../nbs/06a_runs.ipynb #2bbf0a60
 _RUN_COLUMNS = "bench split model run status judge protocol n failures tokens cost_usd seconds settings".split()
 
+
 def _run_row(d) -> dict:
     "A finished run's row of `list_runs`."
     why = run_problem(d)
@@ -330,6 +349,7 @@ def _run_row(d) -> dict:
                 protocol=c.get("protocol", "–"), n=m.get("n"), failures=m.get("failures"),
                 tokens=u.get("prompt_tokens", 0) + u.get("completion_tokens", 0),
                 cost_usd=round(u.get("cost_usd", 0.0), 4), seconds=m.get("seconds"), settings=why or settings(d))
+
 
 def list_runs(bench: str | None = None):
     "Every run as a DataFrame (see above)."
