@@ -10,7 +10,7 @@ import httpx, psutil
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 from pathlib import Path
-from .core import cache_dir
+from .core import cache_dir, write_text as _write_atomic
 from .llm import ModelSpec, get_model
 
 # %% auto #0
@@ -167,13 +167,6 @@ def _terminate(pid: int, grace: float = 10.0):
             p.wait(5)
 
 # %% ../nbs/01a_server.ipynb #809855bb
-def _write_atomic(path: Path, text: str):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:6]}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def read_pidfile(spec: ModelSpec, home=None, name=None) -> dict | None:
     "The pid file's record; None when there is none; `{'pid': None, 'why': ...}` when it is empty or garbage."
     try:
@@ -380,11 +373,9 @@ def _join_other(spec: ModelSpec, pid: int, hold: dict | None) -> tuple[bool, dic
     "Join another checkout's server on `spec`'s port if it serves `spec.model` (`hold`: take a lease there)."
     alias = _opt(_cmdline(pid), "--model_alias")
     if alias is not None and alias != spec.model:
-        raise ServerError(
-            f"port {_port(spec)} ({spec.base_url}) is held by another scibench checkout's embedded server (pid {pid}) "
-            f"serving '{alias}', not '{spec.model}' (model '{spec.name}'); stop it or give model '{spec.name}' "
-            "another port in models.toml"
-        )
+        raise ServerError(f"port {_port(spec)} ({spec.base_url}) is held by another scibench checkout's embedded "
+                          f"server (pid {pid}) serving '{alias}', not '{spec.model}' (model '{spec.name}'); "
+                          f"stop it or give model '{spec.name}' another port in models.toml")
     env = _environ(pid)
     home, name = env.get("SCIBENCH_SERVER_HOME"), env.get("SCIBENCH_SERVER_NAME")
     if hold is not None and home and name and Path(home).is_dir():
@@ -413,16 +404,12 @@ def _attach(spec: ModelSpec, by: str, wait: float, log, check_timeout: float,
             return _join_other(spec, other, hold)
         ids, why = served_models(spec, check_timeout)
         if ids is None:
-            raise ServerError(
-                f"port {port} ({url}) is taken by a process that is not a scibench server and gave {why}; "
-                f"stop it or give model '{spec.name}' another port in models.toml"
-            )
+            raise ServerError(f"port {port} ({url}) is taken by a process that is not a scibench server and gave "
+                              f"{why}; stop it or give model '{spec.name}' another port in models.toml")
         if spec.model not in ids:
-            raise ServerError(
-                f"port {port} ({url}) serves {', '.join(map(repr, ids)) or 'no model'}, "
-                f"not '{spec.model}' (model '{spec.name}'): "
-                f"another server holds the port; stop it or give model '{spec.name}' another port in models.toml"
-            )
+            raise ServerError(f"port {port} ({url}) serves {', '.join(map(repr, ids)) or 'no model'}, "
+                              f"not '{spec.model}' (model '{spec.name}'): another server holds the port; "
+                              f"stop it or give model '{spec.name}' another port in models.toml")
         return False, None  # someone else's server with our model: used, never stopped by us
     log = Path(log or _logfile(spec))
     pid = _launch(spec, wait, log)
