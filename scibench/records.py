@@ -5,6 +5,7 @@
 # %% ../nbs/05a_records.ipynb #41c4b737
 from __future__ import annotations
 import json, math
+from .core import read_json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -76,8 +77,6 @@ class Ctx:
 
     def run_file(self, rel_path):
         "The JSON file `rel_path` inside the run folder (None outside it or missing)."
-        from scibench.core import read_json
-
         p = (self.dir / str(rel_path)).resolve()
         if self.dir.resolve() not in p.parents or not p.exists():
             return None

@@ -12,8 +12,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['DEFAULT_EMBEDDER', 'TERM_MEMO_FLOATS', 'BM25_K1', 'BM25_B', 'BM25_EPSILON', 'APIEmbedder', 'embedder',
-           'compute_seconds', 'on_compute_thread', 'embed', 'cosine_matrix', 'embedder_key', 'EmbeddingCache',
-           'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'BM25Sums', 'Corpus', 'chunk']
+           'compute_seconds', 'on_compute_thread', 'embed', 'embedder_key', 'EmbeddingCache', 'embed_cached',
+           'norm_text', 'dedup', 'tokenize', 'Index', 'BM25Sums', 'Corpus', 'chunk']
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -122,11 +122,6 @@ def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
     if not texts:
         return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
     return _encode(texts, batch_size, model)
-
-
-def cosine_matrix(a, b) -> np.ndarray:
-    "Cosine similarity of every row of `a` with every row of `b` (both already normalized)."
-    return np.asarray(a) @ np.asarray(b).T
 
 # %% ../nbs/08_retrieval.ipynb #edcab5e6
 def embedder_key(model: str | None = None) -> str:

@@ -486,8 +486,7 @@ class serving:
 
     def __init__(self, *names, wait: float = 180.0, check_timeout: float = 30.0):
         self.names, self.started, self.wait, self.check_timeout = [n for n in names if n], [], wait, check_timeout
-        self.leases: dict = {}
-        self._old_term = None
+        self.leases, self._old_term = {}, None
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
