@@ -15,8 +15,7 @@ __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
-    """The repository root: `$SCIBENCH_ROOT`, else the nearest parent of the cwd holding `models.toml`, else the
-    package's parent."""
+    "The repository root: `$SCIBENCH_ROOT`, else the nearest parent of the cwd with `models.toml`, else ours."
     if os.environ.get("SCIBENCH_ROOT"):
         return Path(os.environ["SCIBENCH_ROOT"]).resolve()
     for d in [Path.cwd(), *Path.cwd().parents]:
@@ -61,15 +60,8 @@ def _short(v, n: int = 60) -> str:
 
 def _tname(t) -> str:
     ts = t if isinstance(t, tuple) else (t,)
-    names = {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        bool: "true/false",
-        type(None): "null",
-    }
+    names = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+             bool: "true/false", type(None): "null"}
     if int in ts and float in ts:
         ts = tuple(x for x in ts if x is not int)
     return " or ".join(names.get(x, x.__name__) for x in ts)
@@ -94,20 +86,15 @@ def get_field(rec: dict, dotted: str):
 
 # %% ../nbs/00_core.ipynb #4f20e02c
 def check_fields(rec, required, path, line, types=None):
-    """Raise `DataError` for the first required (dotted) field missing from `rec`, or a field of `types` ({field:
-    type(s)}) of another type."""
+    "`DataError` for the first required (dotted) field missing from `rec`, or a field of another type than `types`."
     if not isinstance(rec, dict):
         raise DataError(path, line, None, f"expected a JSON object, got {type(rec).__name__} {_short(rec)}")
     for f in required:
         cur, parts = rec, f.split(".")
         for k, part in enumerate(parts):
             if not isinstance(cur, dict):
-                raise DataError(
-                    path,
-                    line,
-                    ".".join(parts[:k]),
-                    f"expected an object (with '{part}'), got {type(cur).__name__} {_short(cur)}",
-                )
+                got = f"got {type(cur).__name__} {_short(cur)}"
+                raise DataError(path, line, ".".join(parts[:k]), f"expected an object (with '{part}'), {got}")
             if part not in cur:
                 raise DataError(path, line, f, "missing")
             cur = cur[part]
@@ -136,9 +123,8 @@ def check_unique(numbered, field, path):
 # %% ../nbs/00_core.ipynb #36d77c60
 def _not_utf8(path, line, raw: bytes, e: UnicodeDecodeError) -> DataError:
     col = len(raw[: e.start].decode("utf-8", "replace")) + 1
-    return DataError(
-        path, line, None, f"not UTF-8: byte 0x{raw[e.start]:02x} at column {col} (save the file as UTF-8)", col=col
-    )
+    return DataError(path, line, None, f"not UTF-8: byte 0x{raw[e.start]:02x} at column {col} (save the file as UTF-8)",
+                     col=col)
 
 
 def decode_line(raw: bytes, path, line: int) -> str:
@@ -160,9 +146,8 @@ def read_text(path) -> str:
         end = b.find(b"\n", e.start)
         line = b.count(b"\n", 0, e.start) + 1
         raw = b[start : end if end >= 0 else len(b)]
-        raise _not_utf8(
-            path, line, raw, UnicodeDecodeError("utf-8", raw, e.start - start, e.end - start, e.reason)
-        ) from None
+        e = UnicodeDecodeError("utf-8", raw, e.start - start, e.end - start, e.reason)
+        raise _not_utf8(path, line, raw, e) from None
     return s.removeprefix("\ufeff")
 
 # %% ../nbs/00_core.ipynb #a8c6c724
@@ -180,17 +165,14 @@ def _finish(out, path, required, types, unique, allow_empty):
 
 
 def read_jsonl(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
-    """Read a JSON-lines file; blank lines are skipped. `DataError` (file, line, field) for bytes that are not UTF-8,
-    bad JSON (with the column in the line), a missing `required` field, a field of another type than `types` says, a
-    repeated `unique` field, or no records at all (unless `allow_empty`). `numbered=True` returns `[(line, record)]`."""
+    "Read a JSON-lines file (blank lines skipped) with the checks above; `numbered=True` returns `[(line, record)]`."
     out = list(iter_jsonl(path, numbered=True))
     _finish(out, path, required, types, unique, allow_empty)
     return out if numbered else [r for _, r in out]
 
 
 def iter_jsonl(path, numbered: bool = False):
-    """The records of a JSON-lines file one at a time (flat memory), with `read_jsonl`'s errors for bad bytes and bad
-    JSON."""
+    "The records of a JSON-lines file one at a time (flat memory), with `read_jsonl`'s errors for bad bytes and JSON."
     with open(path, "rb") as f:
         for i, raw in enumerate(f, 1):
             line = decode_line(raw, path, i)
@@ -213,8 +195,7 @@ def _pos(text: str, pos: int, cache: list) -> tuple[int, int]:
 
 
 def read_json_records(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
-    """Read a JSON array of objects (or JSON lines, by content) with the checks of `read_jsonl`; a record's line is
-    where it starts."""
+    "Read a JSON array of objects (or JSON lines, by content) with the checks of `read_jsonl`."
     text = read_text(path)
     if not text.lstrip().startswith("["):
         return read_jsonl(path, required, types, unique, allow_empty, numbered)
@@ -239,9 +220,8 @@ def read_json_records(path, required=(), types=None, unique=None, allow_empty=Fa
             try:
                 rec, j = dec.raw_decode(text, i)
             except json.JSONDecodeError as e:
-                raise DataError(
-                    path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno
-                ) from None
+                raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}",
+                                col=e.colno) from None
             out.append((_pos(text, i, cache)[0], rec))
             i = ws(j)
             if i < n and text[i] == ",":
@@ -271,8 +251,7 @@ def read_json(path):
 
 
 def read_json_lines(path):
-    """`(value, line_of)`: one JSON value and a function giving the line where any object (dict) in it starts (None for
-    others); for trees whose nodes are checked after parsing (rubrics). Errors as `read_json`."""
+    "`(value, line_of)`: one JSON value and a function giving the line where an object (dict) in it starts, else None."
     from json.decoder import JSONObject
     from json.scanner import py_make_scanner
 
@@ -295,10 +274,7 @@ def read_json_lines(path):
         raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
     except RecursionError:
         raise DataError(path, None, None, "JSON nested too deeply") from None
-    order = sorted(starts.values())
-    lines = {}
-    for p in order:
-        lines[p] = _pos(text, p, cache)[0]
+    lines = {p: _pos(text, p, cache)[0] for p in sorted(starts.values())}
     return obj, (lambda o: lines.get(starts.get(id(o))))
 
 # %% ../nbs/00_core.ipynb #62415977
@@ -324,8 +300,7 @@ def _atomic_write(path, data: str | bytes, mode: int = 0o644) -> Path:
     return write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data), mode)
 
 
-def _atomic_write_text(path, text):
-    return _atomic_write(path, text)
+_atomic_write_text = _atomic_write
 
 
 def write_text(path, text: str) -> Path:
@@ -360,10 +335,7 @@ def _not_plain(x):
 
 
 def _strict_dumps(obj, **kw) -> str:
-    """`json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)`, without walking `obj` when
-    it is plain JSON already (the common case, a record: dicts, lists, strings, numbers with no NaN): encoded as it
-    is first, and only a NaN, an infinity or a value JSON does not know sends it through `_jsonable`. The same text
-    either way (a float subclass such as `numpy.float64` is written by `float.__repr__` in both)."""
+    "`json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)`, without walking plain JSON."
     try:
         return json.dumps(obj, ensure_ascii=False, default=_not_plain, allow_nan=False, **kw)
     except (ValueError, _NotPlain):
@@ -388,12 +360,9 @@ def write_jsonl(path, records):
 def git_commit() -> str | None:
     "The current git commit of the project, or None."
     try:
-        return (
-            subprocess.run(
-                ["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, timeout=10
-            ).stdout.strip()
-            or None
-        )
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True,
+                             timeout=10)
+        return out.stdout.strip() or None
     except Exception:
         return None
 

@@ -105,8 +105,7 @@ LEVELS = dict(system=system_level, instance=instance_level, pooled=pooled)
 
 
 def _kendall_rows(X, Y) -> np.ndarray:
-    """scipy's tau-b of each row pair from its integer counts (concordant minus discordant pairs, ties), with
-    scipy's float operations on them: the same numbers."""
+    "scipy's tau-b of each row pair from its integer counts (concordant minus discordant, ties): the same numbers."
     i, j = np.triu_indices(X.shape[1], 1)
     dx, dy = np.sign(X[:, j] - X[:, i]), np.sign(Y[:, j] - Y[:, i])
     s, tot = (dx * dy).sum(1).astype(np.int64), len(i)
@@ -121,8 +120,7 @@ def _spearman_rows(X, Y) -> np.ndarray:
 
 
 def _corr_rows(X, Y, corr: str) -> np.ndarray:
-    """`correlation` of each row of X with the same row of Y, (R, k) each: the same numbers (NaN for a row that is
-    constant or has a missing value), in a few array operations instead of a scipy call per row."""
+    "`correlation` of each row of X with the same row of Y, (R, k) each: the same numbers, in a few array operations."
     out = np.full(len(X), np.nan)
     if X.shape[1] < 2:
         return out
@@ -151,9 +149,7 @@ def _boot_idx(n: int, n_resamples: int, seed: int, size: int = 100):
 
 
 def _resampled(H, M, level: str, corr: str, idx) -> np.ndarray:
-    """`LEVELS[level]` of the rows `idx[r]` of H and M for every resample r: the numbers of computing each alone.
-    The instance level computes each row's correlation once (a resample's rows are rows of H); system and pooled
-    (without missing scores) correlate all resamples' vectors at once."""
+    "`LEVELS[level]` of the rows `idx[r]` of H and M for every resample r: the numbers of computing each alone."
     if level == "instance":
         rs, means = _row_corrs(H, M, corr), []
         for row in idx:
@@ -171,8 +167,7 @@ def _resampled(H, M, level: str, corr: str, idx) -> np.ndarray:
 
 def corr_ci(H, M, level: str = "system", corr: str = "pearson", n_resamples: int = 1000, seed: int = 0,
             alpha: float = 0.05) -> dict:
-    """A meta-evaluation correlation with a bootstrap CI over examples and the instance-level skip count: the
-    numbers of `bootstrap_ci` of `LEVELS[level]` (the same draws, the same values), vectorized."""
+    "A correlation with a bootstrap CI over examples (`bootstrap_ci` of `LEVELS[level]`, vectorized) and skip count."
     H, M = _hm(H, M)
     value = LEVELS[level](H, M, corr)
     lo = hi = float("nan")
@@ -238,8 +233,7 @@ _ONE = np.uint64(1)
 
 
 def _lcs_lengths(G: np.ndarray, R: np.ndarray, V: int) -> np.ndarray:
-    """LCS length of every (generated, reference) pair of token-id rows (-1 = padding), shape (n, m): bit-parallel
-    over the reference's positions (W words of 64 bits), vectorized over all pairs."""
+    "LCS length of every (generated, reference) pair of token-id rows (-1 = padding), shape (n, m): bit-parallel."
     n, m = len(G), len(R)
     lr = (R >= 0).sum(1)
     W = max(1, -(-int(lr.max(initial=0)) // 64))
@@ -255,16 +249,10 @@ def _lcs_lengths(G: np.ndarray, R: np.ndarray, V: int) -> np.ndarray:
         carry, borrow = np.zeros((n, m), np.uint64), np.zeros((n, m), np.uint64)
         for w in range(W):  # V ← (V + U) | (V − U), with carry and borrow across words
             v, u = Vb[w], U[w]
-            s = v + u
-            c1 = s < v
-            s2 = s + carry
-            c2 = s2 < s
-            d = v - u
-            b1 = v < u
-            d2 = d - borrow
-            b2 = d < borrow
+            s, d = v + u, v - u
+            s2, d2 = s + carry, d - borrow
+            carry, borrow = ((s < v) | (s2 < s)).astype(np.uint64), ((v < u) | (d < borrow)).astype(np.uint64)
             Vb[w] = s2 | d2
-            carry, borrow = (c1 | c2).astype(np.uint64), (b1 | b2).astype(np.uint64)
     out = np.zeros((n, m), np.int64)
     for w in range(W):  # zero bits among each reference's own positions
         k = np.clip(lr - 64 * w, 0, 64).astype(np.uint64)
@@ -283,21 +271,17 @@ def boot_rows(n: int, n_resamples: int = 1000) -> np.ndarray:
 
 
 def boot_chunks(n: int, n_resamples: int = 1000, size: int = 100):
-    """`boot_rows` `size` resamples at a time: kept (at most 8 MB each) up to 2,000 rows, drawn again for more (memory
-    flat in the number of prompts)."""
-    if n <= 2000:
-        rows = boot_rows(n, n_resamples)
-        for c in range(0, n_resamples, size):
-            yield rows[c : c + size]
+    "`boot_rows` `size` resamples at a time: kept (at most 8 MB each) up to 2,000 rows, drawn again for more."
+    if n > 2000:  # memory flat in the number of prompts
+        yield from _boot_idx(n, n_resamples, 0, size)
         return
-    rng = np.random.default_rng(0)
+    rows = boot_rows(n, n_resamples)
     for c in range(0, n_resamples, size):
-        yield np.stack([rng.integers(0, n, n) for _ in range(min(size, n_resamples - c))])
+        yield rows[c : c + size]
 
 
 def ratio_ci(num, den, n_resamples=1000, alpha=0.05):
-    """100 x sum(num) / sum(den) and its percentile bootstrap CI: `bootstrap_ci` of that ratio (same draws, same
-    numbers), vectorized."""
+    "100 x sum(num) / sum(den) and its percentile bootstrap CI: `bootstrap_ci` of that ratio, vectorized."
     num, den = np.asarray(num, float), np.asarray(den, float)
     v = 100 * num.sum() / den.sum() if den.sum() else float("nan")
     if not den.sum():
