@@ -1051,13 +1051,37 @@ def parse_json(text: str | None):
     return None, "no JSON object in response"
 
 # %% ../nbs/01_llm.ipynb #ba9d6f28
+_API_PATHS = ("/chat/completions", "/completions", "/models", "/chat")
+
+
+def _api_root(base: str) -> str | None:
+    "The base URL the API paths go under when `base` ends in one of them (lm-eval's `.../chat/completions`), or None."
+    b = base.rstrip("/")
+    return next((b[: -len(t)] for t in _API_PATHS if urlsplit(b).path.endswith(t)), None)
+
+
+def _v1_hint(spec: ModelSpec, timeout: float, get) -> str:
+    "After HTTP 404 at `/models` of a base URL without `/v1`: the `/v1` URL to give when it answers there (one line)."
+    where, v1 = public_url(spec.base_url), spec.base_url.rstrip("/") + "/v1"
+    if urlsplit(spec.base_url).path.rstrip("/").endswith("/v1"):
+        return ""
+    try:
+        ok = get(v1 + "/models", timeout=timeout).status_code < 400
+    except Exception:
+        ok = False
+    fix = f"use the base URL {public_url(v1)}" if ok else "give the URL the API paths go under (usually ending in /v1)"
+    return f"{where}/models answers HTTP 404: not an API base URL; {fix}"
+
+
 def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     "Preflight: does the endpoint answer? → (None, served model ids) or (reason, []). Sends the key; never shows it."
     import httpx
     where = public_url(spec.base_url)
+    if (root := _api_root(spec.base_url)) is not None:
+        return f"base URL {where} names an API path; use the base URL {public_url(root)} (the paths go under it)", []
     try:
-        r = httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout, verify=tls_context(),
-                      headers={"Authorization": _auth(spec)})
+        get = functools.partial(httpx.get, verify=tls_context(), headers={"Authorization": _auth(spec)})
+        r = get(spec.base_url.rstrip("/") + "/models", timeout=timeout)
     except RuntimeError as e:
         return redact(str(e)), []
     except httpx.TimeoutException:
@@ -1068,6 +1092,8 @@ def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
         return f"{where} refused the key in ${spec.api_key_env} (HTTP {r.status_code})", []
     if r.status_code >= 500:
         return f"{where} answers HTTP {r.status_code}", []
+    if r.status_code == 404 and (hint := _v1_hint(spec, timeout, get)):
+        return hint, []
     try:
         ids = [redact(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)]
     except Exception:

@@ -9,12 +9,12 @@ from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
-from .llm import parse_json
+from .llm import parse_json, public_url
 from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
 from .report import Estimate
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
-from .runs import claim_tmp, release_tmp, remove_killed, set_latest
+from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
 
 # %% auto #0
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI', 'EXIT_CODES',
@@ -617,23 +617,42 @@ def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float
     return meta
 
 # %% ../nbs/06_run.ipynb #35f05ca4
-def retry_params(d) -> tuple[str, dict, dict]:
-    "(bench, params, endpoints) of a new run with the config of run folder `d` (see above)."
-    m = run_meta(d)
-    b, reg = get_benchmark(m["bench"]), _registry()
-    params = {k: v for k, v in m.get("config", {}).items() if k in {p.name for p in b.params()}}
-    recorded = (m.get("models") or {}).items()
-    endpoints = {n: {f: s[f] for f in ENDPOINT_FIELDS if s.get(f) is not None} for n, s in recorded
-                 if n not in reg and isinstance(s, dict) and s.get("base_url")}
+def _foreign(d, n: str, s: dict, roles: dict) -> ConfigError:
+    "The refusal of model `n`'s recorded endpoint `s`: not in models.toml, not given; names the option to give."
+    role = next((r for r, ns in roles.items() if isinstance(ns, list) and n in ns), "model")
+    opt = "--base-url" if role == "model" else f"--{role.replace('_', '-')}-base-url"
+    return ConfigError(f"{rel(Path(d) / 'meta.json')}: model '{n}' ({role}) was served at "
+                       f"{public_url(str(s['base_url']))}, which is not in your models.toml; to send to it, give "
+                       f"{opt} URL (and --api-key-env VAR if it needs a key): a run folder's endpoint never gets a key")
+
+
+def retry_params(d, given: dict | None = None) -> tuple[str, dict, dict]:
+    "(bench, params, endpoints) of a new run with the config of run folder `d`; `given`: endpoints given (see above)."
+    m, given, reg = read_meta(d), given or {}, _registry()
+    try:
+        b = get_benchmark(m["bench"])
+    except ConfigError as e:
+        raise DataError(Path(d) / "meta.json", None, "bench", str(e)) from None
+    params = {k: v for k, v in m["config"].items() if k in {p.name for p in b.params()}}
+    known = {public_url(s.base_url) for s in reg.values()}
+    endpoints = {n: dict(e) for n, e in given.items()}
+    for n, s in (m.get("models") or {}).items():
+        if n in reg or not isinstance(s, dict) or not isinstance(s.get("base_url"), str):
+            continue
+        if public_url(s["base_url"]) not in known and not given.get(n, {}).get("base_url"):
+            raise _foreign(d, n, s, m.get("roles") or {})
+        kept = {f: s[f] for f in ENDPOINT_FIELDS if f != "api_key_env" and s.get(f) is not None}
+        endpoints[n] = {**kept, **endpoints.get(n, {})}
     return b.name, params, endpoints
 
 
-def retry(d, **kw) -> dict:
-    "A new run with the config of run folder `d` (`scibench retry RUN`); `kw`: `execute`'s options."
-    bench, params, endpoints = retry_params(d)
-    k = (run_meta(d).get("epochs") or {}).get("k")
+def retry(d, endpoints: dict | None = None, **kw) -> dict:
+    "A new run with the config of run folder `d` (`scibench retry RUN`); `endpoints` given; `kw`: `execute`'s options."
+    bench, params, endpoints = retry_params(d, endpoints)
+    k = (read_meta(d).get("epochs") or {}).get("k")
     if isinstance(k, int) and k > 1 and "epochs" not in kw:  # the run's epochs, unless told otherwise
         kw["epochs"] = k
+    _echo(f"retry of {rel(d)}")
     meta = execute(bench, params, endpoints, **kw)
     if meta.get("dir") is not None:
         p = Path(meta["dir"]) / "meta.json"

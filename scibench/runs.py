@@ -22,7 +22,7 @@ def run_parent(bench: str, split: str, model: str) -> Path:
     check_name(bench, "benchmark")
     check_name(split, "split")
     check_name(model, "model", slash=True)
-    return results_dir() / bench / split / model.replace("/", "_")
+    return results_dir() / bench / split / model.replace("%", "%25").replace("/", "%2F")  # a/b and a_b: two folders
 
 
 def new_run_id(cfg_dict: dict) -> str:

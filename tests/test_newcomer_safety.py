@@ -1,0 +1,56 @@
+"""A newcomer's mistakes answered in one line with their fix before anything is written, and nothing of theirs leaves
+or crashes: endpoint forms, retry of a foreign run folder, corrupt run files, model names, bounds. Fake server only."""
+import pytest
+
+FAST = ["--limit", "1", "--max-tokens", "16", "--judge-max-tokens", "64", "--no-notebook"]
+
+
+def _run(cli, fs, base, *more):
+    return cli("run", "abgen", "--model", "m", "--judge", "m", "--base-url", base, *FAST, *more)
+
+
+@pytest.mark.parametrize("form", ["root", "chat"])
+def test_a_wrong_base_url_form_stops_at_preflight_naming_the_url_to_use(cli, fake_server, results, form):
+    fs = fake_server()
+    v1 = fs.base_url.rstrip("/")
+    base = v1.removesuffix("/v1") if form == "root" else v1 + "/chat/completions"
+    r = _run(cli, fs, base)
+    assert r.returncode == 3 and f"use the base URL {v1}" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 4 and "Traceback" not in r.stderr
+    assert fs.calls == 0 and not list(results.rglob("meta.json")), "nothing sent, no run folder"
+
+
+def _adhoc_run(cli, fs, *more):
+    "An ad-hoc run (model and judge 'm' at the fake server) → its run folder."
+    r = _run(cli, fs, fs.base_url, *more)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def _only_run(results):
+    (m,) = results.rglob("meta.json")
+    return m.parent
+
+
+def test_retry_of_a_foreign_endpoint_refuses_naming_the_option_and_sends_nothing(cli, fake_server, results):
+    fs = fake_server()
+    _adhoc_run(cli, fs)
+    d, sent = _only_run(results), fs.calls
+    r = cli("retry", d, env={"SCIBENCH_CANARY_KEY": "sk-canary-123"})
+    assert r.returncode == 2 and "--base-url URL" in r.stderr and "meta.json" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and fs.calls == sent, "one line, not one request"
+    # the endpoint given again: the retry runs, says what it retries, takes the endpoint options
+    r = cli("retry", d, "--base-url", fs.base_url, "--timeout", "30", "--concurrency", "2")
+    assert r.returncode == 0 and f"retry of {d}" in r.stderr, r.stderr
+    assert cli("retry", d, "--base-url", fs.base_url, "--timeout", "0").returncode == 2
+
+
+@pytest.mark.parametrize("meta", ["{", "[]", '{"bench": 3}', '{"bench": "abgen", "status": "complete"}',
+                                  '{"bench": "nope", "status": "complete", "config": {"model": "m", "split": "s"}}'])
+def test_retry_of_a_corrupt_meta_json_is_one_line_naming_the_file(cli, results, meta):
+    d = results / "abgen" / "sample" / "m" / "20260101T000000000Z-abcdef"
+    d.mkdir(parents=True)
+    (d / "meta.json").write_text(meta)
+    r = cli("retry", d)
+    assert r.returncode == 2 and f"{d}/meta.json" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
