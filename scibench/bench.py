@@ -134,7 +134,7 @@ def coerce(p: Param, value):
     "`value` as `p`'s type, in its choices and bounds; else `ConfigError`."
     try:
         v = _typed(p.type, value)
-        v = v.strip() if isinstance(v, str) and (p.role or p.folder) else v  # a name's edge spaces are no part of it
+        v = v.strip(" ") if isinstance(v, str) and (p.role or p.folder) else v  # a name's edge spaces: not part of it
     except (TypeError, ValueError):
         hint = _HINTS.get(p.type, "")
         raise ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {str(value)[:80]!r}{hint}") from None

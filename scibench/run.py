@@ -20,7 +20,7 @@ from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI', 'EXIT_CODES',
            'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded',
            'unparsable_hint', 'ParseWatch', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM',
-           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'data_check', 'describe_roles',
+           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'splits_here', 'data_check', 'describe_roles',
            'PreflightError', 'preflight', 'plan_rows', 'write_requests', 'RunOptions', 'execute', 'retry_params',
            'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage', 'epoch_text',
            'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs',
@@ -325,12 +325,29 @@ def derive_requests(b: Benchmark, cfg, specs: dict | None = None, ctx: PlanConte
                  endpoint=l.spec.public()["base_url"], body=body) for k, l in ctx._llms.items() for body in l.kept]
 
 # %% ../nbs/06_run.ipynb #02d30be5
+def splits_here(b: Benchmark, cfg) -> list[str]:
+    "The splits of `b` whose data files are all here: `sample`, and each name that, put for `cfg.split` in the paths "
+    "`b.data(cfg)` gives, finds every file."
+    import glob, re
+    paths = [str(p) for p in b.data(cfg)]
+    if not paths or cfg.split not in paths[0]:
+        return ["sample"]
+    pat = re.compile(re.escape(paths[0]).replace(re.escape(cfg.split), "([^/]+)", 1))
+    names = {m[1] for f in glob.glob(paths[0].replace(cfg.split, "*", 1)) if (m := pat.fullmatch(f))}
+    ok = [s for s in sorted(names) if all(Path(p.replace(cfg.split, s, 1)).exists() for p in paths)]
+    return ["sample"] + [s for s in ok if s != "sample"]
+
+
 def data_check(b: Benchmark, cfg) -> None:
-    "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
+    "Raise `ConfigError` naming every missing data file, the splits there are and `make data` (see above)."
+    import difflib
     missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()] if b.data else []
     if missing:
-        raise ConfigError(f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` "
-                          f"(or `scibench data {b.name}`)")
+        have = splits_here(b, cfg)
+        near = difflib.get_close_matches(cfg.split, have, n=1)
+        raise ConfigError(f"{b.name} has no split '{cfg.split}' here ({', '.join(missing)} missing)"
+                          + (f"; did you mean '{near[0]}'?" if near else "") + f"; splits here: {', '.join(have)}; "
+                          f"the published ones: `make data` (or `scibench data {b.name}`)")
 
 
 def describe_roles(specs: dict, roles: dict) -> list[str]:

@@ -54,3 +54,39 @@ def test_retry_of_a_corrupt_meta_json_is_one_line_naming_the_file(cli, results, 
     r = cli("retry", d)
     assert r.returncode == 2 and f"{d}/meta.json" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_an_unknown_split_lists_the_splits_there_are(cli, own_data, results):
+    d = own_data("abgen")
+    (d / "abgen").mkdir()
+    (d / "abgen" / "test.jsonl").write_text("")
+    r = cli("run", "abgen", "--split", "tset", "--dry-run")
+    assert r.returncode == 2 and "did you mean 'test'?" in r.stderr and "splits here: sample, test;" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, needle", [(["--ids", ","], "expects list"), (["--seed", "99999999999"], "'seed' must be <="),
+                                          (["--model", " m "], None)])
+def test_lists_ints_and_names_are_checked_before_anything_runs(cli, results, args, needle):
+    r = cli("run", "abgen", *args, "--dry-run")
+    if needle:
+        assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    else:  # a name's edge spaces are no part of it: an unknown model 'm', named without them
+        assert r.returncode == 2 and "unknown model 'm'" in r.stderr, r.stderr
+
+
+def test_eight_thousand_unknown_ids_give_a_short_message(cli, results):
+    r = cli("run", "abgen", "--ids", ",".join(f"x{i}" for i in range(8000)), "--dry-run")
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and "and 7995 more" in last and len(last) < 300, r.stderr[:500]
+
+
+def test_models_a_slash_b_and_a_underscore_b_get_two_folders_both_in_the_tables(cli, fake_server, results):
+    fs = fake_server()
+    for name in ("a/b", "a_b"):
+        r = cli("run", "abgen", "--model", name, "--judge", name, "--base-url", fs.base_url, *FAST)
+        assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (results / "abgen" / "sample").iterdir()) == ["a%2Fb", "a_b"]
+    from scibench.runs import select_runs
+    chosen, _ = select_runs("abgen")
+    assert len(chosen) == 2
