@@ -22,7 +22,7 @@ __all__ = ['STRUCTURED', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 
            'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec',
            'load_registry', 'get_model', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions',
            'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected', 'pipeline_window', 'apipeline',
-           'pipeline', 'parse_json', 'ping']
+           'pipeline', 'parse_json', 'server_slots', 'ping']
 
 # %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
@@ -1071,6 +1071,19 @@ def _v1_hint(spec: ModelSpec, timeout: float, get) -> str:
         ok = False
     fix = f"use the base URL {public_url(v1)}" if ok else "give the URL the API paths go under (usually ending in /v1)"
     return f"{where}/models answers HTTP 404: not an API base URL; {fix}"
+
+
+def server_slots(spec: ModelSpec, timeout: float = 5.0) -> int | None:
+    "The requests a llama.cpp server handles at once (`GET /props`: `total_slots`), or None when it does not say."
+    import httpx
+    u = urlsplit(spec.base_url)
+    root = urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1"), "", ""))
+    try:
+        r = httpx.get(root + "/props", timeout=timeout, verify=tls_context(), headers={"Authorization": _auth(spec)})
+        n = r.json().get("total_slots") if r.status_code == 200 else None
+    except Exception:
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4096 else None
 
 
 def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
-from .llm import parse_json, public_url
+from .llm import parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
 from .report import Estimate
@@ -21,10 +21,10 @@ __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'EPOCH_STRIDE', 'STATUSES', 'EP
            'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded',
            'unparsable_hint', 'ParseWatch', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM',
            'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'splits_here', 'data_check', 'describe_roles',
-           'PreflightError', 'preflight', 'plan_rows', 'write_requests', 'RunOptions', 'execute', 'retry_params',
-           'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage', 'epoch_text',
-           'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs',
-           'make_tables', 'remove_stale']
+           'PreflightError', 'preflight', 'served_notes', 'plan_rows', 'write_requests', 'RunOptions', 'execute',
+           'by_slots', 'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs',
+           'epochs_usage', 'epoch_text', 'split_params', 'execute_all', 'summary_text', 'summary_all_text',
+           'render_notebook', 'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -362,8 +362,10 @@ class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
 
-def preflight(specs: dict, timeout: float = 10.0) -> None:
-    "Keys present and every non-embedded endpoint answers; raises `PreflightError` naming the model."
+def preflight(specs: dict, timeout: float = 10.0) -> dict:
+    "Every non-embedded endpoint answers (else `PreflightError` naming the model) → {name: the ids its server lists} "
+    "for the models whose served id is not among them."
+    served = {}
     for n, s in specs.items():
         if s.embedded:
             continue
@@ -371,8 +373,23 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
         if why:
             raise PreflightError(f"model '{n}': {why}")
         if ids and s.model not in ids:
-            print(f"warning: model '{n}': {s.public()['base_url']} serves {', '.join(map(str, ids[:5]))}, "
-                  f"not '{s.model}' (set the served id with --served-model)", file=sys.stderr)
+            served[n] = [str(i) for i in ids[:5]]
+    return served
+
+
+def served_notes(specs: dict, served: dict, roles: dict) -> dict:
+    "{name: {asked, serves, note}} of `preflight`'s `served`; a one-model server that also serves the model under test "
+    "is that model: the note says so (a judge that is the model judges itself)."
+    out, models = {}, roles.get("model") or []
+    for n, ids in served.items():
+        s, role = specs[n], next((r for r, ns in roles.items() if n in ns), "model")
+        note = (f"{role} '{n}': {public_url(s.base_url)} serves {', '.join(ids)}, not '{s.model}' "
+                "(set the served id with --served-model)")
+        same = [m for m in models if m != n and public_url(specs[m].base_url) == public_url(s.base_url)]
+        if len(ids) == 1 and same and role != "model":
+            note += f"; the {role} is the model under test ('{same[0]}', one model served)"
+        out[n] = dict(asked=s.model, serves=ids, note=note)
+    return out
 
 # %% ../nbs/06_run.ipynb #02d30be7
 def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: PlanContext | None = None) -> list[dict]:
@@ -552,7 +569,9 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     _check_keys(specs)
     t0 = time.time()
     with serving(*([n for n, s in specs.items() if s.embedded] if o.serve else [])):
-        meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0)
+        auto = {n for n, s in specs.items() if not s.embedded and n not in _registry()
+                and "max_concurrency" not in (endpoints or {}).get(n, {})}  # ad hoc, no --concurrency
+        meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0, auto)
     if o.notebook and meta["status"] != "interrupted":
         render_notebook(meta["dir"])
     from scibench.view import write_report
@@ -601,19 +620,33 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
     return r
 
 
-def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float) -> dict:
-    "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`)."
+def by_slots(specs: dict, names) -> dict:
+    "`specs` with each model in `names` sent as many requests at once as its llama.cpp server has slots (if it says)."
+    specs = dict(specs)
+    for n in names:
+        if (k := server_slots(specs[n])) and k != specs[n].max_concurrency:
+            specs[n] = dataclasses.replace(specs[n], max_concurrency=k)
+            _echo(f"note: model '{n}': its llama.cpp server has {k} slot(s): {k} request(s) at once (--concurrency N)")
+    return specs
+
+
+def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
+    "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`); "
+    "`auto`: the models whose concurrency their server's slots set (`by_slots`)."
     for n, s in specs.items():
         if s.embedded and not port_open(s):
             raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
-    preflight(specs)
-    specs = resolve_structured(specs)  # "auto" modes asked of their servers (a line each): in meta.json
+    served = served_notes(specs, preflight(specs), role_models(b, cfg))
+    for x in served.values():
+        _echo(f"warning: {x['note']}")
+    specs = resolve_structured(by_slots(specs, auto))  # "auto" modes asked of their servers (a line each): in meta.json
     cd = config_dict(cfg)
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
     (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
     try:
         meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=plan["plan"],
-                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
+                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg),
+                    **({"served": served} if served else {}))
         meta.update({k: v for k, v in plan.items() if k != "plan"})
         meta.update(started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), git_commit=git_commit(),
                     python=platform.python_version(), host=platform.machine())
@@ -866,6 +899,7 @@ def summary_text(meta: dict) -> str:
         lines.append(f"retries   {retries_text(u)}")
     for role, m in meta.get("roles_models", {}).items():
         lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
+    lines += [f"served    {x.get('note')}" for x in (meta.get("served") or {}).values() if isinstance(x, dict)]
     prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
     if isinstance(pr := prov.get("protocol"), dict):  # its notes were printed before the run; here how many departures
         k = len(pr.get("notes") or [])

@@ -90,3 +90,37 @@ def test_models_a_slash_b_and_a_underscore_b_get_two_folders_both_in_the_tables(
     from scibench.runs import select_runs
     chosen, _ = select_runs("abgen")
     assert len(chosen) == 2
+
+
+def test_a_llama_cpp_server_gets_the_concurrency_of_its_slots_unless_one_is_given(cli, fake_server, results):
+    import json
+    fs = fake_server(slots=1)
+    r = _run(cli, fs, fs.base_url)
+    assert r.returncode == 0 and "1 slot(s): 1 request(s) at once" in r.stderr, r.stderr
+    metas = [json.loads(p.read_text()) for p in results.rglob("meta.json")]
+    assert [m["models"]["m"]["max_concurrency"] for m in metas] == [1]
+    r = _run(cli, fs, fs.base_url, "--concurrency", "3", "--refresh")
+    assert r.returncode == 0 and "slot(s)" not in r.stderr, r.stderr
+    assert sorted(json.loads(p.read_text())["models"]["m"]["max_concurrency"] for p in results.rglob("meta.json")) == [1, 3]
+
+
+def test_a_served_id_other_than_the_name_is_recorded_and_reported_and_a_judge_that_is_the_model_said(cli, fake_server,
+                                                                                                    results):
+    import json
+    fs = fake_server()   # serves one model, 'fake'
+    r = cli("run", "abgen", "--model", "fake", "--judge", "my-judge", "--base-url", fs.base_url, "--judge-base-url",
+            fs.base_url, *FAST)
+    assert r.returncode == 0, r.stderr
+    d = _only_run(results)
+    note = json.loads((d / "meta.json").read_text())["served"]["my-judge"]["note"]
+    assert "serves fake, not 'my-judge'" in note and "the judge is the model under test ('fake'" in note
+    assert note in r.stdout and "the judge is the model under test" in (d / "report.html").read_text()
+
+
+def test_an_unknown_make_variable_is_named_before_anything_runs():
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run(["make", "-n", "run", "LIMT=2"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown variable LIMT;" in r.stderr and "LIMIT" in r.stderr and not r.stdout, r
+    assert subprocess.run(["make", "-n", "run", "LIMIT=2"], cwd=root, capture_output=True).returncode == 0
