@@ -1,5 +1,6 @@
 """A newcomer's mistakes answered in one line with their fix before anything is written, and nothing of theirs leaves
 or crashes: endpoint forms, retry of a foreign run folder, corrupt run files, model names, bounds. Fake server only."""
+import json
 import pytest
 
 FAST = ["--limit", "1", "--max-tokens", "16", "--judge-max-tokens", "64", "--no-notebook"]
@@ -124,3 +125,30 @@ def test_an_unknown_make_variable_is_named_before_anything_runs():
     r = subprocess.run(["make", "-n", "run", "LIMT=2"], cwd=root, capture_output=True, text=True)
     assert r.returncode == 2 and "unknown variable LIMT;" in r.stderr and "LIMIT" in r.stderr and not r.stdout, r
     assert subprocess.run(["make", "-n", "run", "LIMIT=2"], cwd=root, capture_output=True).returncode == 0
+
+
+def _notebook_header(run):
+    "The run notebook's first code cells, run on folder `run` as papermill would (its parameters cell, then the next)."
+    from pathlib import Path
+    nb = json.loads((Path(__file__).resolve().parent.parent / "nbs" / "runs" / "run.ipynb").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"][1]
+    exec("".join(code["source"]), {"run": str(run)})
+
+
+@pytest.mark.parametrize("meta, records, needle", [
+    ('{"bench": "abgen"}', "", "meta.json: field 'status'"), ("{", "", "meta.json:1: invalid JSON"),
+    ('{"bench": "abgen", "status": "complete", "config": {"model": "m", "split": "sample"}}', "[1]\n",
+     "records.jsonl:1: expected a JSON object")])
+def test_a_corrupt_run_file_is_one_line_in_the_run_notebook_view_and_compare(cli, results, meta, records, needle):
+    d = results / "abgen" / "sample" / "m" / "20260101T000000000Z-abcdef"
+    d.mkdir(parents=True)
+    (d / "meta.json").write_text(meta)
+    (d / "records.jsonl").write_text(records)
+    with pytest.raises(SystemExit, match=needle):
+        _notebook_header(d)
+    for args in (["view", d], ["compare", d, d]):   # no status: they read what they can
+        r = cli(*args)
+        one = r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert one or (r.returncode == 0 and "field 'status'" in needle and not r.stderr), r.stderr
+    r = cli("runs")
+    assert r.returncode == 0 and ("unreadable" in r.stdout or "complete" in r.stdout), r
