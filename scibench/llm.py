@@ -213,6 +213,7 @@ class Cache:
         self.path = Path(path or cache_dir() / "llm-cache.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self.full: str | None = None  # why answers could not be stored (a full disk): said once, the run goes on
         try:
             self._open()
         except sqlite3.DatabaseError as e:  # a truncated or garbled file: moved aside, a fresh cache in its place
@@ -255,9 +256,15 @@ class Cache:
         return self.get_many([key]).get(key)
 
     def put(self, key, value: dict):
-        "Store an answer (one transaction)."
-        with self._lock:
-            self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+        "Store an answer (one transaction); when it cannot be stored (a full disk), say so once, naming the file."
+        try:
+            with self._lock:
+                self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+        except sqlite3.OperationalError as e:
+            if self.full is None:
+                print(f"warning: the response cache {self.path} cannot store answers ({e}): the run goes on and keeps "
+                      "them in its records, uncached; free space there or set SCIBENCH_CACHE", file=sys.stderr)
+            self.full = str(e)
 
     def count(self) -> int:
         return self.con.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
@@ -266,11 +273,17 @@ class Cache:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
 
     def clear(self) -> int:
-        "Delete every entry; returns how many there were."
+        "Delete every entry; returns how many there were (on a full disk, where SQLite cannot write: the files)."
         with self._lock:
             n = self.count()
-            self.con.execute("DELETE FROM cache")
-            self.con.execute("VACUUM")
+            try:
+                self.con.execute("DELETE FROM cache")
+                self.con.execute("VACUUM")
+            except sqlite3.OperationalError:
+                self.con.close()
+                for suffix in ("", "-wal", "-shm"):
+                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+                self._open()
         return n
 
 # %% ../nbs/01_llm.ipynb #26c82d31
