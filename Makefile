@@ -31,6 +31,12 @@ ARGS ?=
 EPOCHS ?=
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
+# a variable given on the command line that this Makefile does not read (`make run LIMT=2`) stops here, named
+KNOWN_VARS := $(shell sed -En 's/^(export )?([A-Z_]+) *[?:]?=.*/\2/p' $(firstword $(MAKEFILE_LIST)))
+UNKNOWN_VARS := $(filter-out $(KNOWN_VARS),$(foreach v,$(.VARIABLES),$(if $(findstring command line,$(origin $(v))),$(v))))
+ifneq ($(UNKNOWN_VARS),)
+$(error unknown variable $(UNKNOWN_VARS); the variables: $(filter-out SHELL BIN KNOWN_VARS UNKNOWN_VARS,$(KNOWN_VARS)))
+endif
 # the development lab (bench/: the fake server and the performance figures) lives outside the package
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 # %% auto #0
-__all__ = ['REGISTRY', 'ConfigError', 'Param', 'param', 'params_of', 'Config', 'coerce', 'check_name', 'make_config',
-           'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles', 'load_limit',
-           'select_items', 'note_protocol', 'register', 'benchmark_packages', 'benchmarks', 'get_benchmark', 'describe']
+__all__ = ['MAX_LIST', 'MAX_INT', 'REGISTRY', 'ConfigError', 'Param', 'param', 'params_of', 'Config', 'coerce', 'check_name',
+           'make_config', 'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles',
+           'load_limit', 'select_items', 'note_protocol', 'register', 'benchmark_packages', 'benchmarks',
+           'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
@@ -86,21 +87,29 @@ class Config:
     limit: int = param(0, "use only the first N items (0 = all)", min=0)
     ids: list = param([], "run only the items with these ids (comma-separated; empty = all; not with limit)")
     seed: int = param(0, "run-level seed: added to every request's sample index, the `seed` sent (0 = as before)",
-                      min=0)
+                      min=0, max=10**9)
 
 # %% ../nbs/06_bench.ipynb #b63a4687
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 _HINTS = {bool: " (true/false)", list: " (a comma-separated list)"}
+MAX_LIST, MAX_INT = 10_000, 2**31 - 1  # a list parameter's values at most; an int parameter's bound when it has none
+
+
+def _listed(v) -> list:
+    "A list parameter's values: a comma-separated string (separators only, `--ids ,`, are no list) or a list."
+    if isinstance(v, str):
+        if v.strip() and not v.strip(", "):
+            raise ValueError
+        return [x.strip() for x in v.split(",") if x.strip()]
+    if not isinstance(v, (list, tuple)):
+        raise TypeError
+    return [str(x).strip() for x in v]
 
 
 def _typed(t, v):
     "`v` as type `t` (bool, int, float, list; any other: str); TypeError or ValueError when it is not one."
     if t is list:
-        if isinstance(v, str):
-            return [x.strip() for x in v.split(",") if x.strip()]
-        if not isinstance(v, (list, tuple)):
-            raise TypeError
-        return [str(x).strip() for x in v]
+        return _listed(v)
     if isinstance(v, bool):
         if t is bool:
             return v
@@ -125,9 +134,12 @@ def coerce(p: Param, value):
     "`value` as `p`'s type, in its choices and bounds; else `ConfigError`."
     try:
         v = _typed(p.type, value)
+        v = v.strip(" ") if isinstance(v, str) and (p.role or p.folder) else v  # a name's edge spaces: not part of it
     except (TypeError, ValueError):
         hint = _HINTS.get(p.type, "")
-        raise ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {value!r}{hint}") from None
+        raise ConfigError(f"parameter '{p.name}' expects {p.type_name}, got {str(value)[:80]!r}{hint}") from None
+    if isinstance(v, list) and len(v) > MAX_LIST:
+        raise ConfigError(f"parameter '{p.name}': {len(v)} values; at most {MAX_LIST}")
     for x in v if isinstance(v, list) else [v]:
         if p.choices and x not in p.choices and not (x == "" and p.default == ""):
             raise ConfigError(f"parameter '{p.name}': {x!r} is not one of {', '.join(map(str, p.choices))}")
@@ -142,8 +154,9 @@ def _check_bounds(p: Param, x) -> None:
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         if p.min is not None and x < p.min:
             raise ConfigError(f"parameter '{p.name}' must be >= {p.min}, got {x}")
-        if p.max is not None and x > p.max:
-            raise ConfigError(f"parameter '{p.name}' must be <= {p.max}, got {x}")
+        hi = p.max if p.max is not None else MAX_INT if isinstance(x, int) else None
+        if hi is not None and x > hi:
+            raise ConfigError(f"parameter '{p.name}' must be <= {hi}, got {x}")
     if isinstance(x, str) and p.folder:
         check_name(x, f"parameter '{p.name}'")
     if isinstance(x, str) and p.role:  # each model it names (`a,b`; empty: none)
@@ -162,6 +175,7 @@ def check_name(value, what: str = "name", slash: bool = False) -> str:
     rules = [(not s, "must not be empty"), (bad, f"must not contain control characters or line breaks (found {bad!r})"),
              ("/" in comp or "\\" in comp, "must not contain a path separator (/ or a backslash)"),
              (comp in (".", ".."), "must not be '.' or '..'"), (comp.startswith("."), "must not start with '.'"),
+             (s != s.strip(), "must not begin or end with a space"),
              (len(comp.encode("utf-8", "surrogatepass")) > 200, "is longer than 200 bytes")]
     why = next((w for broken, w in rules if broken), "")
     if why:
@@ -312,7 +326,8 @@ def select_items(cfg, items: list, key) -> list:
     unknown = [i for i in ids if i not in known]
     if unknown:
         near = ", ".join(have[:3]) + (", ..." if len(have) > 3 else "")
-        raise ConfigError(f"--ids: no item with id {', '.join(map(repr, unknown))} in this split (ids: {near})")
+        more, some = f" and {len(unknown) - 5} more" if len(unknown) > 5 else "", ", ".join(map(repr, unknown[:5]))
+        raise ConfigError(f"--ids: no item with id {some}{more} in this split (ids: {near})")
     return [x for x, k in zip(items, have) if k in want]
 
 # %% ../nbs/06_bench.ipynb #b2e5a0c2

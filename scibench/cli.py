@@ -12,13 +12,13 @@ from .data import all_downloaders, download
 from .llm import Cache, get_model, load_registry
 from .run import ENDPOINT_FIELDS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
 from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
-from .runs import list_runs, rel
+from .runs import list_runs, read_meta, rel
 from .server import ServerError, start_server, stop_server
 from .view import compare_html, compare_runs, compare_text, resolve_run, write_report
 
 # %% auto #0
 __all__ = ['ENDPOINT_OPTS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all', 'command_parser',
-           'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main']
+           'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main', 'retry_parser']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -240,10 +240,8 @@ def _parser():
                    "other URL by its path on its host)")
     d.add_argument("--list", action="store_true", help="list the benchmarks' downloaders and exit")
     sub.add_parser("models", help="list the model registry")
-    y = sub.add_parser("retry", help="rerun a run's config: cached answers reused, only failed items' requests sent")
-    y.add_argument("run", metavar="RUN", help="a run folder or label bench/split/model[/run-id] (latest: no run-id)")
-    y.add_argument("--dry-run", action="store_true", help="show the plan, call nothing")
-    y.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
+    sub.add_parser("retry", add_help=False, help="rerun a run's config: cached answers reused, only failed items' "
+                   "requests sent; scibench retry RUN --help")
     y = sub.add_parser("cite", help="BibTeX of a benchmark's paper (what the paper's text prints)")
     y.add_argument("bench", metavar="BENCH", help="a benchmark name (scibench benchmarks)")
     v = sub.add_parser("view", help="write (refresh) a run's report.html and print its path")
@@ -431,8 +429,25 @@ def _compare(a):
         print(f"wrote {a.html}")
 
 
-def _retry(a):
-    meta = retry(resolve_run(a.run), dry_run=a.dry_run, notebook=not a.no_notebook)
+def retry_parser() -> argparse.ArgumentParser:
+    "`scibench retry RUN`: its run options and the endpoint options of every benchmark's roles."
+    p = _Parser(prog="scibench retry", epilog=_EXIT, description="rerun a run's config: cached answers reused, only "
+                "failed items' requests sent; a recorded endpoint not in models.toml must be given again (--base-url)")
+    p.add_argument("run", metavar="RUN", help="a run folder or label bench/split/model[/run-id] (latest: no run-id)")
+    p.add_argument("--dry-run", action="store_true", help="show the plan, call nothing")
+    p.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
+    _endpoint_args(p, dict.fromkeys(q.name for b in benchmarks().values() for q in b.roles()))
+    return p
+
+
+def _retry_cmd(argv) -> int:
+    "`scibench retry RUN [options]`: endpoint options apply to the models the run's meta.json records per role."
+    a = retry_parser().parse_args(argv)
+    d = resolve_run(a.run)
+    roles = read_meta(d).get("roles") or {}
+    names = {r: [x for x in ns if isinstance(x, str)] for r, ns in roles.items() if isinstance(ns, list)}
+    endpoints = _given_endpoints(a, lambda role: names.get(role, []))
+    meta = retry(d, endpoints, dry_run=a.dry_run, notebook=not a.no_notebook)
     print(plan_text(meta) if a.dry_run else summary_text(meta))
     return 0 if meta["status"] in ("complete", "dry-run") else 130 if meta["status"] == "interrupted" else 1
 
@@ -453,7 +468,7 @@ def _models(a):
 
 
 VERBS = dict(benchmarks=_benchmarks, runs=_runs, tables=_tables, cache=_cache, serve=_serve, stop=_stop, data=_data,
-             view=_view, compare=_compare, models=_models, retry=_retry, cite=_cite)
+             view=_view, compare=_compare, models=_models, cite=_cite)
 
 
 def _main(argv) -> int:
@@ -461,6 +476,8 @@ def _main(argv) -> int:
         return run_command(argv[0], get_benchmark(argv[0]).commands, argv[1:])
     if argv and argv[0] == "run":
         return _run(argv[1:])
+    if argv and argv[0] == "retry":
+        return _retry_cmd(argv[1:])
     a = _parser().parse_args(argv)
     return VERBS[a.verb](a) or 0
 

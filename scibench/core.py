@@ -290,8 +290,10 @@ def write_with(path, write, mode: int = 0o644) -> Path:
             os.fsync(f.fileno())
             os.fchmod(f.fileno(), mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.errno and e.filename is None:  # a full disk: the error names the file
+            raise OSError(e.errno, e.strerror, str(path)) from e
         raise
     return path
 

@@ -23,7 +23,7 @@ __all__ = ['STRUCTURED', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 
            'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec',
            'load_registry', 'get_model', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions',
            'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected', 'pipeline_window', 'apipeline',
-           'pipeline', 'parse_json', 'ping']
+           'pipeline', 'parse_json', 'server_slots', 'ping']
 
 # %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
@@ -214,6 +214,7 @@ class Cache:
         self.path = Path(path or cache_dir() / "llm-cache.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self.full: str | None = None  # why answers could not be stored (a full disk): said once, the run goes on
         try:
             self._open()
         except sqlite3.DatabaseError as e:  # a truncated or garbled file: moved aside, a fresh cache in its place
@@ -256,9 +257,15 @@ class Cache:
         return self.get_many([key]).get(key)
 
     def put(self, key, value: dict):
-        "Store an answer (one transaction)."
-        with self._lock:
-            self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+        "Store an answer (one transaction); when it cannot be stored (a full disk), say so once, naming the file."
+        try:
+            with self._lock:
+                self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+        except sqlite3.OperationalError as e:
+            if self.full is None:
+                print(f"warning: the response cache {self.path} cannot store answers ({e}): the run goes on and keeps "
+                      "them in its records, uncached; free space there or set SCIBENCH_CACHE", file=sys.stderr)
+            self.full = str(e)
 
     def count(self) -> int:
         return self.con.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
@@ -267,11 +274,17 @@ class Cache:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
 
     def clear(self) -> int:
-        "Delete every entry; returns how many there were."
+        "Delete every entry; returns how many there were (on a full disk, where SQLite cannot write: the files)."
         with self._lock:
             n = self.count()
-            self.con.execute("DELETE FROM cache")
-            self.con.execute("VACUUM")
+            try:
+                self.con.execute("DELETE FROM cache")
+                self.con.execute("VACUUM")
+            except sqlite3.OperationalError:
+                self.con.close()
+                for suffix in ("", "-wal", "-shm"):
+                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+                self._open()
         return n
 
 # %% ../nbs/01_llm.ipynb #26c82d31
@@ -1086,13 +1099,50 @@ def parse_json(text: str | None):
     return None, "no JSON object in response"
 
 # %% ../nbs/01_llm.ipynb #ba9d6f28
+_API_PATHS = ("/chat/completions", "/completions", "/models", "/chat")
+
+
+def _api_root(base: str) -> str | None:
+    "The base URL the API paths go under when `base` ends in one of them (lm-eval's `.../chat/completions`), or None."
+    b = base.rstrip("/")
+    return next((b[: -len(t)] for t in _API_PATHS if urlsplit(b).path.endswith(t)), None)
+
+
+def _v1_hint(spec: ModelSpec, timeout: float, get) -> str:
+    "After HTTP 404 at `/models` of a base URL without `/v1`: the `/v1` URL to give when it answers there (one line)."
+    where, v1 = public_url(spec.base_url), spec.base_url.rstrip("/") + "/v1"
+    if urlsplit(spec.base_url).path.rstrip("/").endswith("/v1"):
+        return ""
+    try:
+        ok = get(v1 + "/models", timeout=timeout).status_code < 400
+    except Exception:
+        ok = False
+    fix = f"use the base URL {public_url(v1)}" if ok else "give the URL the API paths go under (usually ending in /v1)"
+    return f"{where}/models answers HTTP 404: not an API base URL; {fix}"
+
+
+def server_slots(spec: ModelSpec, timeout: float = 5.0) -> int | None:
+    "The requests a llama.cpp server handles at once (`GET /props`: `total_slots`), or None when it does not say."
+    import httpx
+    u = urlsplit(spec.base_url)
+    root = urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1"), "", ""))
+    try:
+        r = httpx.get(root + "/props", timeout=timeout, verify=tls_context(), headers={"Authorization": _auth(spec)})
+        n = r.json().get("total_slots") if r.status_code == 200 else None
+    except Exception:
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4096 else None
+
+
 def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     "Preflight: does the endpoint answer? → (None, served model ids) or (reason, []). Sends the key; never shows it."
     import httpx
     where = public_url(spec.base_url)
+    if (root := _api_root(spec.base_url)) is not None:
+        return f"base URL {where} names an API path; use the base URL {public_url(root)} (the paths go under it)", []
     try:
-        r = httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout, verify=tls_context(),
-                      headers={"Authorization": _auth(spec)})
+        get = functools.partial(httpx.get, verify=tls_context(), headers={"Authorization": _auth(spec)})
+        r = get(spec.base_url.rstrip("/") + "/models", timeout=timeout)
     except RuntimeError as e:
         return redact(str(e)), []
     except httpx.TimeoutException:
@@ -1103,6 +1153,8 @@ def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
         return f"{where} refused the key in ${spec.api_key_env} (HTTP {r.status_code})", []
     if r.status_code >= 500:
         return f"{where} answers HTTP {r.status_code}", []
+    if r.status_code == 404 and (hint := _v1_hint(spec, timeout, get)):
+        return hint, []
     try:
         ids = [redact(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)]
     except Exception:

@@ -9,22 +9,22 @@ from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
-from .llm import parse_json
+from .llm import parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
 from .report import Estimate
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
-from .runs import claim_tmp, release_tmp, remove_killed, set_latest
+from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
 
 # %% auto #0
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI', 'EXIT_CODES',
            'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded',
            'unparsable_hint', 'ParseWatch', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM',
-           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'data_check', 'describe_roles',
-           'PreflightError', 'preflight', 'plan_rows', 'write_requests', 'RunOptions', 'execute', 'retry_params',
-           'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage', 'epoch_text',
-           'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs',
-           'make_tables', 'remove_stale']
+           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'splits_here', 'data_check', 'describe_roles',
+           'PreflightError', 'preflight', 'served_notes', 'plan_rows', 'write_requests', 'RunOptions', 'execute',
+           'by_slots', 'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs',
+           'epochs_usage', 'epoch_text', 'split_params', 'execute_all', 'summary_text', 'summary_all_text',
+           'render_notebook', 'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -325,12 +325,29 @@ def derive_requests(b: Benchmark, cfg, specs: dict | None = None, ctx: PlanConte
                  endpoint=l.spec.public()["base_url"], body=body) for k, l in ctx._llms.items() for body in l.kept]
 
 # %% ../nbs/06_run.ipynb #02d30be5
+def splits_here(b: Benchmark, cfg) -> list[str]:
+    "The splits of `b` whose data files are all here: `sample`, and each name that, put for `cfg.split` in the paths "
+    "`b.data(cfg)` gives, finds every file."
+    import glob, re
+    paths = [str(p) for p in b.data(cfg)]
+    if not paths or cfg.split not in paths[0]:
+        return ["sample"]
+    pat = re.compile(re.escape(paths[0]).replace(re.escape(cfg.split), "([^/]+)", 1))
+    names = {m[1] for f in glob.glob(paths[0].replace(cfg.split, "*", 1)) if (m := pat.fullmatch(f))}
+    ok = [s for s in sorted(names) if all(Path(p.replace(cfg.split, s, 1)).exists() for p in paths)]
+    return ["sample"] + [s for s in ok if s != "sample"]
+
+
 def data_check(b: Benchmark, cfg) -> None:
-    "Raise `ConfigError` naming every missing data file and the `make data` command that fetches it."
+    "Raise `ConfigError` naming every missing data file, the splits there are and `make data` (see above)."
+    import difflib
     missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()] if b.data else []
     if missing:
-        raise ConfigError(f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` "
-                          f"(or `scibench data {b.name}`)")
+        have = splits_here(b, cfg)
+        near = difflib.get_close_matches(cfg.split, have, n=1)
+        raise ConfigError(f"{b.name} has no split '{cfg.split}' here ({', '.join(missing)} missing)"
+                          + (f"; did you mean '{near[0]}'?" if near else "") + f"; splits here: {', '.join(have)}; "
+                          f"the published ones: `make data` (or `scibench data {b.name}`)")
 
 
 def describe_roles(specs: dict, roles: dict) -> list[str]:
@@ -345,8 +362,10 @@ class PreflightError(RuntimeError):
     "An endpoint does not answer or a key is missing: nothing was run (exit 3)."
 
 
-def preflight(specs: dict, timeout: float = 10.0) -> None:
-    "Keys present and every non-embedded endpoint answers; raises `PreflightError` naming the model."
+def preflight(specs: dict, timeout: float = 10.0) -> dict:
+    "Every non-embedded endpoint answers (else `PreflightError` naming the model) → {name: the ids its server lists} "
+    "for the models whose served id is not among them."
+    served = {}
     for n, s in specs.items():
         if s.embedded:
             continue
@@ -354,8 +373,23 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
         if why:
             raise PreflightError(f"model '{n}': {why}")
         if ids and s.model not in ids:
-            print(f"warning: model '{n}': {s.public()['base_url']} serves {', '.join(map(str, ids[:5]))}, "
-                  f"not '{s.model}' (set the served id with --served-model)", file=sys.stderr)
+            served[n] = [str(i) for i in ids[:5]]
+    return served
+
+
+def served_notes(specs: dict, served: dict, roles: dict) -> dict:
+    "{name: {asked, serves, note}} of `preflight`'s `served`; a one-model server that also serves the model under test "
+    "is that model: the note says so (a judge that is the model judges itself)."
+    out, models = {}, roles.get("model") or []
+    for n, ids in served.items():
+        s, role = specs[n], next((r for r, ns in roles.items() if n in ns), "model")
+        note = (f"{role} '{n}': {public_url(s.base_url)} serves {', '.join(ids)}, not '{s.model}' "
+                "(set the served id with --served-model)")
+        same = [m for m in models if m != n and public_url(specs[m].base_url) == public_url(s.base_url)]
+        if len(ids) == 1 and same and role != "model":
+            note += f"; the {role} is the model under test ('{same[0]}', one model served)"
+        out[n] = dict(asked=s.model, serves=ids, note=note)
+    return out
 
 # %% ../nbs/06_run.ipynb #02d30be7
 def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: PlanContext | None = None) -> list[dict]:
@@ -535,7 +569,9 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     _check_keys(specs)
     t0 = time.time()
     with serving(*([n for n, s in specs.items() if s.embedded] if o.serve else [])):
-        meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0)
+        auto = {n for n, s in specs.items() if not s.embedded and n not in _registry()
+                and "max_concurrency" not in (endpoints or {}).get(n, {})}  # ad hoc, no --concurrency
+        meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0, auto)
     if o.notebook and meta["status"] != "interrupted":
         render_notebook(meta["dir"])
     from scibench.view import write_report
@@ -584,19 +620,33 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
     return r
 
 
-def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float) -> dict:
-    "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`)."
+def by_slots(specs: dict, names) -> dict:
+    "`specs` with each model in `names` sent as many requests at once as its llama.cpp server has slots (if it says)."
+    specs = dict(specs)
+    for n in names:
+        if (k := server_slots(specs[n])) and k != specs[n].max_concurrency:
+            specs[n] = dataclasses.replace(specs[n], max_concurrency=k)
+            _echo(f"note: model '{n}': its llama.cpp server has {k} slot(s): {k} request(s) at once (--concurrency N)")
+    return specs
+
+
+def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
+    "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`); "
+    "`auto`: the models whose concurrency their server's slots set (`by_slots`)."
     for n, s in specs.items():
         if s.embedded and not port_open(s):
             raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
-    preflight(specs)
-    specs = resolve_structured(specs)  # "auto" modes asked of their servers (a line each): in meta.json
+    served = served_notes(specs, preflight(specs), role_models(b, cfg))
+    for x in served.values():
+        _echo(f"warning: {x['note']}")
+    specs = resolve_structured(by_slots(specs, auto))  # "auto" modes asked of their servers (a line each): in meta.json
     cd = config_dict(cfg)
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
     (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
     try:
         meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=plan["plan"],
-                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
+                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg),
+                    **({"served": served} if served else {}))
         meta.update({k: v for k, v in plan.items() if k != "plan"})
         meta.update(started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), git_commit=git_commit(),
                     python=platform.python_version(), host=platform.machine())
@@ -617,23 +667,42 @@ def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float
     return meta
 
 # %% ../nbs/06_run.ipynb #35f05ca4
-def retry_params(d) -> tuple[str, dict, dict]:
-    "(bench, params, endpoints) of a new run with the config of run folder `d` (see above)."
-    m = run_meta(d)
-    b, reg = get_benchmark(m["bench"]), _registry()
-    params = {k: v for k, v in m.get("config", {}).items() if k in {p.name for p in b.params()}}
-    recorded = (m.get("models") or {}).items()
-    endpoints = {n: {f: s[f] for f in ENDPOINT_FIELDS if s.get(f) is not None} for n, s in recorded
-                 if n not in reg and isinstance(s, dict) and s.get("base_url")}
+def _foreign(d, n: str, s: dict, roles: dict) -> ConfigError:
+    "The refusal of model `n`'s recorded endpoint `s`: not in models.toml, not given; names the option to give."
+    role = next((r for r, ns in roles.items() if isinstance(ns, list) and n in ns), "model")
+    opt = "--base-url" if role == "model" else f"--{role.replace('_', '-')}-base-url"
+    return ConfigError(f"{rel(Path(d) / 'meta.json')}: model '{n}' ({role}) was served at "
+                       f"{public_url(str(s['base_url']))}, which is not in your models.toml; to send to it, give "
+                       f"{opt} URL (and --api-key-env VAR if it needs a key): a run folder's endpoint never gets a key")
+
+
+def retry_params(d, given: dict | None = None) -> tuple[str, dict, dict]:
+    "(bench, params, endpoints) of a new run with the config of run folder `d`; `given`: endpoints given (see above)."
+    m, given, reg = read_meta(d), given or {}, _registry()
+    try:
+        b = get_benchmark(m["bench"])
+    except ConfigError as e:
+        raise DataError(Path(d) / "meta.json", None, "bench", str(e)) from None
+    params = {k: v for k, v in m["config"].items() if k in {p.name for p in b.params()}}
+    known = {public_url(s.base_url) for s in reg.values()}
+    endpoints = {n: dict(e) for n, e in given.items()}
+    for n, s in (m.get("models") or {}).items():
+        if n in reg or not isinstance(s, dict) or not isinstance(s.get("base_url"), str):
+            continue
+        if public_url(s["base_url"]) not in known and not given.get(n, {}).get("base_url"):
+            raise _foreign(d, n, s, m.get("roles") or {})
+        kept = {f: s[f] for f in ENDPOINT_FIELDS if f != "api_key_env" and s.get(f) is not None}
+        endpoints[n] = {**kept, **endpoints.get(n, {})}
     return b.name, params, endpoints
 
 
-def retry(d, **kw) -> dict:
-    "A new run with the config of run folder `d` (`scibench retry RUN`); `kw`: `execute`'s options."
-    bench, params, endpoints = retry_params(d)
-    k = (run_meta(d).get("epochs") or {}).get("k")
+def retry(d, endpoints: dict | None = None, **kw) -> dict:
+    "A new run with the config of run folder `d` (`scibench retry RUN`); `endpoints` given; `kw`: `execute`'s options."
+    bench, params, endpoints = retry_params(d, endpoints)
+    k = (read_meta(d).get("epochs") or {}).get("k")
     if isinstance(k, int) and k > 1 and "epochs" not in kw:  # the run's epochs, unless told otherwise
         kw["epochs"] = k
+    _echo(f"retry of {rel(d)}")
     meta = execute(bench, params, endpoints, **kw)
     if meta.get("dir") is not None:
         p = Path(meta["dir"]) / "meta.json"
@@ -830,6 +899,7 @@ def summary_text(meta: dict) -> str:
         lines.append(f"retries   {retries_text(u)}")
     for role, m in meta.get("roles_models", {}).items():
         lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
+    lines += [f"served    {x.get('note')}" for x in (meta.get("served") or {}).values() if isinstance(x, dict)]
     prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
     if isinstance(pr := prov.get("protocol"), dict):  # its notes were printed before the run; here how many departures
         k = len(pr.get("notes") or [])

@@ -22,7 +22,7 @@ def run_parent(bench: str, split: str, model: str) -> Path:
     check_name(bench, "benchmark")
     check_name(split, "split")
     check_name(model, "model", slash=True)
-    return results_dir() / bench / split / model.replace("/", "_")
+    return results_dir() / bench / split / model.replace("%", "%25").replace("/", "%2F")  # a/b and a_b: two folders
 
 
 def new_run_id(cfg_dict: dict) -> str:
@@ -329,6 +329,8 @@ def overview(d) -> dict:
 
     d, m = Path(d), run_meta(d)
     recs = list(itertools.islice(iter_jsonl(d / "records.jsonl"), 20)) if (d / "records.jsonl").exists() else []
+    if bad := next((i for i, r in enumerate(recs, 1) if not isinstance(r, dict)), None):
+        raise DataError(d / "records.jsonl", bad, None, f"expected a JSON object (a record), got {recs[bad - 1]!r:.60}")
     cut = [{k: (json.dumps(v)[:200] if isinstance(v, (dict, list)) else v) for k, v in r.items()} for r in recs]
     return dict(config=pd.Series(m.get("config", {}), name="value").to_frame(),
                 headline=pd.DataFrame(m.get("headline", [])),

@@ -167,6 +167,8 @@ def _facts(m: dict, n_rec: int, n_failed: int) -> dict:
              "max failure share": m.get("max_failure_share")}
     prov = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
     facts.update({f"data: {k}": v for k, v in prov.items() if k != "protocol"})
+    served = m.get("served") if isinstance(m.get("served"), dict) else {}  # a served id other than the name asked
+    facts.update({f"served id: {n}": x.get("note") for n, x in served.items() if isinstance(x, dict)})
     return {k: v for k, v in facts.items() if v not in (None, "", " / ")}
 
 # %% ../nbs/09_view.ipynb #31c5bc9e
@@ -234,7 +236,7 @@ def _extras(R: Record, run, ctx) -> list:
 _META_SHOWN = {
     "bench", "run_id", "status", "status_reason", "config", "paper", "roles", "roles_models", "models", "usage", "n",
     "failures", "failures_by_reason", "headline", "seconds", "git_commit", "started", "python", "host", "provenance",
-    "max_failure_share", "plan",
+    "max_failure_share", "plan", "served",
 }
 
 def _usage_section(m: dict) -> dict:

@@ -40,3 +40,36 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     c = Cache(path)
     assert c.count() == 800 and c.get("a-399") == {"ok": True, "text": "x" * 200}
     assert json.dumps(c.get("b-0"))
+
+
+def test_a_full_cache_keeps_every_arrived_answer_says_so_once_naming_it_and_clears(fake_server, tmp_path, capsys):
+    "The disk fills (SQLite's page limit): 50 answers still arrive and are returned; one warning names the file."
+    fs = fake_server()
+    spec = ModelSpec("fake", fs.base_url, "fake", max_concurrency=8, max_retries=0, timeout=10)
+    c = Cache(tmp_path / "c.sqlite")
+    c.put("first", {"ok": True, "text": "x"})
+    c.con.execute(f"PRAGMA max_page_count = {c.con.execute('PRAGMA page_count').fetchone()[0]}")
+    res = LLM(spec, cache=c, progress=False).map([Request(msgs(f"q{i} " + "y" * 4000)) for i in range(50)])
+    assert all(r["ok"] for r in res) and fs.calls == 50 and "full" in c.full
+    err = capsys.readouterr().err
+    assert err.count("cannot store answers") == 1 and str(tmp_path / "c.sqlite") in err
+
+    class Full:   # a disk so full that SQLite cannot even delete: `scibench cache clear` removes the files
+        def __init__(self, con): self.con = con
+        def execute(self, sql, *a):
+            if sql.split()[0] in ("DELETE", "VACUUM", "INSERT"): raise sqlite3.OperationalError("database or disk is full")
+            return self.con.execute(sql, *a)
+        def close(self): self.con.close()
+    c.con = Full(c.con)
+    assert c.clear() >= 1 and c.count() == 0
+
+
+def test_a_write_that_fills_the_disk_names_the_file(tmp_path):
+    import errno, pytest
+    from scibench.core import write_with
+
+    def full(f):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(OSError, match=r"No space left on device: '.*records\.jsonl'"):
+        write_with(tmp_path / "records.jsonl", full)
+    assert not list(tmp_path.iterdir()), "no temporary file left"

@@ -81,7 +81,7 @@ def test_retry_sends_only_the_failed_items_requests(run_bench, fake_server):
     assert len(prompts) == 2 * 5 and not any(bad in p for p in prompts)
     fs.permanent = None   # the endpoint recovers
     prompts.clear()
-    m2 = retry(d, notebook=False, progress=False)
+    m2 = retry(d, eps, notebook=False, progress=False)   # a recorded ad-hoc endpoint is used only when given again
     assert m2["status"] == "complete" and m2["n"] == 3 and m2["failures"] == 0
     assert len(prompts) == 5 and all(bad in p for p in prompts[:1]), "only the failed item: its generation + 4 judges"
     assert m2["usage"]["total"]["cached"] == 10

@@ -147,7 +147,7 @@ def test_run_parent_and_labels_stay_under_results(results):
     from scibench.bench import ConfigError
     from scibench.runs import run_parent
     from scibench.view import resolve_run
-    assert run_parent("abgen", "sample", "org/model") == results / "abgen" / "sample" / "org_model"
+    assert run_parent("abgen", "sample", "org/model") == results / "abgen" / "sample" / "org%2Fmodel"
     for bad in (("abgen", "..", "m"), ("abgen", "sample", ".."), ("..", "sample", "m"), ("abgen", "a/b", "m")):
         TALLY["tried"] += 1
         with pytest.raises(ConfigError, match="names a folder"):
