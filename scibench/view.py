@@ -77,14 +77,17 @@ def _label_dir(parts) -> Path | None:
     return results_dir().joinpath(*parts)
 
 def resolve_run(spec) -> Path:
-    "A run folder from a path (a run folder, or a model folder → its latest run) or a label `bench/split/model[/id]`."
-    from scibench.runs import read_latest
+    "A run folder from a path or a label `bench/split/model[/id]`; a model folder → the run its tables use, else `latest`."
+    from scibench.runs import read_latest, complete_runs
     cands = [Path(spec)]
     parts = [p for p in str(spec).strip("/").split("/") if p]
     if parts and parts[0] == "results": parts = parts[1:]
     if len(parts) in (3, 4) and _label_dir(parts) is not None: cands.append(_label_dir(parts))
     for c in cands:
         if (c / "meta.json").is_file(): return c
+        try: used = [d for d in complete_runs(c.parent.parent.name) if d.parent.resolve() == c.resolve()]
+        except (ConfigError, OSError): used = []
+        if used: return used[0]
         rid = read_latest(c)  # None when `latest` is missing, a folder, or names no run
         if rid and (c / rid / "meta.json").is_file(): return c / rid
         if c.is_dir():
@@ -569,7 +572,8 @@ def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
 
     groups = sorted({g for g in grp.values() if g})
     return dict(
-        bench=bench, split=A["split"], a=_run_link(A["dir"]), b=_run_link(B["dir"]), model_a=A["model"],
+        bench=bench, split=A["split"], a=_run_link(A["dir"]), b=_run_link(B["dir"]), spec_a=str(a), spec_b=str(b),
+        status_a=A["meta"].get("status"), status_b=B["meta"].get("status"), model_a=A["model"],
         model_b=B["model"], n_a=len(ra), n_b=len(rb), shared=len(shared), only_a=len(ra) - len(shared),
         only_b=len(rb) - len(shared), failed_a=sum(bool(ra[i].get("failure")) for i in shared),
         failed_b=sum(bool(rb[i].get("failure")) for i in shared),
@@ -604,6 +608,10 @@ def compare_text(c: dict) -> str:
            f"paired on {c['shared']} shared examples (A has {c['n_a']}, B has {c['n_b']}; only in A {c['only_a']}, "
            f"only in B {c['only_b']}; failed among shared: A {c['failed_a']}, B {c['failed_b']}). Differences are "
            "B − A; CI: paired bootstrap 95% over examples.", ""]
+    for k in "ab":  # a label without a run id, or a model folder: which run it named
+        if c.get(f"spec_{k}") and not c[f"spec_{k}"].rstrip("/").endswith(c[k].split("/")[-1]):
+            out.insert(-1, f"{k.upper()} = {c[f'spec_{k}']} resolved to run {c[k].split('/')[-1]} ({c.get(f'status_{k}')}; the "
+                       "run the tables use, else `latest`)")
     if c.get("differences"):
         out += ["warning: the runs differ in more than the model, so B − A is not the model's alone:"]
         out += [f"  {x}" for x in c["differences"]] + [""]
@@ -646,4 +654,7 @@ def run_differences(A: dict, B: dict) -> list[str]:
     if ka != kb:  # a run of several epochs: its headline is their mean, its files epoch 0's
         out.append(f"epochs: A {ka}, B {kb}")
     if ma.get("n") != mb.get("n"): out.append(f"items: A {ma.get('n')}, B {mb.get('n')}")
+    st = [(x.get("status"), x.get("status_reason") or "") for x in (ma, mb)]
+    if st[0][0] != st[1][0] or st[0][0] != "complete":  # a partial or failed run's numbers leave its failures out
+        out.append("status: " + ", ".join(f"{k} {s}" + (f" ({r[:120]})" if s != "complete" else "") for k, (s, r) in zip("AB", st)))
     return out
