@@ -904,7 +904,7 @@ def _headline(meta: dict) -> str:
     ep = meta.get("epochs") if isinstance(meta.get("epochs"), dict) else None
     if h and ep and ep.get("per_epoch"):
         return f"{h['name'][:24]} {epoch_text(h, ep)}"
-    return f"{h['name'][:24]} {Estimate(**h)}" if h else "–"
+    return f"{h['name'][:24]} {Estimate(**h)}" if h else f"– (no headline: {meta.get('status_reason') or 'none'})"
 
 
 def summary_all_text(res: dict) -> str:
