@@ -11,6 +11,7 @@ from .core import DataError, write_text
 from .data import all_downloaders, download
 from .llm import Cache, get_model, load_registry
 from .run import ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
+from .run import preset_text
 from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
 from .runs import rel, runs_text
 from .server import ServerError, start_server, stop_server
@@ -311,6 +312,7 @@ def plan_all_text(res: dict) -> str:
     "`scibench run all --dry-run`: one plan table of every benchmark's calls; the caps and what was not applicable."
     plan = [{**r, "bench": m["bench"]} for m in res["runs"] for r in m.get("plan") or []]
     out = [plan_text(dict(plan=plan))]
+    out += [f"preset ({m['bench']}): {preset_text(m['preset'])}" for m in res["runs"] if m.get("preset")]
     out += [f"caps ({m['bench']}): {caps_text(m['caps'])}" for m in res["runs"] if m.get("caps")]
     out += [f"{m['bench']}: no calls planned" for m in res["runs"] if not m.get("plan")]
     out += [f"not applicable: parameter '{k}' to {', '.join(v)}" for k, v in (res.get("not_applicable") or {}).items()]
