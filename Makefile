@@ -23,6 +23,7 @@ JUDGE_CONCURRENCY ?=
 JUDGE_TIMEOUT ?=
 JUDGE_STRUCTURED ?=
 PARAMS ?=
+PRESET ?=
 RUN ?=
 A ?=
 B ?=
@@ -52,7 +53,7 @@ stop: install           ## stop it
 data: install           ## download the real datasets (needs the hub; clear message when offline)
 	HF_HUB_OFFLINE=0 $(BIN)/scibench data
 
-run: install            ## make run BENCH=abgen|all MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [EPOCHS=k] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
+run: install            ## make run BENCH=abgen|all MODEL=local [LIMIT=n] [JUDGE=name] [BASE_URL=url SERVED_MODEL=id ...] [EPOCHS=k] [PRESET=small|none] [PARAMS="-p max_tokens 256"] [ARGS="--dry-run"]
 	@$(BIN)/scibench run $(BENCH) --model "$(MODEL)" --split "$(SPLIT)" $(if $(LIMIT),--limit $(LIMIT)) \
 	  $(if $(EPOCHS),--epochs "$(EPOCHS)") \
 	  $(if $(JUDGE),--judge "$(JUDGE)") \
@@ -62,7 +63,8 @@ run: install            ## make run BENCH=abgen|all MODEL=local [LIMIT=n] [JUDGE
 	  $(if $(JUDGE_BASE_URL),--judge-base-url "$(JUDGE_BASE_URL)") $(if $(JUDGE_SERVED_MODEL),--judge-served-model "$(JUDGE_SERVED_MODEL)") \
 	  $(if $(JUDGE_API_KEY_ENV),--judge-api-key-env "$(JUDGE_API_KEY_ENV)") $(if $(JUDGE_CONCURRENCY),--judge-concurrency "$(JUDGE_CONCURRENCY)") \
 	  $(if $(JUDGE_TIMEOUT),--judge-timeout "$(JUDGE_TIMEOUT)") $(if $(JUDGE_STRUCTURED),--judge-structured "$(JUDGE_STRUCTURED)") \
-	  $(PARAMS) $(ARGS)
+	  $(if $(PRESET),--preset "$(PRESET)") $(PARAMS) $(ARGS) \
+	  || { rc=$$?; echo "make run: scibench run exited $$rc ($$(case $$rc in 1) echo 'partial or failed: see its status and failures above';; 2) echo 'bad input: the line above names it';; 3) echo 'preflight: an endpoint, key or server (above)';; 130) echo 'interrupted: rerun to resume from the cache';; *) echo 'see above';; esac)); make prints it as Error $$rc" >&2; exit $$rc; }
 
 benchmarks: install     ## every benchmark and its parameters (default, doc)
 	$(BIN)/scibench benchmarks

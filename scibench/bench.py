@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_bench.ipynb #ecf4f9d9
 from __future__ import annotations
-import dataclasses, difflib, importlib, json, math, pkgutil, sys, typing, unicodedata
+import dataclasses, difflib, importlib, json, math, pkgutil, re, sys, typing, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -224,14 +224,17 @@ class Paper:
         f = dict(title=self.title)
         if names:
             f["author"] = " and ".join(a.strip() for a in names.split(","))
-        f.update({k: v for k, v in dict(year=self.year, booktitle=self.venue).items() if v})
+        year = self.year or (f"20{self.arxiv[:2]}" if re.fullmatch(r"\d{4}\.\d{4,5}", self.arxiv) else "")
+        f.update({k: v for k, v in dict(year=year, booktitle=self.venue).items() if v})
         if self.arxiv:
             f.update(eprint=self.arxiv, archivePrefix="arXiv", url=self.url)
-        said = (("no arXiv id", self.arxiv), ("no year", self.year), ("authors not named", names))
+        said = (("no arXiv id", self.arxiv), ("no year", year), ("authors not named", names))
         missing = [w for w, v in said if not v]
-        if missing:
-            f["note"] = "; ".join(missing) + " in the paper's text"
-        key = self.key or self.title.split(":")[0].split()[0].lower() + self.year
+        notes = [f"{'; '.join(missing)} in the paper's text"] if missing else []
+        notes += ["year from the arXiv id"] * (year != self.year)
+        if notes:
+            f["note"] = "; ".join(notes)
+        key = self.key or self.title.split(":")[0].split()[0].lower() + year
         body = "".join(f"  {k} = {{{v}}},\n" for k, v in f.items())
         return f"@{'inproceedings' if self.venue else 'misc'}{{{key},\n{body}}}\n"
 

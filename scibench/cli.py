@@ -10,9 +10,10 @@ from .bench import Config, ConfigError, Param, benchmarks, describe, get_benchma
 from .core import DataError, write_text
 from .data import all_downloaders, download
 from .llm import Cache, get_model, load_registry
-from .run import ENDPOINT_FIELDS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
+from .run import ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
+from .run import preset_text
 from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
-from .runs import list_runs, read_meta, rel
+from .runs import read_meta, rel, runs_text
 from .server import ServerError, start_server, stop_server
 from .view import compare_html, compare_runs, compare_text, resolve_run, write_report
 
@@ -99,6 +100,8 @@ def _run_options(p, requests: bool = True) -> None:
     o.add_argument("--max-failure-share", type=float, default=0.1, metavar="X",
                    help="above this share of failed items the run is partial (default 0.1)")
     o.add_argument("--epochs", type=int, default=1, metavar="K", help=_EPOCHS)
+    o.add_argument("--preset", choices=PRESETS, help="small: each benchmark's committed small-run parameters (sized "
+                   "for the embedded model); none: the defaults. Default: the preset of the run's models (models.toml)")
     o.add_argument("--no-notebook", action="store_true", help="do not write run.ipynb")
 
 
@@ -167,7 +170,7 @@ def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
 
 def _options(a: argparse.Namespace) -> RunOptions:
     return RunOptions(a.dry_run, a.refresh, a.max_failure_share, not a.no_notebook, batch=a.batch, epochs=a.epochs,
-                      requests=getattr(a, "requests", None))
+                      requests=getattr(a, "requests", None), preset=a.preset)
 
 
 def parse_run(b, argv) -> tuple:
@@ -307,6 +310,7 @@ def plan_all_text(res: dict) -> str:
     "`scibench run all --dry-run`: one plan table of every benchmark's calls; the caps and what was not applicable."
     plan = [{**r, "bench": m["bench"]} for m in res["runs"] for r in m.get("plan") or []]
     out = [plan_text(dict(plan=plan))]
+    out += [f"preset ({m['bench']}): {preset_text(m['preset'])}" for m in res["runs"] if m.get("preset")]
     out += [f"caps ({m['bench']}): {caps_text(m['caps'])}" for m in res["runs"] if m.get("caps")]
     out += [f"{m['bench']}: no calls planned" for m in res["runs"] if not m.get("plan")]
     out += [f"not applicable: parameter '{k}' to {', '.join(v)}" for k, v in (res.get("not_applicable") or {}).items()]
@@ -374,8 +378,7 @@ def _benchmarks(a):
 
 
 def _runs(a):
-    df = list_runs(a.bench)
-    print(df.to_string(index=False) if len(df) else "no runs yet")
+    print(runs_text(a.bench))
 
 
 def _tables(a):

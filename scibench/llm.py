@@ -48,6 +48,7 @@ class ModelSpec:
     batch: bool = False  # send requests through the OpenAI-compatible Batch API (`--batch` turns it on for a run)
     batch_price: float = 0.5  # share of the live prices a Batch API call costs (OpenAI: half)
     max_tokens: int | None = None  # cap on completion tokens per request in every role (a run applies it; recorded)
+    preset: str | None = None  # run parameters a run of this model alone takes by default (`scibench.run.PRESETS`)
 
     def api_key(self) -> str:
         "The key from the environment (read at call time, never stored; surrounding whitespace is not part of it)."
@@ -101,6 +102,7 @@ _FIELD_CHECKS = {  # field → (test, what it must be)
     "batch": (lambda v: isinstance(v, bool), "true or false"),
     "batch_price": (lambda v: _num(v) and 0 <= v <= 1, "a number in [0, 1] (share of the live prices)"),
     "max_tokens": (_opt(lambda v: _int(v) and v >= 1), "an integer >= 1 (completion tokens per request)"),
+    "preset": (_opt(lambda v: v in ("small", "none")), "a preset: small or none (scibench run --preset)"),
 }
 
 def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:

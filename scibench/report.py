@@ -11,7 +11,7 @@ import pandas as pd
 from .core import tables_dir, figures_dir, data_dir, _atomic_write_text, write_with
 
 # %% auto #0
-__all__ = ['MIN_CI_N', 'fmt', 'fmt_ci', 'fmt_est', 'Estimate', 'reference', 'save_table', 'save_figure']
+__all__ = ['MIN_CI_N', 'fmt', 'fmt_ci', 'dash', 'fmt_est', 'Estimate', 'reference', 'save_table', 'save_figure']
 
 # %% ../nbs/05_report.ipynb #b829aa19
 def fmt(x, nd: int = 2) -> str:
@@ -35,6 +35,13 @@ def fmt_ci(m, lo, hi, nd: int = 2, n: int | None = None) -> str:
     if _missing(lo):
         return fmt(m, nd)
     return f"{fmt(m, nd)} [{fmt(lo, nd)}, {fmt(hi, nd)}]"
+
+
+def dash(n=0, failures=0) -> str:
+    "A headline's '–' with its reason: no item scored (how many failed), or none computable from its n items."
+    n, f = int(n or 0), int(failures or 0)
+    why = "no item scored" if not n else f"not computable from {n} item{'s' * (n != 1)} (e.g. constant scores)"
+    return f"– ({why}{f'; {f} failed' if f else ''})"
 
 
 def fmt_est(d: dict | None, nd: int = 2, scale: float = 1.0) -> str:
@@ -71,6 +78,8 @@ class Estimate:
         return {k: (None if _missing(v) else v) for k, v in vars(self).items()}
 
     def __str__(self) -> str:
+        if _missing(self.value):
+            return dash(self.n, self.failures)
         s = fmt_ci(self.value, self.lo, self.hi, 2, self.n) + ("" if self.n < MIN_CI_N else f" (n={self.n})")
         return s + (f", {self.failures} failed" if self.failures else "")
 

@@ -17,14 +17,15 @@ from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
 
 # %% auto #0
-__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI', 'EXIT_CODES',
-           'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve', 'apply_caps', 'caps_text', 'seeded',
-           'unparsable_hint', 'ParseWatch', 'RunContext', 'failure_counts', 'decide_status', 'CountingLLM',
-           'PlanContext', 'stub_run', 'derive_plan', 'derive_requests', 'splits_here', 'data_check', 'describe_roles',
-           'PreflightError', 'preflight', 'served_notes', 'plan_rows', 'write_requests', 'RunOptions', 'execute',
-           'by_slots', 'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs',
-           'epochs_usage', 'epoch_text', 'split_params', 'execute_all', 'summary_text', 'summary_all_text',
-           'render_notebook', 'default_runs', 'make_tables', 'remove_stale']
+__all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'PRESETS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI',
+           'EPOCH_CI_MIN', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
+           'apply_caps', 'caps_text', 'preset_params', 'preset_text', 'seeded', 'unparsable_hint', 'ParseWatch',
+           'RunContext', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
+           'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError', 'preflight',
+           'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute', 'by_slots',
+           'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage',
+           'epoch_text', 'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook',
+           'default_runs', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -129,6 +130,31 @@ def caps_text(caps: dict) -> str:
     off = [f"{k}={c['given']} (cap {c['cap']} of '{c['model']}')" for k, c in caps.items() if not c["applied"]]
     return "; ".join(([f"models.toml max_tokens caps {', '.join(on)}"] if on else [])
                      + ([f"given above the cap, kept: {', '.join(off)}"] if off else []))
+
+# %% ../nbs/06_run.ipynb #63187fce
+PRESETS = ("small", "none")
+
+
+def preset_params(b: Benchmark, cfg, given: dict, specs: dict, name: str | None = None) -> tuple[dict, dict | None]:
+    "(parameters the preset sets, its record) of `b`'s run on `cfg`: preset `name`, else its models' (see above)."
+    src = "--preset"
+    if name is None:
+        ps = {getattr(specs.get(n), "preset", None) for ns in role_models(b, cfg).values() for n in ns}
+        if len(ps) != 1 or None in ps:
+            return {}, None
+        name, src = ps.pop(), f"models.toml '{cfg.model}'"
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset '{name}' ({src}); presets: {', '.join(PRESETS)}")
+    run = dict(b.default_runs[0]) if b.default_runs and name == "small" else {}
+    explicit = {str(k).replace("-", "_") for k in given}
+    pp = {k: (cfg.model if v == run.get("model") else v) for k, v in run.items()
+          if k not in ("model", "split", "judge") and k not in explicit}
+    return pp, (dict(name=name, source=src, params=pp) if pp else None)
+
+
+def preset_text(p: dict) -> str:
+    "One line: the preset, where it came from and the parameters it set."
+    return f"{p['name']} ({p['source']}): " + " ".join(f"{k}={v}" for k, v in p["params"].items())
 
 # %% ../nbs/06_run.ipynb #50fd242f
 def seeded(llm: LLM, seed: int) -> LLM:
@@ -410,6 +436,15 @@ def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: Plan
         rows.append(row)
     return rows
 
+
+def estimate_text(rows: list[dict]) -> str:
+    "One line before a run starts: its calls and cost, and the embedded model's time at most ('' for no plan)."
+    if not rows:
+        return ""
+    mins = [r["est_minutes"] for r in rows if r.get("est_minutes") is not None]
+    t = f"; at most ~{sum(mins):.1f} min on the embedded model here (completions at their caps)" if mins else ""
+    return f"{sum(r['calls'] for r in rows)} calls, ${sum(r['cost_usd'] for r in rows):.4f}{t}"
+
 # %% ../nbs/06_run.ipynb #02d30bea
 def _has_requests(b: Benchmark) -> None:
     if not b.stages:
@@ -459,6 +494,7 @@ class RunOptions:
     batch: bool = False
     requests: object = None
     epochs: int = 1
+    preset: str | None = None  # None: the preset of the run's models (models.toml), if they share one
 
 
 def _echo(*a):
@@ -515,14 +551,18 @@ def _batch_specs(specs: dict) -> dict:
     return specs
 
 
-def _configure(b: Benchmark, cfg, given: dict, endpoints: dict | None, batch: bool) -> tuple:
-    "(config with the models' caps applied, models by name, caps) of a run; bad input raises `ConfigError`."
+def _configure(b: Benchmark, cfg, given: dict, endpoints: dict | None, o: RunOptions) -> tuple:
+    "(config with the preset and caps applied, models by name, caps, preset) of a run; bad input: `ConfigError`."
     run_parent(b.name, cfg.split, cfg.model)  # a name that would leave results/ stops here
     specs = resolve(b, cfg, endpoints)
-    specs = _batch_specs(specs) if batch else specs
+    specs = _batch_specs(specs) if o.batch else specs
+    pp, preset = preset_params(b, cfg, given, specs, o.preset)
+    if pp:
+        typed = b.make_config(pp)
+        cfg, given = dataclasses.replace(cfg, **{k: getattr(typed, k) for k in pp}), {**given, **pp}
     _, caps = apply_caps(b, cfg, given, specs)
     applied = {k: c["cap"] for k, c in caps.items() if c["applied"]}
-    return dataclasses.replace(cfg, **applied) if applied else cfg, specs, caps
+    return dataclasses.replace(cfg, **applied) if applied else cfg, specs, caps, preset
 
 
 def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None) -> tuple[list[dict], PlanContext]:
@@ -550,16 +590,21 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     if not isinstance(cfg, b.config):  # parameters: the config built from them, each of them given
         given, cfg = cfg or {}, b.make_config(cfg)
     given = given if isinstance(given, dict) else dict.fromkeys(given or ())
-    cfg, specs, caps = _configure(b, cfg, given, endpoints, o.batch)
+    cfg, specs, caps, preset = _configure(b, cfg, given, endpoints, o)
     data_check(b, cfg)
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
     for line in describe_roles(specs, role_models(b, cfg)):
         _echo(line)
+    if preset:
+        _echo(f"  preset         {preset_text(preset)}")
     if caps:
         _echo(f"  caps           {caps_text(caps)}")
     rows, stub = _plan(b, cfg, specs, o.dry_run, b.stages[0].name if o.requests else None)
     rows = plan_epochs(rows, o.epochs)
+    if not o.dry_run and (est := estimate_text(rows)):
+        _echo(f"  estimate       {est}")
     extra = ({"caps": caps} if caps else {}) | ({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
+    extra |= {"preset": preset} if preset else {}
     if o.dry_run:
         models = {n: s.public() for n, s in specs.items()}
         meta = dict(bench=b.name, status="dry-run", config=config_dict(cfg), plan=rows, models=models, **extra)
@@ -660,7 +705,8 @@ def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float
         meta.update({"epochs": r["epochs"]} if "epochs" in r else {})
         write_json(tmp / "meta.json", meta)
         os.replace(tmp, final)
-        set_latest(parent, run_id)  # unless a newer run (started later) finished first
+        if r["status"] != "interrupted":  # an interrupted run is kept, never `latest` (its rerun resumes it)
+            set_latest(parent, run_id)  # unless a newer run (started later) finished first
     finally:  # a run that stops here (an error outside its stages) is left as a killed one
         release_tmp(owner, final if final.exists() else tmp)
     meta["dir"] = final
@@ -712,7 +758,8 @@ def retry(d, endpoints: dict | None = None, **kw) -> dict:
 
 # %% ../nbs/06_run.ipynb #e90c0e02
 EPOCHS_BOUNDS = (1, 1000)  # `--epochs`: min, max (seed + shift stays a 32-bit seed)
-EPOCH_CI = "95% t-interval over the epochs' values"
+EPOCH_CI = "95% t-interval over the epochs' values (Student's t, K - 1 degrees of freedom; none below 3 epochs)"
+EPOCH_CI_MIN = 3  # fewer epochs: the mean alone (a t-interval over 2 values has 1 degree of freedom: ± 12.7 × s / √2)
 
 
 def plan_epochs(rows: list[dict], k: int) -> list[dict]:
@@ -746,7 +793,7 @@ def epoch_estimate(name: str, ests: list) -> Estimate:
     if not vals:
         return Estimate(name, None, None, None, n, f)
     m = statistics.fmean(vals)
-    if len(vals) < 2:
+    if len(vals) < EPOCH_CI_MIN:
         return Estimate(name, m, None, None, n, f)
     h = float(stats.t.ppf(0.975, len(vals) - 1)) * statistics.stdev(vals) / math.sqrt(len(vals))
     return Estimate(name, m, m - h, m + h, n, f)
@@ -820,7 +867,13 @@ EXIT_CODES = {"complete": 0, "dry-run": 0, "partial": 1, "failed": 1, "interrupt
 def split_params(params: dict, benches: list) -> tuple[dict, dict]:
     "(per benchmark: the parameters it declares, parameter → the benchmarks that do not); unknown: `ConfigError`."
     per, na = {b.name: {} for b in benches}, {}
-    for k, v in params.items():
+    for k, v in sorted(params.items(), key=lambda kv: "." in str(kv[0])):  # BENCH.NAME last: it wins
+        if "." in str(k):  # BENCH.NAME: that benchmark's only
+            bn, name = str(k).split(".", 1)
+            if bn not in per:
+                raise ConfigError(f"parameter '{k}': no benchmark '{bn}' ({', '.join(per)})")
+            per[bn][name] = v
+            continue
         has = [b.name for b in benches if str(k).replace("-", "_") in {p.name for p in b.params()}]
         if not has:
             raise ConfigError(f"unknown parameter '{k}' for every benchmark ({', '.join(per)}); scibench benchmarks")
@@ -921,7 +974,7 @@ def _headline(meta: dict) -> str:
     ep = meta.get("epochs") if isinstance(meta.get("epochs"), dict) else None
     if h and ep and ep.get("per_epoch"):
         return f"{h['name'][:24]} {epoch_text(h, ep)}"
-    return f"{h['name'][:24]} {Estimate(**h)}" if h else "–"
+    return f"{h['name'][:24]} {Estimate(**h)}" if h else f"– (no headline: {meta.get('status_reason') or 'none'})"
 
 
 def summary_all_text(res: dict) -> str:

@@ -8,13 +8,13 @@ import fcntl, hashlib, itertools, json, os, platform, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 from .core import DataError, check_fields, project_root, results_dir, read_json, iter_jsonl, write_text
-from .bench import ConfigError, check_name, get_benchmark, config_dict
+from .bench import ConfigError, benchmarks, check_name, get_benchmark, config_dict
 
 # %% auto #0
 __all__ = ['META_REQUIRED', 'META_TYPES', 'USAGE_TYPES', 'HEADLINE_TYPES', 'TABLE_STATUSES', 'run_parent', 'new_run_id', 'rel',
            'run_dirs', 'check_meta', 'read_meta', 'run_problem', 'run_meta', 'claim_tmp', 'release_tmp', 'tmp_owner',
            'remove_killed', 'read_latest', 'set_latest', 'select_runs', 'complete_runs', 'run_label', 'settings',
-           'caption', 'RunRow', 'overview', 'list_runs', 'has_run']
+           'caption', 'RunRow', 'overview', 'list_runs', 'runs_text', 'has_run']
 
 # %% ../nbs/06a_runs.ipynb #95710ef3
 def run_parent(bench: str, split: str, model: str) -> Path:
@@ -364,6 +364,37 @@ def list_runs(bench: str | None = None):
                      "split": t.parent.parent.name, "model": t.parent.name, "run": t.name[5:],
                      "status": f"running ({owner})" if owner else "killed (never finished)"})
     return pd.DataFrame(rows, columns=_RUN_COLUMNS)
+
+# %% ../nbs/06a_runs.ipynb #0aee3fab
+def _cell(v, f: str = "{}") -> str:
+    return "–" if v is None or v != v else f.format(v)  # v != v: pandas' NaN
+
+
+def runs_text(bench: str | None = None, width: int = 100) -> str:
+    "Every run in lines of at most `width` characters, `*` on the runs the tables use (see above)."
+    import textwrap
+    df = list_runs(bench)
+    if not len(df):
+        return "no runs yet"
+    used = {(b, *p.parts[-3:]) for b in dict.fromkeys(df["bench"]) if b in benchmarks() for p in complete_runs(b)}
+    out = [f"  {'bench':10s} {'split/model':22s} {'run':26s} {'status':9s} {'n':>4s} {'fail':>4s} {'time s':>7s} "
+           f"{'cost $':>8s}"]
+    for r in df.itertuples():
+        sm = f"{r.split}/{r.model}"
+        out.append(f"{'*' if (r.bench, r.split, r.model, r.run) in used else ' '} {r.bench[:10]:10s} "
+                   f"{sm if len(sm) <= 22 else sm[:21] + '…':22s} {r.run[:26]:26s} {str(r.status)[:9]:9s} "
+                   f"{_cell(r.n, '{:.0f}'):>4s} {_cell(r.failures, '{:.0f}'):>4s} {_cell(r.seconds, '{:.0f}'):>7s} "
+                   f"{_cell(r.cost_usd, '{:.4f}'):>8s}")
+        if r.status == "unreadable":
+            out.append(f"    {r.settings}")
+            continue
+        more = [str(r.status)] if len(str(r.status)) > 9 else []
+        if r.judge is not None:
+            more += [f"judge {r.judge} · protocol {r.protocol} · {_cell(r.tokens, '{:,.0f}')} tokens · {r.settings}"]
+        out += [x for m in more for x in textwrap.wrap(m, width, initial_indent="    ", subsequent_indent="      ")]
+    out.append("* the run the tables use for its bench/split/model (the newest complete one);\n"
+               "  results/tables/runs.md says why the others are left out")
+    return "\n".join(out)
 
 # %% ../nbs/06a_runs.ipynb #802ddf77
 def has_run(bench: str, split: str, model: str) -> bool:

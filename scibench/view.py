@@ -77,14 +77,17 @@ def _label_dir(parts) -> Path | None:
     return results_dir().joinpath(*parts)
 
 def resolve_run(spec) -> Path:
-    "A run folder from a path (a run folder, or a model folder → its latest run) or a label `bench/split/model[/id]`."
-    from scibench.runs import read_latest
+    "A run folder from a path or a label `bench/split/model[/id]` (a model folder: its tables' run, else `latest`)."
+    from scibench.runs import read_latest, complete_runs
     cands = [Path(spec)]
     parts = [p for p in str(spec).strip("/").split("/") if p]
     if parts and parts[0] == "results": parts = parts[1:]
     if len(parts) in (3, 4) and _label_dir(parts) is not None: cands.append(_label_dir(parts))
     for c in cands:
         if (c / "meta.json").is_file(): return c
+        try: used = [d for d in complete_runs(c.parent.parent.name) if d.parent.resolve() == c.resolve()]
+        except (ConfigError, OSError): used = []
+        if used: return used[0]
         rid = read_latest(c)  # None when `latest` is missing, a folder, or names no run
         if rid and (c / rid / "meta.json").is_file(): return c / rid
         if c.is_dir():
@@ -199,8 +202,9 @@ def _protocol(p, name=None) -> dict | None:
 # %% ../nbs/09_view.ipynb #18290e77
 def _headline_rows(bench: str, hl: list, epochs: bool = False) -> list:
     "Headline numbers `hl` as rows: metric, value [95% CI], n, failures, the paper's number(s)."
-    from scibench.report import fmt_ci
-    return [[x.get("name"), fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, None if epochs else x.get("n")),
+    from scibench.report import fmt_ci, dash
+    return [[x.get("name"), fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, None if epochs else x.get("n"))
+             if isinstance(x.get("value"), (int, float)) else dash(x.get("n"), x.get("failures")),
              x.get("n"), x.get("failures"), paper_number(bench, str(x.get("name")))] for x in hl]
 
 def _epochs(m: dict) -> dict | None:
@@ -467,8 +471,11 @@ def _index_run(d, used: set, base) -> dict:
     from scibench.runs import run_meta
     m = run_meta(d)
     u = (m.get("usage") or {}).get("total", {})
-    hl = "; ".join(f"{x.get('name')} {show(round(x['value'], 3)) if isinstance(x.get('value'), (int, float)) else '–'}"
-                   for x in (m.get("headline") or [])[:3])
+    from scibench.report import dash
+    num = lambda x: isinstance(x.get("value"), (int, float))
+    val = lambda x: show(round(x["value"], 3)) if num(x) else dash(x.get("n"), x.get("failures"))
+    hl = "; ".join(f"{x.get('name')} {val(x)}" for x in (m.get("headline") or [])[:3] if isinstance(x, dict))
+    hl = hl or (dash(0, m.get("failures")) if m.get("status") else "")
     return dict(
         _run_fields(d, m, used, base), bench=m.get("bench", d.parent.parent.parent.name), model=d.parent.name,
         page=model_page_name(d.parent.name), cost=f"{u.get('cost_usd', 0) or 0:.4f}", seconds=m.get("seconds"),
@@ -571,7 +578,8 @@ def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
 
     groups = sorted({g for g in grp.values() if g})
     return dict(
-        bench=bench, split=A["split"], a=_run_link(A["dir"]), b=_run_link(B["dir"]), model_a=A["model"],
+        bench=bench, split=A["split"], a=_run_link(A["dir"]), b=_run_link(B["dir"]), spec_a=str(a), spec_b=str(b),
+        status_a=A["meta"].get("status"), status_b=B["meta"].get("status"), model_a=A["model"],
         model_b=B["model"], n_a=len(ra), n_b=len(rb), shared=len(shared), only_a=len(ra) - len(shared),
         only_b=len(rb) - len(shared), failed_a=sum(bool(ra[i].get("failure")) for i in shared),
         failed_b=sum(bool(rb[i].get("failure")) for i in shared),
@@ -606,6 +614,11 @@ def compare_text(c: dict) -> str:
            f"paired on {c['shared']} shared examples (A has {c['n_a']}, B has {c['n_b']}; only in A {c['only_a']}, "
            f"only in B {c['only_b']}; failed among shared: A {c['failed_a']}, B {c['failed_b']}). Differences are "
            "B − A; CI: paired bootstrap 95% over examples.", ""]
+    for k in "ab":  # a label without a run id, or a model folder: which run it named
+        if c.get(f"spec_{k}") and not c[f"spec_{k}"].rstrip("/").endswith(c[k].split("/")[-1]):
+            rid, st = c[k].split("/")[-1], c.get(f"status_{k}")
+            why = "the run the tables use, else latest"
+            out.insert(-1, f"{k.upper()} = {c[f'spec_{k}']} resolved to run {rid} ({st}; {why})")
     if c.get("differences"):
         out += ["warning: the runs differ in more than the model, so B − A is not the model's alone:"]
         out += [f"  {x}" for x in c["differences"]] + [""]
@@ -648,4 +661,8 @@ def run_differences(A: dict, B: dict) -> list[str]:
     if ka != kb:  # a run of several epochs: its headline is their mean, its files epoch 0's
         out.append(f"epochs: A {ka}, B {kb}")
     if ma.get("n") != mb.get("n"): out.append(f"items: A {ma.get('n')}, B {mb.get('n')}")
+    st = [(x.get("status"), x.get("status_reason") or "") for x in (ma, mb)]
+    if st[0][0] != st[1][0] or st[0][0] != "complete":  # a partial or failed run's numbers leave its failures out
+        out.append("status: " + ", ".join(f"{k} {s}" + (f" ({r[:120]})" if s != "complete" else "")
+                                          for k, (s, r) in zip("AB", st)))
     return out

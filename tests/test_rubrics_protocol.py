@@ -18,7 +18,7 @@ def test_protocol_notes_shape():
     assert 5 <= len(rubrics.PAPER_CHOICES) <= 10
     s = rubrics.protocol_notes(rubrics.RubricsConfig(model="m", protocol="scibench"))
     assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(rubrics.SCIBENCH_DIFFERENCES)
-    assert rubrics_views.run_protocol({}) == "paper (before issue 18)"
+    assert rubrics_views.run_protocol({}) == "paper (a run from before the protocol parameter)"
     assert rubrics_views.run_protocol({"protocol": "scibench"}) == "scibench"
 
 

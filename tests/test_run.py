@@ -154,6 +154,7 @@ def test_interrupt_marks_the_run_and_a_rerun_resumes(cli, env, results, fake_ser
     assert "Traceback" not in err and "scibench: interrupted; run marked interrupted in" in err and not out
     [d] = [d for d in (results / "abgen" / "sample" / "m").iterdir() if d.is_dir()]
     assert read_json(d / "meta.json")["status"] == "interrupted"
+    assert not (d.parent / "latest").exists(), "an interrupted run is never what `latest` names"
     done = fs.calls
     r = cli(*args, env=env)
     assert r.returncode == 0

@@ -34,7 +34,8 @@ def test_registry_is_the_five():
 
 
 def test_dry_run_plans_all_five_in_one_table(cli, env, results):
-    r = cli("run", "all", "--model", "local", "--limit", "1", "--dry-run", "-p", "judge_max_tokens", "64", env=env)
+    r = cli("run", "all", "--model", "local", "--limit", "1", "--dry-run", "-p", "judge_max_tokens", "64",
+            "--preset", "none", env=env)   # the caps alone (the embedded model's preset tested below)
     assert r.returncode == 0, r.stderr
     rows = _table(r.stdout)
     assert {x[0] for x in rows if x[0] in FIVE} == FIVE, r.stdout
@@ -45,6 +46,11 @@ def test_dry_run_plans_all_five_in_one_table(cli, env, results):
     assert "caps (abgen): models.toml max_tokens caps max_tokens 256" in r.stdout
     assert "judge_max_tokens 256" not in r.stdout.split("caps (abgen):")[1].splitlines()[0]
     assert not results.exists()                                                    # a plan writes nothing
+    r = cli("run", "all", "--model", "local", "--limit", "1", "--dry-run", "-p", "abgen.judge_max_tokens", "64",
+            env=env)
+    assert r.returncode == 0, r.stderr
+    assert "preset (rubrics): small (models.toml 'local'): settings=direct,icl,agentic,skill k=3" in r.stdout
+    assert "preset (abgen): small (models.toml 'local'): max_tokens=256 max_rationale=200" in r.stdout, r.stdout
 
 
 def test_bad_input_exits_2_before_anything(cli, env, results):

@@ -129,8 +129,8 @@ def canonical(name: str) -> str:
 SKIP = ("model", "split", "judge", "prompts", "protocol")   # shown in columns of their own
 _FAILS = "failures (imp/faith/sound/overall)"
 
-def _prompts(meta) -> str: return meta["config"].get("prompts", "legacy (one-line, before issue 10)")
-def _protocol(meta) -> str: return meta["config"].get("protocol", "scibench (before issue 18)")
+def _prompts(meta) -> str: return meta["config"].get("prompts", "legacy (one-line, before the prompts parameter)")
+def _protocol(meta) -> str: return meta["config"].get("protocol", "scibench (a run from before the protocol parameter)")
 
 def released_human_path() -> Path|None:
     ps = (released_dir()/"human_evaluation.json", human_path("human_evaluation"))

@@ -191,7 +191,8 @@ AUTHORS_QUIRKS = (
     "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go "
     "through score_extraction.py",
     "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single "
-    "digit 1-5 of the last sentence, else 0 ('Score: 4/5' → 0, 'the score is: 4.5' → 4)")
+    "digit 1-5 of the last sentence, else 0 ('Score: 4/5' → 0, 'Therefore, the score is: 4.5' → 4, but 'the score is: "
+    "4.5' → 5: without 'therefore' the last sentence is '5')")
 AUTHORS_DIFFERENCES = (
     "the completion cap is sent as `max_tokens` (theirs: `max_completion_tokens`, the same cap; llama.cpp's server "
     "reads only `max_tokens`)",
@@ -547,9 +548,11 @@ ABGEN_RECORD = rv.Record(sections=abgen_sections, paper=abgen_paper, extras=judg
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
-              "Yilun Zhao et al. (ACL 2025)", "2507.13300", key="zhao-abgen",
+              "Yilun Zhao et al. (ACL 2025)", "2507.13300", key="zhao-abgen", year="2025",
+              venue="Proceedings of the 63rd Annual Meeting of the Association for Computational Linguistics "
+              "(Volume 1: Long Papers)",
               bib_authors="Yilun Zhao, Weiyuan Chen, Zhijian Xu, Manasi Patwardhan, Yixin Liu, Chengye Wang, "
-              "Lovekesh Vig, Arman Cohan")  # the text prints no year, venue or arXiv id (the id: our declaration)
+              "Lovekesh Vig, Arman Cohan")  # not in the text: year, venue (ACL Anthology 2025.acl-long.611), id
 DOWNLOADERS = [download_abgen, download_abgen_released, download_abgen_prompts]
 _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.split)]
 # small caps keep the embedded model's sample runs to minutes on 2 cores (the judge's JSON answer is

@@ -32,7 +32,7 @@ def _share(a, b) -> str: return fmt(100 * a / b, 1) if b else "–"
 
 def _protocol(r: RunRow) -> str:
     "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
-    return r.config.get("protocol") or "paper (before issue 18)"
+    return r.config.get("protocol") or "paper (a run from before the protocol parameter)"
 
 THRESHOLDS = ("on_disagree", "uniq_threshold", "support_share", "hard_below", "easy_above")
 

@@ -201,7 +201,7 @@ def _embedder_of(c: dict) -> str:
 
 def run_protocol(c: dict) -> str:
     "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
-    return c.get("protocol") or "paper (before issue 18)"
+    return c.get("protocol") or "paper (a run from before the protocol parameter)"
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #1e2954b6
 def _table1_rows(r: RunRow) -> list[dict]:
