@@ -7,8 +7,8 @@ output with a text fallback, failure records, token and cost accounting, and the
 
 # %% ../nbs/01_llm.ipynb #8a8c8c2c
 from __future__ import annotations
-import asyncio, base64, concurrent.futures, contextlib, email.utils, fcntl, functools, hashlib, heapq, ipaddress, itertools
-import json, math, os, random, re, sqlite3, ssl, sys, threading, time, tomllib
+import asyncio, base64, concurrent.futures, contextlib, email.utils, fcntl, functools, hashlib, heapq, ipaddress
+import itertools, json, math, os, random, re, sqlite3, ssl, sys, threading, time, tomllib
 
 import certifi
 from dataclasses import dataclass, asdict, field, replace
