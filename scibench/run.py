@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
-from .llm import parse_json
+from .llm import check_params, parse_json
 from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
 from .report import Estimate
@@ -346,7 +346,7 @@ class PreflightError(RuntimeError):
 
 
 def preflight(specs: dict, timeout: float = 10.0) -> None:
-    "Keys present and every non-embedded endpoint answers; raises `PreflightError` naming the model."
+    "Keys present, every non-embedded endpoint answers and takes the cap's field; `PreflightError` names the model."
     for n, s in specs.items():
         if s.embedded:
             continue
@@ -356,6 +356,8 @@ def preflight(specs: dict, timeout: float = 10.0) -> None:
         if ids and s.model not in ids:
             print(f"warning: model '{n}': {s.public()['base_url']} serves {', '.join(map(str, ids[:5]))}, "
                   f"not '{s.model}' (set the served id with --served-model)", file=sys.stderr)
+        if why := check_params(s, max(timeout, s.timeout)):  # e.g. a reasoning model refusing `max_tokens`
+            raise PreflightError(f"model '{n}': {why}")
 
 # %% ../nbs/06_run.ipynb #02d30be7
 def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: PlanContext | None = None) -> list[dict]:
