@@ -434,10 +434,10 @@ def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
             "explanations.")
 
 def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
-    "Their judge call: system + user, temperature 0.0, max_tokens 1, plain text (no response_format)."
+    "Their judge call: system + user, temperature 0.0, max_tokens 1, no seed, plain text (no response_format)."
     return Request([{"role": "system", "content": AUTHORS_JUDGE_SYSTEM},
                     {"role": "user", "content": authors_judge_user(prompt, title, rec)}],
-                   max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, stage="authors_judge")
+                   max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, seeded=False, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
     "(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass."
@@ -576,7 +576,7 @@ def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000,
     "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
-                       max_tokens=max_tokens, temperature=temperature, stage="query")
+                       max_tokens=max_tokens, temperature=temperature, seeded=False, stage="query")
     return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
 def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
@@ -637,7 +637,13 @@ AUTHORS_QUIRKS = (
     "calculate_ACC removes pass from the denominator: ACC = round(100 × yes / (yes + no), 2)")
 # where protocol `authors` differs from their code
 AUTHORS_DIFFERENCES = (
-    "we send seed (the sample index, 0) with every request; their calls send none",
+    "to an OpenAI-style endpoint the query and judge bodies are theirs field for field (model, messages, temperature "
+    "0.0, max_tokens 1000 / 1, no seed; openai 1.35.1's chat.completions.create); the embedded server also gets the "
+    "seed (llama.cpp draws a random one otherwise, and a rerun could not reproduce); --seed is never sent: it only "
+    "names a distinct sample in the cache key",
+    "their judge is Together's meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo; ours is --judge (another is a departure "
+    "the run prints)",
+    "HTTP errors are retried by openai's policy (`max_retries`); their calls had the openai client's default (2)",
     "the leftover file_prompts[1:2] in gpt_exp.py (one prompt file of a subject) is not reproduced: every prompt is "
     "asked",
     "all answers pass: accuracy None with its reason, where calculate_ACC raises ZeroDivisionError",
@@ -646,7 +652,13 @@ PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title matc
                      "schema; their query and one-call judge are protocol authors",
                      "our tolerant extractor and canonical ids instead of their regex and lookup of the id as written",
                      "accuracies (a), (b') and (c) over every listed paper; (b), their calculate_ACC, only under "
-                     "protocol authors")
+                     "protocol authors",
+                     "protocols paper and scibench send identical requests and compute the same accuracies: the paper "
+                     "describes the two-step judge but gives no prompts, so both use ours",
+                     "the title-match judge sees the record's abstract with its whitespace squashed, cut at 1,500 "
+                     "characters (theirs: the whole abstract)",
+                     "both judge steps sample at temperature 0 with a structured yes/no(/pass) answer capped at "
+                     "judge_max_tokens (256); theirs: temperature 0, one token of text")
 
 def protocol_notes(cfg, judge_spec=None) -> dict:
     "What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (see above)."
@@ -663,7 +675,8 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
         notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in "
                      f"max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
     diffs = dict(authors=list(AUTHORS_DIFFERENCES), paper=list(PAPER_DIFFERENCES)).get(
-        cfg.protocol, ["our own query, extractor, two-step judge and scoring (protocol scibench)"])
+        cfg.protocol, ["our own query, extractor, two-step judge and scoring (protocol scibench)",
+                       *PAPER_DIFFERENCES[3:]])
     return dict(name=cfg.protocol, prompts="authors" if cfg.protocol == "authors" else "scibench", notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [], differences=diffs)
 
