@@ -317,8 +317,10 @@ def select_items(cfg, items: list, key) -> list:
 
 # %% ../nbs/06_bench.ipynb #b2e5a0c2
 def note_protocol(cfg, ctx, notes: dict) -> dict:
-    "Record a run's protocol `notes` in `ctx.provenance` (`meta.json`) and print each departure on stderr → `notes`."
+    "Record a run's protocol `notes` in `ctx.provenance` (`meta.json`); print its differences and departures → `notes`."
     ctx.provenance["protocol"] = notes
+    for n in notes.get("differences", []):
+        print(f"note: protocol {cfg.protocol} differs from the original: {n}", file=sys.stderr, flush=True)
     for n in notes["notes"]:
         print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
     return notes
