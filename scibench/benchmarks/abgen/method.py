@@ -9,12 +9,12 @@ import asyncio, re, string
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from ...core import data_dir, read_jsonl, write_json
-from ...llm import Request, msgs, parse_json, token_field
+from ...llm import Request, msgs, parse_json
 from ...flow import Flow
 from ...judge import judge_result, score_schema
 from ...report import Estimate
 from ...bench import Benchmark, Config, ConfigError, Paper, Stage, param, register
-from ...bench import load_limit, select_items
+from ...bench import load_limit, select_items, wire_notes
 from ...runs import rel
 from .data import (CRITERIA, FIELDS, TABLE2, TYPES, download_abgen, download_abgen_prompts,
     download_abgen_released, released_generation_path, released_generation_system, released_prompts,
@@ -528,21 +528,15 @@ def _departures(cfg) -> list[str]:
     if getattr(cfg, "seed", 0): notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
     return notes
 
-def _wire_notes(role: str, spec, path: str) -> list[str]:
-    "Where the endpoint of `role` cannot take their fields."
-    notes, asked = [], "max_completion_tokens" if path == "api" else "max_tokens"
-    if (sent := token_field(spec, asked)) != asked:
-        why = "llama.cpp's server reads only max_tokens" if sent == "max_tokens" else "the endpoint's field"
-        notes.append(f"{role} '{spec.name}': the cap is sent as {sent} ({why}; theirs: {asked})")
-    if spec.embedded: notes.append(f"{role} '{spec.name}': the seed is sent to the embedded server (theirs: none; "
-                                   "llama.cpp draws a random one otherwise and a rerun could not reproduce)")
-    return notes
+def _wire_notes(role: str, spec, path: str, cfg) -> list[str]:
+    "Where the endpoint of `role` cannot take their fields (their api path: max_completion_tokens; vllm: max_tokens)."
+    return wire_notes(role, spec, "max_completion_tokens" if path == "api" else "max_tokens", bool(cfg.seed))
 
 def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
     "What the judge endpoint (and AbGen's generating one) cannot follow."
     notes, theirs, p = [], cfg.protocol != "scibench", _paths(cfg, spec, model_spec)
-    if theirs: notes += _wire_notes("judge", spec, p["judge_path"])
-    if theirs and model_spec is not None: notes += _wire_notes("model", model_spec, p["gen_path"])
+    if theirs: notes += _wire_notes("judge", spec, p["judge_path"], cfg)
+    if theirs and model_spec is not None: notes += _wire_notes("model", model_spec, p["gen_path"], cfg)
     if spec.context and cfg.judge_max_tokens >= spec.context:
         notes.append(f"judge context {spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; "
                      "the server caps each answer at the context left after the prompt")
