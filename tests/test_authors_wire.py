@@ -129,3 +129,15 @@ def test_the_embedded_servers_departures_are_listed():
         assert any(n.startswith(f"{role} 'local': the seed is sent to the embedded server") for n in notes)
     body = LLM(local, cache=False).body(abgen.setup_of(cfg, local, local).request(abgen.load_abgen("sample")[0]))
     assert body["max_tokens"] == 2048 and body["seed"] == 0 and "max_completion_tokens" not in body
+
+
+def test_abgen_eval_vllm_judge_is_text_with_their_cap(data, fake_server, run_bench, tmp_path, monkeypatch):
+    bodies = []
+    fs = fake_server(reply=lambda b: bodies.append(b) or "<think>weigh it</think>\nTherefore, the score is: 4")
+    registry(tmp_path, monkeypatch, fs)
+    meta, d = run_bench("abgen_eval", dict(model="fake", limit=1, authors_path="vllm"))
+    assert bodies and all(b == dict(model="fake-model", messages=b["messages"], temperature=1.0, max_tokens=4096)
+                          for b in bodies)   # vllm_meta_evaluation.py: SamplingParams(temperature=1, max_tokens=4096)
+    out = json.loads((Path(d) / "judge_outputs.json").read_text())
+    assert {o[c]["score"] for o in out for c in abgen.CRITERIA} == {4}   # after </think>, then score_extraction.py
+    assert json.loads((Path(d) / "meta.json").read_text())["provenance"]["protocol"]["resamples"] == 0
