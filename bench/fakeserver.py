@@ -2,7 +2,7 @@
 tests: never a substitute for the end-to-end test with the real embedded model."""
 
 from __future__ import annotations
-import asyncio, collections, hashlib, importlib, json, math, os, statistics, threading, time
+import asyncio, collections, hashlib, importlib, json, math, os, re, statistics, threading, time
 from aiohttp import web
 from fastcore.basics import store_attr
 
@@ -65,7 +65,10 @@ class FakeServer:
     (`GET /props` with its settings, `/models` owned by llamacpp, follows its json_object+schema form and json_schema);
     "reject" refuses any (HTTP 400). A followed format's answer is an instance of its schema (what a grammar forces).
     The client's structured-output probe (header `X-Scibench-Probe`) is answered at once, outside the counts, faults
-    and latencies: the tests count the benchmark's requests."""
+    and latencies: the tests count the benchmark's requests.
+
+    `reasoning`: as OpenAI's API for its reasoning models, a request (probes included) to an `o*`/`gpt-5*` model id that
+    carries `max_tokens` gets HTTP 400 "Unsupported parameter" (their field is `max_completion_tokens`)."""
 
     BLOCK = 16
     FAULTS = ("429", "500", "timeout", "reset", "html", "array", "nochoices", "badjson")
@@ -73,7 +76,8 @@ class FakeServer:
     def __init__(self, latency=0.0, fault_rate=0.0, faults=("429", "500", "timeout", "reset"), max_faults=2,
                  permanent=None, reply=None, hang=30.0, unauthorized=None, prefix_cache=False, batch_delay=0.2,
                  batch_expire=None, batch_error=None, batch_missing=None, batch_reject=None, latency_dist=None,
-                 slow=None, echo_auth=None, slots=None, batch_create_drop=0, batch_create_hang=0.0, structured=None):
+                 slow=None, echo_auth=None, slots=None, batch_create_drop=0, batch_create_hang=0.0, structured=None,
+                 reasoning=False):
         "What the server does, each option as its docstring says (live attributes: a test may change one meanwhile)."
         store_attr()
         if structured not in (None, "json_schema", "llama", "reject"):
@@ -219,6 +223,9 @@ class FakeServer:
             req = json.loads(await request.read())
         except ValueError:  # a body that is not JSON: the connection ends, as a crashed handler ended it
             return _drop(request)
+        if self.reasoning and "max_tokens" in req and re.match(r"(?:.*/)?(?:o\d|gpt-5)", str(req.get("model")), re.I):
+            return _error(400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                          "'max_completion_tokens' instead.", "invalid_request_error")
         if "x-scibench-probe" in request.headers:  # answered as this server would: a JSON start, 400 or text
             verdict = self._format(req)[0]
             return _error(400, "response_format is not supported") if verdict == "refuse" else web.json_response(

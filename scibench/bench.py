@@ -7,11 +7,12 @@ from __future__ import annotations
 import dataclasses, difflib, importlib, json, math, pkgutil, re, sys, typing, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
+from .llm import token_field
 
 # %% auto #0
 __all__ = ['MAX_LIST', 'MAX_INT', 'REGISTRY', 'ConfigError', 'Param', 'param', 'params_of', 'Config', 'coerce', 'check_name',
            'make_config', 'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles',
-           'load_limit', 'select_items', 'note_protocol', 'register', 'benchmark_packages', 'benchmarks',
+           'load_limit', 'select_items', 'note_protocol', 'wire_notes', 'register', 'benchmark_packages', 'benchmarks',
            'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
@@ -335,10 +336,24 @@ def select_items(cfg, items: list, key) -> list:
 
 # %% ../nbs/06_bench.ipynb #b2e5a0c2
 def note_protocol(cfg, ctx, notes: dict) -> dict:
-    "Record a run's protocol `notes` in `ctx.provenance` (`meta.json`) and print each departure on stderr → `notes`."
+    "Record a run's protocol `notes` in `ctx.provenance` (`meta.json`); print its differences and departures → `notes`."
     ctx.provenance["protocol"] = notes
+    for n in notes.get("differences", []):
+        print(f"note: protocol {cfg.protocol} differs from the original: {n}", file=sys.stderr, flush=True)
     for n in notes["notes"]:
         print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
+    return notes
+
+# %% ../nbs/06_bench.ipynb #98052c72
+def wire_notes(role: str, spec, asked: str = "max_tokens", seeded: bool = False) -> list[str]:
+    "A protocol's departures at the endpoint of `role`: `asked`, the cap's field it sends; `seeded`: it sends a seed."
+    notes = []
+    if (sent := token_field(spec, asked)) != asked:
+        why = "llama.cpp's server reads only max_tokens" if sent == "max_tokens" else "the model's field"
+        notes.append(f"{role} '{spec.name}': the cap is sent as {sent} ({why}; theirs: {asked})")
+    if spec.embedded and not seeded:
+        notes.append(f"{role} '{spec.name}': the seed is sent to the embedded server (theirs: none; llama.cpp draws a "
+                     "random one otherwise and a rerun could not reproduce)")
     return notes
 
 # %% ../nbs/06_bench.ipynb #84886ea8

@@ -19,11 +19,11 @@ from .redaction import note_key_vars, note_url_secrets, redact, secret_values
 from .batch import batch_answers, batch_scope
 
 # %% auto #0
-__all__ = ['STRUCTURED', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 'MAX_ANSWER_BYTES', 'BATCH_MAX_REQUESTS',
-           'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec',
-           'load_registry', 'get_model', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions',
-           'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected', 'pipeline_window', 'apipeline',
-           'pipeline', 'parse_json', 'server_slots', 'ping']
+__all__ = ['STRUCTURED', 'TOKEN_FIELDS', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 'MAX_ANSWER_BYTES',
+           'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url',
+           'check_spec', 'load_registry', 'get_model', 'token_field', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage',
+           'tls_context', 'LLMOptions', 'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected',
+           'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'server_slots', 'ping', 'check_params']
 
 # %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
@@ -49,6 +49,8 @@ class ModelSpec:
     batch_price: float = 0.5  # share of the live prices a Batch API call costs (OpenAI: half)
     max_tokens: int | None = None  # cap on completion tokens per request in every role (a run applies it; recorded)
     preset: str | None = None  # run parameters a run of this model alone takes by default (`scibench.run.PRESETS`)
+    # the field the completion cap is sent in: "auto" (`token_field`) | "max_tokens" | "max_completion_tokens"
+    token_field: str = "auto"
 
     def api_key(self) -> str:
         "The key from the environment (read at call time, never stored; surrounding whitespace is not part of it)."
@@ -65,6 +67,7 @@ class ModelSpec:
         return {**asdict(self), "base_url": public_url(self.base_url)}
 
 STRUCTURED = ("auto", "json_schema", "llama", "none")
+TOKEN_FIELDS = ("auto", "max_tokens", "max_completion_tokens")
 
 # %% ../nbs/01_llm.ipynb #3645705f
 def public_url(url: str) -> str:
@@ -103,6 +106,7 @@ _FIELD_CHECKS = {  # field → (test, what it must be)
     "batch_price": (lambda v: _num(v) and 0 <= v <= 1, "a number in [0, 1] (share of the live prices)"),
     "max_tokens": (_opt(lambda v: _int(v) and v >= 1), "an integer >= 1 (completion tokens per request)"),
     "preset": (_opt(lambda v: v in ("small", "none")), "a preset: small or none (scibench run --preset)"),
+    "token_field": (lambda v: v in TOKEN_FIELDS, "one of " + ", ".join(TOKEN_FIELDS)),
 }
 
 def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
@@ -169,6 +173,19 @@ def get_model(name: str, base_url=None, model=None, api_key_env=None, registry=N
                        "give --base-url (BASE_URL=) to use an ad-hoc endpoint")
     return check_spec(ModelSpec(**{"name": name, "model": name, **kw}))
 
+# %% ../nbs/01_llm.ipynb #a62ee681
+_REASONING_ID = re.compile(r"(?:.*/)?(?:o\d|gpt-5)", re.I)  # o1, o3-mini, o4-mini, gpt-5, openai/gpt-5.4, ...
+
+def token_field(spec: ModelSpec, asked: str | None = None) -> str:
+    "The field requests to `spec` carry their completion cap in (`asked`: the one a request asks for)."
+    if spec.token_field != "auto":
+        return spec.token_field
+    if spec.embedded or spec.structured == "llama":
+        return "max_tokens"
+    if _REASONING_ID.match(spec.model):
+        return "max_completion_tokens"
+    return asked or ("max_completion_tokens" if urlsplit(spec.base_url).hostname == "api.openai.com" else "max_tokens")
+
 # %% ../nbs/01_llm.ipynb #cfac226e
 @dataclass
 class Request:
@@ -178,16 +195,28 @@ class Request:
     sample: int = 0
     schema: dict | None = None  # JSON schema for structured output, where the endpoint supports it
     stop: list | None = None
+    seeded: bool = True  # send `sample` as the seed
+    token_field: str | None = None  # the cap's field this request asks for (`token_field` decides)
+    schema_name: str = "answer"  # json_schema's name, and its `strict` flag
+    strict: bool = False
     # the benchmark's declared stage this request belongs to (the plan counts by it); not sent, not in the cache key
     stage: str = field(default="", compare=False)
 
-    def params(self, spec: ModelSpec) -> dict:
-        "Sampling parameters as sent (and as hashed into the cache key)."
-        p = dict(max_tokens=self.max_tokens, temperature=self.temperature, seed=self.sample)
+    def sampling(self, spec: ModelSpec) -> dict:
+        "The sampling fields of the body as sent to `spec`."
+        p = {token_field(spec, self.token_field): self.max_tokens, "temperature": self.temperature}
+        if self.seeded or spec.embedded:
+            p["seed"] = self.sample
         if self.stop:
             p["stop"] = self.stop
+        return p
+
+    def params(self, spec: ModelSpec) -> dict:
+        "Sampling parameters as sent (and as hashed into the cache key)."
+        p = self.sampling(spec)
         if self.schema is not None and _schema_mode(spec):  # "auto" not yet detected: as "none"
-            p["structured"] = [spec.structured, self.schema]
+            named = spec.structured == "json_schema" and (self.schema_name, self.strict) != ("answer", False)
+            p["structured"] = [spec.structured, self.schema] + ([self.schema_name, self.strict] if named else [])
         return p
 
 def msgs(user: str, system: str | None = None) -> list:
@@ -405,13 +434,14 @@ def _schema_mode(spec: ModelSpec) -> str | None:
     'The structured-output form requests to `spec` are sent with; None: text (mode "none", or "auto" undetected).'
     return None if spec.structured in ("none", "auto") else spec.structured
 
-def _response_format(spec: ModelSpec, schema: dict | None):
+def _response_format(spec: ModelSpec, schema: dict | None, name: str = "answer", strict: bool = False):
     if schema is None or _schema_mode(spec) is None:
         return None
     if spec.structured == "llama":
         return {"type": "json_object", "schema": _cap_lengths(schema)}
     if spec.structured == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        js = {"name": name, "schema": schema} | ({"strict": True} if strict else {})
+        return {"type": "json_schema", "json_schema": js}
     raise ValueError(f"model '{spec.name}': unknown structured mode {spec.structured!r}")
 
 # %% ../nbs/01_llm.ipynb #0e6b85ce
@@ -715,11 +745,8 @@ class LLM:
 
     def body(self, req: Request) -> dict:
         "The chat-completion request body (the same for a live call and a Batch API line)."
-        kw = dict(model=self.spec.model, messages=req.messages, max_tokens=req.max_tokens,
-                  temperature=req.temperature, seed=req.sample)
-        if req.stop:
-            kw["stop"] = req.stop
-        if rf := _response_format(self.spec, req.schema):
+        kw = dict(model=self.spec.model, messages=req.messages, **req.sampling(self.spec))
+        if rf := _response_format(self.spec, req.schema, req.schema_name, req.strict):
             kw["response_format"] = rf
         return kw
 
@@ -938,7 +965,8 @@ def _json_or_none(r):
 # %% ../nbs/01_llm.ipynb #76ac127c
 def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
     "One-token probe of `mode`'s response_format: True followed, False refused (4xx) or ignored, None: cannot tell."
-    body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), max_tokens=1, temperature=0.0)
+    body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), temperature=0.0,
+                **{token_field(spec): 1})
     body["response_format"] = _response_format(replace(spec, structured=mode), _PROBE_SCHEMA)
     r = get(spec.base_url.rstrip("/") + "/chat/completions", body)
     if r is None or r.status_code >= 500 or r.status_code in (401, 403, 408, 429):
@@ -1162,3 +1190,25 @@ def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     except Exception:
         ids = []
     return None, ids
+
+# %% ../nbs/01_llm.ipynb #e0cb0b3d
+_UNSUPPORTED = re.compile(r"unsupported (?:parameter|value)|not supported|unrecognized request argument|extra inputs",
+                          re.I)
+
+def check_params(spec: ModelSpec, timeout: float = 30.0) -> str | None:
+    "Preflight: does the endpoint take the cap's field? → None, or the refusal and its fix in one line."
+    import httpx
+    f = token_field(spec)
+    body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), **{f: 16})
+    try:
+        r = httpx.post(str(_chat_url(spec)), json=body, timeout=timeout, verify=tls_context(),
+                       headers={"Authorization": _auth(spec), PROBE_HEADER: "params"})
+    except Exception:
+        return None  # `ping` has said whether it answers; a request that fails is counted as usual
+    why = _status_failure(r.status_code, r.content) if r.status_code == 400 else ""
+    if not _UNSUPPORTED.search(why):
+        return None
+    other = "max_completion_tokens" if f == "max_tokens" else "max_tokens"
+    fix = (f'set token_field = "{other}" in its models.toml entry' if f in why else
+           "leave out what the model refuses (a reasoning model takes only temperature 1)")
+    return f"{public_url(spec.base_url)} refuses a parameter of '{spec.model}' ({why[:200]}): {fix}"

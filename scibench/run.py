@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
-from .llm import parse_json, public_url, server_slots
+from .llm import check_params, parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
 from .report import Estimate
@@ -389,8 +389,8 @@ class PreflightError(RuntimeError):
 
 
 def preflight(specs: dict, timeout: float = 10.0) -> dict:
-    "Every non-embedded endpoint answers (else `PreflightError` naming the model) → {name: the ids its server lists} "
-    "for the models whose served id is not among them."
+    "Keys present, every non-embedded endpoint answers and takes the cap's field (else `PreflightError` naming the "
+    "model) → {name: the ids its server lists} for the models whose served id is not among them."
     served = {}
     for n, s in specs.items():
         if s.embedded:
@@ -400,6 +400,8 @@ def preflight(specs: dict, timeout: float = 10.0) -> dict:
             raise PreflightError(f"model '{n}': {why}")
         if ids and s.model not in ids:
             served[n] = [str(i) for i in ids[:5]]
+        if why := check_params(s, max(timeout, s.timeout)):  # e.g. a reasoning model refusing `max_tokens`
+            raise PreflightError(f"model '{n}': {why}")
     return served
 
 

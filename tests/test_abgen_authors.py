@@ -21,6 +21,23 @@ def inference_prompt_file(path: Path, text=GEN_SYSTEM) -> Path:
     return path
 
 
+# what openai's `beta.chat.completions.parse` sends for their pydantic model (openai 1.95.1, pydantic 2.11.7):
+# `type_to_response_format_param(EVALUATION_RESPONSE)`, `to_strict_json_schema` adding additionalProperties: false
+THEIR_FORMAT = {"type": "json_schema", "json_schema": {"name": "EVALUATION_RESPONSE", "strict": True, "schema": {
+    "properties": {"explanation": {"title": "Explanation", "type": "string"}, "score": {"title": "Score", "type": "integer"}},
+    "required": ["explanation", "score"], "title": "EVALUATION_RESPONSE", "type": "object", "additionalProperties": False}}}
+
+
+def test_their_format_is_what_openai_builds():
+    pydantic = pytest.importorskip("pydantic")
+    parsing = pytest.importorskip("openai.lib._parsing._completions")
+
+    class EVALUATION_RESPONSE(pydantic.BaseModel):
+        explanation: str
+        score: int
+    assert parsing.type_to_response_format_param(EVALUATION_RESPONSE) == THEIR_FORMAT
+
+
 def their_context(e):   # prepare_user_prompt's three pieces, as their f-strings write them (the method: the literal text)
     me = e["main_experiment"]
     return (f"Research Background:\n{e['research_background']}\n" + "Method Section:\nexample['method']\n"
@@ -44,7 +61,8 @@ def test_authors_requests_byte_for_byte(data, fake, run_bench, tmp_path, monkeyp
         {"role": "system", "content": GEN_SYSTEM},
         {"role": "user", "content": f"Research Context:\n{their_context(e)}\n\n Design an ablation study about {a['module_name']} "
                                     "based on the research context above."}]
-    assert (gen[0]["temperature"], gen[0]["max_tokens"]) == (1.0, 2048) and "response_format" not in gen[0]
+    # the whole body, field for field: openai's chat.completions.create(model, messages, temperature, max_completion_tokens)
+    assert gen[0] == dict(model="fake-model", messages=gen[0]["messages"], temperature=1.0, max_completion_tokens=2048)
     assert e["method"] not in gen[0]["messages"][1]["content"]          # their quirk, kept
     judge = [b for b in bodies if b["messages"][0]["content"] != GEN_SYSTEM]
     user = (f"\nResearch Context:\n{their_context(e)}\nBased on the above research context, the following ablation study has been "
@@ -54,9 +72,9 @@ def test_authors_requests_byte_for_byte(data, fake, run_bench, tmp_path, monkeyp
     want = {c: [{"role": "system", "content": f"\nJudge {c} of {a['module_name']}.\n- **Score 5**\n  • best\n- **Score 1**\n  • worst\n"
                                               "Therefore, the score is: X\n"}, {"role": "user", "content": user}] for c in abgen.CRITERIA}
     assert sorted(json.dumps(b["messages"]) for b in judge) == sorted(json.dumps(m) for m in want.values())
-    assert all((b["temperature"], b["max_tokens"]) == (1.0, 8192) for b in judge)
-    schema = judge[0]["response_format"]["json_schema"]["schema"]   # their pydantic EVALUATION_RESPONSE
-    assert schema["required"] == ["explanation", "score"] and schema["properties"]["score"]["type"] == "integer"
+    # beta.chat.completions.parse(model, messages, temperature, max_completion_tokens, response_format=EVALUATION_RESPONSE)
+    assert all(b == dict(model="fake-model", messages=b["messages"], temperature=1.0, max_completion_tokens=8192,
+                         response_format=THEIR_FORMAT) for b in judge)
     rec = json.loads((d / "records.jsonl").read_text().splitlines()[0])
     assert rec["scores"] == dict.fromkeys(abgen.CRITERIA, 4)
     prov = json.loads((d / "meta.json").read_text())["provenance"]["protocol"]

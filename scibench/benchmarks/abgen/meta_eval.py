@@ -17,7 +17,7 @@ from ...bench import Benchmark, Config, param, register, select_items
 from ...tables import Figure, Table, same_items, write_all
 from .data import (CRITERIA, HUMAN_CRITERIA, SKIP, _num, _prompts, _protocol, canonical,
     human_path, load_human_eval, released_dir, stub_reply)
-from .method import DOWNLOADERS, JUDGE, PAPER, JudgeSetup, protocol_of, setup_of, validate
+from .method import DOWNLOADERS, JUDGE, PAPER, JudgeSetup, note_resamples, protocol_of, setup_of, validate
 
 # %% auto #0
 __all__ = ['IMPUTE', 'EVAL_JUDGE', 'run_eval', 'TABLE5', 'TABLE9', 'META_EVAL', 'RELEASED_TABLES', 'RELEASED', 'HUMAN_VS_JUDGE',
@@ -96,12 +96,12 @@ def _eval_rows(cfg) -> list[dict]:
         rows = [r for r in rows if r["meta_id"].rsplit("@", 1)[0] in keep]
     return rows
 
-def _eval_record(r: dict, j: dict) -> dict:
+def _eval_record(r: dict, j: dict, resamples: dict|None = None) -> dict:
     "A response's record: human scores, the response and the judge's output per criterion in the released format."
     o = {c: dict(explanation=j[c]["rationale"], score=j[c]["value"], failure=j[c]["failure"]) for c in CRITERIA}
     first = next((f"judge {c}: {o[c]['failure']}" for c in CRITERIA if o[c]["failure"]), None)
     return dict(id=r["meta_id"], failure=first, human={c: r[c]["score"] for c in HUMAN_CRITERIA},
-                response=r["model_response"], **o)
+                response=r["model_response"], **o, **({"resamples": resamples} if resamples is not None else {}))
 
 def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     "Released-format outputs, the meta-evaluation (`meta_eval.csv`), failures; the headline correlations."
@@ -112,6 +112,7 @@ def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     write_text(ctx.out/"meta_eval.csv", me.to_csv(index=False, lineterminator="\n"))
     fails = {c: sum(o[c]["failure"] is not None for o in outputs) for c in CRITERIA}
     write_json(ctx.out/"scores.json", dict(responses=len(kept), judge_failures=fails))
+    note_resamples(kept, ctx, setup)
     sel = lambda lev, corr: me[(me.level == lev) & (me["corr"] == corr)].iterrows()
     return [Estimate(f"{x.criterion} {lev} {corr}", x.value, x.lo, x.hi, int(x.examples), int(x.missing_judge))
             for lev, corr in (("instance", "pearson"), ("system", "kendall")) for _, x in sel(lev, corr)]
@@ -121,7 +122,7 @@ EVAL_JUDGE = replace(JUDGE, role="model",
 run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], finalize=finalize_eval, protocol=protocol_of("model"),
                 setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("model").spec),
                 start=lambda r: dict(item=r, design=r["model_response"]),
-                record=lambda s, cfg: _eval_record(s["item"], s["j"]))
+                record=lambda s, cfg: _eval_record(s["item"], s["j"], s.get("resamples")))
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #f6cb0362
 def paper_name(name: str, names) -> str|None:

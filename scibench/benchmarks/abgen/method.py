@@ -5,8 +5,8 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6e428e76
 from __future__ import annotations
-import re, string
-from dataclasses import dataclass, field
+import asyncio, re, string
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from ...core import data_dir, read_jsonl, write_json
 from ...llm import Request, msgs, parse_json
@@ -14,22 +14,22 @@ from ...flow import Flow
 from ...judge import judge_result, score_schema
 from ...report import Estimate
 from ...bench import Benchmark, Config, ConfigError, Paper, Stage, param, register
-from ...bench import load_limit, select_items
+from ...bench import load_limit, select_items, wire_notes
 from ...runs import rel
 from .data import (CRITERIA, FIELDS, TABLE2, TYPES, download_abgen, download_abgen_prompts,
     download_abgen_released, released_generation_path, released_generation_system, released_prompts,
     released_prompts_path, stub_reply)
 
 # %% auto #0
-__all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES',
-           'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM', 'GENERATE', 'JUDGE', 'run',
-           'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen', 'context_text',
-           'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
-           'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt', 'authors_context',
-           'authors_generation_user', 'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup',
-           'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'setup_of',
-           'protocol_notes', 'protocol_of', 'examples_of', 'finalize', 'abgen_context', 'abgen_sections', 'abgen_paper',
-           'judge_prompts_block']
+__all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_PATHS',
+           'AUTHORS_DIFFERENCES', 'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM',
+           'RESAMPLES', 'GENERATE', 'JUDGE', 'run', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path',
+           'load_abgen', 'context_text', 'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set',
+           'criterion_prompt', 'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt',
+           'authors_text', 'authors_context', 'authors_generation_user', 'authors_judge_user', 'authors_extract_score',
+           'authors_judge_result', 'Setup', 'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup',
+           'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes', 'protocol_of', 'examples_of',
+           'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper', 'judge_prompts_block']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -193,13 +193,29 @@ AUTHORS_QUIRKS = (
     "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single "
     "digit 1-5 of the last sentence, else 0 ('Score: 4/5' → 0, 'Therefore, the score is: 4.5' → 4, but 'the score is: "
     "4.5' → 5: without 'therefore' the last sentence is '5')")
+AUTHORS_PATHS = ("api", "vllm")   # which of their scripts a system went through: utils/api.py, or vLLM's offline chat
 AUTHORS_DIFFERENCES = (
-    "the completion cap is sent as `max_tokens` (theirs: `max_completion_tokens`, the same cap; llama.cpp's server "
-    "reads only `max_tokens`)",
-    "the sample index is sent as `seed` (part of our cache key; theirs sends none)",
+    "to an OpenAI-style endpoint the bodies are theirs field for field (key order aside): `max_completion_tokens` "
+    "(vLLM path: `max_tokens`), temperature, no seed, the judge's json_schema EVALUATION_RESPONSE with strict: true; "
+    "what an endpoint cannot take is a departure the run prints",
+    "their retry loop is kept: a structured judge answer that is not {explanation, score: int} is re-sampled (a new "
+    "sample, cached apart) up to 10 times, then their 0; a cut one restarts the loop, up to 10 times, then a failure "
+    "(their run stops); HTTP errors are retried by openai's policy (`max_retries`), not their backoff of 10 tries",
+    "their vLLM path runs the model offline (vllm.LLM.chat); here the same caps, temperature and `</think>` handling "
+    "go to an OpenAI-compatible server",
+    "one endpoint per role (theirs: Azure OpenAI, or the Together, Gemini or DeepSeek client by model name)",
     "a score of 0 from their extraction (no score found) is a judge failure with its reason, not a 0 in the mean; "
     "scores.json keeps their mean with the zeros as `zeros_kept`",
     "a structured score outside 1-5 is a judge failure (their code would keep it)")
+
+def authors_text(text, path: str, model_id: str = "", judge: bool = False):
+    "Their reasoning handling of a text answer: api: after `</think>` for a Qwen3 id; vllm: after `</think>`, stripped."
+    if text is None: return None
+    if path == "vllm" and judge: return text.strip().split("</think>")[-1].strip()      # vllm_meta_evaluation.py
+    if path == "vllm" and "<think>" not in text: return text.strip()                      # vllm_inference.py
+    if path == "vllm" or "qwen3" in model_id.lower():                                     # and api.py, for Qwen3
+        return text.split("</think>")[1].strip() if "</think>" in text else text.strip()
+    return text
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #dbc704c7
 SCIBENCH_GENERATION_SYSTEM = (   # our stand-in for their generation system prompt when the file is not downloaded
@@ -249,13 +265,14 @@ def authors_extract_score(text: str) -> int:
 def _authors_structured(obj, text: str, cut: str) -> dict:
     "Their pydantic `EVALUATION_RESPONSE`: both fields required; the score an integer 1-5 (`\"4\"`, `4.0` accepted)."
     if not isinstance(obj, dict) or "score" not in obj or not isinstance(obj.get("explanation"), str):
-        return dict(value=None, rationale=None, raw=text, failure="structured answer is not {explanation, score} "
-                    "(their code: retried, then score 0)" + cut)
+        return dict(value=None, rationale=None, raw=text, invalid=True, failure="structured answer is not "
+                    "{explanation, score} (their code: re-sampled, then score 0)" + cut)
     s = obj["score"]
     try: v = int(s) if not isinstance(s, bool) and float(s) == int(float(s)) else None
     except (TypeError, ValueError): v = None
     fail = f"score {s!r} is not an integer" if v is None else None if 1 <= v <= 5 else f"score {v} outside 1-5"
-    return dict(value=None if fail else v, rationale=obj.get("explanation"), raw=text, failure=fail and fail + cut)
+    return dict(value=None if fail else v, rationale=obj.get("explanation"), raw=text, failure=fail and fail + cut,
+                invalid=v is None)   # pydantic's int refuses it: their loop samples again
 
 def authors_judge_result(r: dict) -> dict:
     "A judge answer under `authors`/`paper` → {value, rationale, failure, raw}; their 0 is a failure with its reason."
@@ -284,13 +301,26 @@ class Setup:
     max_rationale: int = 0
     layout: str = "paper"
     bounded_score: bool = False   # their schema with the score as an enum 1-5: for llama.cpp's grammar (see `setup_of`)
+    seeded: bool = True           # the sample index sent as the seed (theirs: none, unless --seed is given)
+    gen_path: str = "api"         # their script of the generation (AUTHORS_PATHS), and of the judge
+    judge_path: str = "api"
+    model_id: str = ""            # served ids: their `</think>` handling keys on "qwen3"
+    judge_id: str = ""
+
+    @property
+    def theirs(self) -> bool: return self.protocol != "scibench"
+
+    def _wire(self, path: str) -> dict:
+        "Their request fields: the cap's field and no seed (openai's client; vLLM: `max_tokens`)."
+        if not self.theirs: return {}
+        return dict(seeded=self.seeded, token_field="max_completion_tokens" if path == "api" else None)
 
     def request(self, e: dict) -> Request:
         "The generation call: `authors`/`paper`: their system turn and user turn; `scibench`: our one user turn."
         m = (msgs(generation_prompt(e)) if self.protocol == "scibench" else
              msgs(authors_generation_user(e, method=self.protocol == "paper"), self.generation_system))
         return Request(m, max_tokens=self.max_tokens, temperature=self.temperature, sample=self.sample,
-                       stage="generate")
+                       stage="generate", **self._wire(self.gen_path))
 
     def turns(self, e: dict, design: str, criterion: str) -> tuple[str, str]:
         "(system, user) of the judge call scoring `design` on `criterion`."
@@ -299,8 +329,9 @@ class Setup:
         return system, authors_judge_user(e, design, method=self.protocol == "paper")
 
     @property
-    def schema(self) -> dict:
+    def schema(self) -> dict|None:
         if self.protocol == "scibench": return judge_schema(self.max_rationale)
+        if self.judge_path == "vllm": return None   # their vLLM judges answer in text
         if not self.max_rationale and not self.bounded_score: return AUTHORS_SCHEMA
         props = dict(AUTHORS_SCHEMA["properties"])
         if self.max_rationale: props["explanation"] = {**props["explanation"], "maxLength": self.max_rationale}
@@ -313,12 +344,16 @@ class Setup:
         if self.layout == "paper": m = msgs(user, system)
         elif self.layout == "shared-prefix": m = msgs(f"{user}\n\n# Scoring Criteria\n{system}", SHARED_SYSTEM)
         else: raise ValueError(f"judge layout must be one of {', '.join(JUDGE_LAYOUTS)}, not {self.layout!r}")
+        named = dict(schema_name="EVALUATION_RESPONSE", strict=True) if self.theirs else {}   # openai's `parse`
         return Request(m, max_tokens=self.judge_max_tokens, temperature=self.judge_temperature, schema=self.schema,
-                       stage="judge")
+                       stage="judge", **named, **self._wire(self.judge_path))
 
     def result(self, r: dict) -> dict:
         "A judge answer → {value, rationale, failure, raw}: their parser under `authors`/`paper`, else ours."
-        return judge_result(r) if self.protocol == "scibench" else authors_judge_result(r)
+        if not self.theirs: return judge_result(r)
+        if r.get("ok") and not r.get("structured"):
+            r = {**r, "text": authors_text(r["text"], self.judge_path, self.judge_id, judge=True)}
+        return authors_judge_result(r)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #8b1ac43a
 def judge_schema(max_rationale: int = 0) -> dict:
@@ -336,15 +371,39 @@ SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the
 def _generation(s: dict, r: dict, setup: Setup) -> None:
     "Stage `generate`'s answer → the state's design (None when the call failed), failure and finish reason."
     ok = r["ok"]
-    s.update(design=r["text"] if ok else None, failure=None if ok else r.get("error"),
+    text = authors_text(r["text"], setup.gen_path, setup.model_id) if ok and setup.theirs else r["text"]
+    s.update(design=text if ok else None, failure=None if ok else r.get("error"),
              finish_reason=r.get("finish_reason"))
 
-def judge_requests(s: dict, setup: Setup) -> dict|None:
-    "Stage `judge`'s calls: {criterion: Request} scoring the state's design; no design: no call."
+def judge_requests(s: dict, setup: Setup):
+    "Stage `judge`'s calls: {criterion: Request} scoring the state's design (theirs: with their retry loop)."
     d = s.get("design")
-    return None if d is None else {c: setup.judge_request(s["item"], d, c) for c in s.get("criteria", CRITERIA)}
+    if d is None: return None
+    reqs = {c: setup.judge_request(s["item"], d, c) for c in s.get("criteria", CRITERIA)}
+    if not setup.theirs or setup.schema is None: return reqs
+    return lambda llm: _resampled(llm, reqs, setup)
 
-def _judged(s: dict, rs: dict, setup: Setup) -> None: s["j"] = {c: setup.result(r) for c, r in rs.items()}
+RESAMPLES = 10   # their `process_single_example`: 10 tries of an invalid answer; `backoff`: 10 of a cut one
+
+async def _one_resampled(llm, req: Request, setup: Setup) -> dict:
+    "One criterion through their loop: each try a new sample (its own cache key); a cut answer restarts the loop."
+    invalid = cut = k = 0
+    while True:
+        r = await llm.acall(replace(req, sample=req.sample + k))
+        k, j = k + 1, setup.result(r)
+        if not r["ok"] or not r.get("structured"): break
+        if r.get("finish_reason") == "length": cut, invalid = cut + 1, 0
+        elif j.get("invalid"): invalid += 1
+        else: break
+        if invalid >= RESAMPLES or cut >= RESAMPLES: break
+    return {**r, "resamples": k - 1}
+
+async def _resampled(llm, reqs: dict, setup: Setup) -> dict:
+    return dict(zip(reqs, await asyncio.gather(*(_one_resampled(llm, r, setup) for r in reqs.values()))))
+
+def _judged(s: dict, rs: dict, setup: Setup) -> None:
+    s["j"] = {c: setup.result(r) for c, r in rs.items()}
+    if setup.theirs: s["resamples"] = {c: r.get("resamples", 0) for c, r in rs.items()}
 
 GENERATE = Stage("generate", "model", "one ablation study design per example",
                  request=lambda s, setup: setup.request(s["item"]), result=_generation)
@@ -375,7 +434,8 @@ def record(s: dict, system: str, judge: str) -> dict:
     return dict(id=e["example_id"], failure=first, example_id=e["example_id"],
                 module_name=e["ablation_study"]["module_name"], system=system, judge=judge, design=s["design"],
                 generation_failure=s["failure"], finish_reason=s["finish_reason"], scores=pick("value"),
-                failures=fails, rationales=pick("rationale"), judge_raw=pick("raw"))
+                failures=fails, rationales=pick("rationale"), judge_raw=pick("raw"),
+                **({"resamples": s["resamples"]} if "resamples" in s else {}))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #0aad9bf2
 _PROMPTS_DOC = ("texts in the judge's (and, for authors/paper, the generation's) system turns: released (the authors', "
@@ -393,6 +453,10 @@ class JudgeSetup:
     judge_max_tokens: int = param(0, "completion cap of each judge answer; 0 = the protocol's "
                                   f"({_caps('judge_max_tokens')})", min=0, max=1_000_000)
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)", min=0)
+    authors_path: str = param("api", "protocols authors/paper: which of their scripts the system under test went "
+                              "through: api (utils/api.py: max_completion_tokens, a Qwen3 answer after </think>) or "
+                              "vllm (offline vLLM: max_tokens, generation cap 1024, judge cap 4096 in text, the "
+                              "answer after </think>)", choices=AUTHORS_PATHS)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #c3220a11
 @dataclass
@@ -413,13 +477,20 @@ def validate(cfg) -> None:
     if asked == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
         raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
                           f"{rel(released_generation_path())}: run `make data` (or `scibench data abgen_prompts`)")
-    for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
+    for k, v in protocol_caps(cfg).items():
         if hasattr(cfg, k) and not getattr(cfg, k): setattr(cfg, k, v)
 
 def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and hasattr(cfg, "max_tokens")
 
+def protocol_caps(cfg) -> dict:
+    "The protocol's caps; their vLLM path: generation 1024 (vllm_inference.py), a judge under test 4096."
+    caps = dict(PROTOCOL_DEFAULTS[cfg.protocol])
+    if cfg.protocol != "scibench" and getattr(cfg, "authors_path", "api") == "vllm":
+        caps.update(max_tokens=1024) if hasattr(cfg, "max_tokens") else caps.update(judge_max_tokens=4096)
+    return caps
+
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #65a6316a
-def setup_of(cfg, judge_spec=None) -> Setup:
+def setup_of(cfg, judge_spec=None, model_spec=None) -> Setup:
     "The `Setup` a validated config asks for; behind llama.cpp's grammar their score is bounded to 1-5."
     released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
     gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
@@ -428,7 +499,15 @@ def setup_of(cfg, judge_spec=None) -> Setup:
                  sample=getattr(cfg, "sample", 0), judge_temperature=cfg.judge_temperature,
                  judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
                  layout=getattr(cfg, "judge_layout", "paper"),
-                 bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama")
+                 bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama",
+                 seeded=cfg.protocol == "scibench" or bool(getattr(cfg, "seed", 0)),
+                 **_paths(cfg, judge_spec, model_spec))
+
+def _paths(cfg, judge_spec, model_spec) -> dict:
+    "Their script of each call: `authors_path` for AbGen's generation and AbGen-Eval's judge; AbGen's judge: api."
+    path, gen = getattr(cfg, "authors_path", "api"), hasattr(cfg, "max_tokens")
+    return dict(gen_path=path if gen else "api", judge_path="api" if gen else path,
+                model_id=getattr(model_spec, "model", ""), judge_id=getattr(judge_spec, "model", ""))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #c97349a3
 def _departures(cfg) -> list[str]:
@@ -443,15 +522,22 @@ def _departures(cfg) -> list[str]:
     if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
     if getattr(cfg, "judge_layout", "paper") != "paper":
         notes.append("judge_layout=shared-prefix: not their message layout")
-    for k, v in PROTOCOL_DEFAULTS[cfg.protocol].items():
+    for k, v in protocol_caps(cfg).items():
         if hasattr(cfg, k) and getattr(cfg, k) != v: notes.append(f"{k}={getattr(cfg, k)} (the protocol's: {v})")
     if cfg.judge_temperature != 1.0: notes.append(f"judge_temperature={cfg.judge_temperature} (theirs: 1.0)")
     if getattr(cfg, "temperature", 1.0) != 1.0: notes.append(f"temperature={cfg.temperature} (theirs: 1.0)")
+    if getattr(cfg, "seed", 0): notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
     return notes
 
-def _endpoint_notes(cfg, spec) -> list[str]:
-    "What the judge endpoint cannot follow."
-    notes, theirs = [], cfg.protocol != "scibench"
+def _wire_notes(role: str, spec, path: str, cfg) -> list[str]:
+    "Where the endpoint of `role` cannot take their fields (their api path: max_completion_tokens; vllm: max_tokens)."
+    return wire_notes(role, spec, "max_completion_tokens" if path == "api" else "max_tokens", bool(cfg.seed))
+
+def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
+    "What the judge endpoint (and AbGen's generating one) cannot follow."
+    notes, theirs, p = [], cfg.protocol != "scibench", _paths(cfg, spec, model_spec)
+    if theirs: notes += _wire_notes("judge", spec, p["judge_path"], cfg)
+    if theirs and model_spec is not None: notes += _wire_notes("model", model_spec, p["gen_path"], cfg)
     if spec.context and cfg.judge_max_tokens >= spec.context:
         notes.append(f"judge context {spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; "
                      "the server caps each answer at the context left after the prompt")
@@ -464,10 +550,10 @@ def _endpoint_notes(cfg, spec) -> list[str]:
     return notes
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #79541f65
-def protocol_notes(cfg, judge_spec=None) -> dict:
+def protocol_notes(cfg, judge_spec=None, model_spec=None) -> dict:
     "A run's protocol, its quirks and differences, and where it departs from it → `meta.json` `provenance.protocol`."
     notes = _departures(cfg) if cfg.protocol != "scibench" else []
-    notes += _endpoint_notes(cfg, judge_spec) if judge_spec is not None else []
+    notes += _endpoint_notes(cfg, judge_spec, model_spec) if judge_spec is not None else []
     ours = ["our own prompts and parser (protocol scibench)"]
     return dict(name=cfg.protocol, prompts=cfg.prompts, notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [],
@@ -475,7 +561,8 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
 
 def protocol_of(role: str):
     "A `Flow`'s `protocol`: the run's `protocol_notes` with the endpoint of `role` (the judge, or AbGen-Eval's model)."
-    return lambda cfg, ctx: protocol_notes(cfg, ctx.llm(role).spec)
+    model = lambda ctx: ctx.llm("model").spec if role != "model" else None
+    return lambda cfg, ctx: protocol_notes(cfg, ctx.llm(role).spec, model(ctx))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #b58e2f07
 def examples_of(cfg: AbGenConfig, setup: Setup) -> list[dict]:
@@ -485,11 +572,19 @@ def examples_of(cfg: AbGenConfig, setup: Setup) -> list[dict]:
 def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     "`summarize` into `scores.json`; the headline: the mean score per criterion."
     write_json(ctx.out/"scores.json", summarize(kept))
+    note_resamples(kept, ctx, setup)
     return [Estimate.of(c, [r["scores"][c] for r in kept]) for c in CRITERIA]
 
-run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec),
+def note_resamples(kept: list[dict], ctx, setup) -> None:
+    "Their retry loop's new samples, counted in `meta.json` (`provenance.protocol.resamples`)."
+    if setup.theirs and isinstance(ctx.provenance.get("protocol"), dict):
+        ctx.provenance["protocol"]["resamples"] = sum(sum((k.get("resamples") or {}).values()) for k in kept)
+
+run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec,
+                                                                            ctx.llm("model").spec),
            finalize=finalize, protocol=protocol_of("judge"), record=lambda s, cfg: record(s, cfg.model, cfg.judge),
-           keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"]))
+           keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"],
+                               resamples=r.get("resamples")))
 
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #ab67c725

@@ -20,7 +20,7 @@ from ...metrics import boot_rows, ratio_ci
 from ...report import MIN_CI_N, Estimate, fmt, fmt_ci, reference as _reference
 from ...records import Record
 from ...bench import Benchmark, Command, Config, ConfigError, Stage, param, register, load_limit, select_items
-from ...bench import Paper as _BenchPaper
+from ...bench import Paper as _BenchPaper, wire_notes
 from ...runs import rel
 from ...tables import Figure, RunRow, Table
 # re-exported: `method.X` keeps the names of the index's module
@@ -376,6 +376,7 @@ class Sent:
     protocol: str = "scibench"
     n: int = N_PAPERS
     ix: object = None   # an open `ArxivIndex` (None: the answers are not looked up)
+    seeded: bool = False   # protocol authors: their calls send no seed (--seed sends it: a departure)
 
 def _relevance_requests(s: dict, r: Sent) -> dict:
     it = s["it"]
@@ -433,11 +434,11 @@ def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
             + "Just answer 'yes' or 'no'. If you don't know write 'pass'. Do not include any additional commentary or "
             "explanations.")
 
-def authors_judge_request(prompt: str, title: str, rec: dict) -> Request:
-    "Their judge call: system + user, temperature 0.0, max_tokens 1, plain text (no response_format)."
+def authors_judge_request(prompt: str, title: str, rec: dict, seeded: bool = False) -> Request:
+    "Their judge call: system + user, temperature 0.0, max_tokens 1, no seed, plain text (no response_format)."
     return Request([{"role": "system", "content": AUTHORS_JUDGE_SYSTEM},
                     {"role": "user", "content": authors_judge_user(prompt, title, rec)}],
-                   max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, stage="authors_judge")
+                   max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, seeded=seeded, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
     "(verdict, failure) of their judge answer: `.lower()`, not stripped; not exactly no/yes/pass → pass."
@@ -462,7 +463,7 @@ def _authors_links(s: dict, ix) -> None:
 
 def _authors_requests(s: dict, r: Sent) -> dict:
     it = s["it"]
-    return {k: authors_judge_request(it["prompt"], it["authors_links"][k]["title"], rec)
+    return {k: authors_judge_request(it["prompt"], it["authors_links"][k]["title"], rec, r.seeded)
             for k, rec in s.get("links", {}).items()}
 
 def _authors_judged(s: dict, answers: dict, r: Sent) -> None:
@@ -572,11 +573,11 @@ def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibe
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #73d3af77
 def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS,
-                  protocol: str = "scibench") -> Request:
+                  protocol: str = "scibench", seeded: bool = False) -> Request:
     "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
-                       max_tokens=max_tokens, temperature=temperature, stage="query")
+                       max_tokens=max_tokens, temperature=temperature, seeded=seeded, stage="query")
     return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
 def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
@@ -602,7 +603,7 @@ def _queried(s: dict, a: dict, r: Sent) -> None:
 
 QUERY_STAGE = Stage("query", "model", "the model under test lists papers for each prompt", result=_queried,
                     request=lambda s, r: query_request(s["item"]["prompt"], r.temperature, r.max_tokens, r.n,
-                                                       r.protocol))
+                                                       r.protocol, r.seeded))
 STAGES = [QUERY_STAGE, RELEVANCE_STAGE, MATCH_STAGE, AUTHORS_STAGE]
 
 def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
@@ -637,7 +638,12 @@ AUTHORS_QUIRKS = (
     "calculate_ACC removes pass from the denominator: ACC = round(100 × yes / (yes + no), 2)")
 # where protocol `authors` differs from their code
 AUTHORS_DIFFERENCES = (
-    "we send seed (the sample index, 0) with every request; their calls send none",
+    "to an OpenAI-style endpoint the query and judge bodies are theirs field for field (model, messages, temperature "
+    "0.0, max_tokens 1000 / 1, no seed; openai 1.35.1's chat.completions.create); the embedded server also gets the "
+    "seed (llama.cpp draws a random one otherwise, and a rerun could not reproduce)",
+    "their judge is Together's meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo; ours is --judge (another is a departure "
+    "the run prints)",
+    "HTTP errors are retried by openai's policy (`max_retries`); their calls had the openai client's default (2)",
     "the leftover file_prompts[1:2] in gpt_exp.py (one prompt file of a subject) is not reproduced: every prompt is "
     "asked",
     "all answers pass: accuracy None with its reason, where calculate_ACC raises ZeroDivisionError",
@@ -646,9 +652,15 @@ PAPER_DIFFERENCES = ("the paper's §3 two-step judge (relevance, then title matc
                      "schema; their query and one-call judge are protocol authors",
                      "our tolerant extractor and canonical ids instead of their regex and lookup of the id as written",
                      "accuracies (a), (b') and (c) over every listed paper; (b), their calculate_ACC, only under "
-                     "protocol authors")
+                     "protocol authors",
+                     "protocols paper and scibench send identical requests and compute the same accuracies: the paper "
+                     "describes the two-step judge but gives no prompts, so both use ours",
+                     "the title-match judge sees the record's abstract with its whitespace squashed, cut at 1,500 "
+                     "characters (theirs: the whole abstract)",
+                     "both judge steps sample at temperature 0 with a structured yes/no(/pass) answer capped at "
+                     "judge_max_tokens (256); theirs: temperature 0, one token of text")
 
-def protocol_notes(cfg, judge_spec=None) -> dict:
+def protocol_notes(cfg, judge_spec=None, model_spec=None) -> dict:
     "What a run's protocol is and where this run departs from it → `meta.json` `provenance.protocol` (see above)."
     notes = []
     if cfg.protocol != "scibench":
@@ -659,11 +671,16 @@ def protocol_notes(cfg, judge_spec=None) -> dict:
             who = (f"the embedded SmolLM2 ({judge_spec.model})" if judge_spec.embedded
                    else f"{judge_spec.name} ({judge_spec.model})")
             notes.append(f"the judge is {who}, not their {AUTHORS_JUDGE}")
+    if cfg.protocol == "authors":
+        if cfg.seed: notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
+        for role, spec in (("model", model_spec), ("judge", judge_spec)):
+            notes += wire_notes(role, spec, seeded=bool(cfg.seed)) if spec is not None else []
     if cfg.protocol == "authors" and cfg.judge_max_tokens != 256:
         notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in "
                      f"max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
     diffs = dict(authors=list(AUTHORS_DIFFERENCES), paper=list(PAPER_DIFFERENCES)).get(
-        cfg.protocol, ["our own query, extractor, two-step judge and scoring (protocol scibench)"])
+        cfg.protocol, ["our own query, extractor, two-step judge and scoring (protocol scibench)",
+                       *PAPER_DIFFERENCES[3:]])
     return dict(name=cfg.protocol, prompts="authors" if cfg.protocol == "authors" else "scibench", notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [], differences=diffs)
 
@@ -699,7 +716,7 @@ def summary(it: dict) -> dict:
 @contextlib.contextmanager
 def _sent(cfg: ArxivBenchConfig, ctx):
     with open_index(index_for(cfg.split, cfg.index or None)) as ix:
-        yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix)
+        yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix, bool(cfg.seed))
 
 def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
     "`score_records` into `scores.json` with the index's provenance; the headline rates."
@@ -712,7 +729,7 @@ def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
 run = Flow(lambda cfg, sent: select_items(cfg, load_prompts(cfg.split, load_limit(cfg), cfg.subjects or None),
                                           lambda p: p["id"]),
            STAGES, setup=_sent, finalize=finalize, record=lambda s, cfg: record(s["it"]), keep=summary,
-           protocol=lambda cfg, ctx: protocol_notes(cfg, ctx.llm("judge").spec))
+           protocol=lambda cfg, ctx: protocol_notes(cfg, ctx.llm("judge").spec, ctx.llm("model").spec))
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #11b76dec
 _STUB_PAPERS = (("Attention Is All You Need", "1706.03762"),   # in the sample snapshot and in arXiv's
