@@ -21,8 +21,10 @@ from ...core import write_json, write_jsonl, write_text
 from ...flow import Flow, Step
 from ...llm import Request, msgs, parse_json
 from ...metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
-from .paperbench import (CATEGORIES, PAPER_AUTO, RETRIEVAL, GradeOpts, agrade, category_shares,
-                                 checklist_view, download_judge_eval, download_paperbench, grader_paper, judge_eval,
+from .paperbench import (CATEGORIES, GRADERS, PAPER_AUTO, PB_DEPARTURES,
+                                 PB_FILE_RANKING_PROMPT, PB_GRADING_PROMPT, PB_MAX_TOKENS, PB_PARSE_PROMPT,
+                                 RETRIEVAL, GradeOpts, agrade, category_shares, checklist_view, download_judge_eval,
+                                 download_paperbench, grader_paper, judge_eval,
                                  load_papers, parse_rubric, split_root, to_checklist)
 from ...report import Estimate
 from ...retrieval import DEFAULT_EMBEDDER
@@ -140,10 +142,10 @@ class RubricsConfig(Config):
                            "longest file read an agent sees per step (characters; it pages on with an offset)", min=1)
     context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the "
                                   "top-K files as fits the judge's context window", min=0)
-    paper_chars: int = param(PAPER_AUTO, "what of the paper the grader reads before the criterion, as PaperBench's "
-                             "judge does: -1 = the whole paper where it fits the judge's context window beside the "
-                             "rest (else omitted, and the run says so); N > 0 = its first N characters (where they "
-                             "fit); 0 = none", min=-1)
+    paper_chars: int = param(PAPER_AUTO, "what of the paper the retrieval grader reads before the criterion "
+                             "(PaperBench's judge reads it too): -1 = the whole paper where it fits the judge's "
+                             "context window beside the rest (else omitted, and the run says so); N > 0 = its "
+                             "first N characters (where they fit); 0 = none", min=-1)
     n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)", min=0)
     example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about "
                                "this many nodes)", min=1)
@@ -157,6 +159,12 @@ class RubricsConfig(Config):
     temperature: float = param(0.0, "sampling temperature of the generation", min=0, max=2)
     judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split "
                                    "has cases")
+    grader: str = param("paperbench", "JudgeEval's grader: paperbench (PaperBench's released SimpleJudge: file "
+                        "ranking, reasoning, score parsing; its departures: PB_DEPARTURES) or retrieval (the Rubrics "
+                        "grader: top-K files, pass/fail); a rubric's repositories are always graded by retrieval",
+                        choices=GRADERS)
+    pb_max_tokens: int = param(PB_MAX_TOKENS, "completion cap of each call of PaperBench's judge (grader paperbench; "
+                               "PaperBench sends none)", min=1, max=1_000_000)
     embedder: str = param(DEFAULT_EMBEDDER, "embedding model of the intrinsic matching: a sentence-transformers name "
                           "or path, or openai:<models.toml name> (an OpenAI-compatible /embeddings endpoint); tau is "
                           "not comparable across embedders")
@@ -181,8 +189,9 @@ def _validate(cfg: RubricsConfig) -> None:
         raise ConfigError(f"parameter 'embedder': {cfg.embedder!r} names no model")
 
 def _grading(cfg: RubricsConfig, stage: str = "grade") -> GradeOpts:
-    "The grader's options from the config, its requests tagged `stage`."
-    return GradeOpts(cfg.k, cfg.retrieval, cfg.context_chars or None, cfg.judge_max_tokens, cfg.paper_chars, stage)
+    "The grader's options from the config, its requests tagged `stage` (JudgeEval's: `grader`; the rest: retrieval)."
+    return GradeOpts(cfg.k, cfg.retrieval, cfg.context_chars or None, cfg.judge_max_tokens, cfg.paper_chars, stage,
+                     cfg.grader if stage == "judge_eval" else "retrieval", cfg.pb_max_tokens)
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #ab18d68c
 RUBRIC_FILE = "rubric.json"
@@ -461,8 +470,12 @@ PAPER_CHOICES = (
     "characters (structured output where the endpoint has it); the document is checked (check_skill) before use",
     "grader retrieval: the top-K files ranked by BM25 (retrieval=bm25; the paper names no method), cut to what fits "
     "the judge's context",
-    "grader reading: the paper itself beside the retrieved files (paper_chars=-1, as PaperBench's judge does) where "
-    "it fits; the paper says only 'based on the retrieved contents'",
+    "grader reading: the paper itself beside the retrieved files (paper_chars=-1; PaperBench's judge reads it too) "
+    "where it fits; the paper says only 'based on the retrieved contents'",
+    "grading failures: an item the judge did not answer counts as not passed and is counted (failures, "
+    "judged_share): eq. 1's denominator is every item, as the paper writes it",
+    "JudgeEval (not in the paper): PaperBench's human-graded cases, graded by PaperBench's own judge (grader="
+    "paperbench, its departures listed apart) unless grader=retrieval",
     "sampling and caps: generation temperature 0, max_tokens 8192, judge_max_tokens 256 (the paper gives none)",
     "the reference rubric of the extrinsic scores: PaperBench's leaves with their effective weights as importances",
     "statistics and lexical metrics: tokens of all-MiniLM-L6-v2's WordPiece tokenizer; ROUGE by rouge_score with the "
@@ -496,6 +509,8 @@ def protocol_notes(cfg) -> dict:
         if cfg.skill_file and "skill" in cfg.settings:
             notes.append(f"skill_file={cfg.skill_file}: the skill is read, not distilled in this run")
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
+    if cfg.judge_eval and cfg.grader == "paperbench":
+        diffs += [f"JudgeEval's PaperBench judge: {d}" for d in PB_DEPARTURES]
     return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #9135c175
@@ -563,8 +578,8 @@ def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dic
 def _judge_eval(cfg: RubricsConfig, judge_llm, papers: list[dict], d: Path) -> dict:
     "JudgeEval where the split has cases (its own stage) → the summary's `judge_eval` keys; `judge_eval.jsonl` written."
     if not (cfg.judge_eval and (split_root(cfg.split)/"judge_eval").exists()): return {}
-    texts = {p["id"]: p["text"] for p in papers}
-    recs, je = judge_eval(judge_llm, split_root(cfg.split)/"judge_eval", _grading(cfg, "judge_eval"), texts)
+    recs, je = judge_eval(judge_llm, split_root(cfg.split)/"judge_eval", _grading(cfg, "judge_eval"),
+                          {p["id"]: p for p in papers})
     write_jsonl(d/"judge_eval.jsonl", recs)
     cases = {k: v for k, v in je.items() if k != "metrics"}
     return dict(judge_eval=_nan_none(je["metrics"]), judge_eval_cases=_nan_none(cases))
@@ -732,6 +747,11 @@ def stub_reply(body: dict) -> str:
         ok = hashlib.sha1(last.encode()).digest()[0] % 2
         return json.dumps({"answer": "pass" if ok else "fail", "rationale": "stub"})
     if last.endswith(ANSWER_FORMAT): return json.dumps({"items": _stub_items(last, last)})
+    if m[0]["content"] == PB_FILE_RANKING_PROMPT: return "README.md"     # PaperBench's judge: one file, a score, parsed
+    if last == PB_GRADING_PROMPT: return "# Expectations\nstub\n# Reality\nstub\n# Score\n1"
+    if m[0]["content"] == PB_PARSE_PROMPT:
+        return json.dumps({"valid_score": True, "score": hashlib.sha1(last.encode()).digest()[0] % 2,
+                           "explanation": ""})
     if last == SKILL_REQUEST: return filler(body)
     items = lambda: "\n".join(json.dumps(i) for i in _stub_items(m[0]["content"] + m[1]["content"], m[1]["content"]))
     if last in (FORCE_WRITE, FINISH_WRITE): return stub_action("write_file", path=RUBRIC_FILE, content=items())
@@ -752,7 +772,8 @@ TABLES = [TABLE1, TABLE2, TABLE5_6, TABLE_STATS, TABLE_JUDGE_EVAL,
 def write_tables() -> list:
     "Write every Rubrics table and figure from `results/` (never calls a model); JudgeEval's when it has rows."
     runs = complete_runs("rubrics")
-    return [p for t in TABLES if t is not TABLE_JUDGE_EVAL or len(build(t, runs)) for p in [write(t, runs)] if p]
+    has_je = lambda: (build(TABLE_JUDGE_EVAL, runs)["source"] != "paper").any()   # PaperBench's row alone: none
+    return [p for t in TABLES if t is not TABLE_JUDGE_EVAL or has_je() for p in [write(t, runs)] if p]
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #062f3fab
 def paper_numbers(name):

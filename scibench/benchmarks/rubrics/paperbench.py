@@ -14,18 +14,24 @@ import numpy as np
 import pandas as pd
 from ...core import DataError, data_dir, read_json_lines, read_json_records, read_text, write_json
 from ...judge import judge_request, judge_result
-from ...llm import Request, parse_json
+from ...llm import Request, parse_json, run_sync
 from ...metrics import mean_ci
 
 # %% auto #0
 __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'RETRIEVAL',
            'CHARS_PER_TOKEN', 'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS',
-           'GRADE_CHOICES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'tree_score',
-           'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance', 'checklist_view', 'fit_checklist',
-           'checklist_text', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'context_budget',
-           'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
-           'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'judge_eval_trees', 'judge_eval_cases',
-           'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval', 'split_root', 'load_papers']
+           'GRADE_CHOICES', 'GRADERS', 'PB_REPRODUCE_CLAUSE', 'PB_TASK_PROMPT', 'PB_FILE_RANKING_PROMPT',
+           'PB_GRADING_PROMPT', 'PB_CRITERION_PROMPT', 'PB_QUESTIONS', 'PB_ADDENDUM', 'PB_RANK_FILES', 'PB_FILES',
+           'PB_RA_FILES', 'PB_SH', 'PB_LOG', 'PB_PARSE_PROMPT', 'PB_PARSE_SCHEMA', 'PB_NOT_TOUCHED', 'PB_DOCS',
+           'PB_CODE', 'PB_TABLES', 'PB_BLACKLIST', 'PB_MAX_FILES', 'PB_SIZE_LIMIT', 'PB_BUFFER', 'PB_SPARE',
+           'PB_FILES_SPARE', 'PB_MAX_TOKENS', 'PB_DEPARTURES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves',
+           'load_paperbench_rubric', 'tree_score', 'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance',
+           'checklist_view', 'fit_checklist', 'checklist_text', 'locate_repo', 'repo_entries', 'repo_files',
+           'RepoIndex', 'context_budget', 'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files',
+           'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'pb_files',
+           'pb_tree', 'reduce_log', 'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf',
+           'pb_grade', 'judge_eval_trees', 'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench',
+           'download_judge_eval', 'split_root', 'load_papers']
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -72,17 +78,20 @@ def _check_fields(p: Path, n: dict, where: str, line: int) -> None:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #fa5a9bc1
 def rubric_leaves(tree: dict) -> list[dict]:
-    "Leaves in order: effective weight, `path` (ids root→parent), `ancestors` (their requirement texts)."
+    "Leaves in order: effective weight, `path` (ids root→parent), `ancestors` (their texts), `prior` (above)."
     out = []
-    def walk(n, share, path, anc):
+    def walk(n, share, path, anc, prior):
         subs = n["sub_tasks"]
         if not subs:
             out.append(dict(id=n["id"], requirements=n["requirements"], task_category=n.get("task_category"),
-                            weight=share, raw_weight=n["weight"], path=path, ancestors=anc, score=n.get("score")))
+                            weight=share, raw_weight=n["weight"], path=path, ancestors=anc, prior=prior,
+                            score=n.get("score")))
             return
         tot = sum(c["weight"] for c in subs)
-        for c in subs: walk(c, share * c["weight"] / tot, path + [n["id"]], anc + [n["requirements"]])
-    walk(tree, 1.0, [], [])
+        for j, c in enumerate(subs):
+            walk(c, share * c["weight"] / tot, path + [n["id"]], anc + [n["requirements"]],
+                 prior + [n["requirements"]] + [s["requirements"] for s in subs[:j]])
+    walk(tree, 1.0, [], [], [])
     return out
 
 def load_paperbench_rubric(path) -> list[dict]:
@@ -543,16 +552,17 @@ def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: 
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #b6c71bc6
 def rubric_score(items: list[dict], verdicts: list) -> dict:
-    "Eq. 1 over judged items: {score, judged_share, passed, judged, failures}; `verdicts` holds 'pass'/'fail'/None."
+    "Eq. 1 over every item: {score, judged_share, passed, judged, failures}; `verdicts` holds 'pass'/'fail'/None."
     w = np.array([float(i["importance"]) for i in items]); v = np.array([x is not None for x in verdicts])
     p = np.array([x == "pass" for x in verdicts])
-    tot = w[v].sum() if len(w) else 0.0
-    return dict(score=float((w * p).sum() / tot) if tot > 0 else None,
-                judged_share=float(tot / w.sum()) if len(w) and w.sum() else None,
+    tot = w.sum() if len(w) else 0.0
+    return dict(score=float((w * p).sum() / tot) if tot > 0 and v.any() else None,
+                judged_share=float(w[v].sum() / tot) if tot > 0 else None,
                 passed=int(p.sum()), judged=int(v.sum()), failures=int((~v).sum()) if len(w) else 0)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #5a461e61
 GRADE_CHOICES = ("pass", "fail")
+GRADERS = ("paperbench", "retrieval")  # JudgeEval's grader: PaperBench's judge (below) or the Rubrics paper's
 
 def _index(indexes: dict, repo, method: str) -> RepoIndex:
     "The repository's index, built once per (repository, method) and shared by every rubric that grades it."
@@ -569,6 +579,8 @@ class GradeOpts:
     max_tokens: int = 256
     paper_chars: int = PAPER_AUTO
     stage: str = ""             # the stage its requests are tagged with (the plan counts calls by stage)
+    grader: str = "retrieval"   # JudgeEval's grader (GRADERS); a rubric's repositories: always retrieval
+    pb_max_tokens: int = 4096   # completion cap of each call of PaperBench's judge (`PB_MAX_TOKENS`)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #371a1ab6
 def _view(llm, job: dict, o: GradeOpts) -> dict:
@@ -630,6 +642,275 @@ async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None
             return grade_verdict(await llm.acall(req), seen, chars)
     vs = await asyncio.gather(*(one(it) for it in job["items"]))
     return dict(**rubric_score(job["items"], [x["verdict"] for x in vs]), paper_seen=_paper_of(view), verdicts=list(vs))
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0002
+PB_REPRODUCE_CLAUSE = (
+    " The candidate has been asked to include a `reproduce.sh` script that, when executed, should run the full "
+    "reproduction process and generate all results in the paper. If the script exists, we have already run it and "
+    "included any output logs in the file `reproduce.log`. Any other files generated by the script may also be "
+    "present, such as results, plots, or artifacts. If either `reproduce.sh` or `reproduce.log` is missing, you "
+    "should consider any criteria relying on it to have failed.")
+PB_TASK_PROMPT = (
+    "You are judging a candidate's attempt to reproduce a research paper.\n\nYou will first be given the research "
+    "paper, which you should read carefully and refer to as the ground truth for what constitutes a correct "
+    "implementation and reproduction.\n\nFollowing that, you will be presented with the candidate's submission: a set "
+    "of files that attempts\nto reproduce the paper.{}\n\nTo judge the submission, we have prepared a full rubric "
+    "describing fine-grained criteria for different aspects of the paper.\n\nYour task is to check the submission and "
+    "its outputs for ONE specific criterion from this rubric.")
+PB_FILE_RANKING_PROMPT = (
+    "You are judging an attempt to reproduce a research paper. You will be shown a paper, a resolution criteria, and a "
+    "set of files.\nThe resolution criteria is a specific aspect of the paper that you are marking. The set of files "
+    "is the submission that someone has made, that is attempting to reproduce the paper.\nYou need to identify which "
+    "files are the most relevant for the resolution criteria so you know which files to read to judge the "
+    "submission.\nYou will be shown a tree structure of the submission; respond with a list of filepaths separated by "
+    "newlines in descending order of importance. Each line should be a full filepath.\nList all the files that are "
+    "shown to you, do not leave any out. Do not return anything else.")
+PB_GRADING_PROMPT = (
+    "You will now evaluate the submission above for the given criterion.\n\nPlease present your answer in 3 parts as "
+    "follows:\n\n# Expectations\nRead the paper carefully to identify the parts relevant to your criterion. Describe "
+    "what you expect correct resolution to look like, and what you will specifically look for in the submission.\n\n"
+    "# Reality\nExplore the files provided for the submission along with the output logs to identify the parts that "
+    "are relevant to the resolution criteria. When you have identified the relevant parts, comment on how they compare "
+    "to your expectations above, and whether the attempt meets the resolution criteria. Be sure to describe only what "
+    "has been given to you in the submission, and be explicit about which files you are referring to when you discuss "
+    "them.\n\n# Score\nReason about whether the criteria has been met. Give a score of either 0 or 1 depending on "
+    "whether the criteria has been met, and explain why.\n\nOther notes:\n- You must always provide a score. If you "
+    "have any uncertainties, make them clear in your discussion.\n- All the files and logs from the submission attempt "
+    "have been provided to you. If anything appears to be missing, assume that the attempt failed to produce it (treat "
+    "it as a failure).\n- Be strict and thorough in grading your resolution criteria, but do not check for things that "
+    "are outside of your scope.")
+PB_CRITERION_PROMPT = (
+    "The full grading rubric for the paper hierarchically decomposes various aspects of the paper. To provide more "
+    "context for the criterion you are currently grading, here are some of the preceding criteria (DO NOT grade this, "
+    "this is just for context):\n<preceding_criteria>\n{preceding_criteria}\n</preceding_criteria>\n\nNow, here is "
+    "the criterion that you are grading:\n<criterion>\n{criterion}\n</criterion>\n\nThe criterion you are grading is "
+    "of type {task_category} - {task_category_question}")
+PB_QUESTIONS = {
+    "Code Development": "Does the code in the submission contain a correct implementation of this? Note: mere "
+    "instructions or descriptions of implementations are not sufficient; you should check whether there is actual "
+    "code that implements the requirement.",
+    "Code Execution": "Does running the reproduce.sh script lead to this being successfully executed?",
+    "Result Analysis": "Did the reproduce.sh script execution produce evidence that agrees with these results?",
+    "Subtree": "What is the weighted score of all the criteria in the subtree?"}
+PB_ADDENDUM = ("If included with the paper, you will now be shown an addendum which provides clarification for the "
+               "paper and how to evaluate its reproduction:\n<addendum>\n{}\n</addendum>")
+PB_RANK_FILES = ("Here are the files in the submission attempt:\n\nDirectory structure:\n{}\n\nNow return a list of "
+                 "the {}most relevant files in order of relevance (descending) to the resolution criteria, to be "
+                 "provided for your inspection. Your response must contain each filename separated by newlines, with "
+                 "each file containing the full path. Do not write anything else.")
+PB_FILES = "Here are the most relevant files included in the submission attempt, concatenated:\n<files>\n{}\n</files>"
+PB_RA_FILES = ("Here are the most relevant docs and the files touched (i.e. modified or created) during the "
+               "reproduce.sh execution, concatenated:\n<files>\n{}\n</files>")
+PB_SH = "Here is the `reproduce.sh` provided in the submission, if any:\n<reproduce.sh>\n{}\n</reproduce.sh>"
+PB_LOG = "Here is the `reproduce.log` provided in the submission, if any:\n<reproduce.log>\n{}\n</reproduce.log>"
+PB_PARSE_PROMPT = (
+    "You are given a response output from a judge which should contain a score and an explanation. Please parse the "
+    "text into a structured object containing `valid_score` (boolean indicating whether the response contains a valid "
+    "score), the `score` (either 0 or 1), and an `explanation` (a short summary of the judge's reasoning). If the "
+    "response does not contain a valid score, set `valid_score` to False and set the `score` to 0.0.")
+PB_PARSE_SCHEMA = {"type": "object", "properties": {"valid_score": {"type": "boolean"}, "score": {"type": "integer"},
+                                                    "explanation": {"type": "string"}},
+                   "required": ["valid_score", "score", "explanation"], "additionalProperties": False}
+PB_NOT_TOUCHED = "Reproduce.sh did not touch any files, so there are no reproduced results to analyze."
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0004
+PB_DOCS = {".md", ".txt", ".rst"}
+PB_CODE = {".py", ".R", ".Rmd", ".m", ".jl", ".c", ".h", ".cpp", ".hpp", ".cc", ".cxx", ".hxx", ".java", ".js", ".ts",
+           ".scala", ".go", ".rs", ".sh", ".config", ".cfg", ".json", ".yaml", ".yml", ".toml", ".ini"}
+PB_TABLES = {".csv", ".tsv", ".psv", ".json", ".jsonl", ".html", ".xml", ".yaml", ".yml", ".toml", ".arff", ".tex",
+             ".svm", ".libsvm"}
+PB_BLACKLIST = ("venv", ".venv", ".env", "wandb", ".egg-info", ".git", ".github", "__pycache__", "node_modules")
+
+def pb_files(sub, category, since: float, max_depth: int|None = None) -> tuple[list[str], bool]:
+    "The files a criterion of `category` may see (None: PaperBench's Subtree) → (paths, reproduce.sh touched a file)."
+    ra, tree = category == "Result Analysis", category not in CATEGORIES
+    exts = PB_DOCS | (PB_TABLES if ra or tree else set()) | (set() if ra else PB_CODE)
+    always = PB_DOCS | (set() if ra else PB_CODE)    # the rest only when written after the log's creation
+    out, times = [], []
+    for top, dirs, files in os.walk(sub):
+        rel = Path(top).relative_to(sub); dirs.sort()
+        if max_depth is not None and len(rel.parts) >= max_depth: dirs[:] = []
+        if any(b in part for b in PB_BLACKLIST for part in rel.parts): continue
+        for f in sorted(files):
+            p = Path(top)/f
+            if p.suffix not in exts: continue
+            try: m = p.stat().st_mtime
+            except OSError: m = 0.0
+            if p.suffix in always or m >= since: out.append((rel/f).as_posix()); times.append(m)
+    return out, not ra or any(m >= since for m in times)
+
+def pb_tree(paths: list[str]) -> str:
+    "Files drawn as a tree, as PaperBench's `_create_tree_structure` draws them."
+    root: dict = {}
+    for p in paths:
+        node = root
+        for part in Path(p).parts: node = node.setdefault(part, {})
+    def draw(node, prefix=""):
+        lines = []
+        for i, (name, kids) in enumerate(node.items()):
+            last = i == len(node) - 1
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{name}")
+            if kids: lines.append(draw(kids, prefix + ("    " if last else "│   ")))
+        return "\n".join(lines)
+    return draw(root)
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0007
+PB_MAX_FILES, PB_SIZE_LIMIT = 10, 200_000  # files shown per criterion; characters read of each (`SIZE_LIMIT_BYTES`)
+PB_BUFFER, PB_SPARE, PB_FILES_SPARE = 10_000, 5_000, 2_000  # tokens kept free: per prompt, after the cuts, after files
+
+def _pb_sanitize(line: str) -> str:
+    "PaperBench's `sanitize_line`: timestamps, dates, times, progress bars, IP addresses and hex strings masked."
+    line = re.sub(r"\d{4}-\d{2}-\d{2}T[0-9:.]+Z", "<TIMESTAMP>", line)
+    line = re.sub(r"\b\d{2}:\d{2}:\d{2}\b", "<TIME>", re.sub(r"\b\d{4}-\d{2}-\d{2}\b", "<DATE>", line))
+    if (re.search(r"\d+%?\|[█=]+", line) or re.search(r"[KMG]?B/s", line) or re.search(r"\d+%\s*\|", line)
+            or re.search(r"[▏▎▍▌▋▊▉]{2,}", line)): line = "<PROGRESS_BAR>"
+    line = re.sub(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", "<IP>", line)
+    return re.sub(r"\b[0-9a-fA-F]{8,}\b", "<HEX>", line)
+
+def reduce_log(text: str) -> str:
+    "A log with each run of lines that read the same once masked (`_pb_sanitize`) collapsed to its first and a count."
+    out, prev, n = [], None, 1
+    for line in text.splitlines():
+        key = _pb_sanitize(line)
+        if prev is not None and key == prev: n += 1; continue
+        if n > 1: out.append(f"  (repeated {n} times)")
+        out.append(line); prev, n = key, 1
+    if n > 1: out.append(f"  (repeated {n} times)")
+    return "\n".join(out)
+
+def _pb_read(p: Path) -> str:
+    "A file's first `PB_SIZE_LIMIT` characters, as UTF-8, else Latin-1 (`safe_read_file`)."
+    try:
+        with p.open(encoding="utf-8") as f: return f.read(PB_SIZE_LIMIT)
+    except UnicodeDecodeError:
+        with p.open(encoding="latin1") as f: return f.read(PB_SIZE_LIMIT)
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0008
+def _pb_since(sub: Path) -> float:
+    "When reproduce.sh ran: `reproduce.log.creation_time`, else the log's modification time, else now."
+    import time
+    f, log = sub/"reproduce.log.creation_time", sub/"reproduce.log"
+    if f.is_file():
+        try: return float(int(_pb_read(f).strip()))
+        except ValueError: raise DataError(f, 1, None, "expected a Unix time in whole seconds") from None
+    return log.stat().st_mtime if log.is_file() else time.time()
+
+def pb_case(spec, sub, paper: str = "", addendum: str|None = None, judge_addendum: str|None = None,
+            code_only: bool = False) -> dict:
+    "What PaperBench's judge reads of one submission for judge `spec`: paper, addendum, scripts, rooms, file trees."
+    sub, c = Path(sub), CHARS_PER_TOKEN; n = judge_context(spec) * c
+    log = reduce_log(_pb_read(sub/"reproduce.log")) if (sub/"reproduce.log").is_file() else "(Does not exist)"
+    text, log = paper or "", log[:n // 2]
+    if len(log) + len(text) > n: log = log[:max(0, n - len(text) - PB_SPARE * c)]
+    if len(log) + len(text) > n: text = text[:max(0, n - len(log) - PB_SPARE * c)]
+    since, trees, touched = _pb_since(sub), {}, True
+    room = {k: n - len(text) - (0 if k == "Code Development" else len(log)) - PB_BUFFER * c
+            for k in CATEGORIES + (None,)}
+    for k in room:
+        paths, t = pb_files(sub, k, since)
+        if len(pb_tree(paths)) >= room[k]:
+            paths, t2 = pb_files(sub, k, since, 4); t = t and t2
+        trees[k], touched = pb_tree(paths)[:max(0, room[k])], touched and t
+    sh = _pb_read(sub/"reproduce.sh") if (sub/"reproduce.sh").is_file() else "(Does not exist)"
+    note = None if len(text) == len(paper or "") else f"paper cut to its first {len(text)} of {len(paper)} characters"
+    add = f"{addendum or ''}\n{judge_addendum or ''}".strip() or "(NO ADDENDUM GIVEN)"
+    return dict(sub=sub, paper=text, addendum=add, sh=sh, log=log, room=room, trees=trees, touched=touched,
+                code_only=code_only,
+                paper_seen=dict(chars=len(paper or ""), shown=len(text), note=note if paper else "no paper text given"))
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0011
+def _pb_cat(leaf: dict): return leaf["task_category"] if leaf["task_category"] in CATEGORIES else None
+
+def _users(*texts) -> list: return [{"role": "user", "content": t} for t in texts]
+
+def pb_rank_messages(case: dict, leaf: dict, max_files: int = PB_MAX_FILES) -> list:
+    "The file-ranking request of one leaf (`_prepare_relevant_files`)."
+    return [{"role": "system", "content": PB_FILE_RANKING_PROMPT},
+            *_users(f"The paper is below:\n<paper>\n{case['paper']}\n</paper>", PB_ADDENDUM.format(case["addendum"]),
+                    f"Here is the criterion that you are grading:\n<criterion>\n{leaf['requirements']}\n</criterion>",
+                    PB_RANK_FILES.format(case["trees"][_pb_cat(leaf)], f"{max_files} " if max_files else ""))]
+
+def pb_read_files(case: dict, leaf: dict, answer: str, max_files: int = PB_MAX_FILES) -> tuple[str, list[dict]]:
+    "The files the ranking `answer` names, as the grading prompt shows them → (text, [{path, chars, truncated}])."
+    from scibench.benchmarks.rubrics.agent import outside_root
+    sub, cap = case["sub"], case["room"][_pb_cat(leaf)] - PB_FILES_SPARE * CHARS_PER_TOKEN
+    parts, seen, total = [], [], 0
+    for line in answer.split("\n")[:max_files or None]:
+        p = sub/line.strip().strip("/")
+        if line.strip().startswith("/") or p == sub or outside_root(sub, p) or not p.is_file(): continue
+        name, body = p.relative_to(sub).as_posix(), _pb_read(p)
+        block = f"<FILE:{name}>\n{body if body.strip() else '(FILE IS EMPTY)'}\n</FILE:{name}>\n\n"
+        cut = total + len(block) > cap
+        block = block[:max(0, cap - total)] if cut else block
+        parts.append(block); total += len(block); seen.append(dict(path=name, chars=len(block), truncated=cut))
+        if cut or len(seen) >= max_files: break
+    return "".join(parts).rsplit("\n", 1)[0], seen
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0012
+def pb_grade_messages(case: dict, leaf: dict, files: str) -> list:
+    "The grading request of one leaf (`_construct_grade_leaf_messages`); `leaf['prior']`: `get_prior_nodes`' texts."
+    cat = leaf["task_category"]
+    rep = [] if case["code_only"] else [PB_SH.format(case["sh"])] + \
+        ([] if cat == "Code Development" else [PB_LOG.format(case["log"])])
+    crit = PB_CRITERION_PROMPT.format(
+        preceding_criteria="".join(f" -> {r}\n" for r in leaf["prior"]), criterion=leaf["requirements"],
+        task_category=cat, task_category_question=PB_QUESTIONS.get(cat, "Does the submission satisfy this criterion?"))
+    return [{"role": "system", "content": PB_TASK_PROMPT.format("" if case["code_only"] else PB_REPRODUCE_CLAUSE)},
+            *_users(f"The paper is below:\n{case['paper']}", PB_ADDENDUM.format(case["addendum"]),
+                    (PB_RA_FILES if cat == "Result Analysis" else PB_FILES).format(files), *rep, crit,
+                    PB_GRADING_PROMPT)]
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0014
+PB_MAX_TOKENS = 4096  # our completion cap on each of the three calls (PaperBench sends none)
+
+async def apb_leaf(llm, case: dict, leaf: dict, max_tokens: int = PB_MAX_TOKENS, stage: str = "judge_eval") -> dict:
+    "One leaf graded as `SimpleJudge.grade_leaf` grades it → {verdict, score, valid, rationale, failure, files, ...}."
+    out = dict(verdict="fail", score=0, valid=False, rationale=None, failure=None, files=[], response=None)
+    if leaf["task_category"] == "Result Analysis" and not case["touched"]:
+        return {**out, "valid": True, "rationale": PB_NOT_TOUCHED}
+    ask = lambda m, schema=None: llm.acall(Request(m, max_tokens=max_tokens, schema=schema, stage=stage))
+    r = await ask(pb_rank_messages(case, leaf))
+    if not r["ok"] or r["text"] is None: return {**out, "failure": f"file ranking: {r['error'] or 'no answer'}"}
+    files, out["files"] = pb_read_files(case, leaf, r["text"])
+    g = await ask(pb_grade_messages(case, leaf, files))
+    if not g["ok"] or g["text"] is None: return {**out, "failure": f"grading: {g['error'] or 'no answer'}"}
+    p = await ask([{"role": "system", "content": PB_PARSE_PROMPT}, *_users(g["text"])], PB_PARSE_SCHEMA)
+    obj, why = parse_json(p["text"]) if p["ok"] else (None, p["error"])
+    s = obj.get("score") if isinstance(obj, dict) else None
+    if isinstance(s, bool) or s not in (0, 1):
+        return {**out, "response": g["text"], "failure": f"score parsing: {why or f'score {s!r} is not 0 or 1'}"}
+    return {**out, "verdict": "pass" if s == 1 else "fail", "score": int(s), "valid": obj.get("valid_score") is True,
+            "rationale": obj.get("explanation"), "response": g["text"]}
+
+def _pb_paper(p) -> dict:
+    "A paper given as its text or as a `load_papers` entry → `pb_case`'s paper keywords."
+    if isinstance(p, dict):
+        return dict(paper=p.get("text", ""), addendum=p.get("addendum"), judge_addendum=p.get("judge_addendum"))
+    return dict(paper=p or "")
+
+def pb_grade(llm, cases: list[dict], papers: dict, max_tokens: int = PB_MAX_TOKENS,
+             stage: str = "judge_eval") -> list[dict]:
+    "Every leaf of every JudgeEval case graded by PaperBench's judge → per case {verdicts, paper_seen}."
+    ctx = [pb_case(llm.spec, c["submission"], **_pb_paper(papers.get(c["paper"]))) for c in cases]
+    async def go():
+        async with llm.live("judge-eval"):
+            return await asyncio.gather(*(asyncio.gather(*(apb_leaf(llm, x, l, max_tokens, stage) for l in c["leaves"]))
+                                          for c, x in zip(cases, ctx)))
+    return [dict(verdicts=list(v), paper_seen=x["paper_seen"]) for v, x in zip(run_sync(go()), ctx)]
+
+# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0016
+PB_DEPARTURES = (
+    "token counts: characters / CHARS_PER_TOKEN (3) against the judge's models.toml context (PaperBench: tiktoken "
+    "tokens of the judge's encoding and window)",
+    "reproduce.log reduced by collapsing runs of lines equal once masked (PaperBench: runs of one drain3 template, "
+    "which collapse more lines)",
+    "the score-parsing call goes to the judge model with a JSON schema (PaperBench: a structured completer, "
+    "gpt-4o-2024-08-06 unless configured)",
+    f"each call capped at pb_max_tokens ({PB_MAX_TOKENS}) completion tokens at temperature 0 (PaperBench: no cap, "
+    "the model's default sampling, o3-mini at reasoning effort high)",
+    "files listed in sorted order (PaperBench: the file system's walk order); a named file outside the submission "
+    "(a symlink out of it) is not read",
+    "no subtree grading (PaperBench's max_depth 999 never reaches it on JudgeEval's trees)")
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3fe0bb5b
 def _submission_dir(d: Path) -> tuple[Path, Path]:
@@ -694,7 +975,8 @@ def _je_table(recs: list[dict]) -> pd.DataFrame:
     rows = []
     for cat in ("Overall",) + CATEGORIES:
         sel = [r for r in recs if cat == "Overall" or r["category"] == cat]
-        if sel: rows.append(dict(category=cat, **agreement([r["human"] for r in sel], [r["predicted"] for r in sel])))
+        if sel: rows.append(dict(category=cat, **agreement([r["human"] for r in sel], [r["predicted"] for r in sel]),
+                                 failed=sum(r["failure"] is not None for r in sel)))
     return pd.DataFrame(rows)
 
 def _je_records(cases, graded) -> list[dict]:
@@ -705,36 +987,46 @@ def _je_records(cases, graded) -> list[dict]:
                              category=l["task_category"], weight=l["weight"], human=int(l["score"]),
                              predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
                              failure=v["failure"], rationale=v["rationale"], files=v["files"],
-                             prompt_chars=v.get("prompt_chars")))
+                             prompt_chars=v.get("prompt_chars"), response=v.get("response")))
     return recs
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #de7c3519
+def _je_index(cases: list[dict], o: GradeOpts, skipped: list) -> tuple[list, dict]:
+    "The cases whose submission can be read → (cases, indexes for the retrieval grader, else {}), the rest skipped."
+    indexes, ok = {}, []
+    for c in cases:
+        try:
+            if o.grader == "retrieval":
+                indexes[(str(c["submission"]), o.method)] = RepoIndex(c.get("folder", c["submission"]), o.method)
+            ok.append(c)
+        except (OSError, DataError, ValueError) as e:
+            skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
+    return ok, indexes
+
 def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None, **kw) -> tuple[list[dict], dict]:
-    "JudgeEval on the cases under `root`, graded with `opts` (or its fields as keywords) → (leaf records, summary)."
-    o = opts or GradeOpts(**kw)
-    method = o.method
+    "JudgeEval on the cases under `root` (`opts` or its fields; default grader: paperbench) → (leaf records, summary)."
+    o = opts or GradeOpts(**{"grader": "paperbench", **kw})
+    if o.grader not in GRADERS: raise ValueError(f"grader must be one of {', '.join(GRADERS)}, got {o.grader!r}")
     cases, skipped = judge_eval_cases(root)
-    found = len(cases) + len(skipped)
-    summary = dict(root=_rel(root), cases_found=found, cases_graded=0, cases_skipped=skipped, leaves=0,
-                   judge_failures=0, metrics=[], repos=[], paper={}, paper_note=None, failure=None)
+    summary = dict(root=_rel(root), grader=o.grader, cases_found=len(cases) + len(skipped), cases_graded=0,
+                   cases_skipped=skipped, leaves=0, judge_failures=0, metrics=[], repos=[], paper={}, paper_note=None,
+                   failure=None)
     recs: list = []
     try:
-        indexes, ok = {}, []
-        for c in cases:
-            try:
-                indexes[(str(c["submission"]), method)] = RepoIndex(c.get("folder", c["submission"]), method)
-                ok.append(c)
-            except (OSError, DataError, ValueError) as e:
-                skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
-        summary["repos"] = [dict(case=c["case"], **{**indexes[(str(c["submission"]), method)].report,
-                                                    "repo": _rel(c.get("source", c["submission"]))}) for c in ok]
-        jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"],
-                     paper=(papers or {}).get(c["paper"], "")) for c in ok]
-        graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
+        ok, indexes = _je_index(cases, o, skipped)
+        rep = lambda c: indexes[(str(c["submission"]), o.method)].report if indexes else {}
+        summary["repos"] = [dict(case=c["case"], **{**rep(c), "repo": _rel(c.get("source", c["submission"]))})
+                            for c in ok]
+        if o.grader == "paperbench": graded = pb_grade(llm, ok, papers or {}, o.pb_max_tokens, o.stage or "judge_eval")
+        else:
+            jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"],
+                         paper=_pb_paper((papers or {}).get(c["paper"]))["paper"]) for c in ok]
+            graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
         recs = _je_records(ok, graded)
         summary["paper"] = {c["case"]: g["paper_seen"] for c, g in zip(ok, graded)}
         summary["paper_note"] = paper_summary(summary["paper"]) if ok else None
-        summary.update(cases_graded=len(ok), leaves=len(recs), judge_failures=sum(r["predicted"] is None for r in recs))
+        summary.update(cases_graded=len(ok), leaves=len(recs),
+                       judge_failures=sum(r["failure"] is not None for r in recs))
         summary["metrics"] = [{kk: (None if isinstance(v, float) and np.isnan(v) else v) for kk, v in row.items()}
                               for row in _je_table(recs).to_dict("records")]
     except Exception as e:     # never lose the work: the records so far and the reason are returned
@@ -753,15 +1045,16 @@ PB_DATA = "project/paperbench/data"
 PB_MEDIA = f"https://media.githubusercontent.com/media/{PB_REPO}/main/{PB_DATA}/"
 
 def download_paperbench(dest=None, ids=None) -> list[Path]:
-    "PaperBench papers and rubrics into `data/paperbench/papers/<id>/`, plus `papers.json`."
+    "PaperBench papers, rubrics and addenda into `data/paperbench/papers/<id>/`, plus `papers.json`."
     from scibench.data import fetch_url, OfflineError
     dest = Path(dest or data_dir()/"paperbench"); out, meta = [], []
     cats = _categories()
     for pid in ids or sorted(cats):
         for f in ("paper.md", "rubric.json"):
             out.append(fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/"papers"/pid/f))
-        try: out.append(fetch_url(PB_MEDIA + f"papers/{pid}/addendum.md", dest/"papers"/pid/"addendum.md"))
-        except OfflineError: pass    # not every paper has an addendum
+        for f in ("addendum.md", "judge.addendum.md"):
+            try: out.append(fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/"papers"/pid/f))
+            except OfflineError: pass    # not every paper has one
         _read_tree(dest/"papers"/pid/"rubric.json")     # fail now, naming the file, if the format is not as expected
         text = (dest/"papers"/pid/"paper.md").read_text(encoding="utf-8", errors="replace")
         title = next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), pid)
@@ -807,7 +1100,7 @@ def split_root(split: str = "sample") -> Path:
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #7edd2ed8
 def load_papers(split: str = "sample", limit: int|None = None, root=None) -> list[dict]:
-    "Papers of a split: id, title, topic category, text, reference rubric (tree and leaves), repositories."
+    "Papers of a split: id, title, topic category, text, addenda (None: absent), reference rubric, repositories."
     root = Path(root or split_root(split))
     pdir = root/"papers"
     if not pdir.exists():
@@ -827,6 +1120,8 @@ def load_papers(split: str = "sample", limit: int|None = None, root=None) -> lis
         rdir = root/"repos"/d.name
         repos = repo_entries(rdir)     # folders and submission archives (<repo>.tar[.gz]/.tgz)
         out.append(dict(id=d.name, title=title, category=m.get("category") or cats.get(d.name, "Uncategorized"),
-                        text=text, tree=tree, leaves=rubric_leaves(tree), repos=repos))
+                        text=text, tree=tree, leaves=rubric_leaves(tree), repos=repos,
+                        **{k: read_text(d/f) if (d/f).is_file() else None
+                           for k, f in (("addendum", "addendum.md"), ("judge_addendum", "judge.addendum.md"))}))
     if not out: raise FileNotFoundError(f"no paper with paper.md and rubric.json under {pdir}")
     return out[:limit] if limit else out

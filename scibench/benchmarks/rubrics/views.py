@@ -105,11 +105,12 @@ def record_sections(r, ctx):
     return secs, used, items[0].get("criterion") if items else ""
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #8907083d
-_RECORD_NUMS = ("f1", "precision", "recall", "spearman", "pearson", "score")
+_RECORD_NUMS = ("f1@0.7", "precision@0.7", "recall@0.7", "spearman", "pearson")
 
 def record_scores(r) -> dict:
-    "Per-rubric numbers: F1, precision, recall, correlations, each repository's score, the item count."
-    out = {k: rv.num(r.get(k)) for k in _RECORD_NUMS if k in r}
+    "Per-rubric numbers: intrinsic F1, precision, recall at tau 0.7, correlations, each repository's score, items."
+    got = {**(r.get("intrinsic") or {}), **(r.get("extrinsic") or {})}
+    out = {k: rv.num(got[k]) for k in _RECORD_NUMS if k in got}
     for repo, s in sorted((r.get("repo_scores") or {}).items()):
         if isinstance(s, dict): out[f"{repo} score"] = rv.num(s.get("score"))
     if isinstance(r.get("stats"), dict) and "count" in r["stats"]: out["items"] = rv.num(r["stats"]["count"])
@@ -307,7 +308,8 @@ TABLE5_6 = _intrinsic_table(
     "rubrics_table5_6_intrinsic_tau_sensitivity", (0.75, 0.65), with_rouge=False)
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #c5ca1775
-JUDGE_EVAL_KEYS = ("split", "judge", "k", "retrieval", "context_chars", "paper_chars", "judge_max_tokens")
+JUDGE_EVAL_KEYS = ("split", "judge", "grader", "k", "retrieval", "context_chars", "paper_chars", "judge_max_tokens",
+                   "pb_max_tokens")
 
 def _judge_eval_key(d) -> tuple | None:
     "Run `d`'s grader configuration, or None when it has no JudgeEval."
@@ -318,8 +320,9 @@ def _judge_eval_rows(r: RunRow) -> list[dict]:
     "Run `r`'s JudgeEval rows per category; none when an earlier complete run has its grader configuration."
     key = _judge_eval_key(r.dir)
     if key is None or next(d for d in complete_runs("rubrics") if _judge_eval_key(d) == key) != r.dir: return []
-    return [{"protocol": run_protocol(r.config), "category": x["category"], "leaves": x["n"] + x["failures"],
-             "judge failures": x["failures"], "human pass": x["human_pass"],
+    return [{"protocol": run_protocol(r.config), "grader": r.config.get("grader") or "retrieval",
+             "category": x["category"], "leaves": x["n"] + x["failures"],
+             "judge failures": x.get("failed", x["failures"]), "human pass": x["human_pass"],
              "accuracy": fmt_ci(x["accuracy"], x["accuracy_lo"], x["accuracy_hi"], 2, x["n"]),
              "precision": fmt(x["precision"]), "recall": fmt(x["recall"]),
              "F1 (pass class)": fmt(x.get("f1_pass", x["f1"])), "macro F1 (PaperBench)": fmt(x.get("f1_macro"))}
@@ -328,10 +331,16 @@ def _judge_eval_rows(r: RunRow) -> list[dict]:
 TABLE_JUDGE_EVAL = Table(
     "rubrics_judge_eval",
     lambda runs: "Rubrics JudgeEval: leaf-level agreement with human grades (pass = positive), once per grader "
-    "configuration" + grader_paper_note(runs),
-    _judge_eval_rows,
-    columns=["run", "settings", "judge", "protocol", "category", "leaves", "judge failures", "human pass", "accuracy",
-             "precision", "recall", "F1 (pass class)", "macro F1 (PaperBench)"])
+    "configuration; grader paperbench is PaperBench's judge (a failed leaf scores 0 and is counted), retrieval the "
+    "Rubrics grader (a failed leaf is left out of the metrics and counted); PaperBench's published F1 below" +
+    grader_paper_note(runs),
+    _judge_eval_rows, "rubrics_judge_eval_paperbench",
+    paper_map={"judge": "judge", "category": "category", "accuracy": "accuracy", "precision": "precision",
+               "recall": "recall", "macro F1 (PaperBench)": "f1"},
+    paper_const={"run": "PaperBench (JudgeEval)", "settings": "paper", "protocol": "paper",
+                 "grader": "paperbench (SimpleJudge)"},
+    columns=["source", "run", "settings", "judge", "protocol", "grader", "category", "leaves", "judge failures",
+             "human pass", "accuracy", "precision", "recall", "F1 (pass class)", "macro F1 (PaperBench)"])
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #59b14616
 _CATS = CATEGORIES + ("Uncategorized",)
