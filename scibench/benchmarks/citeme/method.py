@@ -242,7 +242,7 @@ PROTOCOLS, SETTINGS, AUTHORS_TEMPERATURE = ("authors", "scibench"), ("no_search"
 def _score(state: dict, a: dict, sent: Sent) -> None:
     it, papers = state["item"], a.pop("papers", [])
     correct = None if a["failure"] else a["answer"] is not None and any(similar(t, a["answer"]) for t in it["targets"])
-    state["out"] = dict(id=it["id"], failure=a["failure"], setting=sent.setting, excerpt=it["excerpt"],
+    state["out"] = dict(id=it["id"], setting=sent.setting, excerpt=it["excerpt"],
                         targets=it["targets"], source_paper_title=it["source_paper_title"], year=it["year"], **a,
                         correct=correct, found=any(similar(t, p["title"]) for ps in papers for p in ps
                                                    for t in it["targets"]),
