@@ -1,6 +1,6 @@
 """CiteME: the authors' no-search request on the wire, their parse and correctness rule, the agent's plan = its run,
 the downloader on a file in the released schema."""
-import csv, json
+import csv
 import pytest
 from scibench.bench import get_benchmark
 from scibench.core import DataError, read_jsonl

@@ -384,5 +384,6 @@ CITEME = register(Benchmark(
     "index",
     PAPER, CiteMEConfig, run, data=data_files, stages=[NO_SEARCH, AGENT], stub_reply=stub_reply, record=RECORD,
     tables=[TABLE], downloaders=[download_citeme],
+    # the embedded model's sample runs, kept small (a 135M model on 2 shared cores: about a minute a call)
     default_runs=[dict(model="local", split="sample", max_tokens=64),
-                  dict(model="local", split="sample", setting="agent", max_actions=4, max_tokens=128)]))
+                  dict(model="local", split="sample", limit=2, setting="agent", max_actions=2, max_tokens=64)]))
