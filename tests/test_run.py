@@ -7,7 +7,7 @@ from scibench.bench import benchmarks, get_benchmark
 from scibench.core import read_json
 
 ROOT = Path(__file__).resolve().parent.parent
-FIVE = {"abgen", "abgen_eval", "arxivbench", "rubrics", "autobench"}
+FIVE = {"abgen", "abgen_eval", "arxivbench", "rubrics", "autobench", "citeme"}
 
 
 
@@ -69,7 +69,7 @@ def test_typo_unknown_names_exit_2_before_anything(cli, env, results):
                          (["abgen", "--model", "nope"], "unknown model 'nope' for model; models: local"),
                          (["abgen", "--judge", "nojudge"], "unknown model 'nojudge' for judge"),
                          (["abgen", "-p", "max_tokens", "many"], "parameter 'max_tokens' expects int"),
-                         (["foo"], "unknown benchmark 'foo'; benchmarks: abgen, abgen_eval, arxivbench, autobench, rubrics")):
+                         (["foo"], "unknown benchmark 'foo'; benchmarks: abgen, abgen_eval, arxivbench, autobench, citeme, rubrics")):
         r = cli("run", *args, env=env)
         assert r.returncode == 2, (args, r.stderr)
         assert needle in r.stderr, (args, r.stderr)

@@ -6,7 +6,7 @@ from scibench.bench import benchmarks
 from scibench.core import read_json
 
 ROOT = Path(__file__).resolve().parent.parent
-FIVE = {"abgen", "abgen_eval", "arxivbench", "rubrics", "autobench"}
+FIVE = {"abgen", "abgen_eval", "arxivbench", "rubrics", "autobench", "citeme"}
 CODES = {"complete": 0, "partial": 1, "failed": 1}
 
 
@@ -40,7 +40,7 @@ def test_dry_run_plans_all_five_in_one_table(cli, env, results):
     rows = _table(r.stdout)
     assert {x[0] for x in rows if x[0] in FIVE} == FIVE, r.stdout
     assert r.stdout.count("\nbench ") + r.stdout.startswith("bench ") <= 1      # one plan table, not five
-    assert "total" in r.stdout and "not applicable: parameter 'judge_max_tokens' to autobench" in r.stdout
+    assert "total" in r.stdout and "not applicable: parameter 'judge_max_tokens' to autobench, citeme" in r.stdout
     # the embedded model's cap (models.toml max_tokens 256) lowers the defaults above it; a given value is kept
     assert "caps (rubrics): models.toml max_tokens caps max_tokens 256 (default 8192, 'local')" in r.stdout
     assert "caps (abgen): models.toml max_tokens caps max_tokens 256" in r.stdout
@@ -76,7 +76,7 @@ def test_run_all_against_the_fake_server(cli, fake_server, env, results):
     r = cli("run", "all", "--model", "m", "--base-url", fs.base_url, "--judge", "m", "--limit", "1", "--no-notebook",
             "-p", "judge_max_tokens", "64", "-p", "settings", "direct", "-p", "judge_eval", "false", env=env)
     assert r.returncode in (0, 1), r.stderr
-    assert "── all · sample · m · 5 benchmark(s) ──" in r.stdout, r.stdout
+    assert "── all · sample · m · 6 benchmark(s) ──" in r.stdout, r.stdout
     rows = {x[0]: x for x in _table(r.stdout) if x[0] in FIVE}
     assert set(rows) == FIVE, r.stdout
     statuses = {}
@@ -91,6 +91,6 @@ def test_run_all_against_the_fake_server(cli, fake_server, env, results):
         assert (m["config"].get("judge_max_tokens") == 64) == has                # -p applied where declared
     assert r.returncode == max(CODES[s] for s in statuses.values())              # the worst
     assert f"exit      {r.returncode}" in r.stdout
-    assert "not applicable: parameter 'judge' to abgen_eval" in r.stdout
-    assert "not applicable: parameter 'settings' to abgen, abgen_eval, arxivbench, autobench" in r.stdout
+    assert "not applicable: parameter 'judge' to abgen_eval, citeme" in r.stdout
+    assert "not applicable: parameter 'settings' to abgen, abgen_eval, arxivbench, autobench, citeme" in r.stdout
     assert fs.calls > 0
