@@ -421,6 +421,8 @@ def _view(a):
 
 
 def _compare(a):
+    if not 0 <= a.top <= 10_000:
+        raise ConfigError(f"compare --top must be from 0 to 10000, got {a.top}")
     if a.html and (Path(a.html).is_dir() or str(a.html).endswith(os.sep)):
         raise ConfigError(f"compare --html: {a.html} is a folder; give the path of a file to write")
     c = compare_runs(a.run_a, a.run_b, top=a.top)

@@ -368,6 +368,9 @@ def data_check(b: Benchmark, cfg) -> None:
     "Raise `ConfigError` naming every missing data file, the splits there are and `make data` (see above)."
     import difflib
     missing = [rel(p) for p in b.data(cfg) if not Path(p).exists()] if b.data else []
+    if missing and not any(cfg.split in p for p in missing):  # the split is there; a file it needs is not
+        raise ConfigError(f"{b.name} split '{cfg.split}' needs {', '.join(missing)}: run `make data` "
+                          f"(or `scibench data {b.name}`)")
     if missing:
         have = splits_here(b, cfg)
         near = difflib.get_close_matches(cfg.split, have, n=1)

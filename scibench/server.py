@@ -15,8 +15,8 @@ from .llm import ModelSpec, get_model
 
 # %% auto #0
 __all__ = ['SERVE_CODE', 'EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open',
-           'is_our_server', 'listener', 'read_pidfile', 'users', 'serve_on_one_thread', 'start_server', 'stop_server',
-           'serving', 'embedded_speed_path', 'embedded_speed', 'embedded_seconds']
+           'is_our_server', 'listener', 'read_pidfile', 'users', 'serve_on_one_thread', 'orphaned', 'watch_users',
+           'start_server', 'stop_server', 'serving', 'embedded_speed_path', 'embedded_speed', 'embedded_seconds']
 
 # %% ../nbs/01a_server.ipynb #57d196ab
 class ServerError(RuntimeError):
@@ -305,7 +305,35 @@ def serve_on_one_thread() -> None:
     from llama_cpp.server.__main__ import main
 
     app.run_in_threadpool = _on_one_thread()
+    watch_users()
     main()
+
+# %% ../nbs/01a_server.ipynb #319cae2b
+def orphaned(home, name) -> bool:
+    "Under the lock of server `name` of cache folder `home`: is it this process, started by a `serving` whose users "
+    "are all gone? Then its pid file is removed (see above)."
+    with _locked(None, path=_lockfile(None, home, name)):
+        rec = read_pidfile(None, home, name)
+        if not rec or rec.get("pid") != os.getpid() or rec.get("by") != "serving" or users(None, home, name):
+            return False
+        _pidfile(None, home, name).unlink(missing_ok=True)
+        return True
+
+
+def watch_users(every: float = 2.0) -> threading.Thread | None:
+    "In the server's process: a daemon thread that ends the process once it is `orphaned` (see above)."
+    home, name = os.environ.get("SCIBENCH_SERVER_HOME"), os.environ.get("SCIBENCH_SERVER_NAME")
+    if not (home and name):
+        return None
+
+    def watch():
+        while not orphaned(home, name):
+            time.sleep(every)
+        os._exit(0)
+
+    t = threading.Thread(target=watch, daemon=True, name="scibench-users")
+    t.start()
+    return t
 
 # %% ../nbs/01a_server.ipynb #3bdd1970
 def _launch(spec: ModelSpec, wait: float, log: Path) -> int:

@@ -152,3 +152,17 @@ def test_a_corrupt_run_file_is_one_line_in_the_run_notebook_view_and_compare(cli
         assert one or (r.returncode == 0 and "field 'status'" in needle and not r.stderr), r.stderr
     r = cli("runs")
     assert r.returncode == 0 and ("unreadable" in r.stdout or "complete" in r.stdout), r
+
+
+def test_a_retry_never_uses_the_key_variable_a_run_folder_names(cli, fake_server, results):
+    "Given the base URL again, the retry still sends no key the folder's meta.json names (--api-key-env to send one)."
+    fs = fake_server()
+    key = {"SCIBENCH_CANARY_KEY": "sk-canary-123"}
+    r = cli("run", "abgen", "--model", "m", "--judge", "m", "--base-url", fs.base_url, "--api-key-env",
+            "SCIBENCH_CANARY_KEY", *FAST, env=key)
+    assert r.returncode == 0, r.stderr
+    assert any("sk-canary-123" in h.get("authorization", "") for h in fs.headers_seen)
+    fs.headers_seen.clear()
+    r = cli("retry", _only_run(results), "--base-url", fs.base_url, env=key)
+    assert r.returncode == 0, r.stderr
+    assert fs.headers_seen and not any("sk-canary" in str(h) for h in fs.headers_seen)

@@ -291,3 +291,27 @@ def test_another_checkouts_server_with_another_model_is_refused(reg, tmp_path):
         assert p.poll() is None
     finally:
         p.kill(); p.wait()
+
+
+HOLDER = r"""
+import sys, time
+from pathlib import Path
+from scibench.server import serving
+with serving("tlocal"):
+    Path(sys.argv[1]).write_text("up")
+    time.sleep(600)
+"""
+
+
+def test_the_server_a_killed_run_started_stops_by_itself(reg, tmp_path):
+    "A run killed outright (SIGKILL: no release) leaves no server behind; one `scibench serve` started stays."
+    spec, up = get_model(NAME), tmp_path / "up"
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(up)], cwd=ROOT, env=os.environ.copy())
+    try:
+        wait_for(up.exists, 240, "the run to start its server")
+        pid = read_pidfile(spec)["pid"]
+        assert servers_on(reg) == [pid] and read_pidfile(spec)["by"] == "serving"
+    finally:
+        p.kill(); p.wait()
+    wait_for(lambda: servers_on(reg) == [] and port_closed(reg), 30, "the orphaned server to stop itself")
+    assert not _pidfile(spec).exists()
