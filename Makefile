@@ -69,7 +69,7 @@ run: install            ## make run BENCH=abgen|all MODEL=local [LIMIT=n] [JUDGE
 benchmarks: install     ## every benchmark and its parameters (default, doc)
 	$(BIN)/scibench benchmarks
 
-runs: install           ## every run: status, n, failures, tokens, cost, time, non-default parameters
+runs: install           ## every run in 100 columns: status, n, failures, time, cost; judge, tokens, settings below; * = in the tables
 	$(BIN)/scibench runs
 
 view: install           ## make view RUN=bench/split/model[/run-id] (or a run folder): write the run's report.html, print its path

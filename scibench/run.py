@@ -11,7 +11,7 @@ from .core import DataError, project_root, iter_jsonl, write_json, write_text, g
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .llm import check_params, parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
-from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, token_roles
+from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, make_config, token_roles
 from .report import Estimate
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
@@ -562,9 +562,11 @@ def _configure(b: Benchmark, cfg, given: dict, endpoints: dict | None, o: RunOpt
     specs = resolve(b, cfg, endpoints)
     specs = _batch_specs(specs) if o.batch else specs
     pp, preset = preset_params(b, cfg, given, specs, o.preset)
-    if pp:
-        typed = b.make_config(pp)
+    if pp:  # typed like any given value, then the whole config checked again
+        typed = make_config(b.config, pp, b.name)
         cfg, given = dataclasses.replace(cfg, **{k: getattr(typed, k) for k in pp}), {**given, **pp}
+        if b.validate:
+            b.validate(cfg)
     _, caps = apply_caps(b, cfg, given, specs)
     applied = {k: c["cap"] for k, c in caps.items() if c["applied"]}
     return dataclasses.replace(cfg, **applied) if applied else cfg, specs, caps, preset

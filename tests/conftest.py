@@ -52,7 +52,7 @@ def run_bench(results):
     "run_bench(bench, params, **execute_kw) → (meta, run folder): a whole run through `scibench.run.execute`."
     from scibench.run import execute
     def go(bench, params=None, **kw):
-        kw = {"notebook": False, "progress": False, **kw}
+        kw = {"notebook": False, "progress": False, "preset": "none", **kw}  # the parameters given, no model's preset
         meta = execute(bench, params or {}, **kw)
         return meta, meta.get("dir")
     return go
