@@ -545,7 +545,9 @@ def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
                      "model fills an unbounded one with digits), and response_format is llama.cpp's form of it")
     if spec.structured == "none" and theirs:
         notes.append("the judge endpoint has no structured output: answers are parsed as text by their "
-                     "score_extraction.py (as their open-source judges were)")
+                     "score_extraction.py (as their open-source judges were)" + ("" if hasattr(cfg, "max_tokens") else
+                     "; their open-source API judges (opensource_api_meta_evaluation.py) were capped at 20,480 tokens: "
+                     "-p judge_max_tokens 20480"))
     return notes
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #79541f65
