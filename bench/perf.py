@@ -67,7 +67,7 @@ def _p1_run(n: int, concurrency: int, latency: float, **server) -> tuple:
     finally:
         proc.kill()
         proc.wait()
-    return res, wall, cpu, None if s0 is None or s1 is None else s1 - s0, [llm._body(r) for r in reqs]
+    return res, wall, cpu, None if s0 is None or s1 is None else s1 - s0, [llm.body(r) for r in reqs]
 
 
 def _p1_fields(n: int, res, cpu: float, server_cpu) -> dict:

@@ -750,8 +750,6 @@ class LLM:
             kw["response_format"] = rf
         return kw
 
-    _body = body
-
     def read(self, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0) -> dict:
         "The result of a 2xx answer's `body` (a Batch API result line's), or `ValueError` (why it is not one)."
         d, why = _completion_check(body, "application/json", status)

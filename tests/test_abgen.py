@@ -293,7 +293,7 @@ def test_derived_plan_counts_the_calls_of_a_run_against_the_stub(fake_server, ru
     assert fs.calls == 0 and {r: p["stages"] for r, p in plan.items()} == {"model": {"generate": 8}, "judge": {"judge": 32}}
     assert plan["model"]["completion_tokens"] == 8 * 64 and plan["judge"]["completion_tokens"] == 32 * 32
     reqs = derive_requests(b, cfg, resolve(b, cfg, ep))
-    assert len(reqs) == 8 and {r["role"] for r in reqs} == {"model"} and reqs[0]["body"]["max_tokens"] == 64
+    assert len(reqs) == 8 and {r["role"] for r in reqs} == {"model"} and reqs[0]["body"]["max_completion_tokens"] == 64
     meta, _ = run_bench("abgen", params, endpoints=ep)
     assert meta["status"] == "complete" and all(s["n"] == 8 for s in meta["headline"])
     assert {r: meta["usage"][r]["requests"] for r in plan} == {r: p["calls"] for r, p in plan.items()} == {"model": 8, "judge": 32}

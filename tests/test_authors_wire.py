@@ -141,3 +141,21 @@ def test_abgen_eval_vllm_judge_is_text_with_their_cap(data, fake_server, run_ben
     out = json.loads((Path(d) / "judge_outputs.json").read_text())
     assert {o[c]["score"] for o in out for c in abgen.CRITERIA} == {4}   # after </think>, then score_extraction.py
     assert json.loads((Path(d) / "meta.json").read_text())["provenance"]["protocol"]["resamples"] == 0
+
+
+def test_arxivbench_sends_no_seed_and_lists_the_endpoints_departures():
+    from scibench.benchmarks.arxivbench import method as ab
+    api = ModelSpec("gpt", "http://127.0.0.1:9/v1", "gpt-4o", structured="none")
+    q, j = ab.query_request("p", protocol="authors"), ab.authors_judge_request("p", "t", dict(title="T", abstract="A"))
+    for r in (q, j):
+        body = LLM(api, cache=False).body(r)
+        assert "seed" not in body and body["max_tokens"] in (1000, 1)   # openai 1.35.1: max_tokens, no seed
+    assert "seed" in LLM(api, cache=False).body(ab.query_request("p", protocol="authors", seeded=True))
+    local = ModelSpec("local", "http://127.0.0.1:8765/v1", "smollm2", embedded=True, structured="llama")
+    cfg = ab.ArxivBenchConfig()
+    notes = ab.protocol_notes(cfg, local, local)["notes"]
+    assert any(n.startswith("model 'local': the seed is sent to the embedded server") for n in notes)
+    cfg.seed = 2
+    assert "--seed 2: the seed is sent (theirs: none)" in ab.protocol_notes(cfg, local, local)["notes"]
+    scib = ab.protocol_notes(ab.ArxivBenchConfig(protocol="scibench"))["differences"]
+    assert any("identical requests" in x for x in scib) and any("1,500 characters" in x for x in scib)

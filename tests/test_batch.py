@@ -53,7 +53,7 @@ def test_structured_request_body_is_the_live_one(fake_server):
     assert r["ok"] and json.loads(r["text"]) == {"score": 4, "rf": "json_schema"} and r["structured"] is True
     line = json.loads(next(v for v in fs.files.values() if b'"custom_id"' in v and b'"method"' in v))
     assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
-    assert line["body"] == LLM(spec, cache=False)._body(Request(msgs("rate it"), schema={"type": "object"}, stop=["\n\n"], max_tokens=7))
+    assert line["body"] == LLM(spec, cache=False).body(Request(msgs("rate it"), schema={"type": "object"}, stop=["\n\n"], max_tokens=7))
 
 
 def test_split_into_batches_within_limits(fake_server, tmp_path):

@@ -199,7 +199,7 @@ def test_models_toml_cap_lowers_defaults_keeps_given_values_and_cache_keys(fake_
     assert meta["caps"] == {"max_tokens": dict(cap=48, model="capped", applied=True, default=2048),
                             "judge_max_tokens": dict(cap=48, model="capped", applied=False, given=500)}
     assert read_json(d / "meta.json")["caps"] == meta["caps"]
-    assert sorted({b["max_tokens"] for b in bodies}) == [48, 500] and len(bodies) == 5
+    assert sorted({b["max_completion_tokens"] for b in bodies}) == [48, 500] and len(bodies) == 5
     assert ("caps      models.toml max_tokens caps max_tokens 48 (default 2048, 'capped'); "
             "given above the cap, kept: judge_max_tokens=500 (cap 48 of 'capped')") in summary_text(meta)
     assert "max_tokens=48" in settings(d) and "judge_max_tokens=500" in settings(d)       # the tables' settings column

@@ -546,7 +546,9 @@ def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
                      "model fills an unbounded one with digits), and response_format is llama.cpp's form of it")
     if spec.structured == "none" and theirs:
         notes.append("the judge endpoint has no structured output: answers are parsed as text by their "
-                     "score_extraction.py (as their open-source judges were)")
+                     "score_extraction.py (as their open-source judges were)" + ("" if hasattr(cfg, "max_tokens") else
+                     "; their open-source API judges (opensource_api_meta_evaluation.py) were capped at 20,480 tokens: "
+                     "-p judge_max_tokens 20480"))
     return notes
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #79541f65
@@ -577,7 +579,7 @@ def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
 
 def note_resamples(kept: list[dict], ctx, setup) -> None:
     "Their retry loop's new samples, counted in `meta.json` (`provenance.protocol.resamples`)."
-    if setup.theirs and isinstance(ctx.provenance.get("protocol"), dict):
+    if getattr(setup, "theirs", False) and isinstance(ctx.provenance.get("protocol"), dict):
         ctx.provenance["protocol"]["resamples"] = sum(sum((k.get("resamples") or {}).values()) for k in kept)
 
 run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec,
