@@ -251,8 +251,10 @@ def test_run_on_fake_server(fake_registry, run_bench, results, tmp_path, monkeyp
     assert "synthetic sample" in t1md
     import pandas as pd
     je = pd.read_csv(results/"tables"/"rubrics_judge_eval.csv")
-    assert list(je.columns[:3]) == ["run", "settings", "judge"] and not je.duplicated(["judge", "category"]).any()
-    assert je["category"].iloc[0] == "Overall" and je["accuracy"].str.contains(r"\(n=\d\)").all()
+    assert list(je.columns[:4]) == ["source", "run", "settings", "judge"] and not je.duplicated(["judge", "category"]).any()
+    assert (je["source"] == "paper").sum() == 1 and je["grader"].iloc[0] == "paperbench"       # PaperBench's published row
+    ours = je[je["source"] != "paper"]
+    assert ours["category"].iloc[0] == "Overall" and ours["accuracy"].str.contains(r"\(n=\d\)").all()
     stats = pd.read_csv(results/"tables"/"rubrics_stats.csv")
     assert set(stats["run"]) == {run_label(out2), run_label(out3)}
     assert any(str(p).endswith("rubrics_importance_hist.png") for p in paths)

@@ -18,7 +18,7 @@ def test_protocol_notes_shape():
     assert p["differences"] == list(rubrics.PAPER_CHOICES) + list(rubrics.PAPER_GAPS) + pb
     r = rubrics.protocol_notes(rubrics.RubricsConfig(model="m", grader="retrieval"))
     assert r["differences"] == list(rubrics.PAPER_CHOICES) + list(rubrics.PAPER_GAPS)
-    assert 5 <= len(rubrics.PAPER_CHOICES) <= 10
+    assert 5 <= len(rubrics.PAPER_CHOICES) <= 12
     s = rubrics.protocol_notes(rubrics.RubricsConfig(model="m", protocol="scibench"))
     assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(rubrics.SCIBENCH_DIFFERENCES) + pb
     assert rubrics_views.run_protocol({}) == "paper (before issue 18)"
