@@ -145,7 +145,7 @@ def test_judge_eval_real_layout_with_archive_and_missing_one(fake_server, tmp_pa
     (root/"rwr"/"0"/"submission.tar").write_bytes(b"not a tar archive")
     prompts = []
     llm = scripted(fake_server, prompts)()
-    recs, s = paperbench.judge_eval(llm, root, k=3)
+    recs, s = paperbench.judge_eval(llm, root, k=3, grader="retrieval")
     assert (s["cases_found"], s["cases_graded"], s["failure"]) == (3, 1, None)
     reasons = {x["case"]: x["reason"] for x in s["cases_skipped"]}
     assert set(reasons) == {"tsls/1", "rwr/0"} and "no submission" in reasons["tsls/1"] and "cannot extract" in reasons["rwr/0"]

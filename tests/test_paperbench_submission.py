@@ -81,7 +81,7 @@ def test_judge_eval_case_with_attempt_archive(fake_server, tmp_path):
         prompts.append(body["messages"][-1]["content"]); return json.dumps({"answer": "pass", "rationale": "r"})
     fs = fake_server(reply=reply)
     llm = LLM(ModelSpec("fake", fs.base_url, "fake", max_retries=0), cache=False, progress=False)
-    recs, s = paperbench.judge_eval(llm, root, k=3)
+    recs, s = paperbench.judge_eval(llm, root, k=3, grader="retrieval")
     assert s["cases_graded"] == 1 and len(recs) == len(prompts) == 7 and not any(LOG_MARKER in p for p in prompts)
     left = {x["path"]: x["why"] for x in s["repos"][0]["left_out"]}
     assert left[f"submission.tar/{TS}/logs/inspect.log"] == "agent logs, not the submission"

@@ -108,8 +108,9 @@ def test_match_prf_tiny_lists():
 def test_rubric_score_and_failures():
     items = [dict(criterion="a", importance=4), dict(criterion="b", importance=1)]
     assert paperbench.rubric_score(items, ["pass", "fail"])["score"] == pytest.approx(0.8)
-    s = paperbench.rubric_score(items, [None, "pass"])
-    assert s["score"] == 1.0 and s["judged_share"] == pytest.approx(0.2) and s["failures"] == 1
+    s = paperbench.rubric_score(items, [None, "pass"])                     # eq. 1 over every item: the failure counts
+    assert s["score"] == pytest.approx(0.2) and s["judged_share"] == pytest.approx(0.2) and s["failures"] == 1
+    assert paperbench.rubric_score(items, [None, None])["score"] is None     # nothing judged: no score
 
 
 def test_extrinsic_skips_constant():
@@ -169,6 +170,9 @@ SKILL_DOC = ("# Skill\n1. Read the whole paper and list every method component, 
 def fake_reply(body):
     sysmsg = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
     last = body["messages"][-1]["content"]
+    if sysmsg == paperbench.PB_FILE_RANKING_PROMPT: return "tsls.py\nREADME.md"     # PaperBench's judge (JudgeEval)
+    if last == paperbench.PB_GRADING_PROMPT: return "# Expectations\n.\n# Reality\n.\n# Score\n1"
+    if sysmsg == paperbench.PB_PARSE_PROMPT: return json.dumps({"valid_score": True, "score": 1, "explanation": "e"})
     if "## Criterion" in last:                 # grader: pass when most criterion words are in the retrieved files
         crit = last.split("## Criterion\n")[1].split("\n")[0].lower()
         ctx = last.split("## Repository files")[1].lower()
@@ -247,8 +251,10 @@ def test_run_on_fake_server(fake_registry, run_bench, results, tmp_path, monkeyp
     assert "synthetic sample" in t1md
     import pandas as pd
     je = pd.read_csv(results/"tables"/"rubrics_judge_eval.csv")
-    assert list(je.columns[:3]) == ["run", "settings", "judge"] and not je.duplicated(["judge", "category"]).any()
-    assert je["category"].iloc[0] == "Overall" and je["accuracy"].str.contains(r"\(n=\d\)").all()
+    assert list(je.columns[:4]) == ["source", "run", "settings", "judge"] and not je.duplicated(["judge", "category"]).any()
+    assert (je["source"] == "paper").sum() == 1 and je["grader"].iloc[0] == "paperbench"       # PaperBench's published row
+    ours = je[je["source"] != "paper"]
+    assert ours["category"].iloc[0] == "Overall" and ours["accuracy"].str.contains(r"\(n=\d\)").all()
     stats = pd.read_csv(results/"tables"/"rubrics_stats.csv")
     assert set(stats["run"]) == {run_label(out2), run_label(out3)}
     assert any(str(p).endswith("rubrics_importance_hist.png") for p in paths)
@@ -273,7 +279,9 @@ def test_failures_are_recorded_not_zero(fake_server, tmp_path, monkeypatch, run_
     assert st["reference"]["grading_failures"] == st["reference"]["grading_verdicts"] > 0
     recs = [strict_json(l) for l in (out/"records.jsonl").read_text().splitlines()]
     assert all(x["score"] is None for r in recs if r["setting"] == "reference" for x in r["repo_scores"].values())
-    assert s["judge_eval"][0]["failures"] == 7 and s["judge_eval"][0]["n"] == 0
+    # JudgeEval under PaperBench's judge: the 5 leaves it called for fail to parse, score 0 and are counted; the 2
+    # Result Analysis leaves score 0 uncalled (the sample's reproduce.sh wrote nothing)
+    assert (s["judge_eval"][0]["failed"], s["judge_eval"][0]["n"], s["judge_eval"][0]["failures"]) == (5, 7, 0)
     # every generated rubric failed: 4 of 6 records (the 2 reference rows have a rubric) → not complete, failures counted
     assert all(isinstance(r["id"], str) and "failure" in r for r in recs)
     assert {r["id"] for r in recs if r["failure"]} == {"direct/rwr", "direct/tsls", "skill/rwr", "skill/tsls"}
@@ -302,7 +310,8 @@ def test_dry_run_plans_without_calls(fake_registry, results):
     # direct + icl: 1 call per paper; agentic + skill: max_steps + the forced final-write turn per paper; distillation: + 1
     assert rows["model"]["calls"] == 2 * 2 + 2 * 2 * 5 + 6
     assert 0 < rows["model"]["completion_tokens"] <= rows["model"]["calls"] * 8192
-    assert rows["judge"]["calls"] == sum(len(p["repos"]) * (len(p["leaves"]) + 4 * 4) for p in papers) + 7
+    # + JudgeEval: 3 calls for each of the 5 leaves that are not Result Analysis (those score 0 uncalled)
+    assert rows["judge"]["calls"] == sum(len(p["repos"]) * (len(p["leaves"]) + 4 * 4) for p in papers) + 3 * 5
     assert all(r["prompt_tokens"] > r["calls"] * 100 for r in rows.values())
     # a separate skill model is its own row; no JudgeEval, no skill: fewer calls
     m2 = execute("rubrics", dict(model="fake", judge="fake", skill_model="fake2"), dry_run=True)
@@ -326,7 +335,7 @@ def test_plan_is_what_a_run_against_the_stub_makes(fake_server, run_bench, resul
     assert {r["role"]: r["calls"] for r in rows} == {role: meta["usage"][role]["requests"] for role in ("model", "judge")}
     by = {r["role"]: r["stages"] for r in rows}
     assert set(by["model"]) == {"generate", "agent", "distill"} and set(by["judge"]) == {"grade", "judge_eval"}
-    assert by["judge"]["judge_eval"] == 7 and by["model"]["generate"] == 2 * 3 + 1    # direct, icl, agentic; the distillation
+    assert by["judge"]["judge_eval"] == 3 * 5 and by["model"]["generate"] == 2 * 3 + 1    # direct, icl, agentic; the distillation
 
 
 def test_config_validation(fake_registry):

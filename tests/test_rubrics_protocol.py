@@ -14,10 +14,13 @@ def test_protocol_notes_shape():
     assert p["name"] == "paper" and p["quirks"] == [] and set(p) == {"name", "prompts", "notes", "quirks", "differences"}
     assert any(n.startswith("k=3") for n in p["notes"]) and any("GPT-4o-mini" in n for n in p["notes"])
     assert any("max_items=4" in n for n in p["notes"]) and any("Qwen3-Embedding-8B" in n for n in p["notes"])
-    assert p["differences"] == list(rubrics.PAPER_CHOICES) + list(rubrics.PAPER_GAPS)
-    assert 5 <= len(rubrics.PAPER_CHOICES) <= 10
+    pb = [f"JudgeEval's PaperBench judge: {d}" for d in rubrics.PB_DEPARTURES]
+    assert p["differences"] == list(rubrics.PAPER_CHOICES) + list(rubrics.PAPER_GAPS) + pb
+    r = rubrics.protocol_notes(rubrics.RubricsConfig(model="m", grader="retrieval"))
+    assert r["differences"] == list(rubrics.PAPER_CHOICES) + list(rubrics.PAPER_GAPS)
+    assert 5 <= len(rubrics.PAPER_CHOICES) <= 12
     s = rubrics.protocol_notes(rubrics.RubricsConfig(model="m", protocol="scibench"))
-    assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(rubrics.SCIBENCH_DIFFERENCES)
+    assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(rubrics.SCIBENCH_DIFFERENCES) + pb
     assert rubrics_views.run_protocol({}) == "paper (a run from before the protocol parameter)"
     assert rubrics_views.run_protocol({"protocol": "scibench"}) == "scibench"
 

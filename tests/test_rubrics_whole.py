@@ -74,7 +74,7 @@ def test_grade_requests_are_judge_many_s(tmp_path):
         assert new.asked == old.asked
         assert [(v["verdict"], v["rationale"], v["failure"]) for v in g["verdicts"]] == [(r["value"], r["rationale"], r["failure"]) for r in recs]
         assert g["verdicts"][1]["failure"].endswith("(answer cut at max_tokens)") and g["verdicts"][2]["failure"] == "request failed: HTTP 500"
-        assert (g["judged"], g["failures"], g["score"]) == (1, 2, 1.0)
+        assert (g["judged"], g["failures"], g["score"]) == (1, 2, 0.5)   # eq. 1 over every item: 3 of 6
 
 
 def test_run_grades_each_rubric_as_soon_as_it_exists(fake_server, run_bench, results, tmp_path, monkeypatch):

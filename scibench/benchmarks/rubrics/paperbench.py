@@ -79,12 +79,12 @@ def _check_fields(p: Path, n: dict, where: str, line: int) -> None:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #fa5a9bc1
 def rubric_leaves(tree: dict) -> list[dict]:
     "Leaves in order: effective weight, `path` (ids root→parent), `ancestors` (their texts), `prior` (above)."
-    out = []
+    out, first = [], {}
     def walk(n, share, path, anc, prior):
-        subs = n["sub_tasks"]
+        subs, mine = n["sub_tasks"], first.setdefault(n["id"], prior)   # by id, as PaperBench finds a node
         if not subs:
             out.append(dict(id=n["id"], requirements=n["requirements"], task_category=n.get("task_category"),
-                            weight=share, raw_weight=n["weight"], path=path, ancestors=anc, prior=prior,
+                            weight=share, raw_weight=n["weight"], path=path, ancestors=anc, prior=mine,
                             score=n.get("score")))
             return
         tot = sum(c["weight"] for c in subs)

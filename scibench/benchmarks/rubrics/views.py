@@ -338,7 +338,8 @@ TABLE_JUDGE_EVAL = Table(
     paper_map={"judge": "judge", "category": "category", "accuracy": "accuracy", "precision": "precision",
                "recall": "recall", "macro F1 (PaperBench)": "f1"},
     paper_const={"run": "PaperBench (JudgeEval)", "settings": "paper", "protocol": "paper",
-                 "grader": "paperbench (SimpleJudge)"},
+                 "grader": "paperbench (SimpleJudge)", **dict.fromkeys(("leaves", "judge failures", "human pass",
+                                                                        "F1 (pass class)"), "–")},
     columns=["source", "run", "settings", "judge", "protocol", "grader", "category", "leaves", "judge failures",
              "human pass", "accuracy", "precision", "recall", "F1 (pass class)", "macro F1 (PaperBench)"])
 
