@@ -162,8 +162,8 @@ ACTIONS = {  # name → (their class, its description, its argument, the argumen
 
 def _action_schema(n: str, c: str, d: str, a: str, ad: str) -> dict:
     arg = {"title": a.replace("_", " ").title(), "description": ad, "type": "string"}
-    return {"title": c, "type": "object", "required": ["name", a],
-            "properties": {"name": {"title": "Name", "description": d, "enum": [n], "type": "string"}, a: arg}}
+    return {"title": c, "type": "object", "properties": {
+        "name": {"title": "Name", "description": d, "enum": [n], "type": "string"}, a: arg}, "required": ["name", a]}
 
 _SCHEMA = {"properties": {"reason": {"title": "Reason", "description": "A short explanation of the decision",
                                      "type": "string"},
