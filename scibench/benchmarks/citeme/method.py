@@ -21,8 +21,8 @@ from ...tables import RunRow, Table
 # %% auto #0
 __all__ = ['COLUMNS', 'TITLE_SEPARATOR', 'REPO', 'THRESHOLD', 'NO_SEARCH_SYSTEM', 'NO_SEARCH_USER', 'ACTIONS',
            'FORMAT_INSTRUCTIONS', 'SEARCH_SYSTEM', 'SEARCH_USER', 'LAST_ACTION', 'PROTOCOLS', 'SETTINGS',
-           'AUTHORS_TEMPERATURE', 'NO_SEARCH', 'AGENT', 'QUIRKS', 'DIFFERENCES', 'AGENT_DIFFERENCES', 'run', 'TABLE',
-           'RECORD', 'PAPER', 'CITEME', 'csv_path', 'read_items', 'load_items', 'write_dataset', 'download_citeme',
+           'AUTHORS_TEMPERATURE', 'CITE', 'QUIRKS', 'DIFFERENCES', 'AGENT_DIFFERENCES', 'run', 'TABLE', 'RECORD',
+           'PAPER', 'CITEME', 'csv_path', 'read_items', 'load_items', 'write_dataset', 'download_citeme',
            'snapshot_file', 'index_path', 'similar', 'PaperIndex', 'authors_title', 'scibench_title', 'parse_action',
            'Sent', 'cite_agent', 'CiteMEConfig', 'protocol_notes', 'headline', 'finalize', 'stub_reply',
            'record_sections', 'paper_numbers', 'data_files']
@@ -162,8 +162,8 @@ ACTIONS = {  # name → (their class, its description, its argument, the argumen
 
 def _action_schema(n: str, c: str, d: str, a: str, ad: str) -> dict:
     arg = {"title": a.replace("_", " ").title(), "description": ad, "type": "string"}
-    return {"title": c, "type": "object", "required": ["name", a],
-            "properties": {"name": {"title": "Name", "description": d, "enum": [n], "type": "string"}, a: arg}}
+    return {"title": c, "type": "object", "properties": {
+        "name": {"title": "Name", "description": d, "enum": [n], "type": "string"}, a: arg}, "required": ["name", a]}
 
 _SCHEMA = {"properties": {"reason": {"title": "Reason", "description": "A short explanation of the decision",
                                      "type": "string"},
@@ -224,7 +224,7 @@ async def cite_agent(llm, it: dict, sent: Sent) -> dict:
     out = dict(response=None, answer=None, error="Max actions reached", failure=None, steps=steps)
     for i in range(sent.max_actions):
         if i == sent.max_actions - 1: mem.append({"role": "user", "content": LAST_ACTION})
-        r = await llm.acall(Request(list(mem), sent.max_tokens, sent.temperature, stage="agent"))
+        r = await llm.acall(Request(list(mem), sent.max_tokens, sent.temperature, stage="cite"))
         if not r["ok"]: return dict(out, error=None, failure=f"request failed at action {i + 1}: {r['error']}")
         mem.append({"role": "assistant", "content": r["text"]})
         act, why = parse_action(r["text"])
@@ -254,13 +254,14 @@ def _answered(state: dict, r: dict, sent: Sent) -> None:
     _score(state, dict(response=r["text"], answer=title, error=None if title.strip() else "empty answer",
                        failure=None), sent)
 
-NO_SEARCH = Stage("no_search", "model", "one request per excerpt: the title, without search (their LLMNoSearch)",
-                  lambda s, sent: Request(msgs(NO_SEARCH_USER + s["item"]["excerpt"], NO_SEARCH_SYSTEM),
-                                          sent.max_tokens, sent.temperature) if sent.setting == "no_search" else None,
-                  _answered)
-AGENT = Stage("agent", "model", "every turn of CiteAgent: search, read, select (up to max_actions per excerpt)",
-              lambda s, sent: (lambda llm: cite_agent(llm, s["item"], sent)) if sent.setting == "agent" else None,
-              _score)
+def _request(s: dict, sent: Sent):
+    "no_search: one request; agent: the loop, each turn a request of this stage."
+    if sent.setting == "agent": return lambda llm: cite_agent(llm, s["item"], sent)
+    return Request(msgs(NO_SEARCH_USER + s["item"]["excerpt"], NO_SEARCH_SYSTEM), sent.max_tokens, sent.temperature)
+
+CITE = Stage("cite", "model", "no_search: one request per excerpt (their LLMNoSearch); agent: every turn of CiteAgent "
+             "(search, read, select; up to max_actions per excerpt)", _request,
+             lambda s, a, sent: (_score if sent.setting == "agent" else _answered)(s, a, sent))
 
 # %% ../../../nbs/benchmarks/citeme/00_method.ipynb #185cbc37
 @dataclass
@@ -323,7 +324,7 @@ def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
     return hl
 
 run = Flow(lambda cfg, sent: select_items(cfg, load_items(cfg.split, load_limit(cfg)), lambda x: x["id"]),
-           [NO_SEARCH, AGENT], record=lambda s, cfg: s["out"], finalize=finalize, setup=_setup,
+           [CITE], record=lambda s, cfg: s["out"], finalize=finalize, setup=_setup,
            keep=lambda r: {k: r[k] for k in _KEEP}, protocol=protocol_notes)
 
 # %% ../../../nbs/benchmarks/citeme/00_method.ipynb #7f26f6e8
@@ -349,6 +350,7 @@ TABLE = Table("citeme_accuracy", "CiteME: accuracy (%) [95% CI] (n = excerpts an
               "beside); not_in_index: wrong answers naming a title the arXiv index lacks (%); errors: their status "
               "error, counted wrong", ours=_ours, paper="citeme_leaderboard",
               paper_map=dict(model="system", setting="setting", accuracy="accuracy"), paper_fmt=lambda x: f"{x:.1f}",
+              paper_const=dict(run="–", protocol="–", n="–", not_in_index="–", errors="–"),
               columns=["source", "run", "model", "protocol", "setting", "accuracy", "n", "not_in_index", "errors"])
 
 def record_sections(r: dict, ctx):
@@ -382,8 +384,9 @@ PAPER = Paper("CiteME: Can Language Models Accurately Cite Scientific Claims?",
 CITEME = register(Benchmark(
     "citeme", "name the paper an excerpt cites, without search or as CiteAgent (search, read, select) over an arXiv "
     "index",
-    PAPER, CiteMEConfig, run, data=data_files, stages=[NO_SEARCH, AGENT], stub_reply=stub_reply, record=RECORD,
+    PAPER, CiteMEConfig, run, data=data_files, stages=[CITE], stub_reply=stub_reply, record=RECORD,
     tables=[TABLE], downloaders=[download_citeme],
-    # the embedded model's sample runs, kept small (a 135M model on 2 shared cores: about a minute a call)
-    default_runs=[dict(model="local", split="sample", max_tokens=64),
-                  dict(model="local", split="sample", limit=2, setting="agent", max_actions=2, max_tokens=64)]))
+    # the embedded model's sample runs, kept small (a 135M model on 2 shared cores: about a minute a call); the tables
+    # read the newest run of a (split, model), so the no-search run goes last and is the one they show
+    default_runs=[dict(model="local", split="sample", limit=2, setting="agent", max_actions=2, max_tokens=64),
+                  dict(model="local", split="sample", max_tokens=64)]))
