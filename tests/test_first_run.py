@@ -14,7 +14,7 @@ def test_the_first_run_is_the_committed_run(capsys):
     meta = execute("abgen", {"model": "local"}, dry_run=True)
     committed = json.loads(COMMITTED.read_text())["config"]
     assert {**meta["config"], **committed} == meta["config"], "the committed run's config: its requests, its cache keys"
-    assert {k: v for k, v in meta["config"].items() if k not in committed} == {"ids": [], "seed": 0}  # added later
+    assert {k: v for k, v in meta["config"].items() if k not in committed} == {"ids": [], "seed": 0, "authors_path": "api"}  # added later
     assert meta["preset"] == dict(name="small", source="models.toml 'local'",
                                   params=dict(max_tokens=256, judge_max_tokens=160, max_rationale=200))
     assert "preset         small (models.toml 'local'): max_tokens=256" in capsys.readouterr().err

@@ -52,7 +52,7 @@ def test_seed_is_sent_with_every_request_and_recorded_and_absent_changes_nothing
     fs = fake_server(reply=reply)
     params, eps = _adhoc(fs, limit=1)
     run_bench("abgen", params, endpoints=eps)
-    assert set(seen) == {0}, "no --seed: every request as before (seed = sample index 0)"
+    assert set(seen) == {None}, "no --seed: every request as before (under authors: no seed, as theirs)"
     seen.clear()
     meta, d = run_bench("abgen", {**params, "seed": 7}, endpoints=eps)
     assert set(seen) == {7} and len(seen) == 5, "a new seed: new requests, each sent with it"
@@ -114,14 +114,20 @@ def test_cli_unknown_id_exits_2_naming_it_and_help_shows_the_flags(tmp_path, res
     assert r.returncode == 2, r.stderr
 
 
+def _cap(body):
+    return body.get("max_completion_tokens", body.get("max_tokens"))
+
+
 def _seeded_reply(seen):
-    """A fake server's reply that records every body: one generation for every seed (so the judges' prompts are the
-    same), a judge score of 4 at seed 0 and 2 at any other (the epochs' scores differ)."""
+    """A fake server's reply that records every body: one generation for every request (so the judges' prompts are the
+    same), a judge score of 4 in the first four judge calls (epoch 0) and 2 in any later one (the epochs' scores
+    differ; under `protocol=authors` the requests carry no seed, so epochs differ only in their sample index)."""
     def reply(body):
         seen.append(body)
-        if body["max_tokens"] == FAST["max_tokens"]:
+        if _cap(body) == FAST["max_tokens"]:
             return "Remove the filter and compare."
-        return f"Rationale: ok. Therefore, the score is: {4 if body.get('seed') == 0 else 2}"
+        judged = sum(_cap(b) != FAST["max_tokens"] for b in seen)
+        return f"Rationale: ok. Therefore, the score is: {4 if judged <= 4 else 2}"
     return reply
 
 
@@ -133,10 +139,11 @@ def test_epochs_send_every_request_again_with_only_the_seed_shifted_and_report_m
     params, eps = _adhoc(fs, limit=1)
     meta, d = run_bench("abgen", params, endpoints=eps, epochs=2)
     assert meta["status"] == "complete" and fs.calls == 2 * 5, (meta["status_reason"], fs.calls)
-    by = {s: sorted(json.dumps({k: v for k, v in b.items() if k != "seed"}, sort_keys=True) for b in seen if b["seed"] == s)
-          for s in {b["seed"] for b in seen}}
-    assert sorted(by) == [0, EPOCH_STRIDE], "epoch 0 as without epochs, epoch 1 with its own sample index"
-    assert by[0] == by[EPOCH_STRIDE] and len(by[0]) == 5, "the same requests, differing only in the seed"
+    from collections import Counter
+    bodies = Counter(json.dumps(b, sort_keys=True) for b in seen)
+    assert len(bodies) == 5 and set(bodies.values()) == {2} and not any("seed" in b for b in seen), \
+        "the same requests again (their sample index, not sent, keeps them apart in the cache)"
+    assert EPOCH_STRIDE > 0
     assert (d / "records.jsonl").exists() and (d / "epochs" / "1" / "records.jsonl").exists()
     m = read_json(d / "meta.json")
     ep = m["epochs"]
@@ -163,7 +170,7 @@ def test_one_epoch_is_the_run_as_before(run_bench, fake_server):
     params, eps = _adhoc(fs, limit=1)
     m0, d0 = run_bench("abgen", params, endpoints=eps)
     m1, d1 = run_bench("abgen", params, endpoints=eps, epochs=1)
-    assert fs.calls == 5 and {b["seed"] for b in seen} == {0}, "epochs=1: no request of its own"
+    assert fs.calls == 5 and not any("seed" in b for b in seen), "epochs=1: no request of its own"
     parent = project_root() / "results" / "abgen" / "sample" / "local"
     committed = read_json(parent / (parent / "latest").read_text().strip() / "meta.json")
     for d in (d0, d1):

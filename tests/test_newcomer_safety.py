@@ -17,7 +17,7 @@ def test_a_wrong_base_url_form_stops_at_preflight_naming_the_url_to_use(cli, fak
     base = v1.removesuffix("/v1") if form == "root" else v1 + "/chat/completions"
     r = _run(cli, fs, base)
     assert r.returncode == 3 and f"use the base URL {v1}" in r.stderr, r.stderr
-    assert len(r.stderr.strip().splitlines()) <= 4 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 5 and "Traceback" not in r.stderr
     assert fs.calls == 0 and not list(results.rglob("meta.json")), "nothing sent, no run folder"
 
 

@@ -349,7 +349,7 @@ def test_config_validation(fake_registry):
     assert {p.name for p in b.roles()} == {"model", "judge", "skill_model"}
     assert b.default_runs and all(p.doc for p in b.params())
     from scibench.run import data_check
-    with pytest.raises(ConfigError, match="run `make data`"):
+    with pytest.raises(ConfigError, match="no split 'nosuchsplit' here .*splits here: sample; the published ones: `make data`"):
         data_check(b, b.make_config(dict(split="nosuchsplit")))
 
 
