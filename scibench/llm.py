@@ -238,6 +238,7 @@ _TABLES = (
     "input_file_id TEXT, status TEXT NOT NULL, n INTEGER, keys TEXT NOT NULL, created REAL, updated REAL)",
 )
 
+# %% ../nbs/01_llm.ipynb #3df805bc
 class Cache:
     "On-disk response cache (SQLite, WAL), safe under crashes and concurrent writers."
 

@@ -648,7 +648,7 @@ def _records_failures(out: Path) -> tuple[int, Counter]:
         fails.update(failure_counts([r]))
     return n_rec, fails
 
-
+# %% ../nbs/06_run.ipynb #1f626053
 def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) -> dict:
     "`b.run` in `ctx`: the status, its reason, the records, their failures by reason and the headline (see above)."
     r = dict(n=0, fails=Counter(), headline=[])
@@ -671,7 +671,7 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
         r.update(status="failed", status_reason=f"stopped early: {ctx.stopped}", n=n, fails=fails)
     return r
 
-
+# %% ../nbs/06_run.ipynb #44e9faae
 def by_slots(specs: dict, names) -> dict:
     "`specs` with each model in `names` sent as many requests at once as its llama.cpp server has slots (if it says)."
     specs = dict(specs)
@@ -681,7 +681,7 @@ def by_slots(specs: dict, names) -> dict:
             _echo(f"note: model '{n}': its llama.cpp server has {k} slot(s): {k} request(s) at once (--concurrency N)")
     return specs
 
-
+# %% ../nbs/06_run.ipynb #a0049868
 def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
     "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`); "
     "`auto`: the models whose concurrency their server's slots set (`by_slots`)."
