@@ -178,8 +178,7 @@ def run_stages(stages, items, llms, setup=None, on_result=None, start: Callable 
             run.release(k)
 
     states = [start(x) if start else {"item": x} for x in items]
-    order = list(dict.fromkeys(s.name for s in _roles(stages)))  # a free slot to the earliest stage's request
-    return pipeline(list(enumerate(states)), one, labels, on_result=on_result, order=order)
+    return pipeline(list(enumerate(states)), one, labels, on_result=on_result)
 
 # %% ../nbs/06c_flow.ipynb #b3372691
 def _same(x, *a):

@@ -7,9 +7,8 @@ output with a text fallback, failure records, token and cost accounting, and the
 
 # %% ../nbs/01_llm.ipynb #8a8c8c2c
 from __future__ import annotations
-import asyncio, base64, concurrent.futures, contextlib, email.utils, fcntl, functools, hashlib, heapq, ipaddress
-import itertools, json, math, os, random, re, sqlite3, ssl, sys, threading, time, tomllib
-
+import asyncio, base64, concurrent.futures, contextlib, email.utils, fcntl, functools, hashlib, ipaddress, json, math
+import os, random, re, sqlite3, ssl, sys, threading, time, tomllib
 import certifi
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
@@ -570,44 +569,11 @@ def _loopback(host: str | None) -> bool:
 class _TooLarge(Exception):
     "An answer over `MAX_ANSWER_BYTES`."
 
-class _Slots:
-    """A limit of `n` requests in flight that hands a free slot to the waiting request of the earliest stage in
-    `order` (a flow's stages, first to last; any other stage after them), first come, first served within a stage."""
-
-    def __init__(self, n: int, order=()):
-        self.free, self.rank, self.waiting, self.seq = n, {s: i for i, s in enumerate(order)}, [], itertools.count()
-
-    @contextlib.asynccontextmanager
-    async def __call__(self, stage: str = ""):
-        if self.free > 0 and not self.waiting:
-            self.free -= 1
-        else:
-            fut = asyncio.get_running_loop().create_future()
-            heapq.heappush(self.waiting, (self.rank.get(stage, len(self.rank)), next(self.seq), fut))
-            try:
-                await fut
-            except asyncio.CancelledError:
-                if fut.done() and not fut.cancelled():  # handed a slot, then cancelled: pass it on
-                    self._release()
-                raise
-        try:
-            yield
-        finally:
-            self._release()
-
-    def _release(self):
-        while self.waiting:
-            fut = heapq.heappop(self.waiting)[2]
-            if not fut.done():
-                return fut.set_result(None)
-        self.free += 1
-
 class _Endpoint:
     "One endpoint in the running event loop: its concurrency limit, and an aiohttp session made at the first request."
 
-    def __init__(self, n: int, order=()):
-        self.slot, self.session, self.users = _Slots(n, order), None, 0
-
+    def __init__(self, n: int):
+        self.sem, self.session, self.users = asyncio.Semaphore(n), None, 0
 
     def open(self, url: str):
         import aiohttp
@@ -783,7 +749,7 @@ class LLM:
 async def _send(self: LLM, ep: _Endpoint, req: Request, data: bytes | None = None) -> dict:
     "Send `req` (`data`: its body, encoded) within the endpoint's limit (its `transport`, or the network) → a result."
     body = self.body(req) if data is None or self.transport is not None else None
-    async with ep.slot(req.stage):  # the timeout and the latency are the server's: counted from here, after our queue
+    async with ep.sem:  # the timeout and the latency are the server's: counted from here, after our queue
         if why := self.stopped():
             return _not_sent(why)
         t0 = time.perf_counter()
@@ -1056,16 +1022,15 @@ def pipeline_window(llms) -> int | None:
         return None  # a window would cut a stage into many batches
     return max(256, 4 * max((x.concurrency for x in llms), default=1))
 
-def _shared_endpoints(llms, order=()) -> dict:
+def _shared_endpoints(llms) -> dict:
     "One endpoint per base URL and served model (a model and its judge on one server share the lower limit)."
     caps: dict = {}
     for x in llms:
         caps[batch_scope(x.spec)] = min(caps.get(batch_scope(x.spec), x.concurrency), x.concurrency)
-    return {k: _Endpoint(c, order) for k, c in caps.items()}
-
+    return {k: _Endpoint(c) for k, c in caps.items()}
 
 # %% ../nbs/01_llm.ipynb #096999a3
-async def apipeline(items, fn, llms, window: int | None = None, on_result=None, order=()) -> list | None:
+async def apipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
     "`pipeline` inside a running event loop."
     descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
     llms = [x for x in dict.fromkeys(llms.values() if isinstance(llms, dict) else llms) if x is not None]
@@ -1079,7 +1044,7 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None, 
             out.append(r) if on_result is None else on_result(nxt[0], r)
             nxt[0] += 1
 
-    eps = _shared_endpoints(llms, order)
+    eps = _shared_endpoints(llms)
     async with contextlib.AsyncExitStack() as stack:
         for x in llms:
             await stack.enter_async_context(x.live(descs.get(id(x)), eps[batch_scope(x.spec)]))
@@ -1102,9 +1067,9 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None, 
                 t.cancel()
     return out
 
-def pipeline(items, fn, llms, window: int | None = None, on_result=None, order=()) -> list | None:
+def pipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
     "`await fn(item)` for every item with every LLM of `llms` open: results in order, or each to `on_result(i, r)`."
-    return run_sync(apipeline(items, fn, llms, window, on_result, order))
+    return run_sync(apipeline(items, fn, llms, window, on_result))
 
 # %% ../nbs/01_llm.ipynb #093879a8
 def parse_json(text: str | None):
