@@ -1,6 +1,7 @@
 """A newcomer's mistakes answered in one line with their fix before anything is written, and nothing of theirs leaves
 or crashes: endpoint forms, retry of a foreign run folder, corrupt run files, model names, bounds. Fake server only."""
 import json
+import os
 import pytest
 
 FAST = ["--limit", "1", "--max-tokens", "16", "--judge-max-tokens", "64", "--no-notebook"]
@@ -122,7 +123,8 @@ def test_an_unknown_make_variable_is_named_before_anything_runs():
     import subprocess
     from pathlib import Path
     root = Path(__file__).resolve().parent.parent
-    r = subprocess.run(["make", "-n", "run", "LIMT=2"], cwd=root, capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # as typed, not from make
+    r = subprocess.run(["make", "-n", "run", "LIMT=2"], cwd=root, capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "unknown variable LIMT;" in r.stderr and "LIMIT" in r.stderr and not r.stdout, r
     assert subprocess.run(["make", "-n", "run", "LIMIT=2"], cwd=root, capture_output=True).returncode == 0
 
