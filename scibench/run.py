@@ -145,7 +145,7 @@ def preset_params(b: Benchmark, cfg, given: dict, specs: dict, name: str | None 
         name, src = ps.pop(), f"models.toml '{cfg.model}'"
     if name not in PRESETS:
         raise ConfigError(f"unknown preset '{name}' ({src}); presets: {', '.join(PRESETS)}")
-    run = dict(b.default_runs[0]) if b.default_runs and name == "small" else {}
+    run = dict(b.default_runs[-1]) if b.default_runs and name == "small" else {}
     explicit = {str(k).replace("-", "_") for k in given}
     pp = {k: (cfg.model if v == run.get("model") else v) for k, v in run.items()
           if k not in ("model", "split", "judge") and k not in explicit}

@@ -19,8 +19,8 @@ PINNED = {
     "results/arxivbench/sample/local/20261201T103141388Z-826d0c": (26, "361a968eb8bb429c1dce674db262e8a60dbfa1f9187df2c7c0ffaef94161f9ca"),
     "results/autobench/sample/local/20261201T194216738Z-b21985": (15, "b182f494552e76ae6659c62258282d32b294fa6e658cd64d3a4c866f5348fc88"),
     "results/rubrics/sample/local/20261201T191519835Z-3a2bed": (7, "5fd2b1492c62347098f489f3b244e6a7266f9a45aa93b6be829ca017a3916a4b"),
-    "results/citeme/sample/local/20261204T142452448Z-9de9a0": (4, "aa60b79957e5222ce31a15bfa1d1a8d146d35584fb974072a8cbb4ae24a9e37a"),
-    "results/citeme/sample/local/20261204T143009432Z-98000c": (10, "e2cd4abe1379b533ba3cb593eb96de8c36e38247444467f54d022d3998a2365c"),
+    "results/citeme/sample/local/20261204T150932895Z-f59167": (4, "aa60b79957e5222ce31a15bfa1d1a8d146d35584fb974072a8cbb4ae24a9e37a"),
+    "results/citeme/sample/local/20261204T151003261Z-372b3a": (10, "e2cd4abe1379b533ba3cb593eb96de8c36e38247444467f54d022d3998a2365c"),
 }
 
 

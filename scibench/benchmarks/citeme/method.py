@@ -6,6 +6,7 @@ Models Accurately Cite Scientific Claims?* (2024), [arXiv:2407.12861](https://ar
 # %% ../../../nbs/benchmarks/citeme/00_method.ipynb #15cfd2b9
 from __future__ import annotations
 import contextlib, csv, difflib, hashlib, json, os, re, sqlite3
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from ... import records as rv
@@ -15,6 +16,7 @@ from ...flow import Flow
 from ...llm import Request, msgs
 from ...records import Record
 from ...report import Estimate, fmt_ci, reference
+from scipy.stats import binomtest
 from ...runs import rel
 from ...tables import RunRow, Table
 
@@ -299,14 +301,22 @@ def protocol_notes(cfg: CiteMEConfig, ctx=None) -> dict:
 # %% ../../../nbs/benchmarks/citeme/00_method.ipynb #25d13aa5
 _KEEP = ("correct", "in_index", "found", "error", "failure")
 
+def _share(name: str, flags: list, failures: int = 0) -> Estimate:
+    "A share in % with its Wilson 95% interval (a bootstrap of 0 of 10 would say [0, 0]); None flags are not in n."
+    got = [bool(f) for f in flags if f is not None]
+    if not got: return Estimate(name, None, n=0, failures=failures)
+    ci = binomtest(sum(got), len(got)).proportion_ci(method="wilson")
+    return Estimate(name, 100.0 * sum(got) / len(got), 100.0 * ci.low, 100.0 * ci.high, len(got), failures)
+
 def headline(kept: list[dict], setting: str) -> list[Estimate]:
-    out = [Estimate.of("accuracy (%)", [None if r["failure"] else 100.0 * r["correct"] for r in kept]),
-           Estimate.of("wrong answers naming a title not in the index (%)",
-                       [100.0 * (not r["in_index"]) for r in kept if r["in_index"] is not None], failures=0)]
+    fails = sum(bool(r["failure"]) for r in kept)
+    out = [_share("accuracy (%)", [None if r["failure"] else r["correct"] for r in kept], fails),
+           _share("wrong answers naming a title not in the index (%)",
+                  [not r["in_index"] for r in kept if r["in_index"] is not None])]
     if setting == "agent":
-        out.append(Estimate.of("target listed by a search (%)",
-                               [None if r["failure"] else 100.0 * r["found"] for r in kept]))
+        out.append(_share("target listed by a search (%)", [None if r["failure"] else r["found"] for r in kept], fails))
     return out
+
 
 @contextlib.contextmanager
 def _setup(cfg: CiteMEConfig, ctx):
@@ -316,9 +326,7 @@ def _setup(cfg: CiteMEConfig, ctx):
 
 def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
     hl = headline(kept, cfg.setting)
-    errors: dict = {}
-    for r in kept:
-        if r["error"]: errors[r["error"]] = errors.get(r["error"], 0) + 1
+    errors = dict(Counter(r["error"] for r in kept if r["error"]))
     write_json(ctx.out/"scores.json", dict(setting=cfg.setting, protocol=cfg.protocol, n=len(kept), errors=errors,
                                            headline=[h.to_dict() for h in hl]))
     return hl
@@ -382,8 +390,7 @@ PAPER = Paper("CiteME: Can Language Models Accurately Cite Scientific Claims?",
               "Ori Press, Andreas Hochlehnert, Ameya Prabhu, Vishaal Udandarao, Ofir Press, Matthias Bethge",
               "2407.12861", "2024", key="press2024citeme")
 CITEME = register(Benchmark(
-    "citeme", "name the paper an excerpt cites, without search or as CiteAgent (search, read, select) over an arXiv "
-    "index",
+    "citeme", "name the paper an excerpt cites, without search or as CiteAgent (search, read, select) over an index",
     PAPER, CiteMEConfig, run, data=data_files, stages=[CITE], stub_reply=stub_reply, record=RECORD,
     tables=[TABLE], downloaders=[download_citeme],
     # the embedded model's sample runs, kept small (a 135M model on 2 shared cores: about a minute a call); the tables
