@@ -393,7 +393,6 @@ CITEME = register(Benchmark(
     "citeme", "name the paper an excerpt cites, without search or as CiteAgent (search, read, select) over an index",
     PAPER, CiteMEConfig, run, data=data_files, stages=[CITE], stub_reply=stub_reply, record=RECORD,
     tables=[TABLE], downloaders=[download_citeme],
-    # the embedded model's sample runs, kept small (a 135M model on 2 shared cores: about a minute a call); the tables
-    # read the newest run of a (split, model), so the no-search run goes last and is the one they show
+    # the embedded model's small sample runs; the tables (and the small preset) show the last one: no_search
     default_runs=[dict(model="local", split="sample", limit=2, setting="agent", max_actions=2, max_tokens=64),
                   dict(model="local", split="sample", max_tokens=64)]))
