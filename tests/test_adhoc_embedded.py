@@ -113,7 +113,7 @@ def _parse(bench: str, stage: str, r: dict, req, cfg, spec) -> tuple[str | None,
         return f"request failed: {r['error']}", ""
     if (bench, stage) == ("abgen", "generate"):
         s = {}
-        abgen._generation(s, r, None)
+        abgen._generation(s, r, abgen.setup_of(cfg, spec))
         return s["failure"] or (None if s["design"] and s["design"].strip() else "empty design"), \
             f"design of {len(s['design'] or '')} chars"
     if stage == "judge" and bench in ("abgen", "abgen_eval"):
@@ -123,6 +123,9 @@ def _parse(bench: str, stage: str, r: dict, req, cfg, spec) -> tuple[str | None,
         if "tool" in (req.schema or {}).get("properties", {}):
             act, why = agent._act_of(r["text"])
             return why, f"action {act and act['tool']}"
+        if stage in ("grade", "judge_eval") and "answer" not in (req.schema or {}).get("properties", {}):
+            # PaperBench's judge (JudgeEval's grader): its file ranking and its reasoning are prose
+            return (None if r["text"].strip() else "empty answer"), f"{len(r['text'])} chars of prose"
         if stage in ("grade", "judge_eval"):
             j = judge_result(r, _enum(req.schema, "answer"))
             return j["failure"], f"verdict {j['value']}"
