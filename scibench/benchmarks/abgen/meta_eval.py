@@ -132,11 +132,6 @@ def paper_name(name: str, names) -> str|None:
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #79be4785
 _EQ3 = "examples in eq. 3 (imp/faith/sound/overall)"
 
-def _meta_eval(d) -> pd.DataFrame:
-    me = pd.read_csv(d/"meta_eval.csv")
-    if "used" not in me: me["used"] = me["examples"] - me["skipped"]   # runs written before `used` was recorded
-    return me
-
 def _level_row(r, sel, lev: str, with_pooled: bool) -> dict:
     row = dict(source="scibench", judge=r.config["model"], level=lev, protocol=_protocol(r.meta),
                prompts=_prompts(r.meta))
@@ -151,7 +146,7 @@ def _level_row(r, sel, lev: str, with_pooled: bool) -> dict:
 def _ours(level: str, corr: str, with_pooled=False):
     "A run's rows of a table at `level` (and with `with_pooled`: pooled and the imputed eq. 3 rows) and `corr`."
     def rows(r) -> list[dict]:
-        me, out = _meta_eval(r.dir), []
+        me, out = pd.read_csv(r.dir/"meta_eval.csv"), []
         imputed = [lv for lv in me.level.unique() if lv.startswith("instance (missing")]
         for lev in [level] + (["pooled"] + imputed if with_pooled else []):
             sel = me[(me.level == lev) & (me["corr"] == corr)].set_index("criterion")
@@ -221,17 +216,11 @@ def released_tables(root=None, n_resamples=1000, names=None) -> dict:
             for name, level, corr, ref_name in RELEASED_TABLES if names is None or name in names}
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #b6ac1415
-def _released(name: str) -> list[dict]:
-    df = released_tables(names=[name])[name]
-    print(f"\n{name} (recomputed from AbGen's released files, beside the published values):")
-    print(df.to_string(index=False))
-    return df.to_dict("records")
-
 _REL = ("Recomputed from AbGen's released human evaluation and judge outputs (judges named by the paper, file as "
         "released). A score 0 in a released file is the authors' code for an unparsable answer: counted as a judge "
         "failure; a second row keeps zeros as scores, as the authors' code did")
-RELEASED = [Table(name, _REL, extra=lambda name=name: _released(name), sample_note=False)
-            for name, *_ in RELEASED_TABLES]
+RELEASED = [Table(name, _REL, extra=lambda name=name: released_tables(names=[name])[name].to_dict("records"),
+                  sample_note=False) for name, *_ in RELEASED_TABLES]
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #e080308f
 def figure_human_vs_judge(runs):

@@ -8,28 +8,28 @@ from __future__ import annotations
 import asyncio, re, string
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from ...core import data_dir, read_jsonl, write_json
+from ...core import data_dir, read_jsonl, write_json, write_jsonl
 from ...llm import Request, msgs, parse_json
 from ...flow import Flow
 from ...judge import judge_result, score_schema
 from ...report import Estimate
-from ...bench import Benchmark, Config, ConfigError, Paper, Stage, param, register
+from ...bench import Benchmark, Command, Config, ConfigError, Paper, Stage, param, register
 from ...bench import load_limit, select_items, wire_notes
 from ...runs import rel
-from .data import (CRITERIA, FIELDS, TABLE2, TYPES, download_abgen, download_abgen_prompts,
+from .data import (CRITERIA, FIELDS, TABLE2, TABLE4, TYPES, download_abgen, download_abgen_prompts,
     download_abgen_released, released_generation_path, released_generation_system, released_prompts,
     released_prompts_path, stub_reply)
 
 # %% auto #0
 __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_PATHS',
-           'AUTHORS_DIFFERENCES', 'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'JUDGE_LAYOUTS', 'SHARED_SYSTEM',
-           'RESAMPLES', 'GENERATE', 'JUDGE', 'run', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path',
-           'load_abgen', 'context_text', 'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set',
-           'criterion_prompt', 'context_and_design', 'judge_user_prompt', 'judge_prompt', 'revision_prompt',
-           'authors_text', 'authors_context', 'authors_generation_user', 'authors_judge_user', 'authors_extract_score',
-           'authors_judge_result', 'Setup', 'judge_schema', 'judge_requests', 'summarize', 'record', 'JudgeSetup',
-           'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes', 'protocol_of', 'examples_of',
-           'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper', 'judge_prompts_block']
+           'AUTHORS_DIFFERENCES', 'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'RESAMPLES', 'GENERATE', 'JUDGE',
+           'run', 'ABGEN_RECORD', 'COMMANDS', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen',
+           'context_text', 'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
+           'judge_user_prompt', 'judge_prompt', 'authors_text', 'authors_context', 'authors_generation_user',
+           'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema',
+           'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps',
+           'setup_of', 'protocol_notes', 'protocol_of', 'examples_of', 'finalize', 'note_resamples', 'abgen_context',
+           'abgen_sections', 'abgen_paper', 'judge_prompts_block', 'AddSplitArgs', 'add_split']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -146,33 +146,21 @@ def prompt_set(name: str) -> dict[str, str]:
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6828ad52
 def criterion_prompt(e: dict, criterion: str, prompts: dict) -> str:
-    "The system turn for `criterion`: the set's template with the module name put in."
-    return string.Template(prompts[criterion]).safe_substitute(module=e["ablation_study"]["module_name"])
-
-def context_and_design(e: dict, design: str, design_head="# Proposed Ablation Study",
-                       context_head="# Research Context\n") -> str:
-    "The research context, then a design under its heading: what a judge's turn and a reviewer's (user study 1) share."
-    return f"{context_head}{context_text(e)}\n\n{design_head}\n{design}\n\n"
+    "The system turn for `criterion` (every protocol): the set's template with the module name put in."
+    return string.Template(prompts[criterion]).substitute(module=e["ablation_study"]["module_name"])
 
 def judge_user_prompt(e: dict, response: str) -> str:
     "The user turn (the released structure, with the method section that the released code leaves out)."
     a = e["ablation_study"]
-    return (context_and_design(e, response) + "Evaluate the proposed ablation study with the scoring criteria, "
-            f"focusing on the module: {a['module_name']}.\n\n# Example Ablation Study (from the original paper, for "
-            f"reference)\n{a['experiment_setup']}\n\nGive your evaluation according to the criteria.")
+    return (f"# Research Context\n{context_text(e)}\n\n# Proposed Ablation Study\n{response}\n\nEvaluate the "
+            f"proposed ablation study with the scoring criteria, focusing on the module: {a['module_name']}.\n\n"
+            f"# Example Ablation Study (from the original paper, for reference)\n{a['experiment_setup']}\n\n"
+            "Give your evaluation according to the criteria.")
 
 def judge_prompt(e: dict, response: str, criterion: str, prompts: str|dict = "scibench") -> tuple[str, str]:
     "(system, user) turns for scoring `response` on one criterion."
     ps = prompt_set(prompts) if isinstance(prompts, str) else prompts
     return criterion_prompt(e, criterion, ps), judge_user_prompt(e, response)
-
-# %% ../../../nbs/benchmarks/abgen/00_method.ipynb #f7b79eb2
-def revision_prompt(e: dict, design: str, feedback: str) -> str:
-    "User study 1 (Figure 4): regenerate a design from researcher feedback (at most 50 words)."
-    if len(feedback.split()) > 50:
-        raise ValueError(f"feedback has {len(feedback.split())} words; the protocol allows at most 50")
-    return (f"{generation_prompt(e)}\n\n## Your Previous Design\n{design}\n\n## Researcher Feedback\n{feedback}\n\n"
-            "Revise the ablation study design to address the feedback. Use the same two parts.")
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #58922cf9
 PROTOCOLS = ("authors", "paper", "scibench")
@@ -299,7 +287,6 @@ class Setup:
     judge_temperature: float = 1.0
     judge_max_tokens: int = _OURS["judge_max_tokens"]
     max_rationale: int = 0
-    layout: str = "paper"
     bounded_score: bool = False   # their schema with the score as an enum 1-5: for llama.cpp's grammar (see `setup_of`)
     seeded: bool = True           # the sample index sent as the seed (theirs: none, unless --seed is given)
     gen_path: str = "api"         # their script of the generation (AUTHORS_PATHS), and of the judge
@@ -324,9 +311,9 @@ class Setup:
 
     def turns(self, e: dict, design: str, criterion: str) -> tuple[str, str]:
         "(system, user) of the judge call scoring `design` on `criterion`."
-        if self.protocol == "scibench": return judge_prompt(e, design, criterion, self.prompts)
-        system = string.Template(self.prompts[criterion]).substitute(module=e["ablation_study"]["module_name"])
-        return system, authors_judge_user(e, design, method=self.protocol == "paper")
+        user = (judge_user_prompt(e, design) if not self.theirs else
+                authors_judge_user(e, design, method=self.protocol == "paper"))
+        return criterion_prompt(e, criterion, self.prompts), user
 
     @property
     def schema(self) -> dict|None:
@@ -339,14 +326,11 @@ class Setup:
         return {**AUTHORS_SCHEMA, "properties": props}
 
     def judge_request(self, e: dict, design: str, criterion: str) -> Request:
-        "The judge call, in layout `paper` (the criterion as the system turn) or `shared-prefix` (the criterion last)."
+        "The judge call: the criterion as the system turn, as released."
         system, user = self.turns(e, design, criterion)
-        if self.layout == "paper": m = msgs(user, system)
-        elif self.layout == "shared-prefix": m = msgs(f"{user}\n\n# Scoring Criteria\n{system}", SHARED_SYSTEM)
-        else: raise ValueError(f"judge layout must be one of {', '.join(JUDGE_LAYOUTS)}, not {self.layout!r}")
         named = dict(schema_name="EVALUATION_RESPONSE", strict=True) if self.theirs else {}   # openai's `parse`
-        return Request(m, max_tokens=self.judge_max_tokens, temperature=self.judge_temperature, schema=self.schema,
-                       stage="judge", **named, **self._wire(self.judge_path))
+        return Request(msgs(user, system), max_tokens=self.judge_max_tokens, temperature=self.judge_temperature,
+                       schema=self.schema, stage="judge", **named, **self._wire(self.judge_path))
 
     def result(self, r: dict) -> dict:
         "A judge answer → {value, rationale, failure, raw}: their parser under `authors`/`paper`, else ours."
@@ -362,11 +346,6 @@ def judge_schema(max_rationale: int = 0) -> dict:
     if not max_rationale: s["properties"]["rationale"].pop("maxLength")
     return s
 
-# %% ../../../nbs/benchmarks/abgen/00_method.ipynb #7b337ba6
-JUDGE_LAYOUTS = ("paper", "shared-prefix")
-SHARED_SYSTEM = ("You are an expert reviewer of ablation study designs. Read the research context, the proposed "
-                 "ablation study and the reference, then score the proposal on the one criterion given at the end.")
-
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #a6c3e911
 def _generation(s: dict, r: dict, setup: Setup) -> None:
     "Stage `generate`'s answer → the state's design (None when the call failed), failure and finish reason."
@@ -379,7 +358,7 @@ def judge_requests(s: dict, setup: Setup):
     "Stage `judge`'s calls: {criterion: Request} scoring the state's design (theirs: with their retry loop)."
     d = s.get("design")
     if d is None: return None
-    reqs = {c: setup.judge_request(s["item"], d, c) for c in s.get("criteria", CRITERIA)}
+    reqs = {c: setup.judge_request(s["item"], d, c) for c in CRITERIA}
     if not setup.theirs or setup.schema is None: return reqs
     return lambda llm: _resampled(llm, reqs, setup)
 
@@ -466,9 +445,8 @@ class AbGenConfig(JudgeSetup, Config):
     max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})",
                             min=0, max=1_000_000)
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)", min=0)
-    judge_layout: str = param("paper", "judge prompt layout: paper (system turn = the criterion, as released) or "
-                              "shared-prefix (the criterion last: an example's 4 judge calls share a cacheable prefix; "
-                              "not the paper's prompt)", choices=JUDGE_LAYOUTS)
+    judge_layout: str = param("paper", "judge prompt layout: the criterion as the system turn, as released (the only "
+                              "one; committed runs record it)", choices=("paper",))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
 def validate(cfg) -> None:
@@ -498,7 +476,6 @@ def setup_of(cfg, judge_spec=None, model_spec=None) -> Setup:
                  temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0),
                  sample=getattr(cfg, "sample", 0), judge_temperature=cfg.judge_temperature,
                  judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
-                 layout=getattr(cfg, "judge_layout", "paper"),
                  bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama",
                  seeded=cfg.protocol == "scibench" or bool(getattr(cfg, "seed", 0)),
                  **_paths(cfg, judge_spec, model_spec))
@@ -520,8 +497,6 @@ def _departures(cfg) -> list[str]:
         notes.append(f"the authors' generation prompt {rel(released_generation_path())} is not downloaded "
                      "(`make data`): our text stands in for their system turn")
     if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
-    if getattr(cfg, "judge_layout", "paper") != "paper":
-        notes.append("judge_layout=shared-prefix: not their message layout")
     for k, v in protocol_caps(cfg).items():
         if hasattr(cfg, k) and getattr(cfg, k) != v: notes.append(f"{k}={getattr(cfg, k)} (the protocol's: {v})")
     if cfg.judge_temperature != 1.0: notes.append(f"judge_temperature={cfg.judge_temperature} (theirs: 1.0)")
@@ -529,15 +504,12 @@ def _departures(cfg) -> list[str]:
     if getattr(cfg, "seed", 0): notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
     return notes
 
-def _wire_notes(role: str, spec, path: str, cfg) -> list[str]:
-    "Where the endpoint of `role` cannot take their fields (their api path: max_completion_tokens; vllm: max_tokens)."
-    return wire_notes(role, spec, "max_completion_tokens" if path == "api" else "max_tokens", bool(cfg.seed))
-
 def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
-    "What the judge endpoint (and AbGen's generating one) cannot follow."
+    "What the judge endpoint (and AbGen's generating one) cannot follow, their fields first."
     notes, theirs, p = [], cfg.protocol != "scibench", _paths(cfg, spec, model_spec)
-    if theirs: notes += _wire_notes("judge", spec, p["judge_path"], cfg)
-    if theirs and model_spec is not None: notes += _wire_notes("model", model_spec, p["gen_path"], cfg)
+    field = lambda path: "max_completion_tokens" if path == "api" else "max_tokens"
+    for role, sp, path in (("judge", spec, p["judge_path"]), ("model", model_spec, p["gen_path"])):
+        if theirs and sp is not None: notes += wire_notes(role, sp, field(path), bool(cfg.seed))
     if spec.context and cfg.judge_max_tokens >= spec.context:
         notes.append(f"judge context {spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; "
                      "the server caps each answer at the context left after the prompt")
@@ -628,20 +600,38 @@ def abgen_paper(name):
 
 def judge_prompts_block(run, ctx) -> list:
     "The judge prompts the run used (its prompt set, per criterion), collapsed."
-    name = ctx.cfg.get("prompts", "scibench")
-    shared = ctx.cfg.get("judge_layout") == "shared-prefix"
-    where = "after the user turn's text" if shared else "system turn"
-    proto = ctx.cfg.get("protocol", "scibench")
+    name, proto = ctx.cfg.get("prompts", "scibench"), ctx.cfg.get("protocol", "scibench")
     ctxt = ("the authors' research context (with the literal text example['method'] for the method section)"
             if proto == "authors" else "research context")
-    turn = (f"layout shared-prefix: one fixed system turn; user turn: {ctxt}, the design, the module, the paper's "
-            "reference design, then the criterion below" if shared else
-            f"protocol {proto}; user turn: {ctxt}, the design, the module, the paper's reference design")
-    texts = [([c, rv.Raw(f" ({where}; $module = the example's module)")], t) for c, t in prompt_set(name).items()]
+    turn = f"protocol {proto}; user turn: {ctxt}, the design, the module, the paper's reference design"
+    texts = [([c, rv.Raw(" (system turn; $module = the example's module)")], t) for c, t in prompt_set(name).items()]
     head = [rv.Raw("Judge prompts: set <b>"), resolve_prompts(name), rv.Raw(f"</b> ({turn}; shown per example)")]
     return [rv.details_texts(head, texts)]
 
 ABGEN_RECORD = rv.Record(sections=abgen_sections, paper=abgen_paper, extras=judge_prompts_block)
+
+# %% ../../../nbs/benchmarks/abgen/00_method.ipynb #dd85386b
+@dataclass
+class AddSplitArgs:
+    "`scibench abgen add-split`: study 2's user-annotated examples."
+    name: str = param("", "the split's name: user-NAME", positional=True)
+    file: str = param("", "examples in the AbGen schema (JSON lines)", positional=True)
+    force: bool = param(False, "replace an existing split of that name (earlier runs on it no longer match it)")
+
+def add_split(a: AddSplitArgs) -> int:
+    "`scibench abgen add-split`: user-annotated examples in the AbGen schema (checked) as split `user-<name>`."
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", a.name):
+        raise ValueError(f"split name {a.name!r}: use letters, digits, '_' and '-'")
+    if not Path(a.file).is_file(): raise FileNotFoundError(f"{a.file} not found: the examples to add as user-{a.name}")
+    p = split_path(f"user-{a.name}")
+    if p.exists() and not a.force:
+        raise ConfigError(f"split user-{a.name} exists ({rel(p)}); earlier runs use it: pick another name, or --force")
+    write_jsonl(p, rows := load_abgen(path=a.file))
+    print(f"{len(rows)} examples → {rel(p)}; run them with "
+          f"`scibench run abgen --split user-{a.name} --model M --judge J`")
+    return 0
+
+COMMANDS = [Command("add-split", add_split, AddSplitArgs, "study 2: user-annotated examples: split user-NAME")]
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
@@ -656,7 +646,7 @@ _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.spl
 # grammar-constrained: a 200-character rationale and the score fit in 160 tokens; 100 cut one answer of 32)
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
-    AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2], downloaders=DOWNLOADERS,
-    stub_reply=stub_reply, stages=run.stages,
+    AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2, TABLE4],
+    downloaders=DOWNLOADERS, stub_reply=stub_reply, stages=run.stages, commands=COMMANDS,
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160,
                        max_rationale=200)]))
