@@ -264,23 +264,23 @@ def download_abgen(dest=None) -> list[Path]:
     for split, p in zip(ds, out): write_jsonl(p, list(ds[split]))
     return out
 
-def download_abgen_released(dest=None, judges=None, base: str|None = None) -> list[Path]:
+def _judge_files(sub: str) -> list[str]:
+    "The released judges' output files: listed in the mirror's folder, else by GitHub's API."
+    if (d := mirror_dir(current_mirror())) is not None:
+        if names := sorted(p.name for p in (d/sub).glob("*.json")): return names
+        raise OfflineError(f"mirror {current_mirror()}: no judge outputs {sub}/*.json")
+    api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
+    try:
+        with urllib.request.urlopen(api, timeout=60) as r:
+            return [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
+    except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
+
+def download_abgen_released(dest=None, base: str|None = None) -> list[Path]:
     "AbGen's released human evaluation and per-judge outputs (GitHub, or mirror `base`) into `data/abgen/released/`."
-    dest = Path(dest or released_dir())
+    dest, sub = Path(dest or released_dir()), "meta_evaluation_outputs/processed_outputs"
     with mirror(base):
         out = [fetch_url(ABGEN_GITHUB + "human_evaluation.json", dest/"human_evaluation.json")]
-        sub = "meta_evaluation_outputs/processed_outputs"
-        d = mirror_dir(current_mirror())
-        if judges is None and d is not None:
-            judges = sorted(p.name for p in (d/sub).glob("*.json"))
-            if not judges: raise OfflineError(f"mirror {current_mirror()}: no judge outputs {sub}/*.json")
-        if judges is None:
-            api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
-            try:
-                with urllib.request.urlopen(api, timeout=60) as r:
-                    judges = [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
-            except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
-        return out + [fetch_url(ABGEN_GITHUB + f"{sub}/{j}", dest/"processed_outputs"/j) for j in judges]
+        return out + [fetch_url(ABGEN_GITHUB + f"{sub}/{j}", dest/"processed_outputs"/j) for j in _judge_files(sub)]
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #10be6d98
 PROMPT_FILES = {"utils/evaluation_prompt.py": released_prompts, "utils/inference_prompt.py": released_generation_system}

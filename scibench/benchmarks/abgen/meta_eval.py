@@ -9,21 +9,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ...core import read_json, read_json_records, write_json, write_text
+from ...core import read_json_records, write_json, write_text
 from ...flow import Flow
 from ...metrics import CORRS, corr_ci, instance_level_detail
 from ...report import Estimate, fmt, fmt_ci, reference
 from ...bench import Benchmark, Config, param, register, select_items
-from ...tables import Figure, Table, same_items, write_all
+from ...tables import Table, write_all
 from .data import (CRITERIA, HUMAN_CRITERIA, SKIP, _num, _prompts, _protocol, canonical,
     human_path, load_human_eval, released_dir, stub_reply)
 from .method import DOWNLOADERS, JUDGE, PAPER, JudgeSetup, note_resamples, protocol_of, setup_of, validate
 
 # %% auto #0
-__all__ = ['IMPUTE', 'EVAL_JUDGE', 'run_eval', 'TABLE5', 'TABLE9', 'META_EVAL', 'RELEASED_TABLES', 'RELEASED', 'HUMAN_VS_JUDGE',
-           'TABLES', 'ABGEN_EVAL_RECORD', 'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices',
-           'meta_evaluate', 'AbGenEvalConfig', 'finalize_eval', 'paper_name', 'released_tables',
-           'figure_human_vs_judge', 'make_tables', 'eval_sections', 'eval_scores', 'eval_paper']
+__all__ = ['IMPUTE', 'EVAL_JUDGE', 'run_eval', 'TABLE5', 'TABLE9', 'RELEASED_TABLES', 'RELEASED', 'TABLES', 'ABGEN_EVAL_RECORD',
+           'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices', 'meta_evaluate',
+           'AbGenEvalConfig', 'finalize_eval', 'paper_name', 'released_tables', 'make_tables', 'eval_sections',
+           'eval_scores', 'eval_paper']
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #06c12a31
 def load_judge_outputs(path) -> list[dict]:
@@ -172,19 +172,6 @@ TABLE9 = Table(
                      **{"judge failures": "–"}),
     columns=[*_COLS, "judge failures"], skip=SKIP)
 
-# %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #04ec6943
-def _all_levels(r) -> list[dict]:
-    "A run's every level and correlation, value [95% CI] in one column."
-    me = pd.read_csv(r.dir/"meta_eval.csv")
-    me["value [95% CI]"] = [fmt_ci(v, lo, hi, 3, n) for v, lo, hi, n in zip(me.value, me.lo, me.hi, me.examples)]
-    me = me.drop(columns=["value", "lo", "hi"])
-    return [dict(run=r.label, prompts=_prompts(r.meta), **x) for x in me.to_dict("records")]
-
-META_EVAL = Table(
-    "abgen_meta_eval", "AbGen-Eval: all levels and correlations; used = examples that entered the value; 'instance "
-    "(missing judge = 1|5)': eq. 3 with every missing judge score imputed (sensitivity, no CI)",
-    ours=_all_levels, only_with_runs=True)
-
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #832ce939
 RELEASED_TABLES = (("abgen_released_table5", "pooled", "pearson", "abgen_table5_instance_pearson"),
                    ("abgen_released_table9", "system", "kendall", "abgen_table9_system_kendall"))
@@ -222,38 +209,11 @@ _REL = ("Recomputed from AbGen's released human evaluation and judge outputs (ju
 RELEASED = [Table(name, _REL, extra=lambda name=name: released_tables(names=[name])[name].to_dict("records"),
                   sample_note=False) for name, *_ in RELEASED_TABLES]
 
-# %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #e080308f
-def figure_human_vs_judge(runs):
-    "Mean human vs judge score per system: one row of panels per AbGen-Eval run, one column per criterion."
-    import matplotlib; matplotlib.use("Agg")
-    import seaborn as sns
-    if not runs: return None
-    pts = []
-    for d in runs:
-        human = load_human_eval(split=read_json(d/"meta.json")["config"]["split"])
-        judged = read_json(d/"judge_outputs.json")
-        for c in CRITERIA:
-            H, M, exs, syss = score_matrices(human, judged, c)
-            H, M = same_items(H, M)  # human means over the judged items only
-            with np.errstate(all="ignore"):
-                for s, h, m in zip(syss, np.nanmean(H, 0), np.nanmean(M, 0)):
-                    pts.append(dict(run=f"{d.parent.name}\n{d.name.split('-')[0]}", criterion=c, system=s, human=h,
-                                    judge=m))
-    g = sns.relplot(pd.DataFrame(pts), x="human", y="judge", hue="system", col="criterion", row="run", kind="scatter",
-                    height=2.6, s=60, facet_kws=dict(margin_titles=True))
-    g.set_titles(col_template="{col_name}", row_template="{row_name}", size=7)
-    g.set(xlim=(0.8, 5.2), ylim=(0.8, 5.2))
-    for ax in g.axes.flat: ax.plot([1, 5], [1, 5], ls=":", c="grey", lw=1)
-    g.figure.suptitle("AbGen-Eval: human vs judge, mean score per system (one row per run)", y=1.03)
-    return g.figure
-
-HUMAN_VS_JUDGE = Figure("abgen_human_vs_judge", figure_human_vs_judge)
-
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #2698487c
-TABLES = [TABLE5, TABLE9, META_EVAL, *RELEASED, HUMAN_VS_JUDGE]
+TABLES = [TABLE5, TABLE9, *RELEASED]
 
 def make_tables() -> list:
-    "Write AbGen-Eval's tables and figure from `results/` (the released ones when their files are downloaded)."
+    "Write AbGen-Eval's tables from `results/` (the released ones when their files are downloaded)."
     have = (released_dir()/"human_evaluation.json").exists()
     return write_all("abgen_eval", [t for t in TABLES if have or t not in RELEASED])
 

@@ -38,14 +38,12 @@ def split_path(split: str) -> Path:
     return data_dir()/"abgen"/f"{split}.jsonl"
 
 def load_abgen(split: str = "sample", limit: int|None = None, path=None) -> list[dict]:
-    "Examples of `split` (sample, validation, test, user-NAME); bad input is a `DataError`."
-    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
+    "Examples of `split` (sample, validation, test, user-NAME), or of file `path`; bad input is a `DataError`."
     p = Path(path or split_path(split))
-    if not p.exists() and path is not None: raise FileNotFoundError(f"{p} not found")
     if not p.exists():
-        user = split.startswith("user-")
-        how = f"add it with `scibench abgen add-split {split[5:]} FILE`" if user else "run `make data` to download"
-        raise FileNotFoundError(f"{p} not found: {how} AbGen split '{split}'")
+        how = ("" if path else f": add it with `scibench abgen add-split {split[5:]} FILE`" if split.startswith("user-")
+               else f": run `make data` to download AbGen split '{split}'")
+        raise FileNotFoundError(f"{p} not found{how}")
     rows = read_jsonl(p, FIELDS, types=TYPES, unique="example_id")
     return rows[:limit] if limit else rows
 
