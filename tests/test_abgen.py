@@ -42,7 +42,7 @@ def test_prompt_includes_method_and_context():
 
 def test_judge_prompt_has_context_reference_and_criterion():
     e = abgen.load_abgen("sample")[1]
-    system, user = abgen.judge_prompt(e, "MY DESIGN", "soundness")
+    system, user = abgen.Setup().turns(e, "MY DESIGN", "soundness")
     # the user turn: the context (method included), the design, the module and the reference shown as an example
     assert e["method"] in user and e["ablation_study"]["experiment_setup"] in user and "MY DESIGN" in user
     assert e["ablation_study"]["module_name"] in user

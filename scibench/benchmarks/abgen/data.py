@@ -137,8 +137,8 @@ def released_human_path() -> Path|None:
     return next((p for p in ps if p.exists()), None)
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #28434e0a
-def human_rows(human: list[dict]) -> list[dict]:
-    "Table 2's human half: per system, mean [CI] per criterion and the mean of the three (Avg.)."
+def human_rows(human: list[dict], run: str = "–") -> list[dict]:
+    "Table 2's human half recomputed: per system, mean [CI] per criterion and the mean of the three (Avg.)."
     out = []
     for s in sorted({r["meta_id"].rsplit("@", 1)[1] for r in human}):
         mine = [r for r in human if r["meta_id"].rsplit("@", 1)[1] == s]
@@ -146,19 +146,16 @@ def human_rows(human: list[dict]) -> list[dict]:
         avg = [float(np.mean(v)) if not np.isnan(v).any() else None for v in zip(*vals.values())]
         ests = {c: Estimate.of(c, [None if np.isnan(x) else x for x in v]) for c, v in vals.items()}
         ests["overall"] = Estimate.of("avg", avg)
-        out.append(dict(system=canonical(s), n=len(mine),
+        out.append(dict(source="released (recomputed)", evaluation="human", split="testmini", n=len(mine),
+                        system=canonical(s), judge="human experts", protocol="–", prompts="–", run=run, settings="–",
                         **{c: fmt_ci(e.value, e.lo, e.hi, 2, e.n) for c, e in ests.items()},
-                        failures="/".join(str(ests[c].failures) for c in HUMAN_CRITERIA) + "/–"))
+                        **{_FAILS: "/".join(str(ests[c].failures) for c in HUMAN_CRITERIA) + "/–"}))
     return out
 
 def released_human_rows() -> list[dict]:
     "Table 2's human half recomputed from the released human scores (when `make data` fetched them)."
     hp = released_human_path()
-    if hp is None: return []
-    return [dict(source="released (recomputed)", evaluation="human", split="testmini", n=r["n"], system=r["system"],
-                 judge="human experts", protocol="–", prompts="–", run=rel(hp), settings="–",
-                 **{c: r[c] for c in CRITERIA}, **{_FAILS: r["failures"]})
-            for r in human_rows(load_human_eval(hp, require_context=False))]
+    return [] if hp is None else human_rows(load_human_eval(hp, require_context=False), rel(hp))
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #8d9287dd
 def table2_ours(r) -> list[dict]:

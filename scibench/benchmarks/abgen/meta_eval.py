@@ -32,16 +32,10 @@ def load_judge_outputs(path) -> list[dict]:
 
 def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict], dict]:
     "Released judge outputs with every score 0 (their code for no score) made missing; the count per criterion."
-    out, zeros = [], dict.fromkeys(criteria, 0)
-    for r in judged:
-        r2 = dict(r)
-        for c in criteria:
-            s = r.get(c)
-            if isinstance(s, dict) and _num(s.get("score")) == 0:
-                r2[c] = {**s, "score": None, "failure": "score 0 in the released file (unparsable answer)"}
-                zeros[c] += 1
-        out.append(r2)
-    return out, zeros
+    zero = lambda s: isinstance(s, dict) and _num(s.get("score")) == 0
+    fail = dict(score=None, failure="score 0 in the released file (unparsable answer)")
+    out = [{**r, **{c: {**r[c], **fail} for c in criteria if zero(r.get(c))}} for r in judged]
+    return out, {c: sum(zero(r.get(c)) for r in judged) for c in criteria}
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #c40192b6
 def score_matrices(human: list[dict], judged: list[dict], criterion: str):

@@ -25,11 +25,11 @@ __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 
            'AUTHORS_DIFFERENCES', 'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'RESAMPLES', 'GENERATE', 'JUDGE',
            'run', 'ABGEN_RECORD', 'COMMANDS', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen',
            'context_text', 'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
-           'judge_user_prompt', 'judge_prompt', 'authors_text', 'authors_context', 'authors_generation_user',
-           'authors_judge_user', 'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema',
-           'judge_requests', 'summarize', 'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps',
-           'setup_of', 'protocol_notes', 'protocol_of', 'examples_of', 'finalize', 'note_resamples', 'abgen_context',
-           'abgen_sections', 'abgen_paper', 'judge_prompts_block', 'AddSplitArgs', 'add_split']
+           'judge_user_prompt', 'authors_text', 'authors_context', 'authors_generation_user', 'authors_judge_user',
+           'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema', 'judge_requests', 'summarize',
+           'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes',
+           'protocol_of', 'examples_of', 'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper',
+           'judge_prompts_block', 'AddSplitArgs', 'add_split']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -154,11 +154,6 @@ def judge_user_prompt(e: dict, response: str) -> str:
             f"proposed ablation study with the scoring criteria, focusing on the module: {a['module_name']}.\n\n"
             f"# Example Ablation Study (from the original paper, for reference)\n{a['experiment_setup']}\n\n"
             "Give your evaluation according to the criteria.")
-
-def judge_prompt(e: dict, response: str, criterion: str, prompts: str|dict = "scibench") -> tuple[str, str]:
-    "(system, user) turns for scoring `response` on one criterion."
-    ps = prompt_set(prompts) if isinstance(prompts, str) else prompts
-    return criterion_prompt(e, criterion, ps), judge_user_prompt(e, response)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #58922cf9
 PROTOCOLS = ("authors", "paper", "scibench")
@@ -317,7 +312,6 @@ class Setup:
     def schema(self) -> dict|None:
         if self.protocol == "scibench": return judge_schema(self.max_rationale)
         if self.judge_path == "vllm": return None   # their vLLM judges answer in text
-        if not self.max_rationale and not self.bounded_score: return AUTHORS_SCHEMA
         props = dict(AUTHORS_SCHEMA["properties"])
         if self.max_rationale: props["explanation"] = {**props["explanation"], "maxLength": self.max_rationale}
         if self.bounded_score: props["score"] = {**props["score"], "enum": [1, 2, 3, 4, 5]}
@@ -495,10 +489,8 @@ def _departures(cfg) -> list[str]:
         notes.append(f"the authors' generation prompt {rel(released_generation_path())} is not downloaded "
                      "(`make data`): our text stands in for their system turn")
     if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
-    for k, v in protocol_caps(cfg).items():
-        if hasattr(cfg, k) and getattr(cfg, k) != v: notes.append(f"{k}={getattr(cfg, k)} (the protocol's: {v})")
-    if cfg.judge_temperature != 1.0: notes.append(f"judge_temperature={cfg.judge_temperature} (theirs: 1.0)")
-    if getattr(cfg, "temperature", 1.0) != 1.0: notes.append(f"temperature={cfg.temperature} (theirs: 1.0)")
+    theirs = {**protocol_caps(cfg), "judge_temperature": 1.0, "temperature": 1.0}
+    notes += [f"{k}={getattr(cfg, k)} (theirs: {v})" for k, v in theirs.items() if getattr(cfg, k, v) != v]
     if getattr(cfg, "seed", 0): notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
     return notes
 
