@@ -8,13 +8,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from ...core import DataError, check_fields, check_unique, read_json_lines, read_jsonl, read_text
-from dataclasses import dataclass
-from ...bench import param
 
 # %% auto #0
 __all__ = ['S2ORC_TYPES', 'MANIFEST_FIELDS', 'make_paper', 'paragraphs', 'parse_markdown', 'parse_text', 'parse_s2orc',
-           'load_paper', 'load_manifest', 'windows', 'paper_windows', 'paper_text', 'excerpt', 'IngestArgs',
-           'ingest_command']
+           'load_paper', 'load_manifest', 'windows', 'paper_windows', 'paper_text', 'excerpt']
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #e39cf8dc
 def _clean(p: str) -> str:
@@ -190,17 +187,3 @@ def paper_text(paper: dict) -> str:
 def excerpt(t: str, n: int = 300) -> str:
     "`t`, or its first `n` characters cut at a word, then ` …`."
     return t if len(t) <= n else t[:n].rsplit(" ", 1)[0] + " …"
-
-@dataclass
-class IngestArgs:
-    path: str = param("", "a paper: Markdown, text or S2ORC JSON", positional=True)
-    paper_id: str = param("", "its id (default: from the file)")
-
-def ingest_command(a: IngestArgs) -> int:
-    "`scibench autobench ingest PATH`: a paper's sections and paragraph ids."
-    p = load_paper(a.path, a.paper_id or None)
-    print(f"{p['paper_id']}: {p['title']}")
-    for s in p["sections"]:
-        print(f"  {s['id']} {s['title']}")
-        for q in s["paragraphs"]: print(f"    {q['id']} {excerpt(q['text'], 80)}")
-    return 0

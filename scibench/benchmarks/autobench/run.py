@@ -5,7 +5,7 @@ evaluations), the subcommands and the benchmark's declaration."""
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #38a6518f
 from __future__ import annotations
-import json, re
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +16,10 @@ from ...metrics import mean_ci
 from ...retrieval import embed_cached
 from ...texts import EmbedAhead
 from ...report import Estimate
-from ...bench import Benchmark, Command, load_limit, note_protocol, param, register, select_items
+from ...bench import Benchmark, load_limit, note_protocol, register, select_items
 from ...runs import rel
-from .papers import IngestArgs, ingest_command
-from scibench.benchmarks.autobench.data import (
-    ABLATIONS, CONTEXTS, STAGES, control_path, control_questions, data_files, latest_benchmark, load_eval_questions,
-    load_split, protocol_notes)
+from .data import (
+    ABLATIONS, CONTEXTS, STAGES, control_path, control_questions, data_files, load_split, protocol_notes)
 from .review import CONTROL, MAIN, review_csv
 from .stub import stub_reply
 from .views import RECORD, TABLES
@@ -31,8 +29,7 @@ from .method import (
     select_points, set_metrics, solvers_of, solving, validate)
 
 # %% auto #0
-__all__ = ['STEPS', 'BENCH_KEYS', 'CONTROL_EVAL', 'run', 'COMMANDS', 'AUTOBENCH', 'AutoBenchSetup', 'setup_run', 'finalize',
-           'evaluate', 'EvalArgs', 'eval_command']
+__all__ = ['STEPS', 'BENCH_KEYS', 'CONTROL_EVAL', 'run', 'AUTOBENCH', 'AutoBenchSetup', 'setup_run', 'finalize', 'evaluate']
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #8ceaa6d3
 @dataclass
@@ -317,42 +314,11 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
     write_json(out/"scores.json", s)
     return s
 
-# %% ../../../nbs/benchmarks/autobench/06_run.ipynb #81fbe301
-@dataclass
-class EvalArgs:
-    model: str = param("local", "the model evaluated (models.toml name, or ad hoc with --base-url)")
-    split: str = param("sample", "the split the generating run was made on")
-    generator: str = param("local", "the generating model: its latest complete run on --split is evaluated")
-    judge: str = param("local", "grades short answers")
-    bench: str = param("", "a benchmark.jsonl, or a control set (.jsonl or .csv, the control_set schema), instead "
-                            "of the generator's latest run")
-    context: str = param("none", "what the evaluated model reads beside the question", choices=CONTEXTS)
-    out: str = param("", "the evaluation folder (default: beside the benchmark, eval/<model>-<context>)")
-    base_url: str = param("", "an ad-hoc endpoint for --model")
-    max_tokens: int = param(120, "answer cap", min=1, max=1_000_000)
-
-def eval_command(a: EvalArgs) -> int:
-    "`scibench autobench eval`: evaluate a model on a generated benchmark."
-    from scibench.llm import LLM, get_model
-    from scibench.server import serving
-    bpath = Path(a.bench) if a.bench else latest_benchmark(a.split, a.generator)
-    qs = load_eval_questions(bpath, a.split)
-    papers = {p["paper_id"]: p for p in load_split(a.split)[0]} if a.context == "paper" else {}
-    out = Path(a.out) if a.out else bpath.parent/"eval"/eval_dir(a.model, a.context)
-    with serving(*(n for n in (None if a.base_url else a.model, a.judge) if n)):
-        llm = LLM(get_model(a.model, base_url=a.base_url or None))
-        s = evaluate(llm, LLM(get_model(a.judge)), qs, out, a.context, papers, a.max_tokens, benchmark=rel(bpath))
-    print(json.dumps(dict(s["subsets"]["overall"], out=rel(out)), indent=1))
-    return 0
-
-COMMANDS = [Command("eval", eval_command, EvalArgs, "evaluate a model on a generated benchmark"),
-            Command("ingest", ingest_command, IngestArgs, "print a paper's sections and paragraph ids")]
-
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #8311e5e2
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
-    tables=TABLES, commands=COMMANDS, downloaders=[download_arxiv],
+    tables=TABLES, downloaders=[download_arxiv],
     # the sample's run, sized for the embedded model: its generations fit their caps (a question's schema allows about
     # 400 tokens); the 135M filter solver's disagreement with a key is kept flagged (the paper: "manual review is
     # triggered or the question is discarded") and answerability passes at a quarter of the answer's content words
