@@ -480,31 +480,11 @@ def test_registration():
     b = get_benchmark("autobench")
     assert b.config is ab.AutoBenchConfig and b.run is abr.run and b.data is ad.data_files and b.tables is av.TABLES
     assert b.stub_reply is stub.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
-    assert b.downloaders == [ab.download_arxiv] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
+    assert b.downloaders == [] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
     assert not getattr(b, "perf", None)                                      # the figures live in bench.autobench
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
     assert not any(hasattr(ab, n) for n in ("DEFAULT_RUNS", "DOWNLOADERS", "PERF", "scripted_reply", "fake_registry"))
     assert b.data(b.make_config({})) and all(p.exists() for p in b.data(b.make_config({})))
-
-
-def test_downloader_offline(monkeypatch, tmp_path):
-    from scibench import data
-    def boom(url, dest, timeout=60): raise data.OfflineError(f"cannot reach {url}")
-    monkeypatch.setattr(data, "fetch_url", boom)
-    with pytest.raises(data.OfflineError, match="export.arxiv.org"): ab.download_arxiv(tmp_path)
-
-
-def test_downloader_parses_arxiv_atom(monkeypatch, tmp_path):
-    from scibench import data
-    atom = """<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/1706.03762v7</id>
-    <title>Attention Is All
-     You Need</title><summary>The dominant models are recurrent. We propose the Transformer. It is fast. It works well.</summary></entry></feed>"""
-    def fake(url, dest, timeout=60): Path(dest).write_text(atom); return Path(dest)
-    monkeypatch.setattr(data, "fetch_url", fake)
-    ab.download_arxiv(tmp_path, {"1706.03762": "NLP"})
-    man = sp.load_manifest(tmp_path/"papers.jsonl")
-    paper = sp.load_paper(tmp_path/man[0]["path"], man[0]["paper_id"], man[0]["field"])
-    assert paper["title"] == "Attention Is All You Need" and len(sp.paragraphs(paper)) == 2
 
 
 # --- end to end with the real embedded model -------------------------------------------------------
@@ -670,9 +650,6 @@ def test_human_correctness_per_configuration(tmp_path):
     assert ar.human_correctness(p, "w/o Correctness Verification")[::3] == (0.5, 2)
     assert ar.human_correctness(p, ar.CONTROL)[::3] == (1.0, 1)
     assert ar.human_correctness(p, "w/o Uniqueness Check") is None
-    old = tmp_path/"old.csv"                                        # a review file from before: the main configuration only
-    old.write_text("qid,reviewer_correct\nq0,yes\nq1,no\n")
-    assert ar.human_correctness(old, "main")[::3] == (0.5, 2) and ar.human_correctness(old, "Full MDQF") is None
 
 
 def test_ablation_table_reads_reviews(fake_models, run_bench, results):

@@ -19,13 +19,13 @@ from ...report import Estimate
 from ...bench import Benchmark, load_limit, note_protocol, register, select_items
 from ...runs import rel
 from .data import (
-    ABLATIONS, CONTEXTS, STAGES, control_path, control_questions, data_files, load_split, protocol_notes)
+    ABLATIONS, STAGES, control_path, control_questions, data_files, load_split, protocol_notes)
 from .review import CONTROL, MAIN, review_csv
 from .stub import stub_reply
 from .views import RECORD, TABLES
 from .method import (
     CHECK, CHECKS, EVALUATE, FLOW, PAPER, PAPER_STEPS, AutoBenchConfig, Retriever, apply_filters, balance_bands,
-    difficulty, download_arxiv, eval_dir, eval_targets, extracting, parse_balance, parse_solver, pass_rates,
+    difficulty, eval_dir, eval_targets, extracting, parse_balance, parse_solver, pass_rates,
     select_points, set_metrics, solvers_of, solving, validate)
 
 # %% auto #0
@@ -297,10 +297,7 @@ def _acc(rows, n_resamples=1000):
 def evaluate(llm, judge, questions: list[dict], out, context: str = "none", papers: dict|None = None,
              max_tokens: int = 120, benchmark=None) -> dict:
     "`llm` answers `questions` (`judge` grades short answers) → scores, into `out`/`records.jsonl` and `scores.json`."
-    if context not in CONTEXTS: raise ValueError(f"context must be one of {CONTEXTS}, not {context!r}")
     out = Path(out)
-    if judge is None and any(q["type"] == "short" for q in questions):
-        raise ValueError("short-answer questions need a judge")
     states = [solving(q, (papers or {}).get(q["paper_id"]), context, max_tokens) for q in questions]
     res = [s["x"] for s in run_stages(EVALUATE, states, dict(evaluate_models=llm, judge=judge), start=lambda s: s)]
     recs = [dict(id=q["qid"], qid=q["qid"], type=q["type"], level=q["level"], difficulty=q.get("difficulty"), **r)
@@ -318,7 +315,7 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
-    tables=TABLES, downloaders=[download_arxiv],
+    tables=TABLES,
     # the sample's run, sized for the embedded model: its generations fit their caps (a question's schema allows about
     # 400 tokens); the 135M filter solver's disagreement with a key is kept flagged (the paper: "manual review is
     # triggered or the question is discarded") and answerability passes at a quarter of the answer's content words
