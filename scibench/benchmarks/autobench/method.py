@@ -7,6 +7,7 @@ the text we implement from is `shared/papers/002_*.txt`, which names no authors,
 from __future__ import annotations
 import dataclasses, hashlib, re, warnings
 from collections import Counter
+from itertools import zip_longest
 from dataclasses import dataclass
 import numpy as np
 from ...llm import Request, msgs, parse_json
@@ -186,12 +187,9 @@ def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
     if not per_paper: return list(points)
     out = []
     for pid in dict.fromkeys(p["paper_id"] for p in points):
-        by = {l: sorted([p for p in points if p["paper_id"] == pid and p["level"] == l], key=lambda p: -p["confidence"])
-              for l in LEVELS}
-        chosen = []
-        while len(chosen) < per_paper and any(by.values()):
-            for l in LEVELS:
-                if by[l] and len(chosen) < per_paper: chosen.append(by[l].pop(0))
+        by = [sorted((p for p in points if p["paper_id"] == pid and p["level"] == l), key=lambda p: -p["confidence"])
+              for l in LEVELS]
+        chosen = [p for turn in zip_longest(*by) for p in turn if p is not None][:per_paper]
         out += sorted(chosen, key=points.index)
     return out
 
@@ -351,8 +349,7 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #633377cf
 def generation_jobs(points: list[dict], retriever: Retriever, types=TYPES, retrieval: bool = True, k_same: int = 2,
                     k_related: int = 1, start: int = 0) -> list[tuple[dict, str, list[dict]]]:
-    """(point, question type, context) per point; the types run round robin over all papers' points, `start` = this
-    point's number."""
+    "(point, question type, context) per point; types round robin over all papers' points from number `start`."
     if retrieval: retriever.prepare([kp["statement"] for kp in points])
     return [(kp, types[(start + n) % len(types)], retriever.context(kp, k_same, k_related, retrieval))
             for n, kp in enumerate(points)]
@@ -422,8 +419,7 @@ def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) 
 
 def answer_schema(choices_) -> dict:
     "JSON schema of an answer-only reply: one of `choices_`."
-    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(choices_)}},
-            "required": ["answer"]}
+    return _obj({"answer": {"type": "string", "enum": list(choices_)}})
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #dea46a1e
 _LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(?:([{U}])\b|([{L}])\b(?!\s+[a-z]))",
@@ -442,8 +438,7 @@ def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None
     return None, text, "no option letter found in response"
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #303a2e27
-def short_schema() -> dict:
-    return {"type": "object", "properties": {"answer": _schema_str(200)}, "required": ["answer"]}
+def short_schema() -> dict: return _obj({"answer": _schema_str(200)})
 
 def grade_prompt(q: dict, response: str) -> str:
     return (f"Question: {q['question']}\nReference answer: {q['answer_text']}\nCandidate answer: {response}\n\n"
