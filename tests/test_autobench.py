@@ -5,7 +5,6 @@ from collections import Counter
 from pathlib import Path
 import numpy as np
 import pytest
-from scibench.cli import run_command
 
 from scibench.benchmarks.autobench import method as ab
 
@@ -330,9 +329,6 @@ def test_pipeline_fake(fake_models, run_bench, results):
     heads = {h["name"]: h for h in meta["headline"]}
     assert heads["kept questions"]["value"] == s["main"]["kept"] and heads["survival (kept / generated)"]["n"] == s["main"]["generated"]
     assert heads["accuracy fake-solver+evidence"]["n"] == o["n"]
-    # one more model, evaluated from the command line on the generator's latest complete run
-    assert run_command("autobench", abr.COMMANDS, ["eval", "--model", "fake-solver", "--generator", "fake-gen", "--judge", "fake-judge"]) == 0
-    assert (d/"eval"/"fake-solver"/"scores.json").exists()
     # tables from results/ only, deterministic
     calls = fake_models.calls
     paths = write_all("autobench", av.TABLES)
@@ -484,52 +480,11 @@ def test_registration():
     b = get_benchmark("autobench")
     assert b.config is ab.AutoBenchConfig and b.run is abr.run and b.data is ad.data_files and b.tables is av.TABLES
     assert b.stub_reply is stub.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
-    assert b.downloaders == [ab.download_arxiv] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
+    assert b.downloaders == [] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
     assert not getattr(b, "perf", None)                                      # the figures live in bench.autobench
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
     assert not any(hasattr(ab, n) for n in ("DEFAULT_RUNS", "DOWNLOADERS", "PERF", "scripted_reply", "fake_registry"))
     assert b.data(b.make_config({})) and all(p.exists() for p in b.data(b.make_config({})))
-
-
-def test_cli_eval_needs_a_complete_run(results):
-    with pytest.raises(FileNotFoundError, match="no complete autobench run of generator 'nobody'"):
-        abr.eval_command(abr.EvalArgs(generator="nobody"))
-
-
-def test_load_benchmark_errors(tmp_path):
-    p = tmp_path/"b.jsonl"
-    row = dict(qid="q", paper_id="p", level="factual", type="mcq", question="?", answer="C", answer_text="x", evidence=[], evidence_text="",
-               options=["x", "y"])
-    p.write_text(json.dumps(row) + "\n")
-    with pytest.raises(DataError, match=r"b.jsonl:1: field 'answer'"): ad.load_benchmark(p)
-    p.write_text(json.dumps({k: v for k, v in row.items() if k != "evidence"}) + "\n")
-    with pytest.raises(DataError, match=r"b.jsonl:1: field 'evidence': missing"): ad.load_benchmark(p)
-
-
-def test_cli_ingest(capsys):
-    assert run_command("autobench", abr.COMMANDS, ["ingest", str(SAMPLE/"papers"/"dust_galaxies.json")]) == 0
-    out = capsys.readouterr().out
-    assert "synthetic-dust-z2" in out and "S3.P2" in out
-
-
-def test_downloader_offline(monkeypatch, tmp_path):
-    from scibench import data
-    def boom(url, dest, timeout=60): raise data.OfflineError(f"cannot reach {url}")
-    monkeypatch.setattr(data, "fetch_url", boom)
-    with pytest.raises(data.OfflineError, match="export.arxiv.org"): ab.download_arxiv(tmp_path)
-
-
-def test_downloader_parses_arxiv_atom(monkeypatch, tmp_path):
-    from scibench import data
-    atom = """<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/1706.03762v7</id>
-    <title>Attention Is All
-     You Need</title><summary>The dominant models are recurrent. We propose the Transformer. It is fast. It works well.</summary></entry></feed>"""
-    def fake(url, dest, timeout=60): Path(dest).write_text(atom); return Path(dest)
-    monkeypatch.setattr(data, "fetch_url", fake)
-    ab.download_arxiv(tmp_path, {"1706.03762": "NLP"})
-    man = sp.load_manifest(tmp_path/"papers.jsonl")
-    paper = sp.load_paper(tmp_path/man[0]["path"], man[0]["paper_id"], man[0]["field"])
-    assert paper["title"] == "Attention Is All You Need" and len(sp.paragraphs(paper)) == 2
 
 
 # --- end to end with the real embedded model -------------------------------------------------------
@@ -658,12 +613,9 @@ def test_survival_is_over_generated_questions():
     assert (m["attempted"], m["generated"], m["generation_failures"], m["kept"]) == (3, 2, 1, 1)
 
 
-def _write_control(tmp_path, rows, ext="jsonl"):
-    p = tmp_path/f"control.{ext}"
-    if ext == "jsonl": p.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    else:
-        with p.open("w", newline="") as f:
-            w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
+def _write_control(tmp_path, rows):
+    p = tmp_path/"control.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return p
 
 
@@ -673,17 +625,11 @@ def test_control_set_schema_and_errors(tmp_path):
                 options=["16", "64"], answer="B", evidence=["S3.P1"])
     qs = ad.load_control_set(_write_control(tmp_path, [good]), papers)
     assert qs[0]["answer_text"] == "64" and qs[0]["variant"] == "control" and qs[0]["qid"] == "control:h1"
-    csv_row = dict(qid="h1", paper_id="sga-long-docs", type="mcq", question="How many keys does each query attend to?",
-                   options="16 | 64 | 128", answer="b", evidence="S3.P1; S3.P2")
-    q = ad.load_control_set(_write_control(tmp_path, [csv_row], "csv"), papers)[0]
-    assert q["options"] == ["16", "64", "128"] and q["answer"] == "B" and q["evidence"] == ["S3.P1", "S3.P2"]
     for bad, line, field in [(dict(good, answer="E"), 2, "answer"), (dict(good, paper_id="nope"), 2, "paper_id"),
                              (dict(good, evidence=["S9.P9"]), 2, "evidence"), (dict(good, type="essay"), 2, "type"),
                              (dict(good, type="tf", answer="maybe", options=None), 2, "answer"), (dict(good, options=["x"]), 2, "options")]:
         with pytest.raises(DataError, match=rf"control.jsonl:{line}: field '{field}'"):
             ad.load_control_set(_write_control(tmp_path, [dict(good, qid="h0"), dict(bad, qid="h2")]), papers)
-    with pytest.raises(DataError, match=r"control.csv:3: field 'answer'"):
-        ad.load_control_set(_write_control(tmp_path, [csv_row, dict(csv_row, qid="h2", answer="Z")], "csv"), papers)
     with pytest.raises(DataError, match=r"control.jsonl:2: field 'qid'"):
         ad.load_control_set(_write_control(tmp_path, [good, good]), papers)
     with pytest.raises(DataError, match=r"control.jsonl:1: field 'question': missing"):
@@ -704,9 +650,6 @@ def test_human_correctness_per_configuration(tmp_path):
     assert ar.human_correctness(p, "w/o Correctness Verification")[::3] == (0.5, 2)
     assert ar.human_correctness(p, ar.CONTROL)[::3] == (1.0, 1)
     assert ar.human_correctness(p, "w/o Uniqueness Check") is None
-    old = tmp_path/"old.csv"                                        # a review file from before: the main configuration only
-    old.write_text("qid,reviewer_correct\nq0,yes\nq1,no\n")
-    assert ar.human_correctness(old, "main")[::3] == (0.5, 2) and ar.human_correctness(old, "Full MDQF") is None
 
 
 def test_ablation_table_reads_reviews(fake_models, run_bench, results):
@@ -758,13 +701,8 @@ def test_derived_plan_makes_the_calls_of_a_run_on_the_stub(fake_server, run_benc
     assert s["main"]["kept"] == s["main"]["generated"] == s["generation"]["full"]["questions"] > 0    # every question survived
 
 
-def test_control_set_loads_for_eval_and_is_evaluated_in_a_run(fake_server, run_bench, tmp_path, monkeypatch, results):
-    "Issue 21: the sample's control set loads as an evaluation set, and a run evaluates its models on it beside the kept questions."
-    ctl = SAMPLE/"control.jsonl"
-    assert ad.is_control_file(ctl) and ad.is_control_file(tmp_path/"c.csv")
-    qs = ad.load_eval_questions(ctl, "sample")
-    assert [q["qid"] for q in qs] == ["control:h1", "control:h2", "control:h3"] and qs[0]["answer_text"] == "64"
-    with pytest.raises(DataError, match="answer_text"): ad.load_benchmark(ctl)     # the benchmark loader keeps its schema
+def test_control_set_is_evaluated_in_a_run(fake_server, run_bench, tmp_path, monkeypatch, results):
+    "Issue 21: a run evaluates its models on the sample's control set beside the kept questions."
     fs = fake_server(reply=pa.scripted_reply)
     monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
     p = {**P, "limit": 1, "ablate_retrieval": False, "evaluate_models": "fake-solver", "control_set": "control.jsonl",

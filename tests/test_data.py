@@ -120,11 +120,9 @@ def test_abgen_dataset_from_a_mirror_folder(tmp_path, data_tmp):
 def test_every_other_downloader_reads_the_mirror(tmp_path, data_tmp, monkeypatch):
     "Each downloader asks the mirror for its files (the message names the file it looked for there)."
     from scibench.benchmarks.arxivbench import method as arxivbench
-    from scibench.benchmarks.autobench import method as autobench
     from scibench.benchmarks.rubrics import paperbench
     m = tmp_path / "empty"; m.mkdir()
     with data.mirror(m):
-        with pytest.raises(data.OfflineError, match=str(m / "api" / "query")): autobench.download_arxiv(tmp_path / "a")
         with pytest.raises(data.OfflineError, match=str(m / "api/v1/datasets/download/Cornell-University/arxiv")):
             arxivbench.download_snapshot(tmp_path / "s", build=False)
         with pytest.raises(data.OfflineError, match=str(m / "project/paperbench/data/papers/rice/paper.md")):
@@ -132,19 +130,13 @@ def test_every_other_downloader_reads_the_mirror(tmp_path, data_tmp, monkeypatch
         with pytest.raises(data.OfflineError, match=str(m / "human_evaluation.json")): abgen.download_abgen_released(tmp_path / "r")
 
 
-def test_arxivbench_prompts_and_arxiv_api_from_a_mirror(tmp_path, data_tmp):
+def test_arxivbench_prompts_and_snapshot_from_a_mirror(tmp_path, data_tmp):
     import shutil, zipfile
     from scibench.benchmarks.arxivbench import method as arxivbench
-    from scibench.benchmarks.autobench import method as autobench
     m = tmp_path / "mirror"
     shutil.copytree(ROOT / "data/samples/arxivbench/released", m)
     with data.mirror(m): [out, stats] = arxivbench.download_prompts()
     assert out == data_tmp / "arxivbench" / "released.jsonl" and json.loads(stats.read_text())["mirror"] == str(m)
-    (m / "api").mkdir()
-    (m / "api" / "query").write_text('<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/1706.03762v7</id>'
-                                     "<title>Attention Is All You Need</title><summary>We propose a model. It works well.</summary></entry></feed>")
-    with data.mirror(m): ps = autobench.download_arxiv(tmp_path / "a", {"1706.03762": "NLP"})
-    assert [p.name for p in ps] == ["1706.03762.json", "papers.jsonl"]
     z = m / "api/v1/datasets/download/Cornell-University/arxiv"; z.parent.mkdir(parents=True)
     with zipfile.ZipFile(z, "w") as zf: zf.writestr("arxiv-metadata-oai-snapshot.json", '{"id": "1706.03762", "title": "T"}\n')
     with data.mirror(m): [snap] = arxivbench.download_snapshot(tmp_path / "s", build=False)

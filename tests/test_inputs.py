@@ -28,9 +28,12 @@ def _abgen_rec(i):
 
 def _prompt_rec(i): return {"id": f"math-{i:03d}", "subject": "Math", "prompt": f"Papers about café number {i}?"}
 
-def _bench_rec(i):
-    return {"qid": f"q{i}", "paper_id": "p", "level": "factual", "type": "mcq", "question": "Café?", "options": ["a", "b", "c", "d"],
-            "answer": "A", "answer_text": "a", "evidence": ["S1.P1"], "evidence_text": "text"}
+def _control_rec(i):
+    return {"qid": f"q{i}", "paper_id": "p", "level": "factual", "type": "mcq", "question": "Which café is it?",
+            "options": ["a", "b", "c", "d"], "answer": "A", "evidence": ["S1.P1"]}
+
+def _load_control(p):
+    return autobench_data.load_control_set(p, {"p": papers.make_paper("p", "T", [("S", ["A paragraph."])])})
 
 def _manifest_rec(i): return {"paper_id": f"p{i}", "path": "paper.md", "field": "NLP, café"}
 
@@ -49,8 +52,8 @@ JSONL = {
     "arxivbench prompts": ("prompts.jsonl", _prompt_rec, lambda p: arxivbench.load_prompts(path=p), "id", "prompt",
                            [("prompt", 42), ("id", None)]),
     "autobench manifest": ("papers.jsonl", _manifest_rec, _load_manifest, "paper_id", "field", [("path", 3)]),
-    "autobench benchmark": ("benchmark.jsonl", _bench_rec, autobench_data.load_benchmark, "qid", "evidence_text",
-                            [("evidence", "S1.P1"), ("options", "a, b")]),
+    "autobench control set": ("control.jsonl", _control_rec, _load_control, "qid", "question",
+                              [("evidence", "S1.P1"), ("options", "a, b")]),
     "autobench s2orc": ("papers.jsonl", _s2orc_rec, _load_s2orc, "paper_id", "body_text", [("body_text", "text"), ("title", 7)]),
 }
 

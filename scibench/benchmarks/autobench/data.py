@@ -4,20 +4,17 @@
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #7735f343
 from __future__ import annotations
-import csv, io, json
 from pathlib import Path
 import numpy as np
-from ...core import DataError, data_dir, read_jsonl, read_text
+from ...core import DataError, data_dir, read_jsonl
 from ...bench import ConfigError
 from ...retrieval import Index
-from ...runs import complete_runs, rel, run_parent
 from .papers import load_manifest, load_paper, paragraphs
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'BANDS', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'BENCH_FIELDS', 'BENCH_TYPES',
-           'PAPER_CHOICES', 'PAPER_GAPS', 'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'split_dir',
-           'load_split', 'load_control_set', 'ControlSetMissing', 'control_path', 'control_questions', 'data_files',
-           'choices', 'load_benchmark', 'is_control_file', 'load_eval_questions', 'latest_benchmark', 'protocol_notes']
+__all__ = ['LEVELS', 'TYPES', 'STAGES', 'BANDS', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS',
+           'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'split_dir', 'load_split', 'load_control_set',
+           'ControlSetMissing', 'control_path', 'control_questions', 'data_files', 'choices', 'protocol_notes']
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #bbaebcb6
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -48,30 +45,13 @@ def load_split(split: str = "sample", limit: int|None = None) -> tuple[list[dict
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #07e69477
 CONTROL_FIELDS = ["qid", "paper_id", "type", "question", "answer"]
 
-def _csv_control_rows(p: Path) -> list[tuple[int, dict]]:
-    "(line, row) of a CSV control set: lists split (options on ' | ', evidence on ';')."
-    rd = csv.DictReader(io.StringIO(read_text(p)))
-    miss = [f for f in CONTROL_FIELDS if f not in (rd.fieldnames or [])]
-    if miss: raise DataError(p, 1, miss[0], "missing column")
-    out, seen = [], {}
-    for r in rd:
-        i, r = rd.line_num, {k: (v or "").strip() for k, v in r.items() if k}
-        for k, sep in (("options", "|"), ("evidence", ";")):
-            r[k] = [x.strip() for x in r[k].split(sep) if x.strip()] if r.get(k) else None
-        if r["qid"] in seen: raise DataError(p, i, "qid", f"{r['qid']!r} repeats line {seen[r['qid']]}")
-        seen[r["qid"]] = i; out.append((i, r))
-    if not out: raise DataError(p, None, None, "no questions")
-    return out
-
 def _control_rows(p: Path) -> list[tuple[int, dict]]:
-    "(line, row) of a control-set file (.jsonl or .csv)."
-    if p.suffix.lower() == ".jsonl":
-        return read_jsonl(p, CONTROL_FIELDS, types={**{f: str for f in CONTROL_FIELDS}, "answer": (str, bool),
-                                                    "options": (list, type(None)), "evidence": (list, type(None))},
-                          unique="qid", numbered=True)
-    if p.suffix.lower() != ".csv":
-        raise DataError(p, None, None, f"unknown control-set format {p.suffix!r} (expected .jsonl or .csv)")
-    return _csv_control_rows(p)
+    "(line, row) of a control-set file (JSON lines)."
+    if p.suffix.lower() != ".jsonl":
+        raise DataError(p, None, None, f"unknown control-set format {p.suffix!r} (expected .jsonl)")
+    return read_jsonl(p, CONTROL_FIELDS, types={**{f: str for f in CONTROL_FIELDS}, "answer": (str, bool),
+                                                "options": (list, type(None)), "evidence": (list, type(None))},
+                      unique="qid", numbered=True)
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #a45fa824
 def _options_ok(opts) -> bool:
@@ -157,49 +137,6 @@ def data_files(cfg) -> list[Path]:
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #e2fddf20
 def choices(q: dict) -> list[str]:
     return list("ABCD"[:len(q["options"])]) if q["type"] == "mcq" else ["true", "false"]
-
-BENCH_FIELDS = ["qid", "paper_id", "level", "type", "question", "answer", "answer_text", "evidence", "evidence_text"]
-BENCH_TYPES = {**{f: str for f in BENCH_FIELDS}, "evidence": list, "options": (list, type(None))}
-
-def load_benchmark(path) -> list[dict]:
-    "A generated benchmark (`benchmark.jsonl`): field types, unique `qid`s, 2 to 4 options of a multiple-choice row."
-    p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"{p} not found: generate it with `make run BENCH=autobench`")
-    rows = read_jsonl(p, BENCH_FIELDS, types=BENCH_TYPES, unique="qid", numbered=True)
-    for i, r in rows:
-        if r["type"] not in TYPES: raise DataError(p, i, "type", f"{r['type']!r} not in {TYPES}")
-        o = r.get("options")
-        if r["type"] == "mcq" and not (isinstance(o, list) and 2 <= len(o) <= 4 and all(isinstance(x, str) for x in o)):
-            raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 options (strings)")
-        if r["type"] != "short" and r["answer"] not in choices(r):
-            raise DataError(p, i, "answer", f"{r['answer']!r} not one of {choices(r)}")
-        if not all(isinstance(e, str) for e in r["evidence"]):
-            raise DataError(p, i, "evidence", "expected a list of paragraph ids (strings)")
-    return [r for _, r in rows]
-
-def is_control_file(path) -> bool:
-    "Is `path` a control set (a .csv, or JSON lines without `answer_text`) rather than a generated benchmark?"
-    p = Path(path)
-    if p.suffix.lower() == ".csv": return True
-    try: row = json.loads(next((l for l in read_text(p).splitlines() if l.strip()), ""))
-    except json.JSONDecodeError: return False   # load_benchmark names the line
-    return isinstance(row, dict) and "answer_text" not in row
-
-def load_eval_questions(path, split: str = "sample") -> list[dict]:
-    "The questions a model is evaluated on: a generated benchmark, or a control set (on the papers of `split`)."
-    p = Path(path)
-    if not p.exists() or not is_control_file(p): return load_benchmark(p)
-    return load_control_set(p, {x["paper_id"]: x for x in load_split(split)[0]})
-
-# %% ../../../nbs/benchmarks/autobench/04_data.ipynb #3237c2e1
-def latest_benchmark(split: str = "sample", generator: str = "local") -> Path:
-    "`benchmark.jsonl` of the latest complete run of `generator` on `split`."
-    parent = run_parent("autobench", split, generator)
-    if not (runs := [d for d in complete_runs("autobench") if d.parent == parent]):
-        raise FileNotFoundError(f"no complete autobench run of generator '{generator}' on split '{split}' in "
-                                f"{rel(parent)}: run `scibench run autobench --model {generator} --split {split}` "
-                                "first")
-    return runs[-1]/"benchmark.jsonl"
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #a8d5650a
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)

@@ -7,10 +7,9 @@ the text we implement from is `shared/papers/002_*.txt`, which names no authors,
 from __future__ import annotations
 import dataclasses, hashlib, re, warnings
 from collections import Counter
+from itertools import zip_longest
 from dataclasses import dataclass
-from pathlib import Path
 import numpy as np
-from ...core import data_dir, write_json, write_jsonl
 from ...llm import Request, msgs, parse_json
 from ...flow import Branch, Fan, Step
 from ...judge import choice_schema, parse_choice, judge_request, judge_result
@@ -24,18 +23,18 @@ from .data import BANDS, CONTEXTS, LEVELS, STAGES, TYPES, ControlSetMissing, cho
 # %% auto #0
 __all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR', 'GRADES', 'GRADE', 'EVALUATE', 'SUPPORT_SHARE',
            'CORRECTNESS', 'ANSWERABILITY', 'NOT_MCQ', 'AMBIGUITY', 'CALIBRATE', 'CHECKS', 'CHECK', 'PROTOCOLS',
-           'FILTER_NOTE', 'GENERATOR_NOTE', 'ARXIV_IDS', 'QUESTIONS', 'PAPER_STEPS', 'PAPER', 'FLOW', 'kp_schema',
-           'shown_ids', 'extraction_prompt', 'validate_point', 'merge_points', 'extraction_request',
-           'extraction_record', 'number_points', 'extracting', 'select_points', 'Retriever', 'numeric_distractors',
-           'make_options', 'question_schema', 'generation_prompt', 'build_question', 'generation_jobs',
-           'generation_request', 'question_record', 'generating', 'question_text', 'solve_prompt', 'calibration_prompt',
-           'answer_schema', 'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result',
-           'grade_request', 'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt',
-           'content_words', 'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result',
-           'answerability_request', 'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters',
-           'parse_solver', 'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
+           'FILTER_NOTE', 'GENERATOR_NOTE', 'QUESTIONS', 'PAPER_STEPS', 'PAPER', 'FLOW', 'kp_schema', 'shown_ids',
+           'extraction_prompt', 'validate_point', 'merge_points', 'extraction_request', 'extraction_record',
+           'number_points', 'extracting', 'select_points', 'Retriever', 'numeric_distractors', 'make_options',
+           'question_schema', 'generation_prompt', 'build_question', 'generation_jobs', 'generation_request',
+           'question_record', 'generating', 'question_text', 'solve_prompt', 'calibration_prompt', 'answer_schema',
+           'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result', 'grade_request',
+           'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt', 'content_words',
+           'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'answerability_request',
+           'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters', 'parse_solver',
+           'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
            'item_discrimination', 'discrimination', 'discrimination_ci', 'calibration_row', 'set_metrics',
-           'AutoBenchConfig', 'solvers_of', 'eval_targets', 'eval_dir', 'validate', 'download_arxiv']
+           'AutoBenchConfig', 'solvers_of', 'eval_targets', 'eval_dir', 'validate']
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9f0a0b3b
 LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a result)",
@@ -188,12 +187,9 @@ def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
     if not per_paper: return list(points)
     out = []
     for pid in dict.fromkeys(p["paper_id"] for p in points):
-        by = {l: sorted([p for p in points if p["paper_id"] == pid and p["level"] == l], key=lambda p: -p["confidence"])
-              for l in LEVELS}
-        chosen = []
-        while len(chosen) < per_paper and any(by.values()):
-            for l in LEVELS:
-                if by[l] and len(chosen) < per_paper: chosen.append(by[l].pop(0))
+        by = [sorted((p for p in points if p["paper_id"] == pid and p["level"] == l), key=lambda p: -p["confidence"])
+              for l in LEVELS]
+        chosen = [p for turn in zip_longest(*by) for p in turn if p is not None][:per_paper]
         out += sorted(chosen, key=points.index)
     return out
 
@@ -202,8 +198,6 @@ class Retriever:
     "Search one paper's paragraphs and a related corpus: BM25, embedding cosine, or hybrid (reciprocal-rank fusion)."
     def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid", ahead=None):
         "`ahead`, a run's `EmbedAhead`, embeds the paragraphs from the start (off the first paper's critical path)."
-        if method not in ("bm25", "embedding", "hybrid"):
-            raise ValueError(f"method must be bm25, embedding or hybrid, not {method!r}")
         self.method, self._ahead = method, ahead
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
@@ -293,17 +287,12 @@ def make_options(qid: str, answer: str, distractors, n_options: int = 4) -> tupl
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #5d04528e
 def question_schema(qtype: str, ids=None) -> dict:
-    ev, text = {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3}, _schema_str(300)
-    if qtype == "mcq":
-        props = dict(question=_schema_str(300, 12), answer=_schema_str(150, 1),
-                     distractors={"type": "array", "items": _schema_str(150), "minItems": 3, "maxItems": 3},
-                     explanation=text, evidence=ev)
-    elif qtype == "tf":
-        props = dict(statement=_schema_str(300, 12), answer={"type": "boolean"}, explanation=text, evidence=ev)
-    elif qtype == "short":
-        props = dict(question=_schema_str(300, 12), answer=_schema_str(150, 1), explanation=text, evidence=ev)
-    else: raise ValueError(f"question type must be one of {TYPES}, not {qtype!r}")
-    return {"type": "object", "properties": props, "required": list(props)}
+    q, a = _schema_str(300, 12), _schema_str(150, 1)
+    props = dict(mcq=dict(question=q, answer=a, distractors={"type": "array", "items": _schema_str(150), "minItems": 3,
+                                                             "maxItems": 3}),
+                 tf=dict(statement=q, answer={"type": "boolean"}), short=dict(question=q, answer=a))[qtype]
+    return _obj({**props, "explanation": _schema_str(300),
+                 "evidence": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3}})
 
 TYPE_INSTR = {
     "mcq": ('a multiple-choice question. First write the correct answer, then three distractors built from it: '
@@ -360,8 +349,7 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #633377cf
 def generation_jobs(points: list[dict], retriever: Retriever, types=TYPES, retrieval: bool = True, k_same: int = 2,
                     k_related: int = 1, start: int = 0) -> list[tuple[dict, str, list[dict]]]:
-    """(point, question type, context) per point; the types run round robin over all papers' points, `start` = this
-    point's number."""
+    "(point, question type, context) per point; types round robin over all papers' points from number `start`."
     if retrieval: retriever.prepare([kp["statement"] for kp in points])
     return [(kp, types[(start + n) % len(types)], retriever.context(kp, k_same, k_related, retrieval))
             for n, kp in enumerate(points)]
@@ -410,9 +398,7 @@ def question_text(q: dict) -> str:
 def _context(q: dict, context: str, paper: dict|None) -> str:
     "What a solver reads before the question: nothing, the evidence paragraphs, or the whole paper."
     if context == "evidence": return f"Paper excerpt:\n{q['evidence_text']}\n\n"
-    if context == "paper": return f"Paper:\n{paper_text(paper)}\n\n"
-    if context != "none": raise ValueError(f"context must be none, evidence or paper, not {context!r}")
-    return ""
+    return f"Paper:\n{paper_text(paper)}\n\n" if context == "paper" else ""
 
 def solve_prompt(q: dict, context: str = "none", paper: dict|None = None) -> str:
     how = {"mcq": "Answer with the letter of the correct option.", "tf": "Answer true or false.",
@@ -433,8 +419,7 @@ def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) 
 
 def answer_schema(choices_) -> dict:
     "JSON schema of an answer-only reply: one of `choices_`."
-    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(choices_)}},
-            "required": ["answer"]}
+    return _obj({"answer": {"type": "string", "enum": list(choices_)}})
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #dea46a1e
 _LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(?:([{U}])\b|([{L}])\b(?!\s+[a-z]))",
@@ -453,8 +438,7 @@ def parse_answer(text: str|None, choices_) -> tuple[str|None, str|None, str|None
     return None, text, "no option letter found in response"
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #303a2e27
-def short_schema() -> dict:
-    return {"type": "object", "properties": {"answer": _schema_str(200)}, "required": ["answer"]}
+def short_schema() -> dict: return _obj({"answer": _schema_str(200)})
 
 def grade_prompt(q: dict, response: str) -> str:
     return (f"Question: {q['question']}\nReference answer: {q['answer_text']}\nCandidate answer: {response}\n\n"
@@ -770,67 +754,52 @@ def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, band
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #6083d18d
 PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
+_CAP = dict(min=1, max=1_000_000)
+_SHARE = dict(min=0, max=1)
 
 @dataclass
 class AutoBenchConfig(Config):
     "AutoBench: `model` generates the knowledge points and questions from the papers of `split`."
     limit: int = param(0, "use only the first N papers of the split (0 = all)")
-    judge: str = param("local", "judge: answerability and ambiguity checks, grades short answers (the embedded model "
-                                "is weak)", role=True)
-    solver: str = param("", "correctness-check solver ('' = the judge); the paper uses a model other than the "
-                            "generator", role=True)
-    solvers: str = param("", "difficulty-calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = "
-                             "every configured model other than the generator and the filter solver; none: the filter "
-                             "solver's model, labelled not independent)", role=True)
-    evaluate_models: str = param("", "models evaluated on the kept questions, comma-separated, `+evidence`/`+paper` = "
-                                     "open book ('' = none)", role=True)
+    judge: str = param("local", "judge: answerability and ambiguity checks, grades short answers", role=True)
+    solver: str = param("", "correctness-check solver ('' = the judge; the paper: not the generator)", role=True)
+    solvers: str = param("", "calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = the "
+                             "configured models but generator and solver)", role=True)
+    evaluate_models: str = param("", "models evaluated on the kept questions, as `solvers` ('' = none)", role=True)
     eval_context: str = param("none", "context of an evaluated model given without a `+` suffix", choices=CONTEXTS)
-    eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading", min=1, max=1_000_000,
+    eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading", **_CAP,
                                  caps=("evaluate_models", "judge"))
-    types: list[str] = param(list(TYPES), "question types, assigned round robin over the knowledge points",
-                             choices=TYPES)
-    stages: list[str] = param(list(STAGES), "quality-filter stages to apply (always in the paper's order)",
-                              choices=STAGES)
+    types: list[str] = param(list(TYPES), "question types, round robin over the knowledge points", choices=TYPES)
+    stages: list[str] = param(list(STAGES), "quality-filter stages to apply (in the paper's order)", choices=STAGES)
     window_size: int = param(3, "paragraphs per extraction window", min=1)
-    window_stride: int = param(2, "paragraphs between the starts of consecutive windows (1 <= stride <= size)", min=1)
+    window_stride: int = param(2, "paragraphs between the starts of consecutive windows (<= window_size)", min=1)
     max_windows: int = param(0, "extraction windows per paper at most (0 = all)", min=0)
     points_per_window: int = param(3, "knowledge points asked for per window", min=1)
     points_per_paper: int = param(0, "knowledge points kept per paper, balanced over levels (0 = all)", min=0)
-    merge_threshold: float = param(0.9, "embedding cosine at or above which two knowledge points of a paper merge",
-        min=0, max=1)
-    retrieval_method: str = param("hybrid", "retrieval of the question context",
+    merge_threshold: float = param(0.9, "cosine at or above which two knowledge points of a paper merge", **_SHARE)
+    retrieval_method: str = param("hybrid", "retrieval of the question context (hybrid: reciprocal-rank fusion)",
                                   choices=("bm25", "embedding", "hybrid"))
     k_same: int = param(2, "retrieved same-paper paragraphs per question", min=0)
     k_related: int = param(1, "retrieved related-corpus paragraphs per question", min=0)
-    ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row; doubles "
-                                         "generation calls)")
-    uniq_threshold: float = param(0.9, "uniqueness stage: cosine at or above which a question duplicates an earlier "
-                                       "one", min=0, max=1)
-    support_share: float = param(0.5, "answerability stage: share of the answer's content words that cited paragraphs "
-                                      "other than the evidence must hold", min=0, max=1)
-    on_disagree: str = param("drop", "correctness stage: drop a question whose solver disagrees with the key, or keep "
-                                     "it flagged", choices=("drop", "flag"))
-    extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction", min=1, max=1_000_000,
-                                    caps=("model",))
-    extract_context_chars: int = param(3000, "characters of the paper's other sections shown beside each extraction "
-                                             "window (for reasoning-level points)", min=0)
-    generate_max_tokens: int = param(300, "completion cap of each question generation", min=1, max=1_000_000,
-                                     caps=("model",))
-    check_max_tokens: int = param(120, "completion cap of each filter check, calibration answer and grading",
-        min=1, max=1_000_000, caps=("judge", "solver", "solvers"))
-    hard_below: float = param(0.333, "difficulty band: a question whose calibration pass rate is below this is hard",
-        min=0, max=1)
-    easy_above: float = param(0.667, "difficulty band: a question whose calibration pass rate is above this is easy "
-                                     "(between: medium)", min=0, max=1)
-    balance: str = param("", "target shares of easy,medium,hard in the benchmark, e.g. 0.3,0.4,0.3: drops kept "
-                             "questions to match ('' = no balancing)")
-    control_set: str = param("", "human-written control questions (.jsonl or .csv, schema in the notebook), filtered "
-                                 "and calibrated like the generated ones ('' = none; relative: the split folder, then "
-                                 "the working directory)")
-    n_resamples: int = param(1000, "bootstrap resamples of each confidence interval", min=1, max=1_000_000)
-    protocol: str = param("paper", "whose choices: paper (the paper's text; where it is silent, ours, listed in "
-                                   "PAPER_CHOICES) or scibench (ours; today the same requests, differences in "
-                                   "SCIBENCH_DIFFERENCES); no released code", choices=PROTOCOLS)
+    ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row)")
+    uniq_threshold: float = param(0.9, "uniqueness: cosine at or above which a question duplicates an earlier one",
+                                  **_SHARE)
+    support_share: float = param(0.5, "answerability: share of the answer's content words the cited paragraphs hold",
+                                 **_SHARE)
+    on_disagree: str = param("drop", "correctness: drop a question the solver disagrees with, or flag it",
+                             choices=("drop", "flag"))
+    extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction", **_CAP, caps=("model",))
+    extract_context_chars: int = param(3000, "characters of the other sections shown beside a window", min=0)
+    generate_max_tokens: int = param(300, "completion cap of each question generation", **_CAP, caps=("model",))
+    check_max_tokens: int = param(120, "completion cap of each filter check, calibration answer and grading", **_CAP,
+                                  caps=("judge", "solver", "solvers"))
+    hard_below: float = param(0.333, "a calibration pass rate below this is hard", **_SHARE)
+    easy_above: float = param(0.667, "a calibration pass rate above this is easy (between: medium)", **_SHARE)
+    balance: str = param("", "target shares easy,medium,hard of the kept questions, e.g. 0.3,0.4,0.3 ('' = none)")
+    control_set: str = param("", "human-written control questions (.jsonl; relative: the split folder, then here)")
+    n_resamples: int = param(1000, "bootstrap resamples of each confidence interval", **_CAP)
+    protocol: str = param("paper", "whose choices: paper (its text, ours where silent) or scibench (ours)",
+                          choices=PROTOCOLS)
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #22e7a3cf
 FILTER_NOTE = "calibration by the filter solver's model: difficulty not independent"
@@ -873,34 +842,6 @@ def validate(cfg) -> None:
     if p and not p.exists():
         where = "" if p.is_absolute() else f" in {rel(split_dir(cfg.split))}/ nor in the working directory"
         raise ControlSetMissing(f"autobench: control_set: control set {cfg.control_set!r} not found{where}")
-
-# %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9e796631
-def _sents(t): return [s for s in re.split(r"(?<=[.!?])\s+", t) if s]
-
-ARXIV_IDS = {"1706.03762": "NLP", "1810.04805": "NLP", "1512.03385": "ML", "1412.6980": "ML"}
-
-def download_arxiv(dest=None, ids=None) -> list[Path]:
-    "Titles and abstracts of arXiv papers as S2ORC-style JSON plus a manifest (raises OfflineError offline)."
-    import xml.etree.ElementTree as ET
-    from scibench.data import fetch_url
-    ids = ids or ARXIV_IDS
-    dest = Path(dest or data_dir()/"autobench"/"arxiv"); dest.mkdir(parents=True, exist_ok=True)
-    xml = fetch_url("http://export.arxiv.org/api/query?id_list=" + ",".join(ids) + f"&max_results={len(ids)}",
-                    dest/"arxiv_api.xml")
-    ns, out, man = {"a": "http://www.w3.org/2005/Atom"}, [], []
-    for ent in ET.parse(xml).getroot().findall("a:entry", ns):
-        aid = re.sub(r"v\d+$", "", ent.findtext("a:id", "", ns).rsplit("/abs/", 1)[-1])
-        title = re.sub(r"\s+", " ", ent.findtext("a:title", "", ns)).strip()
-        abstract = re.sub(r"\s+", " ", ent.findtext("a:summary", "", ns)).strip()
-        if not aid or not abstract: continue
-        sents = _sents(abstract); half = max(1, len(sents) // 2)
-        rec = dict(paper_id=aid, title=title, abstract=[dict(section="Abstract", text=" ".join(sents[:half]))],
-                   body_text=[dict(section="Abstract (continued)", text=" ".join(sents[half:]))] if sents[half:]
-                   else [])
-        p = dest/f"{aid.replace('/', '_')}.json"; write_json(p, rec); out.append(p)
-        man.append(dict(paper_id=aid, path=p.name, field=ids.get(aid, "") if isinstance(ids, dict) else ""))
-    write_jsonl(dest/"papers.jsonl", man)
-    return out + [dest/"papers.jsonl"]
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #d41e5a02
 def _merge(s: dict, setup) -> None:

@@ -33,21 +33,19 @@ def review_csv(records: list[dict]) -> str:
     return buf.getvalue()
 
 # %% ../../../nbs/benchmarks/autobench/02_review.ipynb #317e165d
-def _reviewed(r: dict, config: str|None, cols) -> bool:
+def _reviewed(r: dict, config: str|None) -> bool:
     "Does row `r` count for `config` (None: every row)?"
-    return config is None or "configurations" not in cols or config in [
-        c.strip() for c in (r.get("configurations") or "").split(";")]
+    return config is None or config in [c.strip() for c in (r.get("configurations") or "").split(";")]
 
 def human_correctness(path, config: str|None = None) -> tuple[float, float, float, int]|None:
     "Share of reviewed questions marked correct, or None if none reviewed; `config`: only those it kept."
     p = Path(path)
     if not p.exists(): return None
-    with p.open(encoding="utf-8") as f: rd = csv.DictReader(f); cols = rd.fieldnames or []; rows = list(rd)
-    if config is not None and "configurations" not in cols and config != MAIN: return None
+    with p.open(encoding="utf-8") as f: rows = list(csv.DictReader(f))
     vals = []
     for i, r in enumerate(rows, 2):
         v = (r.get("reviewer_correct") or "").strip().lower()
-        if not v or not _reviewed(r, config, cols): continue
+        if not v or not _reviewed(r, config): continue
         if v not in ("yes", "no", "1", "0", "true", "false"):
             raise DataError(p, i, "reviewer_correct", f"expected yes/no, got {v!r}")
         vals.append(1.0 if v in ("yes", "1", "true") else 0.0)

@@ -4,11 +4,9 @@
 
 # %% ../../../nbs/benchmarks/autobench/05_views.ipynb #fedbe594
 from __future__ import annotations
-import dataclasses
 from pathlib import Path
 import numpy as np
 from ...core import read_json, read_jsonl
-from ...bench import get_benchmark
 from ...report import fmt, fmt_ci, fmt_est, reference
 from ...runs import run_label
 from .data import ABLATIONS, BANDS, LEVELS, TYPES
@@ -30,20 +28,17 @@ def _est(d: dict, nd: int = 2, scale: float = 1.0) -> str:
 
 def _share(a, b) -> str: return fmt(100 * a / b, 1) if b else "–"
 
-def _protocol(r: RunRow) -> str:
-    "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
-    return r.config.get("protocol") or "paper (a run from before the protocol parameter)"
+def _protocol(r: RunRow) -> str: return r.config["protocol"]
 
 THRESHOLDS = ("on_disagree", "uniq_threshold", "support_share", "hard_below", "easy_above")
 
 def thresholds_note(runs) -> str:
-    "The captions' words on the thresholds of `runs` (a parameter's default before it existed), each setting once."
+    "The captions' words on the thresholds of `runs`, each setting once."
     if not runs: return ""
-    fields = {f.name: f.default for f in dataclasses.fields(get_benchmark("autobench").config)}
     seen: dict = {}
     for d in runs:
         c = read_json(Path(d)/"meta.json")["config"]
-        t = ", ".join(f"{k}={c.get(k, fields[k])}" for k in THRESHOLDS)
+        t = ", ".join(f"{k}={c[k]}" for k in THRESHOLDS)
         seen.setdefault(t, []).append(run_label(d))
     if len(seen) == 1: return f"; thresholds: {next(iter(seen))}"
     return "; thresholds: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
@@ -56,16 +51,12 @@ def _human(d, config: str = MAIN):
     h = human_correctness(d/"review_reviewed.csv", config)
     return ("not reviewed", "–") if h is None else (fmt_ci(*[_pct(x) for x in h[:3]], 1, h[3]), str(h[3]))
 
-def _gen(m: dict, recs=None, area="Combined") -> tuple[int, int, str]:
-    "(generated, generation failures, survival % over generated) of a metrics dict (older runs: see above)."
-    if "generation_failures" in m: return m["generated"], m["generation_failures"], _est(m["survival"], 1, 100)
-    gf = sum(r.get("generation_failure") is not None for r in (recs or []) if area in ("Combined", r.get("field")))
-    old = " (old run: over attempts incl. generation failures)" if gf else ""
-    return m["generated"] - gf, gf, _est(m["survival"], 1, 100) + old
+def _gen(m: dict) -> tuple[int, int, str]:
+    "(generated, generation failures, survival % over generated) of a metrics dict."
+    return m["generated"], m["generation_failures"], _est(m["survival"], 1, 100)
 
 def _calibration(s: dict) -> str:
-    c = s.get("calibration")
-    if c is None: return "not recorded (old run: calibration shared the filter's request)"
+    c = s["calibration"]
     return (c["note"] or "independent of the filter solver and generator") + f" ({', '.join(c['solvers'])})"
 
 # %% ../../../nbs/benchmarks/autobench/05_views.ipynb #65329d03
@@ -74,10 +65,9 @@ def _main_rows(r: RunRow) -> list[dict]:
     (hc, hn), (cc, cn) = _human(r.dir), _human(r.dir, CONTROL) if s.get("control") else ("no control set", "–")
     comb = {"human correctness %": hc, "reviewed": hn, "human-written control %": cc, "control reviewed": cn,
             "calibration": _calibration(s)}
-    recs = [x for x in read_jsonl(r.dir/"records.jsonl") if x["variant"] == "full"]
     rows = []
     for area, m in list(s["fields"].items()) + [("Combined", s["main"])]:
-        g, gf, sv = _gen(m, recs, area)
+        g, gf, sv = _gen(m)
         rows.append({"protocol": _protocol(r), "area": area, "generated": g, "post-filtering": m["kept"],
                      "survival % (of generated)": sv, "discrimination": _est(m["discrimination"]),
                      "diversity": _est(m["diversity"]), "generation failures (not in survival)": gf,
