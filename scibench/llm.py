@@ -5,9 +5,9 @@ with a response cache, retries, structured output, failure records, token and co
 
 # %% ../nbs/01_llm.ipynb #8a8c8c2c
 from __future__ import annotations
-import asyncio, base64, concurrent.futures, contextlib, email.utils, fcntl, functools, hashlib, ipaddress, json, math
+import asyncio, base64, concurrent.futures, contextlib, email.utils, functools, hashlib, ipaddress, json, math
 import os, random, re, sqlite3, ssl, sys, threading, time, tomllib
-import certifi
+import certifi, filelock
 from collections import Counter
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
@@ -105,10 +105,9 @@ def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
     "Raise `ValueError` naming the file, the model and the field of the first unusable value."
     for f, (ok, what) in _FIELD_CHECKS.items():
         v = getattr(spec, f)
-        try:
+        good = False  # also when the test raises: an unhashable value for `structured`, a URL that does not parse
+        with contextlib.suppress(Exception):
             good = bool(ok(v))
-        except Exception:
-            good = False  # e.g. an unhashable value for `structured`, a URL that does not parse
         if not good:  # the value is shown redacted; a mistyped api_key_env may be the key itself: never shown
             sk = f == "api_key_env" and isinstance(v, str)
             got = f"a string of {len(v)} characters" if sk else f"{redact(repr(v))} ({type(v).__name__})"
@@ -118,17 +117,13 @@ def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
     return spec
 
 # %% ../nbs/01_llm.ipynb #d518b163
-def _toml(path: Path) -> dict:
-    "The TOML in `path`; an error names the file (and the line of a byte that is not UTF-8)."
-    try:
-        return tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{path}: invalid TOML: {e}") from None
-
 def load_registry(path=None) -> dict[str, ModelSpec]:
     "Read `models.toml` into `{name: ModelSpec}`; every error names the file (and the line, the model and the field)."
     path = Path(path or os.environ.get("SCIBENCH_MODELS") or project_root() / "models.toml")
-    models = _toml(path).get("models", {})
+    try:  # `read_text`: a byte that is not UTF-8 is named by its line
+        models = tomllib.loads(read_text(path)).get("models", {})
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: invalid TOML: {e}") from None
     if not isinstance(models, dict):
         raise ValueError(f"{path}: 'models' must be a table of [models.NAME] entries")
     fields, out = set(ModelSpec.__dataclass_fields__) - {"name"}, {}
@@ -306,8 +301,7 @@ class Cache:
 # %% ../nbs/01_llm.ipynb #26c82d31
 def _set_aside(path: Path, e: Exception):
     "Move the corrupt cache file `path` (and its WAL) aside, unless another process did so already."
-    with open(path.with_name(path.name + ".lock"), "a") as lk:
-        fcntl.flock(lk.fileno(), fcntl.LOCK_EX)
+    with filelock.FileLock(path.with_name(path.name + ".lock")):
         try:  # another process may have set it aside already: then its fresh cache opens fine
             with contextlib.closing(sqlite3.connect(path, timeout=60)) as probe:
                 if probe.execute("PRAGMA quick_check(1)").fetchone() == ("ok",):
@@ -410,10 +404,8 @@ def _response_format(spec: ModelSpec, schema: dict | None, name: str = "answer",
         return None
     if spec.structured == "llama":
         return {"type": "json_object", "schema": _cap_lengths(schema)}
-    if spec.structured == "json_schema":
-        js = {"name": name, "schema": schema} | ({"strict": True} if strict else {})
-        return {"type": "json_schema", "json_schema": js}
-    raise ValueError(f"model '{spec.name}': unknown structured mode {spec.structured!r}")
+    js = {"name": name, "schema": schema} | ({"strict": True} if strict else {})
+    return {"type": "json_schema", "json_schema": js}  # "json_schema", the one other mode `check_spec` lets through
 
 # %% ../nbs/01_llm.ipynb #0e6b85ce
 def _completion_check(body: bytes, ct: str, status: int) -> tuple:
@@ -739,7 +731,6 @@ async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
             err = redact(f"bad response: {type(e).__name__}: {e}")[:230]
     return _not_sent(err, secs)
 
-
 # %% ../nbs/01_llm.ipynb #eb177b32
 async def _acall(self: LLM, req: Request) -> dict:
     "One request inside `live()`: the stop checks, the cache, identical requests in flight sent once, the limit."
@@ -893,7 +884,6 @@ def _mode_of_models(d: dict) -> tuple | None:
     if owners & {"llamacpp", "llama.cpp"}:
         return "llama", "llama.cpp (/models)"
     return ("json_schema", "vLLM (/models)") if "vllm" in owners else None
-
 
 # %% ../nbs/01_llm.ipynb #76ac127c
 def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
@@ -1102,7 +1092,6 @@ def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
         return _v1_hint(spec, timeout), []
     data = _json(r).get("data")
     return None, [redact(m.get("id")) for m in data if isinstance(m, dict)] if isinstance(data, list) else []
-
 
 # %% ../nbs/01_llm.ipynb #e0cb0b3d
 _UNSUPPORTED = re.compile(r"unsupported (?:parameter|value)|not supported|unrecognized request argument|extra inputs",
