@@ -964,8 +964,7 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
 
 def resolve_structured(specs: dict) -> dict:
     '`specs` ({name: ModelSpec}) with every "auto" mode detected (`detect_structured`); the others as they are.'
-    return {n: replace(s, structured=detect_structured(s)[0]) if s.structured == "auto" else s
-            for n, s in specs.items()}
+    return {n: replace(s, structured=detect_structured(s)[0]) for n, s in specs.items()}
 
 def detected(spec: ModelSpec) -> str | None:
     'How this process detected `spec`\'s mode (e.g. "llama.cpp (/props)"), if it did and `spec` has it (run header).'
