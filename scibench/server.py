@@ -4,9 +4,9 @@
 
 # %% ../nbs/01a_server.ipynb #1dc95652
 from __future__ import annotations
-import asyncio, contextlib, fcntl, functools, importlib.util, json, os, signal, socket, subprocess, sys, threading
+import asyncio, contextlib, functools, importlib.util, json, os, signal, socket, subprocess, sys, threading
 import time, uuid
-import httpx, psutil
+import filelock, httpx, psutil
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 from pathlib import Path
@@ -48,26 +48,19 @@ _pidfile, _lockfile, _usersdir, _logfile = (functools.partial(_server_file, e) f
 # %% ../nbs/01a_server.ipynb #c8f2ad79
 def server_up(spec: ModelSpec, timeout: float = 2.0) -> bool:
     "Does the endpoint answer `GET /models`?"
-    try:
-        return httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout).status_code == 200
-    except Exception:
-        return False
+    return served_models(spec, timeout)[0] is not None
 
 
 def served_models(spec: ModelSpec, timeout: float = 30.0) -> tuple[list | None, str | None]:
     "`GET /models` → (served model ids, None) or (None, why there is no list)."
     try:
         r = httpx.get(spec.base_url.rstrip("/") + "/models", timeout=timeout)
+        ids = [str(m.get("id")) for m in r.json()["data"] if isinstance(m, dict)] if r.status_code == 200 else None
     except httpx.TimeoutException:
         return None, f"no answer to GET /models within {timeout:.0f}s"
-    except Exception as e:
+    except Exception as e:  # no connection, or an answer that is not a model list
         return None, f"GET /models failed: {type(e).__name__}: {str(e)[:200]}"
-    if r.status_code != 200:
-        return None, f"GET /models answered HTTP {r.status_code}"
-    try:
-        return [str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)], None
-    except Exception:
-        return None, f"GET /models answered something that is not a model list: {r.text[:80]!r}"
+    return (ids, None) if ids is not None else (None, f"GET /models answered HTTP {r.status_code}")
 
 
 def port_open(spec: ModelSpec) -> bool:
@@ -94,10 +87,6 @@ def _proc(pid) -> psutil.Process | None:
         return pr
 
 
-def _alive(pid: int) -> bool:
-    return _proc(pid) is not None
-
-
 def _cmdline(pid) -> list[str]:
     "Arguments of live process `pid`; [] when there is none (or it is a zombie)."
     try:
@@ -117,6 +106,12 @@ def _stat(pid) -> tuple[str, float, float] | None:
 # %% ../nbs/01a_server.ipynb #c19688cb
 def _opt(args: list, k: str):
     return args[args.index(k) + 1] if k in args and args.index(k) + 1 < len(args) else None
+
+
+def _other_model(pid: int, spec: ModelSpec) -> str | None:
+    "The model alias the server `pid` was started with, when it is not `spec.model`."
+    alias = _opt(_cmdline(pid), "--model_alias")
+    return alias if alias is not None and alias != spec.model else None
 
 
 def is_our_server(pid, spec: ModelSpec) -> tuple[bool, str]:
@@ -154,12 +149,12 @@ def _terminate(pid: int, grace: float = 10.0):
             os.killpg(pid, s) if os.getpgid(pid) == pid else os.kill(pid, s)
 
     for signals, wait in (((signal.SIGTERM, signal.SIGCONT), grace), ((signal.SIGKILL,), 5.0)):
-        if not _alive(pid):
+        if _proc(pid) is None:
             break
         for s in signals:
             sig(s)
         t0 = time.monotonic()
-        while _alive(pid) and time.monotonic() - t0 < wait:
+        while _proc(pid) and time.monotonic() - t0 < wait:
             time.sleep(0.05)
     p = _children.pop(pid, None)
     if p is not None:
@@ -208,21 +203,13 @@ def _locked(spec: ModelSpec, timeout: float = 300.0, path=None):
     "Hold the server's lock file (or the lock file `path`) (`flock`: released by the kernel if this process dies)."
     p = Path(path) if path else _lockfile(spec)
     p.parent.mkdir(parents=True, exist_ok=True)
-    with open(p, "a") as f:
-        t0 = time.monotonic()
-        while True:
-            try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() - t0 > timeout:
-                    why = "another process starting or stopping the server is stuck"
-                    raise ServerError(f"{p} stayed locked for {timeout:.0f}s ({why})") from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    try:
+        held = filelock.FileLock(p).acquire(timeout=timeout, poll_interval=0.05)
+    except filelock.Timeout:
+        why = "another process starting or stopping the server is stuck"
+        raise ServerError(f"{p} stayed locked for {timeout:.0f}s ({why})") from None
+    with held:
+        yield
 
 # %% ../nbs/01a_server.ipynb #a628ef6b
 def _lease_alive(text: str) -> int | None:
@@ -341,10 +328,7 @@ def _launch(spec: ModelSpec, wait: float, log: Path) -> int:
     cmd = [sys.executable, "-c", SERVE_CODE, "--model", str(smollm2_path()), "--model_alias", spec.model,
            "--host", "127.0.0.1", "--port", str(_port(spec)), "--n_ctx", str(spec.context or 8192),
            "--n_threads", str(os.cpu_count() or 2), "--interrupt_requests", "False", "--verbose", "False",
-           "--flash_attn", "True",  # prompt processing of a 4.5K-token prompt: 104 against 74 tokens/s here (P6)
-           # the server's default True computes and copies logits of every prompt token (nothing here asks for
-           # logprobs): 100-108 against 102-122 tokens/s over plain HTTP, P5's short prompts
-           "--logits_all", "False"]
+           "--flash_attn", "True", "--logits_all", "False"]  # faster prompts (P5, P6): nothing asks for logprobs
     log.parent.mkdir(parents=True, exist_ok=True)
     # its environment names this checkout's cache folder: another checkout on this machine can join it as a user
     env = {**os.environ, "SCIBENCH_SERVER_HOME": str(cache_dir()), "SCIBENCH_SERVER_NAME": spec.name}
@@ -379,8 +363,7 @@ def _check_ours(spec: ModelSpec, rec: dict, timeout: float):
     "Our live server (by pid): does it serve `spec.model`, and is it answering or busy (not frozen)?"
     pid, port, fix = rec["pid"], _port(spec), f"`scibench stop --model {spec.name}` and start it again"
     it = f"the embedded server on port {port} (pid {pid})"
-    alias = _opt(_cmdline(pid), "--model_alias")
-    if alias is not None and alias != spec.model:
+    if alias := _other_model(pid, spec):
         raise ServerError(f"{it} serves '{alias}', not '{spec.model}' (model '{spec.name}'); {fix}")
     st0 = _stat(pid)
     if st0 and st0[0] in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
@@ -399,8 +382,7 @@ def _check_ours(spec: ModelSpec, rec: dict, timeout: float):
 
 def _join_other(spec: ModelSpec, pid: int, hold: dict | None) -> tuple[bool, dict | None]:
     "Join another checkout's server on `spec`'s port if it serves `spec.model` (`hold`: take a lease there)."
-    alias = _opt(_cmdline(pid), "--model_alias")
-    if alias is not None and alias != spec.model:
+    if alias := _other_model(pid, spec):
         raise ServerError(f"port {_port(spec)} ({spec.base_url}) is held by another scibench checkout's embedded "
                           f"server (pid {pid}) serving '{alias}', not '{spec.model}' (model '{spec.name}'); "
                           f"stop it or give model '{spec.name}' another port in models.toml")
@@ -431,13 +413,12 @@ def _attach(spec: ModelSpec, by: str, wait: float, log, check_timeout: float,
         if other is not None:
             return _join_other(spec, other, hold)
         ids, why = served_models(spec, check_timeout)
-        if ids is None:
-            raise ServerError(f"port {port} ({url}) is taken by a process that is not a scibench server and gave "
-                              f"{why}; stop it or give model '{spec.name}' another port in models.toml")
-        if spec.model not in ids:
-            raise ServerError(f"port {port} ({url}) serves {', '.join(map(repr, ids)) or 'no model'}, "
-                              f"not '{spec.model}' (model '{spec.name}'): another server holds the port; "
-                              f"stop it or give model '{spec.name}' another port in models.toml")
+        if ids is None or spec.model not in ids:
+            what = (f"is taken by a process that is not a scibench server and gave {why}" if ids is None else
+                    f"serves {', '.join(map(repr, ids)) or 'no model'}, not '{spec.model}' (model '{spec.name}'): "
+                    "another server holds the port")
+            fix = f"stop it or give model '{spec.name}' another port in models.toml"
+            raise ServerError(f"port {port} ({url}) {what}; {fix}")
         return False, None  # someone else's server with our model: used, never stopped by us
     log = Path(log or _logfile(spec))
     pid = _launch(spec, wait, log)
