@@ -20,10 +20,10 @@ from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'PRESETS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI',
            'EPOCH_CI_MIN', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
            'apply_caps', 'caps_text', 'preset_params', 'preset_text', 'seeded', 'unparsable_hint', 'ParseWatch',
-           'RunContext', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
-           'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError', 'preflight',
-           'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute', 'by_slots',
-           'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage',
+           'RunContext', 'epochs_usage', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run',
+           'derive_plan', 'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError',
+           'preflight', 'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute',
+           'by_slots', 'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs',
            'epoch_text', 'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook',
            'default_runs', 'make_tables', 'remove_stale']
 
@@ -255,11 +255,17 @@ class RunContext:
 
     def usage(self) -> dict:
         "Usage per role and in total (fresh calls, cached answers, failures, tokens, cost)."
-        tot = Usage()
-        per = {k: vars(l.usage) for k, l in self._llms.items()}
-        for l in self._llms.values():
+        return epochs_usage([self])
+
+# %% ../nbs/06_run.ipynb #ffd5a36b
+def epochs_usage(ctxs: list) -> dict:
+    "Usage per role and in total, summed over the epochs' contexts `ctxs`."
+    tot, per = Usage(), {}
+    for c in ctxs:
+        for k, l in c._llms.items():
+            per.setdefault(k, Usage()).merge(l.usage)
             tot.merge(l.usage)
-        return dict(total=vars(tot), **per)
+    return dict(total=vars(tot), **{k: vars(u) for k, u in per.items()})
 
 # %% ../nbs/06_run.ipynb #2a942018
 STATUSES = ("complete", "partial", "failed", "interrupted")
@@ -464,26 +470,11 @@ def _exists(path) -> str:
 def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
     "Write `derive_requests` (of `ctx`, the plan's `stub_run`, when given) to `path` (see above) → requests per role."
     _has_requests(b)
-    path = Path(path)
-    if path.exists():
+    if Path(path).exists():
         raise ConfigError(_exists(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    counts: Counter = Counter()
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for line in derive_requests(b, cfg, specs, ctx):
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-                counts[line["role"]] += 1
-        try:
-            os.link(tmp, path)  # atomic, and never over a file that appeared meanwhile
-        except FileExistsError:
-            raise ConfigError(_exists(path)) from None
-        except OSError:
-            os.replace(tmp, path)  # a file system without hard links
-    finally:
-        tmp.unlink(missing_ok=True)
-    return dict(counts)
+    lines = derive_requests(b, cfg, specs, ctx)
+    write_text(path, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    return dict(Counter(x["role"] for x in lines))
 
 # %% ../nbs/06_run.ipynb #4c7ef7f1
 @dataclasses.dataclass
@@ -521,15 +512,6 @@ def _check_options(b: Benchmark, o: RunOptions) -> None:
     lo, hi = EPOCHS_BOUNDS
     if not isinstance(o.epochs, int) or isinstance(o.epochs, bool) or not lo <= o.epochs <= hi:
         raise ConfigError(f"--epochs must be a whole number from {lo} to {hi}, got {o.epochs!r}")
-
-
-def _check_keys(specs: dict) -> None:
-    for s in specs.values():
-        if not s.embedded:
-            try:
-                s.api_key()
-            except RuntimeError as e:
-                raise PreflightError(str(e)) from None
 
 
 def _of_interrupt(e: BaseException | None) -> bool:
@@ -599,8 +581,9 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     given = given if isinstance(given, dict) else dict.fromkeys(given or ())
     cfg, specs, caps, preset = _configure(b, cfg, given, endpoints, o)
     data_check(b, cfg)
+    served = {} if o.dry_run else served_notes(specs, preflight(specs), role_models(b, cfg))  # exit 3: before the plan
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
-    for line in describe_roles(specs, role_models(b, cfg)):
+    for line in describe_roles(specs, role_models(b, cfg)) + [f"warning: {x['note']}" for x in served.values()]:
         _echo(line)
     if preset:
         _echo(f"  preset         {preset_text(preset)}")
@@ -611,14 +594,13 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     if not o.dry_run and (est := estimate_text(rows)):
         _echo(f"  estimate       {est}")
     extra = ({"caps": caps} if caps else {}) | ({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
-    extra |= {"preset": preset} if preset else {}
+    extra |= ({"preset": preset} if preset else {}) | ({"served": served} if served else {})
     if o.dry_run:
         models = {n: s.public() for n, s in specs.items()}
         meta = dict(bench=b.name, status="dry-run", config=config_dict(cfg), plan=rows, models=models, **extra)
         if o.requests:
             meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests, stub))
         return meta
-    _check_keys(specs)
     t0 = time.time()
     with serving(*([n for n, s in specs.items() if s.embedded] if o.serve else [])):
         auto = {n for n, s in specs.items() if not s.embedded and n not in _registry()
@@ -683,22 +665,18 @@ def by_slots(specs: dict, names) -> dict:
 
 # %% ../nbs/06_run.ipynb #a0049868
 def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
-    "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`); "
+    "With the servers up: the run in its own folder, moved into place at the end → meta (with `dir`); "
     "`auto`: the models whose concurrency their server's slots set (`by_slots`)."
     for n, s in specs.items():
         if s.embedded and not port_open(s):
             raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
-    served = served_notes(specs, preflight(specs), role_models(b, cfg))
-    for x in served.values():
-        _echo(f"warning: {x['note']}")
     specs = resolve_structured(by_slots(specs, auto))  # "auto" modes asked of their servers (a line each): in meta.json
     cd = config_dict(cfg)
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
     (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
     try:
         meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=plan["plan"],
-                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg),
-                    **({"served": served} if served else {}))
+                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
         meta.update({k: v for k, v in plan.items() if k != "plan"})
         meta.update(started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), git_commit=git_commit(),
                     python=platform.python_version(), host=platform.machine())
@@ -844,18 +822,6 @@ def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tupl
         if rs[-1]["status"] == "interrupted" or ctx.stopped:
             break
     return (rs[0] if o.epochs == 1 else combine_epochs(rs, o.epochs)), ctxs
-
-
-def epochs_usage(ctxs: list) -> dict:
-    "`RunContext.usage` summed over the epochs' contexts `ctxs` (one: its own)."
-    if len(ctxs) == 1:
-        return ctxs[0].usage()
-    tot, per = Usage(), {}
-    for c in ctxs:
-        for k, l in c._llms.items():
-            per.setdefault(k, Usage()).merge(l.usage)
-            tot.merge(l.usage)
-    return dict(total=vars(tot), **{k: vars(u) for k, u in per.items()})
 
 
 def epoch_text(h: dict, ep: dict) -> str:
