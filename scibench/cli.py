@@ -11,7 +11,7 @@ from .core import DataError, write_text
 from .data import all_downloaders, download
 from .llm import Cache, get_model, load_registry
 from .run import ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
-from .run import preset_text
+from .run import EXIT_CODES, preset_text
 from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
 from .runs import read_meta, rel, runs_text
 from .server import ServerError, start_server, stop_server
@@ -351,23 +351,21 @@ def install_signals() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# what ends the command: its exit code and the first words of its one line
+_EXITS = {ConfigError: (2, "error"), DataError: (2, "error"), FileNotFoundError: (2, "error"),
+          PreflightError: (3, "preflight failed"), ServerError: (3, "embedded server"),
+          KeyboardInterrupt: (130, "interrupted")}
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     install_signals()
     try:
         sys.exit(_main(argv))
-    except (ConfigError, DataError, FileNotFoundError) as e:
-        print(f"scibench: error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except PreflightError as e:
-        print(f"scibench: preflight failed: {e}", file=sys.stderr)
-        sys.exit(3)
-    except ServerError as e:
-        print(f"scibench: embedded server: {e}", file=sys.stderr)
-        sys.exit(3)
-    except KeyboardInterrupt:
-        print("scibench: interrupted", file=sys.stderr)
-        sys.exit(130)
+    except tuple(_EXITS) as e:
+        code, what = next(v for t, v in _EXITS.items() if isinstance(e, t))
+        print(f"scibench: {what}" + ("" if code == 130 else f": {e}"), file=sys.stderr)
+        sys.exit(code)
     except BrokenPipeError:  # `scibench ... | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
@@ -454,7 +452,7 @@ def _retry_cmd(argv) -> int:
     endpoints = _given_endpoints(a, lambda role: names.get(role, []))
     meta = retry(d, endpoints, dry_run=a.dry_run, notebook=not a.no_notebook)
     print(plan_text(meta) if a.dry_run else summary_text(meta))
-    return 0 if meta["status"] in ("complete", "dry-run") else 130 if meta["status"] == "interrupted" else 1
+    return EXIT_CODES.get(meta["status"], 1)
 
 
 def _cite(a):

@@ -7,14 +7,18 @@ from __future__ import annotations
 import contextlib, dataclasses, io, json, math, os, platform, sys, tempfile, time, traceback
 from collections import Counter
 from pathlib import Path
-from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
+import pandas as pd
+from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit, tables_dir
+from .core import figures_dir
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .llm import check_params, parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, make_config, token_roles
-from .report import Estimate
+from .report import Estimate, fmt, save_table
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
+from .tables import write_all
+from .view import retries_text, write_index, write_report
 
 # %% auto #0
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'PRESETS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI',
@@ -608,7 +612,6 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
         meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0, auto)
     if o.notebook and meta["status"] != "interrupted":
         render_notebook(meta["dir"])
-    from scibench.view import write_report
     write_report(meta["dir"], warn=True)  # report.html: every example, readable in a browser (a failure only warns)
     return meta
 
@@ -826,7 +829,6 @@ def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tupl
 
 def epoch_text(h: dict, ep: dict) -> str:
     "Headline number `h` of a run of several epochs (`ep`: meta.json's `epochs`), as the summary prints it."
-    from scibench.report import fmt
     per = [next((x.get("value") for x in p.get("headline") or [] if x.get("name") == h.get("name")), None)
            for p in ep.get("per_epoch") or []]
     ci = f" [{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]" if _num(h.get("lo")) else ""
@@ -906,7 +908,6 @@ def _usage_line(u: dict, seconds: float) -> str:
 
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
-    from scibench.view import retries_text
     u, cfg, d = meta.get("usage", {}).get("total", {}), meta["config"], meta.get("dir")
     lines = [f"── {meta['bench']} · {cfg['split']} · {cfg['model']} · run {meta['run_id']} ──",
              f"status    {meta['status']} ({meta.get('status_reason', '')})", f"items     {meta.get('n', 0)}"]
@@ -1010,7 +1011,6 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
     saved = list(TABLE_STATUSES)
     TABLE_STATUSES[:] = list(include or ["complete"])  # what `complete_runs` gives the tables, for this call only
     try:
-        from scibench.view import write_index
         return _make_tables(run_missing) + write_index()  # every run's report.html, then results/index.html
     finally:
         TABLE_STATUSES[:] = saved
@@ -1029,9 +1029,6 @@ def _run_missing() -> None:
 
 
 def _make_tables(run_missing: bool) -> list[Path]:
-    import pandas as pd
-    from scibench.report import save_table
-    from scibench.tables import write_all
     if run_missing:
         _run_missing()
     written, seen, rows = [], set(), []
@@ -1054,7 +1051,6 @@ def _make_tables(run_missing: bool) -> list[Path]:
 
 def remove_stale(written) -> list[Path]:
     "Delete tables and figures this `make tables` did not write (see above)."
-    from scibench.core import tables_dir, figures_dir
     stems = {(Path(p).parent.resolve(), Path(p).stem) for p in written}
     gone = []
     for d, exts in ((tables_dir(), ("md", "csv", "tex")), (figures_dir(), ("png",))):
