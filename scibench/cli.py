@@ -6,6 +6,7 @@
 from __future__ import annotations
 import argparse, os, signal, sys
 from pathlib import Path
+from tabulate import tabulate
 from .bench import Config, ConfigError, Param, benchmarks, describe, get_benchmark, make_config, params_of
 from .core import DataError, write_text
 from .data import all_downloaders, download
@@ -317,21 +318,21 @@ def plan_all_text(res: dict) -> str:
     return "\n".join(out)
 
 
+_PLAN_COLS = dict(bench="bench", role="role", model="model", calls="calls", prompt_tokens="prompt tok",
+                  completion_tokens="compl. tok", cost_usd="cost $", stages="stages")
+
+
 def plan_text(meta: dict) -> str:
     "The `--dry-run` plan as a small table (see above)."
     rows = meta.get("plan") or []
     if not rows:
         return "no plan available for this benchmark"
-    bc = (lambda r: f"{r.get('bench', ''):11s} ") if any("bench" in r for r in rows) else (lambda r: "")
-    out = [bc({"bench": "bench"})
-           + f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}  stages"]
-    for r in rows:
-        st = ", ".join(f"{k} {v}" for k, v in (r.get("stages") or {}).items())
-        out.append(bc(r) + f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} "
-                   f"{r['completion_tokens']:11,d} {r['cost_usd']:9.4f}  {st}")
-    tot = {k: sum(r[k] for r in rows) for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")}
-    out.append(bc({}) + f"{'total':31s} {tot['calls']:7d} {tot['prompt_tokens']:11,d} "
-               f"{tot['completion_tokens']:11,d} {tot['cost_usd']:9.4f}")
+    cols = [c for c in _PLAN_COLS if c != "bench" or any("bench" in r for r in rows)]
+    sums = ("calls", "prompt_tokens", "completion_tokens", "cost_usd")
+    tot = dict(role="total", **{k: sum(r[k] for r in rows) for k in sums})
+    cell = lambda r, c: ", ".join(f"{k} {v}" for k, v in (r.get("stages") or {}).items()) if c == "stages" else r.get(c)
+    table = [[cell(r, c) for c in cols] for r in [*rows, tot]]
+    out = [tabulate(table, [_PLAN_COLS[c] for c in cols], intfmt=",", floatfmt=".4f", missingval="")]
     if meta.get("caps"):
         out.append(f"caps: {caps_text(meta['caps'])}")
     out += [f"note: {n}" for n in dict.fromkeys(r["note"] for r in rows if r.get("note"))]

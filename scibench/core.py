@@ -291,20 +291,9 @@ def _jsonable(x):
     return x
 
 
-class _NotPlain(Exception):
-    "A value JSON does not encode as it is (numpy, a path, ...)."
-
-
-def _not_plain(x):
-    raise _NotPlain
-
-
 def _strict_dumps(obj, **kw) -> str:
-    "`json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)`, without walking plain JSON."
-    try:
-        return json.dumps(obj, ensure_ascii=False, default=_not_plain, allow_nan=False, **kw)
-    except (ValueError, _NotPlain):
-        return json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)
+    "`obj` as strict JSON: NaN and infinities as null, numpy values as Python's, anything else as its text."
+    return json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)
 
 # %% ../nbs/00_core.ipynb #274dd3fa
 def write_json(path, obj):

@@ -501,6 +501,10 @@ def _echo(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def _check_options(b: Benchmark, o: RunOptions) -> None:
     "Run options `o` in their bounds (`--epochs`: `EPOCHS_BOUNDS`) and `--requests` usable, before anything runs."
     if o.requests and not o.dry_run:
@@ -509,10 +513,8 @@ def _check_options(b: Benchmark, o: RunOptions) -> None:
         raise ConfigError(_exists(o.requests))
     if o.requests:
         _has_requests(b)
-    share = o.max_failure_share
-    ok = isinstance(share, (int, float)) and not isinstance(share, bool)
-    if not ok or not math.isfinite(share) or not 0 <= share <= 1:
-        raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {share!r}")
+    if not (_num(o.max_failure_share) and 0 <= o.max_failure_share <= 1):
+        raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {o.max_failure_share!r}")
     lo, hi = EPOCHS_BOUNDS
     if not isinstance(o.epochs, int) or isinstance(o.epochs, bool) or not lo <= o.epochs <= hi:
         raise ConfigError(f"--epochs must be a whole number from {lo} to {hi}, got {o.epochs!r}")
@@ -765,10 +767,6 @@ def plan_epochs(rows: list[dict], k: int) -> list[dict]:
         x["note"] = "; ".join(v for v in (r.get("note", ""), f"{k} epochs: every request sent {k} times") if v)
         out.append(x)
     return out
-
-
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def epoch_estimate(name: str, ests: list) -> Estimate:

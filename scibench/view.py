@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup, escape
+from tabulate import tabulate
 from .core import DataError, results_dir, figures_dir, tables_dir, read_json, iter_jsonl, _atomic_write_text
 from .core import write_with
 from .bench import ConfigError, benchmarks, check_name, get_benchmark
@@ -92,8 +93,7 @@ def resolve_run(spec) -> Path:
     raise FileNotFoundError(f"no run '{spec}': give a run folder or bench/split/model[/run-id] (see `scibench runs`)")
 
 # %% ../nbs/09_view.ipynb #dda54d74
-def example_view(R: Record, rec: dict, ctx) -> dict:
-    "One example as the page shows it: id, failure, scores, group, a preview and its sections (unknown fields as JSON)."
+def _view_of(R: Record, rec: dict, ctx) -> dict:
     try: secs, used, first = R.sections(rec, ctx)
     except Exception as e: secs, used, first = [text("rendering error", f"{type(e).__name__}: {e}")], set(), None
     rest = {k: v for k, v in rec.items() if k not in used and k not in ("id", "failure")}
@@ -103,6 +103,10 @@ def example_view(R: Record, rec: dict, ctx) -> dict:
     sc = {k: (None if v is None else round(v, 4)) for k, v in example_scores(R, rec).items()}
     return {"i": show(rec.get("id")), "f": show(rec.get("failure")), "s": sc, "g": example_group(R, rec) or "",
             "p": prev[:160], "x": [s for s in secs if _nonempty(s)]}
+
+def example_view(bench: str, rec: dict, ctx) -> dict:
+    "One example as the page shows it: id, failure, scores, group, a preview and its sections (unknown fields as JSON)."
+    return _view_of(record_of(bench), rec, ctx)
 
 def _nonempty(s) -> bool:
     v = s[2]
@@ -298,7 +302,7 @@ def _write_report(d, f):
     before, after = _render("report.html", title, js=_JS, **_report_values(d, run, R, ctx)).rsplit(_ROWS, 1)
     f.write(before.encode("utf-8"))
     for i, r in enumerate(_records(d)):
-        f.write((("," if i else "") + _script_json(example_view(R, r, ctx))).encode("utf-8"))
+        f.write((("," if i else "") + _script_json(_view_of(R, r, ctx))).encode("utf-8"))
     f.write(after.encode("utf-8"))
 
 # %% ../nbs/09_view.ipynb #274298ea
@@ -578,10 +582,7 @@ def _cmp_rows(rs):
     return [[r["metric"], r["n"], _f(r["mean_a"]), _f(r["mean_b"]), _ci(r), *(r[k] for k in counts)] for r in rs]
 
 def _plain_table(cols, rows) -> str:
-    rows = [[str(x) for x in r] for r in rows]
-    w = [max([len(c), *[len(r[k]) for r in rows]]) for k, c in enumerate(cols)]
-    line = lambda r: "  ".join(x.ljust(w[k]) if k == 0 else x.rjust(w[k]) for k, x in enumerate(r))
-    return "\n".join([line(cols), line(["─" * x for x in w]), *map(line, rows)])
+    return tabulate(rows, cols, disable_numparse=True, colalign=["left"] + ["right"] * (len(cols) - 1))
 
 # %% ../nbs/09_view.ipynb #bafdfff4
 def compare_text(c: dict) -> str:
