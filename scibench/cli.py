@@ -11,16 +11,17 @@ from .bench import Config, ConfigError, Param, benchmarks, describe, get_benchma
 from .core import DataError, write_text
 from .data import all_downloaders, download
 from .llm import Cache, get_model, load_registry
-from .run import ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
-from .run import EXIT_CODES, preset_text
+from .run import ENDPOINT_BOUNDS, ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text
+from .run import EXIT_CODES, check_endpoint, check_endpoint_value, preset_text
 from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
 from .runs import read_meta, rel, runs_text
 from .server import ServerError, start_server, stop_server
 from .view import compare_html, compare_runs, compare_text, resolve_run, write_report
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all', 'command_parser',
-           'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main', 'retry_parser']
+__all__ = ['ENDPOINT_OPTS', 'ENDPOINT_TYPES', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all',
+           'command_parser', 'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main',
+           'retry_parser']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -38,6 +39,7 @@ class _Parser(argparse.ArgumentParser):
 ENDPOINT_OPTS = dict(base_url=("base-url", "URL"), model=("served-model", "ID"), api_key_env=("api-key-env", "VAR"),
                      max_concurrency=("concurrency", "N"), timeout=("timeout", "SECONDS"),
                      structured=("structured", "MODE"))
+ENDPOINT_TYPES = dict(max_concurrency=int, timeout=float)
 _MODEL_NAMES = {"model", "judge", "generator", "solver", "skill_model", "split"}  # a command's model or split names
 _PATH_NAMES = {"index", "out", "bench", "paper", "repo", "rubric", "file", "path"}
 
@@ -78,7 +80,8 @@ def _endpoint_args(p, roles) -> None:
         e = p.add_argument_group(f"endpoint of the {role} (ad-hoc, or overriding its models.toml entry)")
         pre = "" if role == "model" else role.replace("_", "-") + "-"
         for f, (opt, mv) in ENDPOINT_OPTS.items():
-            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f])
+            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f],
+                           type=ENDPOINT_TYPES.get(f, str))
 
 
 _EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
@@ -131,19 +134,6 @@ def run_all_parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/90_cli.ipynb #29435e2f
-def _endpoint_value(f: str, role: str, v: str):
-    "An endpoint option's value, typed and in its bounds (`scibench.run.ENDPOINT_BOUNDS`); else `ConfigError`."
-    if f not in ("max_concurrency", "timeout"):
-        return v
-    what = f"--{ENDPOINT_OPTS[f][0]} for {role}"
-    try:
-        x = int(v) if f == "max_concurrency" else float(v)
-    except ValueError:
-        unit = "an integer" if f == "max_concurrency" else "seconds"
-        raise ConfigError(f"{what} expects {unit}, got {v!r}") from None
-    return check_endpoint_value(f, x, what)
-
-
 def _given_params(a: argparse.Namespace) -> dict:
     "The run parameters given as options and as `-p NAME VALUE` (one given twice: `ConfigError`)."
     params = {k.split(":", 1)[1]: v for k, v in vars(a).items() if k.startswith("param:") and v is not None}
@@ -163,7 +153,8 @@ def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
         _, role, f = k.split(":")
         if not (names := names_of(role)):
             raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
-        v = _endpoint_value(f, role, v)
+        if f in ENDPOINT_BOUNDS:  # typed by argparse (`ENDPOINT_TYPES`)
+            v = check_endpoint_value(f, v, f"--{ENDPOINT_OPTS[f][0]} for {role}")
         for name in names:
             endpoints.setdefault(name, {})[f] = v  # a list role: every model in the list
     return endpoints
