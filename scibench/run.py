@@ -199,15 +199,10 @@ class ParseWatch:
             self.reason = unparsable_hint(role.split(":")[0], spec, k, n)
             _echo(f"scibench: stopping early: {self.reason}")
 
-    @staticmethod
-    def not_sent() -> dict:
-        why = "not sent: the run stopped early (unparsable answers)"
-        return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
-
     def wrap(self, llm: LLM, role: str) -> LLM:
         "`llm` with its answers counted under `role` (`LLM.on_answer`); once stopped, no request is sent (see above)."
         llm.on_answer.append(lambda req, res: self.note(role, llm.spec, req, res))
-        llm.stop_checks.append(lambda: self.not_sent()["error"] if self.reason else None)
+        llm.stop_checks.append(lambda: "not sent: the run stopped early (unparsable answers)" if self.reason else None)
         return llm
 
 # %% ../nbs/06_run.ipynb #50fd2431
