@@ -55,12 +55,10 @@ _PARAM_OPTS = dict(positional=False, min=None, max=None, finite=True, folder=Fal
 
 def param(default, doc: str, choices=None, role: bool = False, **opts):
     "A run (or command) parameter: its default, one-line doc, choices, `role` and options (see `Param`)."
-    bad = set(opts) - set(_PARAM_OPTS)
-    if bad:
+    if bad := set(opts) - set(_PARAM_OPTS):
         raise TypeError(f"param() got unknown option(s) {sorted(bad)}; options: {', '.join(_PARAM_OPTS)}")
-    o = {**_PARAM_OPTS, **opts}
-    meta = dict(doc=doc, choices=tuple(choices) if choices else None, role=role, **o)
-    meta["caps"] = tuple(o["caps"]) if o["caps"] else None
+    meta = dict(_PARAM_OPTS, doc=doc, choices=tuple(choices) if choices else None, role=role, **opts)
+    meta["caps"] = tuple(meta["caps"]) if meta["caps"] else None
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)

@@ -6,20 +6,22 @@
 from __future__ import annotations
 import argparse, os, signal, sys
 from pathlib import Path
+from tabulate import tabulate
 from .bench import Config, ConfigError, Param, benchmarks, describe, get_benchmark, make_config, params_of
 from .core import DataError, write_text
 from .data import all_downloaders, download
 from .llm import Cache, get_model, load_registry
-from .run import ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text, check_endpoint, check_endpoint_value
-from .run import preset_text
+from .run import ENDPOINT_BOUNDS, ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text
+from .run import EXIT_CODES, check_endpoint, check_endpoint_value, preset_text
 from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
 from .runs import read_meta, rel, runs_text
 from .server import ServerError, start_server, stop_server
 from .view import compare_html, compare_runs, compare_text, resolve_run, write_report
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all', 'command_parser',
-           'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main', 'retry_parser']
+__all__ = ['ENDPOINT_OPTS', 'ENDPOINT_TYPES', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all',
+           'command_parser', 'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main',
+           'retry_parser']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -37,6 +39,7 @@ class _Parser(argparse.ArgumentParser):
 ENDPOINT_OPTS = dict(base_url=("base-url", "URL"), model=("served-model", "ID"), api_key_env=("api-key-env", "VAR"),
                      max_concurrency=("concurrency", "N"), timeout=("timeout", "SECONDS"),
                      structured=("structured", "MODE"))
+ENDPOINT_TYPES = dict(max_concurrency=int, timeout=float)
 _MODEL_NAMES = {"model", "judge", "generator", "solver", "skill_model", "split"}  # a command's model or split names
 _PATH_NAMES = {"index", "out", "bench", "paper", "repo", "rubric", "file", "path"}
 
@@ -77,7 +80,8 @@ def _endpoint_args(p, roles) -> None:
         e = p.add_argument_group(f"endpoint of the {role} (ad-hoc, or overriding its models.toml entry)")
         pre = "" if role == "model" else role.replace("_", "-") + "-"
         for f, (opt, mv) in ENDPOINT_OPTS.items():
-            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f])
+            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f],
+                           type=ENDPOINT_TYPES.get(f, str))
 
 
 _EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
@@ -130,19 +134,6 @@ def run_all_parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/90_cli.ipynb #29435e2f
-def _endpoint_value(f: str, role: str, v: str):
-    "An endpoint option's value, typed and in its bounds (`scibench.run.ENDPOINT_BOUNDS`); else `ConfigError`."
-    if f not in ("max_concurrency", "timeout"):
-        return v
-    what = f"--{ENDPOINT_OPTS[f][0]} for {role}"
-    try:
-        x = int(v) if f == "max_concurrency" else float(v)
-    except ValueError:
-        unit = "an integer" if f == "max_concurrency" else "seconds"
-        raise ConfigError(f"{what} expects {unit}, got {v!r}") from None
-    return check_endpoint_value(f, x, what)
-
-
 def _given_params(a: argparse.Namespace) -> dict:
     "The run parameters given as options and as `-p NAME VALUE` (one given twice: `ConfigError`)."
     params = {k.split(":", 1)[1]: v for k, v in vars(a).items() if k.startswith("param:") and v is not None}
@@ -162,7 +153,8 @@ def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
         _, role, f = k.split(":")
         if not (names := names_of(role)):
             raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
-        v = _endpoint_value(f, role, v)
+        if f in ENDPOINT_BOUNDS:  # typed by argparse (`ENDPOINT_TYPES`)
+            v = check_endpoint_value(f, v, f"--{ENDPOINT_OPTS[f][0]} for {role}")
         for name in names:
             endpoints.setdefault(name, {})[f] = v  # a list role: every model in the list
     return endpoints
@@ -317,21 +309,21 @@ def plan_all_text(res: dict) -> str:
     return "\n".join(out)
 
 
+_PLAN_COLS = dict(bench="bench", role="role", model="model", calls="calls", prompt_tokens="prompt tok",
+                  completion_tokens="compl. tok", cost_usd="cost $", stages="stages")
+
+
 def plan_text(meta: dict) -> str:
     "The `--dry-run` plan as a small table (see above)."
     rows = meta.get("plan") or []
     if not rows:
         return "no plan available for this benchmark"
-    bc = (lambda r: f"{r.get('bench', ''):11s} ") if any("bench" in r for r in rows) else (lambda r: "")
-    out = [bc({"bench": "bench"})
-           + f"{'role':14s} {'model':16s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost $':>9s}  stages"]
-    for r in rows:
-        st = ", ".join(f"{k} {v}" for k, v in (r.get("stages") or {}).items())
-        out.append(bc(r) + f"{r['role']:14s} {r['model']:16s} {r['calls']:7d} {r['prompt_tokens']:11,d} "
-                   f"{r['completion_tokens']:11,d} {r['cost_usd']:9.4f}  {st}")
-    tot = {k: sum(r[k] for r in rows) for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")}
-    out.append(bc({}) + f"{'total':31s} {tot['calls']:7d} {tot['prompt_tokens']:11,d} "
-               f"{tot['completion_tokens']:11,d} {tot['cost_usd']:9.4f}")
+    cols = [c for c in _PLAN_COLS if c != "bench" or any("bench" in r for r in rows)]
+    sums = ("calls", "prompt_tokens", "completion_tokens", "cost_usd")
+    tot = dict(role="total", **{k: sum(r[k] for r in rows) for k in sums})
+    cell = lambda r, c: ", ".join(f"{k} {v}" for k, v in (r.get("stages") or {}).items()) if c == "stages" else r.get(c)
+    table = [[cell(r, c) for c in cols] for r in [*rows, tot]]
+    out = [tabulate(table, [_PLAN_COLS[c] for c in cols], intfmt=",", floatfmt=".4f", missingval="")]
     if meta.get("caps"):
         out.append(f"caps: {caps_text(meta['caps'])}")
     out += [f"note: {n}" for n in dict.fromkeys(r["note"] for r in rows if r.get("note"))]
@@ -351,23 +343,21 @@ def install_signals() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# what ends the command: its exit code and the first words of its one line
+_EXITS = {ConfigError: (2, "error"), DataError: (2, "error"), FileNotFoundError: (2, "error"),
+          PreflightError: (3, "preflight failed"), ServerError: (3, "embedded server"),
+          KeyboardInterrupt: (130, "interrupted")}
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     install_signals()
     try:
         sys.exit(_main(argv))
-    except (ConfigError, DataError, FileNotFoundError) as e:
-        print(f"scibench: error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except PreflightError as e:
-        print(f"scibench: preflight failed: {e}", file=sys.stderr)
-        sys.exit(3)
-    except ServerError as e:
-        print(f"scibench: embedded server: {e}", file=sys.stderr)
-        sys.exit(3)
-    except KeyboardInterrupt:
-        print("scibench: interrupted", file=sys.stderr)
-        sys.exit(130)
+    except tuple(_EXITS) as e:
+        code, what = next(v for t, v in _EXITS.items() if isinstance(e, t))
+        print(f"scibench: {what}" + ("" if code == 130 else f": {e}"), file=sys.stderr)
+        sys.exit(code)
     except BrokenPipeError:  # `scibench ... | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
@@ -454,7 +444,7 @@ def _retry_cmd(argv) -> int:
     endpoints = _given_endpoints(a, lambda role: names.get(role, []))
     meta = retry(d, endpoints, dry_run=a.dry_run, notebook=not a.no_notebook)
     print(plan_text(meta) if a.dry_run else summary_text(meta))
-    return 0 if meta["status"] in ("complete", "dry-run") else 130 if meta["status"] == "interrupted" else 1
+    return EXIT_CODES.get(meta["status"], 1)
 
 
 def _cite(a):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #b0fb21cb
 from __future__ import annotations
-import json, os, subprocess, tempfile
+import json, os, re, subprocess, tempfile
 from pathlib import Path
 
 # %% auto #0
@@ -127,6 +127,12 @@ def _not_utf8(path, line, raw: bytes, e: UnicodeDecodeError) -> DataError:
                      col=col)
 
 
+def _bad_json(path, line, e: json.JSONDecodeError) -> DataError:
+    "json's error in our words (`expected ','`, `extra data`), with its line and its column in that line."
+    msg = re.sub("^Expecting", "expected", e.msg)
+    return DataError(path, line, None, f"invalid JSON: {msg[0].lower()}{msg[1:]} at column {e.colno}", col=e.colno)
+
+
 def decode_line(raw: bytes, path, line: int) -> str:
     "One line of bytes as text; a byte that is not UTF-8 raises `DataError` with the line and column."
     try:
@@ -181,84 +187,45 @@ def iter_jsonl(path, numbered: bool = False):
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
-                raise DataError(path, i, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+                raise _bad_json(path, i, e) from None
             yield (i, rec) if numbered else rec
 
 # %% ../nbs/00_core.ipynb #6e1f48ea
-def _pos(text: str, pos: int, cache: list) -> tuple[int, int]:
-    "(line, column) of `pos`, counting forward from the last position asked for (`cache` = [pos, line])."
-    if pos < cache[0]:
-        cache[:] = [0, 1]
-    cache[1] += text.count("\n", cache[0], pos)
-    cache[0] = pos
-    return cache[1], pos - text.rfind("\n", 0, pos)
-
-
 def read_json_records(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
-    "Read a JSON array of objects (or JSON lines, by content) with the checks of `read_jsonl`."
-    text = read_text(path)
-    if not text.lstrip().startswith("["):
+    "Read a JSON array of objects (or JSON lines, by content) with the checks of `read_jsonl`, each object's line."
+    if not read_text(path).lstrip().startswith("["):
         return read_jsonl(path, required, types, unique, allow_empty, numbered)
-    dec, out, n, cache = json.JSONDecoder(), [], len(text), [0, 1]
-
-    def ws(i):
-        while i < n and text[i] in " \t\r\n":
-            i += 1
-        return i
-
-    def bad(i, msg):
-        line, col = _pos(text, i, cache)
-        return DataError(path, line, None, f"invalid JSON: {msg} at column {col}", col=col)
-
-    i = ws(ws(0) + 1)
-    if i < n and text[i] == "]":
-        i += 1
-    else:
-        while True:
-            if i >= n:
-                raise bad(i, "unterminated array")
-            try:
-                rec, j = dec.raw_decode(text, i)
-            except json.JSONDecodeError as e:
-                raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}",
-                                col=e.colno) from None
-            out.append((_pos(text, i, cache)[0], rec))
-            i = ws(j)
-            if i < n and text[i] == ",":
-                i = ws(i + 1)
-                continue
-            if i < n and text[i] == "]":
-                i += 1
-                break
-            raise bad(i, "unterminated array" if i >= n else "expected ',' or ']' after a record")
-    if ws(i) < n:
-        raise bad(ws(i), "extra data after the array")
+    recs, line_of = read_json_lines(path)
+    out = [(line_of(r), r) for r in recs]
     _finish(out, path, required, types, unique, allow_empty)
     return out if numbered else [r for _, r in out]
 
 # %% ../nbs/00_core.ipynb #165615fc
-def read_json(path):
-    "One JSON value; non-UTF-8 bytes, an empty file or bad JSON raise `DataError` with the line and column."
+def _decoded(path, decode):
+    "(text, `decode(text)`) of the file at `path`; non-UTF-8 bytes, an empty file or bad JSON raise `DataError`."
     text = read_text(path)
     if not text.strip():
         raise DataError(path, None, None, "empty file: expected a JSON value")
     try:
-        return json.loads(text)
+        return text, decode(text)
     except json.JSONDecodeError as e:
-        raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
+        raise _bad_json(path, e.lineno, e) from None
     except RecursionError:
         raise DataError(path, None, None, "JSON nested too deeply") from None
 
 
+def read_json(path):
+    "One JSON value; non-UTF-8 bytes, an empty file or bad JSON raise `DataError` with the line and column."
+    return _decoded(path, json.loads)[1]
+
+
 def read_json_lines(path):
     "`(value, line_of)`: one JSON value and a function giving the line where an object (dict) in it starts, else None."
+    import bisect
     from json.decoder import JSONObject
     from json.scanner import py_make_scanner
 
-    text = read_text(path)
-    if not text.strip():
-        raise DataError(path, None, None, "empty file: expected a JSON value")
-    starts, cache = {}, [0, 1]
+    starts = {}
 
     def parse_object(s_end, *a, **kw):
         obj, end = JSONObject(s_end, *a, **kw)
@@ -268,13 +235,9 @@ def read_json_lines(path):
     dec = json.JSONDecoder()
     dec.parse_object = parse_object
     dec.scan_once = py_make_scanner(dec)
-    try:
-        obj = dec.decode(text)
-    except json.JSONDecodeError as e:
-        raise DataError(path, e.lineno, None, f"invalid JSON: {e.msg} at column {e.colno}", col=e.colno) from None
-    except RecursionError:
-        raise DataError(path, None, None, "JSON nested too deeply") from None
-    lines = {p: _pos(text, p, cache)[0] for p in sorted(starts.values())}
+    text, obj = _decoded(path, dec.decode)
+    breaks = [m.start() for m in re.finditer("\n", text)]  # a position's line: the line breaks before it, + 1
+    lines = {p: bisect.bisect(breaks, p) + 1 for p in starts.values()}
     return obj, (lambda o: lines.get(starts.get(id(o))))
 
 # %% ../nbs/00_core.ipynb #62415977
@@ -328,20 +291,9 @@ def _jsonable(x):
     return x
 
 
-class _NotPlain(Exception):
-    "A value JSON does not encode as it is (numpy, a path, ...)."
-
-
-def _not_plain(x):
-    raise _NotPlain
-
-
 def _strict_dumps(obj, **kw) -> str:
-    "`json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)`, without walking plain JSON."
-    try:
-        return json.dumps(obj, ensure_ascii=False, default=_not_plain, allow_nan=False, **kw)
-    except (ValueError, _NotPlain):
-        return json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)
+    "`obj` as strict JSON: NaN and infinities as null, numpy values as Python's, anything else as its text."
+    return json.dumps(_jsonable(obj), ensure_ascii=False, default=str, allow_nan=False, **kw)
 
 # %% ../nbs/00_core.ipynb #274dd3fa
 def write_json(path, obj):

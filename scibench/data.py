@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib, os, urllib.request, urllib.error
 from pathlib import Path
 from urllib.parse import urlsplit
+from .bench import ConfigError, benchmarks
 
 # %% auto #0
 __all__ = ['OfflineError', 'mirror', 'current_mirror', 'mirror_dir', 'source_path', 'mirror_url', 'fetch_url', 'hf_snapshot',
@@ -108,7 +109,6 @@ def hf_snapshot(repo: str) -> Path:
 # %% ../nbs/07_data.ipynb #a6920acc
 def all_downloaders() -> dict:
     "Every benchmark's downloaders, from the registry (name → list of functions)."
-    from scibench.bench import benchmarks
 
     return {name: list(b.downloaders) for name, b in benchmarks().items() if b.downloaders}
 
@@ -132,7 +132,6 @@ def download(names=None, base: str | None = None) -> int:
     allf = all_downloaders()
     byname = downloader_names(allf)
     unknown = [n for n in names or [] if n not in allf and n not in byname]
-    from scibench.bench import ConfigError
 
     if unknown:
         raise ConfigError(f"no downloaders for {', '.join(unknown)}; "

@@ -50,12 +50,18 @@ def _row_corrs(H, M, corr: str) -> np.ndarray:
     return np.array(rs, float)
 
 
+def _mean_usable(rs) -> float:
+    "The mean of the row correlations `rs` that are not NaN (NaN when none is)."
+    ok = ~np.isnan(rs)
+    return float(rs[ok].mean()) if ok.any() else float("nan")
+
+
 def instance_level_detail(H, M, corr: str = "pearson") -> tuple[float, int, int]:
     "Eq. 3 with its counts: (mean correlation over usable rows, rows used, rows skipped)."
     H, M = _hm(H, M)
     rs = _row_corrs(H, M, corr)
-    ok = ~np.isnan(rs)
-    return (float(rs[ok].mean()) if ok.any() else float("nan")), int(ok.sum()), int((~ok).sum())
+    used = int((~np.isnan(rs)).sum())
+    return _mean_usable(rs), used, len(rs) - used
 
 
 def instance_level(H, M, corr: str = "pearson") -> float:
@@ -70,6 +76,15 @@ def pooled(H, M, corr: str = "pearson") -> float:
     return correlation(H[ok], M[ok], corr)
 
 # %% ../nbs/03_metrics.ipynb #73fcef4e
+def _interval(vals, n_resamples: int, alpha: float = 0.05) -> tuple[float, float]:
+    "The percentile interval of the resamples' values `vals` (NaN ones dropped); NaN when fewer than half are left."
+    vals = np.asarray(vals, float)
+    vals = vals[~np.isnan(vals)]
+    if len(vals) < n_resamples / 2:
+        return (float("nan"), float("nan"))
+    return float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
+
+
 def bootstrap_ci(stat, *arrays, n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
     "Percentile bootstrap CI of `stat(*arrays)`, resampling rows (axis 0) jointly; NaN resamples are dropped."
     arrays = [np.asarray(a) for a in arrays]
@@ -81,11 +96,8 @@ def bootstrap_ci(stat, *arrays, n_resamples: int = 1000, seed: int = 0, alpha: f
     for _ in range(n_resamples):
         idx = rng.integers(0, n, n)
         v = stat(*(a[idx] for a in arrays))
-        if v is not None and not np.isnan(v):
-            vals.append(v)
-    if len(vals) < n_resamples / 2:
-        return (float("nan"), float("nan"))
-    return float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
+        vals.append(np.nan if v is None else v)
+    return _interval(vals, n_resamples, alpha)
 
 
 def mean_ci(values, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
@@ -98,85 +110,22 @@ def mean_ci(values, n_resamples: int = 1000, seed: int = 0) -> tuple[float, floa
         return float(v.mean()), float(v.mean()), float(v.mean()), len(v)
     rng = np.random.default_rng(seed)
     means = v[rng.integers(0, len(v), (n_resamples, len(v)))].mean(1)
-    return float(v.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)), len(v)
-
-# %% ../nbs/03_metrics.ipynb #803f4317
-LEVELS = dict(system=system_level, instance=instance_level, pooled=pooled)
-
-
-def _kendall_rows(X, Y) -> np.ndarray:
-    "scipy's tau-b of each row pair from its integer counts (concordant minus discordant, ties): the same numbers."
-    i, j = np.triu_indices(X.shape[1], 1)
-    dx, dy = np.sign(X[:, j] - X[:, i]), np.sign(Y[:, j] - Y[:, i])
-    s, tot = (dx * dy).sum(1).astype(np.int64), len(i)
-    tau = s / np.sqrt(tot - (dx == 0).sum(1)) / np.sqrt(tot - (dy == 0).sum(1))
-    return np.minimum(1.0, np.maximum(-1.0, tau))
-
-
-def _spearman_rows(X, Y) -> np.ndarray:
-    "scipy's Spearman of each row pair: the rows' ranks, then `np.corrcoef` of them as `spearmanr` lays them out."
-    rx, ry = stats.rankdata(X, axis=1), stats.rankdata(Y, axis=1)
-    return np.array([np.corrcoef(np.column_stack((a, b)), rowvar=False)[1, 0] for a, b in zip(rx, ry)])
-
-
-def _corr_rows(X, Y, corr: str) -> np.ndarray:
-    "`correlation` of each row of X with the same row of Y, (R, k) each: the same numbers, in a few array operations."
-    out = np.full(len(X), np.nan)
-    if X.shape[1] < 2:
-        return out
-    ok = ~(np.isnan(X).any(1) | np.isnan(Y).any(1)) & (np.ptp(X, 1) != 0) & (np.ptp(Y, 1) != 0)
-    X, Y = X[ok], Y[ok]
-    if not len(X):
-        return out
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if corr == "pearson":
-            out[ok] = stats.pearsonr(X, Y, axis=1).statistic
-        elif corr == "spearman":
-            out[ok] = _spearman_rows(X, Y)
-        elif X.shape[1] <= 200:  # the pairs in memory: k(k-1)/2 a row
-            out[ok] = _kendall_rows(X, Y)
-        else:
-            out[ok] = [correlation(x, y, corr) for x, y in zip(X, Y)]
-    return out
+    return float(v.mean()), *_interval(means, n_resamples), len(v)
 
 # %% ../nbs/03_metrics.ipynb #ae226952
-def _boot_idx(n: int, n_resamples: int, seed: int, size: int = 100):
-    "`bootstrap_ci`'s draws (the same generator, one `integers` call a resample), `size` resamples at a time."
-    rng = np.random.default_rng(seed)
-    for c in range(0, n_resamples, size):
-        yield np.stack([rng.integers(0, n, n) for _ in range(min(size, n_resamples - c))])
-
-
-def _resampled(H, M, level: str, corr: str, idx) -> np.ndarray:
-    "`LEVELS[level]` of the rows `idx[r]` of H and M for every resample r: the numbers of computing each alone."
-    if level == "instance":
-        rs, means = _row_corrs(H, M, corr), []
-        for row in idx:
-            r = rs[row]; ok = ~np.isnan(r)
-            means.append(float(r[ok].mean()) if ok.any() else float("nan"))
-        return np.array(means, float)
-    if level == "system":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return _corr_rows(np.nanmean(H[idx], 1), np.nanmean(M[idx], 1), corr)
-    if np.isnan(H).any() or np.isnan(M).any():  # pooled: the pairs kept differ in number between resamples
-        return np.array([LEVELS[level](H[row], M[row], corr) for row in idx], float)
-    return _corr_rows(H[idx].reshape(len(idx), -1), M[idx].reshape(len(idx), -1), corr)
+LEVELS = dict(system=system_level, instance=instance_level, pooled=pooled)
 
 
 def corr_ci(H, M, level: str = "system", corr: str = "pearson", n_resamples: int = 1000, seed: int = 0,
             alpha: float = 0.05) -> dict:
-    "A correlation with a bootstrap CI over examples (`bootstrap_ci` of `LEVELS[level]`, vectorized) and skip count."
+    "A correlation with its bootstrap CI over examples and, at instance level, the rows skipped."
     H, M = _hm(H, M)
-    value = LEVELS[level](H, M, corr)
-    lo = hi = float("nan")
-    if len(H) >= 2:
-        vals = np.concatenate([_resampled(H, M, level, corr, idx) for idx in _boot_idx(len(H), n_resamples, seed)])
-        vals = vals[~np.isnan(vals)]
-        if len(vals) >= n_resamples / 2:
-            lo, hi = float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
-    out = dict(level=level, corr=corr, value=value, lo=lo, hi=hi, n=len(H))
+    if level == "instance":
+        stat, data = _mean_usable, [_row_corrs(H, M, corr)]
+    else:
+        stat, data = (lambda h, m: LEVELS[level](h, m, corr)), [H, M]
+    lo, hi = bootstrap_ci(stat, *data, n_resamples=n_resamples, seed=seed, alpha=alpha)
+    out = dict(level=level, corr=corr, value=LEVELS[level](H, M, corr), lo=lo, hi=hi, n=len(H))
     if level == "instance":
         out["skipped"] = instance_level_detail(H, M, corr)[2]
     return out
@@ -261,38 +210,37 @@ def _lcs_lengths(G: np.ndarray, R: np.ndarray, V: int) -> np.ndarray:
     return out
 
 # %% ../nbs/03_metrics.ipynb #5478d217
+def _boot_idx(n: int, n_resamples: int, seed: int = 0, size: int = 100):
+    "`bootstrap_ci`'s draws (the same generator, one `integers` call a resample), `size` resamples at a time."
+    rng = np.random.default_rng(seed)
+    for c in range(0, n_resamples, size):
+        yield np.stack([rng.integers(0, n, n) for _ in range(min(size, n_resamples - c))])
+
+
 @functools.lru_cache(maxsize=4)  # one subject's rates share their rows; `score_records` clears it
 def boot_rows(n: int, n_resamples: int = 1000) -> np.ndarray:
     "The rows `bootstrap_ci` resamples (seed 0): one row of `n` indices per resample."
-    rng, rows = np.random.default_rng(0), np.empty((n_resamples, n), np.int32)
-    for k in range(n_resamples):
-        rows[k] = rng.integers(0, n, n)
-    return rows
+    return np.concatenate(list(_boot_idx(n, n_resamples))).astype(np.int32)
 
 
 def boot_chunks(n: int, n_resamples: int = 1000, size: int = 100):
     "`boot_rows` `size` resamples at a time: kept (at most 8 MB each) up to 2,000 rows, drawn again for more."
     if n > 2000:  # memory flat in the number of prompts
-        yield from _boot_idx(n, n_resamples, 0, size)
-        return
+        return _boot_idx(n, n_resamples, 0, size)
     rows = boot_rows(n, n_resamples)
-    for c in range(0, n_resamples, size):
-        yield rows[c : c + size]
+    return (rows[c : c + size] for c in range(0, n_resamples, size))
 
 
 def ratio_ci(num, den, n_resamples=1000, alpha=0.05):
     "100 x sum(num) / sum(den) and its percentile bootstrap CI: `bootstrap_ci` of that ratio, vectorized."
     num, den = np.asarray(num, float), np.asarray(den, float)
-    v = 100 * num.sum() / den.sum() if den.sum() else float("nan")
     if not den.sum():
-        return v, float("nan"), float("nan")
+        return float("nan"), float("nan"), float("nan")
+    v = float(100 * num.sum() / den.sum())
     if len(num) < 2:
-        return float(v), float("nan"), float("nan")
+        return v, float("nan"), float("nan")
     vals = []
     for rows in boot_chunks(len(num), n_resamples):  # bounded temporaries
         a, b = num[rows].sum(1), den[rows].sum(1)
         vals.append(100 * a[b != 0] / b[b != 0])  # a resample with nothing to divide by is dropped
-    vals = np.concatenate(vals)
-    if len(vals) < n_resamples / 2:
-        return float(v), float("nan"), float("nan")
-    return float(v), float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
+    return v, *_interval(np.concatenate(vals), n_resamples, alpha)

@@ -6,6 +6,8 @@
 from __future__ import annotations
 import json, math
 from .core import read_json
+from .report import reference
+import pandas as pd
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -138,8 +140,6 @@ class Record:
 # %% ../nbs/05a_records.ipynb #713a8cda
 def ref_range(table: str, col: str, keep=None, label: str = "") -> str | None:
     "The paper's value(s) of `col` in reference table `table` (`keep(df)`: the rows that count), as text."
-    import pandas as pd
-    from scibench.report import reference
 
     df = reference(table)
     if keep is not None:

@@ -4,16 +4,14 @@
 
 # %% ../nbs/08_retrieval.ipynb #63961057
 from __future__ import annotations
-import functools, hashlib, math, os, queue, re, sqlite3, threading, time
+import functools, hashlib, os, queue, re, sqlite3, threading, time
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['DEFAULT_EMBEDDER', 'TERM_MEMO_FLOATS', 'BM25_K1', 'BM25_B', 'BM25_EPSILON', 'APIEmbedder', 'embedder',
-           'compute_seconds', 'on_compute_thread', 'embed', 'embedder_key', 'EmbeddingCache', 'embed_cached',
-           'norm_text', 'dedup', 'tokenize', 'Index', 'BM25Sums', 'Corpus', 'chunk']
+__all__ = ['DEFAULT_EMBEDDER', 'APIEmbedder', 'embedder', 'compute_seconds', 'on_compute_thread', 'embed', 'embedder_key',
+           'EmbeddingCache', 'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'Corpus', 'chunk']
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -215,16 +213,12 @@ def dedup(texts, threshold: float = 0.9, emb: np.ndarray | None = None) -> list[
 def tokenize(s: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", s.lower())
 
-
-TERM_MEMO_FLOATS = 4_000_000  # an Index keeps each query term's BM25 scores up to this many floats (32 MB)
-
 # %% ../nbs/08_retrieval.ipynb #d56d317b
 class Index:
-    "Search documents by BM25, embeddings, or both (reciprocal-rank fusion); `bm25`, `postings`: computed already."
+    "Search documents by BM25 (rank_bm25's `BM25Okapi`), embeddings, or both (reciprocal-rank fusion)."
 
-    def __init__(self, docs: list[str], bm25=None, postings: tuple | None = None):
-        self.docs, self._bm25, self._emb, self._inv = list(docs), bm25, None, postings
-        self._terms: dict = {}  # query term → its BM25 score of every document (the same floats, computed once)
+    def __init__(self, docs: list[str]):
+        self.docs, self._bm25, self._emb = list(docs), None, None
 
     @property
     def bm25(self):
@@ -240,34 +234,9 @@ class Index:
             self._emb = embed(self.docs)
         return self._emb
 
-    def _bm25_scores(self, query: str) -> np.ndarray:
-        "rank_bm25's `get_scores` bit for bit, each query term's frequencies read from an inverted index."
-        bm = self.bm25
-        if self._inv is None:
-            inv: dict = {}
-            for row, d in enumerate(bm.doc_freqs):
-                for w, c in d.items():
-                    r, k = inv.setdefault(w, ([], []))
-                    r.append(row)
-                    k.append(c)
-            self._inv = ({w: (np.array(r), np.array(k)) for w, (r, k) in inv.items()}, np.array(bm.doc_len))
-        inv, doc_len = self._inv
-        score, norm = np.zeros(bm.corpus_size), bm.k1 * (1 - bm.b + bm.b * doc_len / bm.avgdl)
-        for q in tokenize(query):
-            term = self._terms.get(q)
-            if term is None:
-                q_freq = np.zeros(bm.corpus_size, dtype=int)
-                if q in inv:
-                    q_freq[inv[q][0]] = inv[q][1]
-                term = (bm.idf.get(q) or 0) * (q_freq * (bm.k1 + 1) / (q_freq + norm))
-                if (len(self._terms) + 1) * bm.corpus_size <= TERM_MEMO_FLOATS:
-                    self._terms[q] = term
-            score += term
-        return score
-
     def scores(self, query: str, method: str = "bm25") -> np.ndarray:
         if method == "bm25":
-            return self._bm25_scores(query)
+            return np.asarray(self.bm25.get_scores(tokenize(query)), float)
         if method == "embedding":
             return self.emb @ embed([query])[0]
         if method == "hybrid":
@@ -287,92 +256,15 @@ class Index:
         idx = np.argsort(-s, kind="stable")[:k]
         return [(int(i), float(s[i])) for i in idx]
 
-# %% ../nbs/08_retrieval.ipynb #c0a1b2c4
-BM25_K1, BM25_B, BM25_EPSILON = 1.5, 0.75, 0.25  # rank_bm25's BM25Okapi defaults (checked against it below)
-
-
-@dataclass
-class BM25Sums:
-    "What `Index`'s BM25 scoring reads of rank_bm25's `BM25Okapi`, for an index made by `Corpus.index`."
-
-    corpus_size: int
-    avgdl: float
-    idf: dict
-    average_idf: float
-    k1: float = BM25_K1
-    b: float = BM25_B
-    epsilon: float = BM25_EPSILON
-
-
-class _Postings:
-    "A subset's inverted index, read on demand: word → (its rows in the subset, counts)."
-
-    def __init__(self, c: "Corpus", keep: np.ndarray, place: np.ndarray):
-        self.c, self.keep, self.place = c, keep, place
-
-    def __contains__(self, w) -> bool:
-        return w in self.c.word_id
-
-    def __getitem__(self, w):
-        k = self.c.word_id[w]
-        span = slice(self.c.starts[k], self.c.starts[k + 1])
-        r, n = self.c.p_row[span], self.c.p_cnt[span]
-        m = self.keep[r]
-        return self.place[r[m]], n[m]
-
 # %% ../nbs/08_retrieval.ipynb #0291a8fd
 class Corpus:
-    "`docs` tokenized once (as `Index`): their postings by word, rows ascending, with each word's place in its counts."
+    "Documents searched by subsets: `index(rows)` is the `Index` of `[docs[r] for r in rows]`."
 
     def __init__(self, docs):
         self.docs = list(docs)
-        self.word_id: dict = {}
-        wid, row, cnt, pos, lens = [], [], [], [], []
-        for r, d in enumerate(self.docs):
-            toks = tokenize(d) or ["_"]
-            lens.append(len(toks))
-            f: dict = {}
-            for w in toks:
-                f[w] = f.get(w, 0) + 1
-            for j, (w, n) in enumerate(f.items()):
-                wid.append(self.word_id.setdefault(w, len(self.word_id)))
-                row.append(r), cnt.append(n), pos.append(j)
-        self.words = list(self.word_id)
-        o = np.argsort(np.array(wid, np.int64), kind="stable")  # by word; rows stay ascending within a word
-        self.p_w = np.array(wid, np.int32)[o]
-        self.p_row, self.p_cnt = np.array(row, np.int64)[o], np.array(cnt, np.int64)[o]
-        self.p_pos = np.array(pos, np.int64)[o]
-        self.starts = np.searchsorted(self.p_w, np.arange(len(self.words) + 1))
-        self.doc_len = np.array(lens, np.int64)
 
     def index(self, rows) -> Index:
-        "The `Index` of `[docs[r] for r in rows]` (`rows` ascending, distinct), its BM25 sums from the postings."
-        rows = np.asarray(rows, np.int64)
-        if len(rows) == 0:
-            return Index([])
-        if np.any(np.diff(rows) <= 0):
-            raise ValueError("Corpus.index: rows must be ascending and distinct")
-        keep = np.zeros(len(self.docs), bool)
-        keep[rows] = True
-        m = keep[self.p_row]
-        df = np.add.reduceat(m.astype(np.int64), self.starts[:-1]) if len(self.p_w) else np.zeros(0, np.int64)
-        kept = np.flatnonzero(m)
-        first = kept[np.r_[True, self.p_w[kept][1:] != self.p_w[kept][:-1]]] if len(kept) else kept
-        # rank_bm25 meets a word first in its first document of the subset, at its place in that document's counts
-        first = first[np.lexsort((self.p_pos[first], self.p_row[first]))]
-        words, freqs = self.p_w[first].tolist(), df[self.p_w[first]].tolist()
-        N = len(rows)
-        logs = {f: math.log(N - f + 0.5) - math.log(f + 0.5) for f in set(freqs)}
-        idf_l = [logs[f] for f in freqs]
-        total = 0
-        for x in idf_l:  # rank_bm25's running sum, in its order (float addition is not associative)
-            total += x
-        average = total / len(idf_l)
-        eps = BM25_EPSILON * average
-        idf = {self.words[w]: (eps if x < 0 else x) for w, x in zip(words, idf_l)}
-        sums = BM25Sums(N, int(self.doc_len[rows].sum()) / N, idf, average)
-        postings = (_Postings(self, keep, np.cumsum(keep) - 1), self.doc_len[rows])
-        return Index([self.docs[r] for r in rows.tolist()], bm25=sums, postings=postings)
+        return Index([self.docs[r] for r in rows])
 
 # %% ../nbs/08_retrieval.ipynb #09d26cc6
 def chunk(text: str, size: int = 1500, overlap: int = 200) -> list[str]:

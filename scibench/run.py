@@ -7,23 +7,27 @@ from __future__ import annotations
 import contextlib, dataclasses, io, json, math, os, platform, sys, tempfile, time, traceback
 from collections import Counter
 from pathlib import Path
-from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit
+import pandas as pd
+from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit, tables_dir
+from .core import figures_dir
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .llm import check_params, parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, make_config, token_roles
-from .report import Estimate
+from .report import Estimate, fmt, save_table
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
+from .tables import write_all
+from .view import retries_text, write_index, write_report
 
 # %% auto #0
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'PRESETS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI',
            'EPOCH_CI_MIN', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
            'apply_caps', 'caps_text', 'preset_params', 'preset_text', 'seeded', 'unparsable_hint', 'ParseWatch',
-           'RunContext', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
-           'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError', 'preflight',
-           'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute', 'by_slots',
-           'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epochs_usage',
+           'RunContext', 'epochs_usage', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run',
+           'derive_plan', 'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError',
+           'preflight', 'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute',
+           'by_slots', 'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs',
            'epoch_text', 'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook',
            'default_runs', 'make_tables', 'remove_stale']
 
@@ -195,15 +199,10 @@ class ParseWatch:
             self.reason = unparsable_hint(role.split(":")[0], spec, k, n)
             _echo(f"scibench: stopping early: {self.reason}")
 
-    @staticmethod
-    def not_sent() -> dict:
-        why = "not sent: the run stopped early (unparsable answers)"
-        return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=0.0)
-
     def wrap(self, llm: LLM, role: str) -> LLM:
         "`llm` with its answers counted under `role` (`LLM.on_answer`); once stopped, no request is sent (see above)."
         llm.on_answer.append(lambda req, res: self.note(role, llm.spec, req, res))
-        llm.stop_checks.append(lambda: self.not_sent()["error"] if self.reason else None)
+        llm.stop_checks.append(lambda: "not sent: the run stopped early (unparsable answers)" if self.reason else None)
         return llm
 
 # %% ../nbs/06_run.ipynb #50fd2431
@@ -255,11 +254,17 @@ class RunContext:
 
     def usage(self) -> dict:
         "Usage per role and in total (fresh calls, cached answers, failures, tokens, cost)."
-        tot = Usage()
-        per = {k: vars(l.usage) for k, l in self._llms.items()}
-        for l in self._llms.values():
+        return epochs_usage([self])
+
+# %% ../nbs/06_run.ipynb #ffd5a36b
+def epochs_usage(ctxs: list) -> dict:
+    "Usage per role and in total, summed over the epochs' contexts `ctxs`."
+    tot, per = Usage(), {}
+    for c in ctxs:
+        for k, l in c._llms.items():
+            per.setdefault(k, Usage()).merge(l.usage)
             tot.merge(l.usage)
-        return dict(total=vars(tot), **per)
+    return dict(total=vars(tot), **{k: vars(u) for k, u in per.items()})
 
 # %% ../nbs/06_run.ipynb #2a942018
 STATUSES = ("complete", "partial", "failed", "interrupted")
@@ -464,26 +469,11 @@ def _exists(path) -> str:
 def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
     "Write `derive_requests` (of `ctx`, the plan's `stub_run`, when given) to `path` (see above) → requests per role."
     _has_requests(b)
-    path = Path(path)
-    if path.exists():
+    if Path(path).exists():
         raise ConfigError(_exists(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    counts: Counter = Counter()
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for line in derive_requests(b, cfg, specs, ctx):
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-                counts[line["role"]] += 1
-        try:
-            os.link(tmp, path)  # atomic, and never over a file that appeared meanwhile
-        except FileExistsError:
-            raise ConfigError(_exists(path)) from None
-        except OSError:
-            os.replace(tmp, path)  # a file system without hard links
-    finally:
-        tmp.unlink(missing_ok=True)
-    return dict(counts)
+    lines = derive_requests(b, cfg, specs, ctx)
+    write_text(path, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    return dict(Counter(x["role"] for x in lines))
 
 # %% ../nbs/06_run.ipynb #4c7ef7f1
 @dataclasses.dataclass
@@ -506,6 +496,10 @@ def _echo(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def _check_options(b: Benchmark, o: RunOptions) -> None:
     "Run options `o` in their bounds (`--epochs`: `EPOCHS_BOUNDS`) and `--requests` usable, before anything runs."
     if o.requests and not o.dry_run:
@@ -514,22 +508,11 @@ def _check_options(b: Benchmark, o: RunOptions) -> None:
         raise ConfigError(_exists(o.requests))
     if o.requests:
         _has_requests(b)
-    share = o.max_failure_share
-    ok = isinstance(share, (int, float)) and not isinstance(share, bool)
-    if not ok or not math.isfinite(share) or not 0 <= share <= 1:
-        raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {share!r}")
+    if not (_num(o.max_failure_share) and 0 <= o.max_failure_share <= 1):
+        raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {o.max_failure_share!r}")
     lo, hi = EPOCHS_BOUNDS
     if not isinstance(o.epochs, int) or isinstance(o.epochs, bool) or not lo <= o.epochs <= hi:
         raise ConfigError(f"--epochs must be a whole number from {lo} to {hi}, got {o.epochs!r}")
-
-
-def _check_keys(specs: dict) -> None:
-    for s in specs.values():
-        if not s.embedded:
-            try:
-                s.api_key()
-            except RuntimeError as e:
-                raise PreflightError(str(e)) from None
 
 
 def _of_interrupt(e: BaseException | None) -> bool:
@@ -599,8 +582,9 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     given = given if isinstance(given, dict) else dict.fromkeys(given or ())
     cfg, specs, caps, preset = _configure(b, cfg, given, endpoints, o)
     data_check(b, cfg)
+    served = {} if o.dry_run else served_notes(specs, preflight(specs), role_models(b, cfg))  # exit 3: before the plan
     _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
-    for line in describe_roles(specs, role_models(b, cfg)):
+    for line in describe_roles(specs, role_models(b, cfg)) + [f"warning: {x['note']}" for x in served.values()]:
         _echo(line)
     if preset:
         _echo(f"  preset         {preset_text(preset)}")
@@ -611,14 +595,13 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     if not o.dry_run and (est := estimate_text(rows)):
         _echo(f"  estimate       {est}")
     extra = ({"caps": caps} if caps else {}) | ({"epochs": dict(k=o.epochs)} if o.epochs > 1 else {})
-    extra |= {"preset": preset} if preset else {}
+    extra |= ({"preset": preset} if preset else {}) | ({"served": served} if served else {})
     if o.dry_run:
         models = {n: s.public() for n, s in specs.items()}
         meta = dict(bench=b.name, status="dry-run", config=config_dict(cfg), plan=rows, models=models, **extra)
         if o.requests:
             meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests, stub))
         return meta
-    _check_keys(specs)
     t0 = time.time()
     with serving(*([n for n, s in specs.items() if s.embedded] if o.serve else [])):
         auto = {n for n, s in specs.items() if not s.embedded and n not in _registry()
@@ -626,7 +609,6 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
         meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0, auto)
     if o.notebook and meta["status"] != "interrupted":
         render_notebook(meta["dir"])
-    from scibench.view import write_report
     write_report(meta["dir"], warn=True)  # report.html: every example, readable in a browser (a failure only warns)
     return meta
 
@@ -683,22 +665,18 @@ def by_slots(specs: dict, names) -> dict:
 
 # %% ../nbs/06_run.ipynb #a0049868
 def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
-    "With the servers up: preflight, then the run in its own folder, moved into place at the end → meta (with `dir`); "
+    "With the servers up: the run in its own folder, moved into place at the end → meta (with `dir`); "
     "`auto`: the models whose concurrency their server's slots set (`by_slots`)."
     for n, s in specs.items():
         if s.embedded and not port_open(s):
             raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
-    served = served_notes(specs, preflight(specs), role_models(b, cfg))
-    for x in served.values():
-        _echo(f"warning: {x['note']}")
     specs = resolve_structured(by_slots(specs, auto))  # "auto" modes asked of their servers (a line each): in meta.json
     cd = config_dict(cfg)
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
     (tmp, owner), final = _start_tmp(parent, run_id), parent / run_id
     try:
         meta = dict(bench=b.name, run_id=run_id, status="running", config=cd, paper=vars(b.paper), plan=plan["plan"],
-                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg),
-                    **({"served": served} if served else {}))
+                    models={n: s.public() for n, s in specs.items()}, roles=role_models(b, cfg))
         meta.update({k: v for k, v in plan.items() if k != "plan"})
         meta.update(started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), git_commit=git_commit(),
                     python=platform.python_version(), host=platform.machine())
@@ -786,10 +764,6 @@ def plan_epochs(rows: list[dict], k: int) -> list[dict]:
     return out
 
 
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def epoch_estimate(name: str, ests: list) -> Estimate:
     "Headline number `name` of several epochs from its `Estimate` in each (None: none): the mean and its t-interval."
     from scipy import stats
@@ -846,21 +820,8 @@ def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tupl
     return (rs[0] if o.epochs == 1 else combine_epochs(rs, o.epochs)), ctxs
 
 
-def epochs_usage(ctxs: list) -> dict:
-    "`RunContext.usage` summed over the epochs' contexts `ctxs` (one: its own)."
-    if len(ctxs) == 1:
-        return ctxs[0].usage()
-    tot, per = Usage(), {}
-    for c in ctxs:
-        for k, l in c._llms.items():
-            per.setdefault(k, Usage()).merge(l.usage)
-            tot.merge(l.usage)
-    return dict(total=vars(tot), **{k: vars(u) for k, u in per.items()})
-
-
 def epoch_text(h: dict, ep: dict) -> str:
     "Headline number `h` of a run of several epochs (`ep`: meta.json's `epochs`), as the summary prints it."
-    from scibench.report import fmt
     per = [next((x.get("value") for x in p.get("headline") or [] if x.get("name") == h.get("name")), None)
            for p in ep.get("per_epoch") or []]
     ci = f" [{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]" if _num(h.get("lo")) else ""
@@ -940,7 +901,6 @@ def _usage_line(u: dict, seconds: float) -> str:
 
 def summary_text(meta: dict) -> str:
     "One screen: status, headline numbers with CIs, failures by reason, usage, time, where the results are."
-    from scibench.view import retries_text
     u, cfg, d = meta.get("usage", {}).get("total", {}), meta["config"], meta.get("dir")
     lines = [f"── {meta['bench']} · {cfg['split']} · {cfg['model']} · run {meta['run_id']} ──",
              f"status    {meta['status']} ({meta.get('status_reason', '')})", f"items     {meta.get('n', 0)}"]
@@ -1044,7 +1004,6 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
     saved = list(TABLE_STATUSES)
     TABLE_STATUSES[:] = list(include or ["complete"])  # what `complete_runs` gives the tables, for this call only
     try:
-        from scibench.view import write_index
         return _make_tables(run_missing) + write_index()  # every run's report.html, then results/index.html
     finally:
         TABLE_STATUSES[:] = saved
@@ -1063,9 +1022,6 @@ def _run_missing() -> None:
 
 
 def _make_tables(run_missing: bool) -> list[Path]:
-    import pandas as pd
-    from scibench.report import save_table
-    from scibench.tables import write_all
     if run_missing:
         _run_missing()
     written, seen, rows = [], set(), []
@@ -1088,7 +1044,6 @@ def _make_tables(run_missing: bool) -> list[Path]:
 
 def remove_stale(written) -> list[Path]:
     "Delete tables and figures this `make tables` did not write (see above)."
-    from scibench.core import tables_dir, figures_dir
     stems = {(Path(p).parent.resolve(), Path(p).stem) for p in written}
     gone = []
     for d, exts in ((tables_dir(), ("md", "csv", "tex")), (figures_dir(), ("png",))):

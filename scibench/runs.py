@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl, hashlib, itertools, json, os, platform, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
+import pandas as pd
 from .core import DataError, check_fields, project_root, results_dir, read_json, iter_jsonl, write_text
 from .bench import ConfigError, benchmarks, check_name, get_benchmark, config_dict
 
@@ -325,8 +326,6 @@ class RunRow:
 # %% ../nbs/06a_runs.ipynb #61934bb0
 def overview(d) -> dict:
     "What the run notebook shows: DataFrames of config, headline, failures, usage and the first records."
-    import pandas as pd
-
     d, m = Path(d), run_meta(d)
     recs = list(itertools.islice(iter_jsonl(d / "records.jsonl"), 20)) if (d / "records.jsonl").exists() else []
     if bad := next((i for i, r in enumerate(recs, 1) if not isinstance(r, dict)), None):
@@ -355,8 +354,6 @@ def _run_row(d) -> dict:
 
 def list_runs(bench: str | None = None):
     "Every run as a DataFrame (see above)."
-    import pandas as pd
-
     rows = [_run_row(d) for d in run_dirs(bench)]
     for t in sorted(results_dir().glob(f"{bench or '*'}/*/*/.tmp-*")):
         owner = tmp_owner(t)

@@ -5,12 +5,19 @@
 # %% ../nbs/09_view.ipynb #30ebd9a7
 from __future__ import annotations
 import base64, hashlib, importlib.resources, io, json, math, os, re, sys
+from dataclasses import replace
 from pathlib import Path
+import pandas as pd
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup, escape
-from .core import results_dir, figures_dir, tables_dir, read_json, _atomic_write_text, write_with
-from .bench import ConfigError, check_name, get_benchmark
+from tabulate import tabulate
+from .core import DataError, results_dir, figures_dir, tables_dir, read_json, iter_jsonl, _atomic_write_text
+from .core import write_with
+from .bench import ConfigError, benchmarks, check_name, get_benchmark
 from .records import Ctx, Raw, Record, json_block, show, text
+from .report import MIN_CI_N, dash, fmt_ci
+from .runs import caption, complete_runs, read_latest, read_meta, run_dirs, run_meta, select_runs, settings
+from .tables import Table, build
 
 # %% auto #0
 __all__ = ['record_of', 'example_scores', 'example_group', 'load_run', 'resolve_run', 'example_view', 'paper_number',
@@ -25,28 +32,21 @@ def record_of(bench: str) -> Record:
     except ConfigError: rec = None
     return rec or Record()
 
-def _scores_of(R: Record, rec: dict) -> dict:
+def example_scores(R: Record, rec: dict) -> dict:
+    "Per-example numbers of a record ({metric: value or None}), as its benchmark's `Record.scores` gives them."
     try: return dict(R.scores(rec))
     except Exception: return {}
 
-def _group_of(R: Record, rec: dict) -> str | None:
+def example_group(R: Record, rec: dict) -> str | None:
+    "The subject / setting / field an example belongs to (for filters and per-group comparison), or None."
     try:
         g = R.group(rec) if R.group else None
         return None if g is None else str(g)
     except Exception: return None
 
-def example_scores(bench: str, rec: dict) -> dict:
-    "Per-example numbers of a record ({metric: value or None}), as its benchmark's `Record.scores` gives them."
-    return _scores_of(record_of(bench), rec)
-
-def example_group(bench: str, rec: dict) -> str | None:
-    "The subject / setting / field an example belongs to (for filters and per-group comparison), or None."
-    return _group_of(record_of(bench), rec)
-
 # %% ../nbs/09_view.ipynb #1d364b35
 def _records(d):
     "A run folder's records, one at a time; a line that is not a JSON object raises `DataError` naming the line."
-    from scibench.core import DataError, iter_jsonl
     p = Path(d) / "records.jsonl"
     if not p.exists(): return
     for i, r in iter_jsonl(p, numbered=True):
@@ -56,8 +56,6 @@ def _records(d):
 
 def load_run(d, records: bool = True) -> dict:
     "A run folder's meta, records (`records=False`: none read) and scores (missing file → empty); see above."
-    from scibench.core import DataError
-    from scibench.runs import read_meta
     d = Path(d)
     meta = read_meta(d, required=())
     recs = list(_records(d)) if records else []
@@ -78,7 +76,6 @@ def _label_dir(parts) -> Path | None:
 
 def resolve_run(spec) -> Path:
     "A run folder from a path or a label `bench/split/model[/id]` (a model folder: its tables' run, else `latest`)."
-    from scibench.runs import read_latest, complete_runs
     cands = [Path(spec)]
     parts = [p for p in str(spec).strip("/").split("/") if p]
     if parts and parts[0] == "results": parts = parts[1:]
@@ -103,8 +100,8 @@ def _view_of(R: Record, rec: dict, ctx) -> dict:
     if rest: secs.append(json_block("Other fields", rest))
     if rec.get("failure"): secs.insert(0, text("Failure", rec["failure"]))
     prev = re.sub(r"\s+", " ", show(first)).strip()
-    sc = {k: (None if v is None else round(v, 4)) for k, v in _scores_of(R, rec).items()}
-    return {"i": show(rec.get("id")), "f": show(rec.get("failure")), "s": sc, "g": _group_of(R, rec) or "",
+    sc = {k: (None if v is None else round(v, 4)) for k, v in example_scores(R, rec).items()}
+    return {"i": show(rec.get("id")), "f": show(rec.get("failure")), "s": sc, "g": example_group(R, rec) or "",
             "p": prev[:160], "x": [s for s in secs if _nonempty(s)]}
 
 def example_view(bench: str, rec: dict, ctx) -> dict:
@@ -202,7 +199,6 @@ def _protocol(p, name=None) -> dict | None:
 # %% ../nbs/09_view.ipynb #18290e77
 def _headline_rows(bench: str, hl: list, epochs: bool = False) -> list:
     "Headline numbers `hl` as rows: metric, value [95% CI], n, failures, the paper's number(s)."
-    from scibench.report import fmt_ci, dash
     return [[x.get("name"), fmt_ci(x.get("value"), x.get("lo"), x.get("hi"), 2, None if epochs else x.get("n"))
              if isinstance(x.get("value"), (int, float)) else dash(x.get("n"), x.get("failures")),
              x.get("n"), x.get("failures"), paper_number(bench, str(x.get("name")))] for x in hl]
@@ -274,8 +270,8 @@ def _first_pass(d, R: Record) -> tuple[int, int, dict, set]:
     for r in _records(d):
         n_rec += 1
         n_failed += bool(r.get("failure"))
-        metrics.update(dict.fromkeys(_scores_of(R, r)))
-        g = _group_of(R, r)
+        metrics.update(dict.fromkeys(example_scores(R, r)))
+        g = example_group(R, r)
         if g: groups.add(g)
     return n_rec, n_failed, metrics, groups
 
@@ -332,7 +328,6 @@ def model_page_name(model: str) -> str:
 
 def headline_specs(bench: str) -> list:
     "The table specs a model page shows for `bench` (a run's rows beside the paper's); see above."
-    from scibench.tables import Table
     R = record_of(bench)
     if R.headline_tables is not None: return [t for t in R.headline_tables if isinstance(t, Table)]
     try: specs = get_benchmark(bench).tables
@@ -351,7 +346,6 @@ def _report_href(d, here) -> str:
 
 def _used_runs() -> set:
     "The runs the tables use (resolved paths)."
-    from scibench.runs import run_dirs, select_runs
     used = set()
     for b in sorted({d.parent.parent.parent.name for d in run_dirs()}):
         used |= {Path(x).resolve() for x in select_runs(b)[0]}
@@ -359,7 +353,6 @@ def _used_runs() -> set:
 
 def _models() -> dict:
     "{model folder: its run folders, oldest first} for every finished run."
-    from scibench.runs import run_dirs
     out: dict = {}
     for d in run_dirs(): out.setdefault(d.parent.name, []).append(d)
     return dict(sorted(out.items()))
@@ -379,15 +372,11 @@ def _run_fields(d, m: dict, used: set, here) -> dict:
 
 def _run_row(d, m: dict, used: set, here) -> dict:
     "A run's row on a model page: with its settings and its failures by reason."
-    from scibench.runs import settings
     reasons = "; ".join(f"{c} × {r}" for r, c in (m.get("failures_by_reason") or {}).items())
     return dict(_run_fields(d, m, used, here), settings=settings(d) if m else "", reasons=reasons)
 
 def _spec_table(t, d) -> dict:
     "Table spec `t` with run `d`'s rows (None: the paper's only) beside the paper's: name, caption, cells; or an error."
-    from dataclasses import replace
-    from scibench.runs import caption
-    from scibench.tables import build
     runs = [d] if d is not None else []
     try:
         df = build(replace(t, extra=None), runs)
@@ -421,7 +410,6 @@ def _about(bench: str) -> dict:
 
 def _bench_part(bench: str, ds: list, used: set, here) -> dict:
     "A benchmark's part of a model page: every run of the model, newest first, then each split's shown run."
-    from scibench.runs import run_meta
     metas = {d: run_meta(d) for d in ds}  # {} when unreadable: listed so
     newest = sorted(ds, key=lambda d: (d.parent.parent.name, d.name), reverse=True)
     shown = []
@@ -435,8 +423,6 @@ def _bench_part(bench: str, ds: list, used: set, here) -> dict:
 # %% ../nbs/09_view.ipynb #0612973e
 def model_html(model: str, runs: list, used: set | None = None) -> str:
     "The page of the model whose run folders are `runs` (`used`: the runs the tables use; default: asked); see above."
-    from scibench.bench import benchmarks
-    from scibench.runs import run_meta
     used = _used_runs() if used is None else used
     here = results_dir() / "models"
     by: dict = {}
@@ -468,10 +454,8 @@ def _run_link(d) -> str:
 
 def _index_run(d, used: set, base) -> dict:
     "A run's row on the results page (its meta {} when it cannot be read: the run is listed as unreadable)."
-    from scibench.runs import run_meta
     m = run_meta(d)
     u = (m.get("usage") or {}).get("total", {})
-    from scibench.report import dash
     num = lambda x: isinstance(x.get("value"), (int, float))
     val = lambda x: show(round(x["value"], 3)) if num(x) else dash(x.get("n"), x.get("failures"))
     hl = "; ".join(f"{x.get('name')} {val(x)}" for x in (m.get("headline") or [])[:3] if isinstance(x, dict))
@@ -484,7 +468,6 @@ def _index_run(d, used: set, base) -> dict:
 
 def _index_table(t: Path, base) -> dict:
     "A table for the results page: caption, links to its files, then its CSV's cells (its Markdown without one)."
-    import pandas as pd
     txt = t.read_text()
     first = txt.splitlines()[0] if txt else ""
     links = [(x[1:], _rel(t.with_suffix(x), base)) for x in (".md", ".csv", ".tex") if t.with_suffix(x).exists()]
@@ -498,7 +481,6 @@ def _index_table(t: Path, base) -> dict:
 # %% ../nbs/09_view.ipynb #8082ae29
 def index_html() -> str:
     "`results/index.html`: every model's page, every run (status, numbers, link to its report), table and figure."
-    from scibench.runs import run_dirs
     base, used = results_dir(), _used_runs()
     benches = lambda ds: ", ".join(sorted({d.parent.parent.parent.name for d in ds}))
     models = [dict(name=m, page=model_page_name(m), benches=benches(ds), runs=len(ds)) for m, ds in _models().items()]
@@ -512,7 +494,6 @@ def index_html() -> str:
 
 def write_index(reports: bool = True) -> list[Path]:
     "(Re)write every run's `report.html` (with `reports`), every model's page, then `results/index.html` → the paths."
-    from scibench.runs import run_dirs
     if reports:
         for d in run_dirs(): write_report(d, warn=True)
     pages = write_model_pages()
@@ -524,7 +505,6 @@ def write_index(reports: bool = True) -> list[Path]:
 def _stats(pairs, n_resamples=1000) -> dict:
     "Paired (a, b) scores: n, the means, b − a with its CI (none below `MIN_CI_N`), wins, ties, losses."
     from scibench.metrics import mean_ci
-    from scibench.report import MIN_CI_N  # below it a bootstrap CI looks more certain than it is: none is shown
     a, b, d = [x for x, _ in pairs], [y for _, y in pairs], [y - x for x, y in pairs]
     md, lo, hi, n = mean_ci(d, n_resamples) if d else (None, None, None, 0)
     mean = lambda v: sum(v) / len(v) if v else None
@@ -560,14 +540,14 @@ def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
     if (A["bench"], A["split"]) != (B["bench"], B["split"]):
         where = f"{A['bench']}/{A['split']} vs {B['bench']}/{B['split']}"
         raise ConfigError(f"cannot compare runs of different benchmarks or splits: {where}")
-    bench = A["bench"]
+    bench, R = A["bench"], record_of(A["bench"])
     ra = {str(r.get("id")): r for r in A["records"]}
     rb = {str(r.get("id")): r for r in B["records"]}
     shared = [i for i in ra if i in rb]
-    sa = {i: example_scores(bench, ra[i]) for i in shared}
-    sb = {i: example_scores(bench, rb[i]) for i in shared}
+    sa = {i: example_scores(R, ra[i]) for i in shared}
+    sb = {i: example_scores(R, rb[i]) for i in shared}
     metrics = list(dict.fromkeys(k for i in shared for k in [*sa[i], *sb[i]]))
-    grp = {i: example_group(bench, ra[i]) or example_group(bench, rb[i]) for i in shared}
+    grp = {i: example_group(R, ra[i]) or example_group(R, rb[i]) for i in shared}
 
     def rows(ids):
         out = []
@@ -602,10 +582,7 @@ def _cmp_rows(rs):
     return [[r["metric"], r["n"], _f(r["mean_a"]), _f(r["mean_b"]), _ci(r), *(r[k] for k in counts)] for r in rs]
 
 def _plain_table(cols, rows) -> str:
-    rows = [[str(x) for x in r] for r in rows]
-    w = [max([len(c), *[len(r[k]) for r in rows]]) for k, c in enumerate(cols)]
-    line = lambda r: "  ".join(x.ljust(w[k]) if k == 0 else x.rjust(w[k]) for k, x in enumerate(r))
-    return "\n".join([line(cols), line(["─" * x for x in w]), *map(line, rows)])
+    return tabulate(rows, cols, disable_numparse=True, colalign=["left"] + ["right"] * (len(cols) - 1))
 
 # %% ../nbs/09_view.ipynb #bafdfff4
 def compare_text(c: dict) -> str:
