@@ -12,8 +12,8 @@ from ...bench import param
 from ...runs import rel
 
 # %% auto #0
-__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TITLE_MEMO', 'KAGGLE_URL', 'valid_id', 'normalize_id',
-           'id_candidates', 'norm_title', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index',
+__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TITLE_MEMO', 'open_index', 'KAGGLE_URL', 'valid_id',
+           'normalize_id', 'id_candidates', 'norm_title', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex',
            'snapshot_path', 'default_index_path', 'index_for', 'download_snapshot', 'IndexArgs', 'index_command',
            'LookupArgs', 'lookup_command']
 
@@ -89,7 +89,6 @@ INDEX_VERSION = 2  # 2: the abstract as written, `title_raw`
 _TEX, _WORD = re.compile(r"\\[a-zA-Z]+\s*|[${}\\^_]"), re.compile(r"[a-z0-9]+")
 _CANON_ID = re.compile(r"\d{4}\.\d{4,5}|[a-z][a-z\-]*/\d{7}")  # the snapshot's own form: skip `normalize_id`'s URLs
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # = json.dumps(x, ensure_ascii=False), built once
-_BLANK = b" \t\n\r\x0b\x0c"  # what `bytes.strip()` removes
 
 def norm_title(s: str | None) -> str:
     "Title for exact matching: lowercase, TeX markup and punctuation removed, spaces collapsed."
@@ -141,40 +140,27 @@ def _snapshot_blocks(f, path, size: int = 1 << 20):
     line = 1
     try:
         while lines := f.readlines(size):
-            yield b"".join(lines), line
+            yield lines, line
             line += len(lines)
     except (EOFError, OSError, zlib.error) as e:
         raise DataError(path, None, None,
                         f"corrupt or truncated file ({type(e).__name__}: {e}): download it again") from None
 
-def _block_line(texts, raw: bytes, k: int, lineno: int, path, more: bool):
-    "Line `k` of a block parsed; a JSON error is reported as for the line with its newline when it has one."
-    if texts is None: s = decode_line(raw, path, lineno)
-    else: s = texts[k][1:] if lineno == 1 and texts[k].startswith("\ufeff") else texts[k]
-    try: return _parse_line(s, path, lineno)
-    except DataError as e:
-        if e.field == "<json>" and more: _parse_line(s + "\n", path, lineno)
-        raise
-
 def _parse_block(item, path: str, stop: bool):
     """Rows `(id, title, norm_title, record JSON)` of one block, its errors `(line, field, message, col)` (up to the
     first when `stop`), its line count and latest `update_date`. Runs in the build's worker processes."""
-    block, first = item
-    raws = block.split(b"\n")
-    if not raws[-1]: raws.pop()  # the block ends with a newline
+    lines, first = item
     rows, errors, date = [], [], None
-    try: texts = block.decode("utf-8").split("\n")  # one decode per block; a bad byte: line by line
-    except UnicodeDecodeError: texts = None
-    for k, raw in enumerate(raws):
-        if not raw.strip(_BLANK): continue
-        try: pid, rec = _block_line(texts, raw, k, first + k, path, block.endswith(b"\n") or k < len(raws) - 1)
+    for lineno, raw in enumerate(lines, first):
+        if not raw.strip(): continue
+        try: pid, rec = _parse_line(decode_line(raw, path, lineno), path, lineno)
         except DataError as e:
-            errors.append((first + k, e.field, e.msg, e.col))
+            errors.append((lineno, e.field, e.msg, e.col))
             if stop: break
             continue
         rows.append((pid, rec["title"], norm_title(rec["title"]), _ENCODE(rec)))
         if isinstance(u := rec["update_date"], str) and (date is None or u > date): date = u
-    return rows, errors, len(raws), date
+    return rows, errors, len(lines), date
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #b740f05d
 def _in_order(fn, items, workers: int):
@@ -321,9 +307,7 @@ class ArxivIndex:
         return tuple(r for s, r in sorted(scored, key=lambda x: -x[0]) if s >= min_ratio)
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #2a45a003
-def open_index(index_path) -> ArxivIndex:
-    "Open an index built by `build_index`."
-    return ArxivIndex(index_path)
+open_index = ArxivIndex  # an index built by `build_index`, opened (a context manager)
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #c7e3360f
 def snapshot_path(split: str = "sample") -> Path:

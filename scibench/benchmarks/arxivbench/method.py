@@ -38,12 +38,12 @@ __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS'
            'LABELS', 'RATES', 'ACCURACY_CAPTION', 'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS',
            'RECORD', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'prompts_path', 'load_prompts', 'subject_of_name',
            'subject_slug', 'released_rows', 'download_prompts', 'data_files', 'index_info', 'generator_prompt',
-           'parse_generated', 'Generation', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs',
-           'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy',
-           'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
-           'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig',
-           'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels',
-           'agreement', 'validate_judge', 'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate',
+           'parse_generated', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs', 'is_repetition',
+           'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent',
+           'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'calculate_acc',
+           'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig', 'protocol_notes', 'record',
+           'headline', 'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels', 'agreement',
+           'validate_judge', 'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate',
            'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs',
            'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
 
@@ -229,28 +229,17 @@ def parse_generated(text: str|None) -> list[str]:
 
 def _norm(s: str) -> str: return re.sub(r"\s+", " ", s).strip().lower()
 
-@dataclass
-class Generation:
-    "How prompts are generated: how many, per call, sampling, the near-duplicate threshold, caps, the id prefix."
-    n: int = 500
-    batch: int = 20
-    temperature: float = 1.0
-    threshold: float = 0.9
-    max_calls: int|None = None   # default: 5 × the calls `n` needs
-    max_tokens: int = 2048
-    prefix: str|None = None      # default: the subject's name
-
-def generate_prompts(llm, subject: str, g: Generation|None = None, embed_fn=None, **kw):
-    "Generate `g.n` unique prompts for `subject` → (list of {id, subject, prompt}, stats); `kw`: `Generation`'s fields."
-    g = replace(g or Generation(), **kw)
+def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperature: float = 1.0,
+                     threshold: float = 0.9, max_calls: int|None = None, max_tokens: int = 2048, embed_fn=None):
+    "`n` unique prompts for `subject` → ({id, subject, prompt} rows, stats); calls capped (default: 5 × what `n` needs)."
     if embed_fn is None:
         from scibench.retrieval import embed as embed_fn
-    max_calls = g.max_calls or 5 * math.ceil(g.n / g.batch)
+    max_calls = max_calls or 5 * math.ceil(n / batch)
     kept, seen, K = [], set(), None
     st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, near_duplicates=0, kept=0)
-    while len(kept) < g.n and st["calls"] < max_calls:
-        r = llm.map([Request(msgs(generator_prompt(subject, g.batch)), max_tokens=g.max_tokens,
-                             temperature=g.temperature, sample=st["calls"])], desc=f"generate {subject}")[0]
+    while len(kept) < n and st["calls"] < max_calls:
+        r = llm.map([Request(msgs(generator_prompt(subject, batch)), max_tokens=max_tokens,
+                             temperature=temperature, sample=st["calls"])], desc=f"generate {subject}")[0]
         st["calls"] += 1
         if not r["ok"]: st["failed_calls"] += 1; continue
         cands = parse_generated(r["text"]); st["parsed"] += len(cands)
@@ -258,12 +247,11 @@ def generate_prompts(llm, subject: str, g: Generation|None = None, embed_fn=None
         st["exact_duplicates"] += len(cands) - len(fresh)
         if not fresh: continue
         for c, e in zip(fresh, np.asarray(embed_fn(fresh), np.float32)):
-            if len(kept) >= g.n: break
-            if K is not None and len(K) and float((K @ e).max()) >= g.threshold: st["near_duplicates"] += 1; continue
+            if len(kept) >= n: break
+            if K is not None and float((K @ e).max()) >= threshold: st["near_duplicates"] += 1; continue
             kept.append(c); K = e[None] if K is None else np.vstack([K, e])
-    st["kept"] = len(kept); st["shortfall"] = g.n - len(kept)
-    prefix = g.prefix or subject_slug(subject)
-    return [dict(id=f"{prefix}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
+    st["kept"] = len(kept); st["shortfall"] = n - len(kept)
+    return [dict(id=f"{subject_slug(subject)}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #ab101d2e
 N_PAPERS = 3
@@ -753,17 +741,13 @@ def csv_rows(p: Path) -> list[tuple[int, dict]]:
     "The rows of a CSV or TSV file with a header, each with its line number; blank lines skipped."
     rows = csv.reader(io.StringIO(read_text(p), newline=""), delimiter="\t" if p.suffix.lower() == ".tsv" else ",",
                       strict=True)
-    out, header = [], None
-    try:
-        for r in rows:
-            if not r: continue
-            if header is None: header = r; continue
-            if len(r) != len(header):
-                raise DataError(p, rows.line_num, None, f"{len(r)} fields where the header has {len(header)}")
-            out.append((rows.line_num, dict(zip(header, r))))
+    try: numbered = [(rows.line_num, r) for r in rows if r]
     except csv.Error as e: raise DataError(p, rows.line_num, None, f"bad CSV: {e}") from None
-    if header is None: raise DataError(p, None, None, "empty: no header line")
-    return out
+    if not numbered: raise DataError(p, None, None, "empty: no header line")
+    (_, header), *body = numbered
+    for i, r in body:
+        if len(r) != len(header): raise DataError(p, i, None, f"{len(r)} fields where the header has {len(header)}")
+    return [(i, dict(zip(header, r))) for i, r in body]
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #72ea5113
 def load_judge_labels(path) -> list[dict]:
@@ -1040,7 +1024,7 @@ def generate_command(a: GenerateArgs) -> int:
         raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
     llm = LLM(a.model); rows, stats = [], []
     for s in a.subjects or list(SUBJECTS):
-        ps, st = generate_prompts(llm, s, Generation(a.n, a.batch, a.temperature, a.threshold))
+        ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature, a.threshold)
         rows += ps; stats.append(st)
         print(json.dumps(st))
     write_jsonl(prompts_path(a.split), rows)
@@ -1062,9 +1046,6 @@ def _found(p):
     if p.get("arxiv_id") is None and not p.get("url"): return "no link"
     return "found" if p.get("in_snapshot") else "not found"
 
-_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity",
-                "title_found_as", "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict",
-                "verdict_failure", "verdict_source"}
 _ANSWER = ("subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid", "format_pairs",
            "malformed_ids")
 
@@ -1088,8 +1069,6 @@ def record_sections(r, ctx):
                       ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
                       [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
                         x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
-    extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
-    if any(extra): secs.append(rv.json_block("Other paper fields", extra))
     return secs, {"prompt", "response", *_ANSWER, "papers", "authors_links"}, r.get("response")
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #19081b91
