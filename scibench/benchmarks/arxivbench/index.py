@@ -110,7 +110,6 @@ class BuildStats:
     errors: list = field(default_factory=list)
     seconds: float = 0.0
     snapshot_date: str | None = None  # the latest update_date of the records
-    workers: int = 0  # parsing processes
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #cd153d6c
 def _squash(s: str) -> str:
@@ -136,48 +135,25 @@ def _parse_line(line: str, path, lineno: int):
     return pid, keep
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #9719f768
-def _snapshot_blocks(f, path, size: int = 1 << 20):
-    line = 1
+def _snapshot_rows(f, src, st: BuildStats, on_error: str, max_errors_kept: int, progress: bool):
+    "Rows `(id, title, norm_title, record JSON)` of the snapshot's lines; lines, skips and the date counted in `st`."
     try:
-        while lines := f.readlines(size):
-            yield lines, line
-            line += len(lines)
+        for lineno, raw in enumerate(f, 1):
+            st.lines = lineno
+            if progress and lineno % 500_000 == 0: print(f"[index] {lineno:,} lines", file=sys.stderr, flush=True)
+            if not raw.strip(): continue
+            try: pid, rec = _parse_line(decode_line(raw, src, lineno), src, lineno)
+            except DataError as e:
+                if on_error == "raise": raise
+                st.skipped += 1
+                if len(st.errors) < max_errors_kept: st.errors.append(dict(line=lineno, field=e.field, msg=str(e)))
+                continue
+            if isinstance(u := rec["update_date"], str) and (st.snapshot_date is None or u > st.snapshot_date):
+                st.snapshot_date = u
+            yield pid, rec["title"], norm_title(rec["title"]), _ENCODE(rec)
     except (EOFError, OSError, zlib.error) as e:
-        raise DataError(path, None, None,
+        raise DataError(src, None, None,
                         f"corrupt or truncated file ({type(e).__name__}: {e}): download it again") from None
-
-def _parse_block(item, path: str, stop: bool):
-    """Rows `(id, title, norm_title, record JSON)` of one block, its errors `(line, field, message, col)` (up to the
-    first when `stop`), its line count and latest `update_date`. Runs in the build's worker processes."""
-    lines, first = item
-    rows, errors, date = [], [], None
-    for lineno, raw in enumerate(lines, first):
-        if not raw.strip(): continue
-        try: pid, rec = _parse_line(decode_line(raw, path, lineno), path, lineno)
-        except DataError as e:
-            errors.append((lineno, e.field, e.msg, e.col))
-            if stop: break
-            continue
-        rows.append((pid, rec["title"], norm_title(rec["title"]), _ENCODE(rec)))
-        if isinstance(u := rec["update_date"], str) and (date is None or u > date): date = u
-    return rows, errors, len(lines), date
-
-# %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #b740f05d
-def _in_order(fn, items, workers: int):
-    if workers <= 0: yield from map(fn, items); return
-    import multiprocessing as mp
-    from collections import deque
-    with mp.get_context("fork").Pool(workers) as pool:  # forked: no re-import; terminated on exit, also on error
-        q = deque()
-        for it in items:
-            q.append(pool.apply_async(fn, (it,)))
-            if len(q) > 2 * workers: yield q.popleft().get()
-        while q: yield q.popleft().get()
-
-def _auto_workers(src: Path) -> int:
-    if src.stat().st_size < 64 << 20 or not hasattr(os, "fork"): return 0
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 0 if cpus <= 2 else min(4, cpus - 1)
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #6f7d28e9
 _SCHEMA = """PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-{kb}; PRAGMA temp_store=FILE;
@@ -190,22 +166,8 @@ _FINISH = """CREATE TABLE dup AS SELECT id, MAX(pk) AS keep FROM papers GROUP BY
     CREATE VIRTUAL TABLE titles USING fts5(title, content='papers', content_rowid='pk');
     INSERT INTO titles(titles) VALUES('rebuild');"""
 
-def _insert(con, results, st: BuildStats, src, on_error: str, max_errors_kept: int, progress: bool) -> None:
-    "Each parsed block's rows into `papers`, its errors and snapshot date into `st`."
-    for rows, errors, nlines, date in results:
-        if errors:
-            if on_error == "raise": raise DataError(src, *errors[0])
-            st.skipped += len(errors)
-            st.errors += [dict(line=l, field=fd, msg=str(DataError(src, l, fd, m, c)))
-                          for l, fd, m, c in errors[: max_errors_kept - len(st.errors)]]
-        con.executemany("INSERT INTO papers (id, title, norm_title, record) VALUES (?,?,?,?)", rows)
-        if date is not None and (st.snapshot_date is None or date > st.snapshot_date): st.snapshot_date = date
-        if progress and (st.lines + nlines) // 500_000 > st.lines // 500_000:
-            print(f"[index] {(st.lines + nlines) // 500_000 * 500_000:,} lines", file=sys.stderr, flush=True)
-        st.lines += nlines
-
 def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_kept: int = 1000, progress: bool = False,
-                workers: int | None = None, block_bytes: int = 1 << 20, cache_mb: int = 16) -> BuildStats:
+                cache_mb: int = 16) -> BuildStats:
     "Stream a Kaggle-format snapshot (JSON lines, plain or .gz) into an SQLite index at `index_path` (see above)."
     if on_error not in ("skip", "raise"): raise ValueError("on_error must be 'skip' or 'raise'")
     src, dest = Path(snapshot_path), Path(index_path)
@@ -215,15 +177,12 @@ def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_ke
     tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
     tmp.unlink(missing_ok=True)
     st, t0 = BuildStats(str(src)), time.time()
-    st.workers = workers = _auto_workers(src) if workers is None else workers
-    con, results = sqlite3.connect(tmp), None
+    con = sqlite3.connect(tmp)
     try:
         con.executescript(_SCHEMA.format(kb=cache_mb * 1024))
         with open_bytes(src) as f:
-            parse = functools.partial(_parse_block, path=str(src), stop=on_error == "raise")
-            results = _in_order(parse, _snapshot_blocks(f, src, block_bytes), workers)
-            _insert(con, results, st, src, on_error, max_errors_kept, progress)
-            results.close()
+            con.executemany("INSERT INTO papers (id, title, norm_title, record) VALUES (?,?,?,?)",
+                            _snapshot_rows(f, src, st, on_error, max_errors_kept, progress))
         con.executescript(_FINISH)
         st.records = con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
         st.seconds = round(time.time() - t0, 2)
@@ -232,7 +191,6 @@ def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_ke
         con.commit(); con.close()
         os.replace(tmp, dest)
     except BaseException:
-        if results is not None: results.close()  # stops the worker processes
         con.close(); tmp.unlink(missing_ok=True)
         raise
     return st

@@ -7,7 +7,7 @@
 from __future__ import annotations
 import contextlib, csv, difflib, functools, io, json, math, re, sys
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -231,7 +231,7 @@ def _norm(s: str) -> str: return re.sub(r"\s+", " ", s).strip().lower()
 
 def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperature: float = 1.0,
                      threshold: float = 0.9, max_calls: int|None = None, max_tokens: int = 2048, embed_fn=None):
-    "`n` unique prompts for `subject` → ({id, subject, prompt} rows, stats); calls capped (default: 5 × what `n` needs)."
+    "`n` unique prompts for `subject` → ({id, subject, prompt} rows, stats); at most `max_calls` calls."
     if embed_fn is None:
         from scibench.retrieval import embed as embed_fn
     max_calls = max_calls or 5 * math.ceil(n / batch)
@@ -293,13 +293,10 @@ _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|
 def is_repetition(text: str|None) -> bool:
     "A repetition loop: some line (15+ chars), arXiv id, or 10-word span occurs at least three times."
     if not text: return False
-    lines = [l.strip() for l in text.splitlines() if len(l.strip()) >= 15]
-    if lines and max(lines.count(l) for l in set(lines)) >= 3: return True
-    idc = [c["pid"] or c["raw"] for c in id_candidates(text)]
-    if idc and max(idc.count(i) for i in set(idc)) >= 3: return True
     w = text.split()
-    spans = Counter(" ".join(w[i:i+10]) for i in range(0, max(len(w) - 9, 0)))
-    return bool(spans) and max(spans.values()) >= 3
+    kinds = ([l.strip() for l in text.splitlines() if len(l.strip()) >= 15],
+             [c["pid"] or c["raw"] for c in id_candidates(text)], [" ".join(w[i:i+10]) for i in range(len(w) - 9)])
+    return any(max(Counter(k).values(), default=0) >= 3 for k in kinds)
 
 def classify(text: str|None, papers: list, finish_reason: str|None = None, n: int = N_PAPERS) -> str:
     "ok | refusal | no_papers | too_few | too_many | repetition | request_failed."
@@ -552,9 +549,7 @@ def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
 
 def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
     "Per subject (and `all`): the accuracies of `protocol`, the rates with 95% CIs and n, every count behind them."
-    groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
-    groups = {s: rs for s, rs in groups.items() if rs}
-    groups["all"] = records
+    groups = {s: rs for s in SUBJECTS if (rs := [r for r in records if r["subject"] == s])} | {"all": records}
     out = {s: _subject_row(rs, n, protocol) for s, rs in groups.items()}
     boot_rows.cache_clear()
     return out
@@ -663,9 +658,9 @@ def protocol_notes(cfg, judge_spec=None, model_spec=None) -> dict:
         if cfg.seed: notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
         for role, spec in (("model", model_spec), ("judge", judge_spec)):
             notes += wire_notes(role, spec, seeded=bool(cfg.seed)) if spec is not None else []
-    if cfg.protocol == "authors" and cfg.judge_max_tokens != 256:
-        notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in "
-                     f"max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
+        if cfg.judge_max_tokens != 256:
+            notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in "
+                         f"max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
     diffs = dict(authors=list(AUTHORS_DIFFERENCES), paper=list(PAPER_DIFFERENCES)).get(
         cfg.protocol, ["our own query, extractor, two-step judge and scoring (protocol scibench)",
                        *PAPER_DIFFERENCES[3:]])
