@@ -113,9 +113,8 @@ class BuildStats:
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #cd153d6c
 def _squash(s: str) -> str:
-    r"Whitespace runs to one space, ends stripped (= `re.sub(r'\s+', ' ', s).strip()`), fast for wrapped abstracts."
-    r = s.strip().replace("\n", " ")
-    return r if "  " not in r and r.isprintable() else " ".join(s.split())
+    r"Whitespace runs to one space, ends stripped (= `re.sub(r'\s+', ' ', s).strip()`)."
+    return " ".join(s.split())
 
 def _parse_line(line: str, path, lineno: int):
     try: rec = json.loads(line)
@@ -231,7 +230,6 @@ class ArxivIndex:
         return d or None
 
     def __len__(self): return self.con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
-    def __contains__(self, arxiv_id): return self.get(arxiv_id) is not None
     def close(self): self.con.close()
     def __enter__(self): return self
     def __exit__(self, *a): self.close()

@@ -36,10 +36,10 @@ __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS'
            'AUTHORS_STAGE', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES',
            'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
            'LABELS', 'RATES', 'ACCURACY_CAPTION', 'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS',
-           'RECORD', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'prompts_path', 'load_prompts', 'subject_of_name',
-           'subject_slug', 'released_rows', 'download_prompts', 'data_files', 'index_info', 'generator_prompt',
-           'parse_generated', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs', 'is_repetition',
-           'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent',
+           'RECORD', 'PAPER', 'ARXIVBENCH', 'prompts_path', 'load_prompts', 'subject_of_name', 'subject_slug',
+           'released_rows', 'download_prompts', 'data_files', 'index_info', 'generator_prompt', 'parse_generated',
+           'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs', 'is_repetition', 'classify',
+           'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent',
            'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'calculate_acc',
            'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig', 'protocol_notes', 'record',
            'headline', 'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels', 'agreement',
@@ -61,14 +61,6 @@ SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
 MAIN_SUBJECTS = [s for s, (g, _) in SUBJECTS.items() if g == "subject"]
 CS_SUBFIELDS = [s for s, (g, _) in SUBJECTS.items() if g == "cs_subfield"]
 SHORT = {"Electrical Engineering and Systems Science": "EESS"}   # the paper's column name
-
-def _code_in(code: str, codes) -> bool:
-    return any(code.startswith(c) if c.endswith((".", "-")) else code == c for c in codes)
-
-def subjects_of(categories) -> list[str]:
-    "The subjects (and CS subfields) a record's categories (space-separated string or list) belong to."
-    cats = categories.split() if isinstance(categories, str) else list(categories or [])
-    return [s for s, (_, codes) in SUBJECTS.items() if any(_code_in(c, codes) for c in cats)]
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #dfc20ccf
 PROMPT_FIELDS = ["id", "subject", "prompt"]
