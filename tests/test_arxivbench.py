@@ -331,7 +331,7 @@ def test_generate_prompts_dedup(fake_server):
                     "[[Papers on knot theory with arXiv links?]]"])
     fs = fake_server(reply=lambda b: next(batches, "nothing"))
     ps, st = ab.generate_prompts(LLM(ModelSpec("fake", fs.base_url, "fake"), cache=False, progress=False), "Math", n=3, batch=2,
-                                 max_calls=4, embed_fn=lambda t: [[1.0, 0.0] if "topology" in x else [0.0, 1.0] for x in t])
+                                 max_calls=4)
     assert [p["prompt"] for p in ps] == ["Papers on topology with arXiv links?", "Papers on knot theory with arXiv links?"]
     assert st["exact_duplicates"] == 1 and st["shortfall"] == 1 and st["calls"] == 4
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, asdict
 from .index import _CAND_RE, id_candidates
 
 # %% auto #0
-__all__ = ['Paper', 'is_author_text', 'extract_papers', 'malformed_ids']
+__all__ = ['Paper', 'is_author_text', 'extract_papers']
 
 # %% ../../../nbs/benchmarks/arxivbench/02_extract.ipynb #315337f1
 _MARKER = re.compile(r"^[ \t]*\**[ \t]*(?:\d+[.):]|\[\d+\]|\(\d+\)|[-*•+](?=\s)|#{1,6}\s|\[\[)")
@@ -118,8 +118,3 @@ def extract_papers(text: str|None, dedup: bool = True) -> list[Paper]:
         seen.add(key)
         out.append(Paper(title=title, arxiv_id=c["pid"], url=c["text"], malformed=None if c["pid"] else c["raw"]))
     return out
-
-# %% ../../../nbs/benchmarks/arxivbench/02_extract.ipynb #754b5e4e
-def malformed_ids(text: str|None) -> list[str]:
-    "The malformed links a response lists (what it wrote where an id belongs: `-2408937`, `19140567v1`, `1706.0376`)."
-    return [p.malformed for p in extract_papers(text) if p.malformed]

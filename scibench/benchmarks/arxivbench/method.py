@@ -222,13 +222,11 @@ def parse_generated(text: str|None) -> list[str]:
 def _norm(s: str) -> str: return re.sub(r"\s+", " ", s).strip().lower()
 
 def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperature: float = 1.0,
-                     threshold: float = 0.9, max_calls: int|None = None, max_tokens: int = 2048, embed_fn=None):
+                     max_calls: int|None = None, max_tokens: int = 2048):
     "`n` unique prompts for `subject` → ({id, subject, prompt} rows, stats); at most `max_calls` calls."
-    if embed_fn is None:
-        from scibench.retrieval import embed as embed_fn
     max_calls = max_calls or 5 * math.ceil(n / batch)
-    kept, seen, K = [], set(), None
-    st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, near_duplicates=0, kept=0)
+    kept, seen = [], set()
+    st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, kept=0)
     while len(kept) < n and st["calls"] < max_calls:
         r = llm.map([Request(msgs(generator_prompt(subject, batch)), max_tokens=max_tokens,
                              temperature=temperature, sample=st["calls"])], desc=f"generate {subject}")[0]
@@ -237,11 +235,7 @@ def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperatu
         cands = parse_generated(r["text"]); st["parsed"] += len(cands)
         fresh = [c for c in cands if _norm(c) not in seen and not seen.add(_norm(c))]   # first of each, in order
         st["exact_duplicates"] += len(cands) - len(fresh)
-        if not fresh: continue
-        for c, e in zip(fresh, np.asarray(embed_fn(fresh), np.float32)):
-            if len(kept) >= n: break
-            if K is not None and float((K @ e).max()) >= threshold: st["near_duplicates"] += 1; continue
-            kept.append(c); K = e[None] if K is None else np.vstack([K, e])
+        kept += fresh[:n - len(kept)]
     st["kept"] = len(kept); st["shortfall"] = n - len(kept)
     return [dict(id=f"{subject_slug(subject)}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
 
@@ -1001,7 +995,6 @@ class GenerateArgs:
     batch: int = param(20, "prompts asked for per call", min=1)
     subjects: list = param([], "subjects (default: all)")
     split: str = param("generated", "the split written (not sample or released)")
-    threshold: float = param(0.9, "near-duplicate similarity above which a prompt is dropped", min=0, max=1)
     temperature: float = param(1.0, "sampling temperature", min=0, max=2)
 
 def generate_command(a: GenerateArgs) -> int:
@@ -1011,7 +1004,7 @@ def generate_command(a: GenerateArgs) -> int:
         raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
     llm = LLM(a.model); rows, stats = [], []
     for s in a.subjects or list(SUBJECTS):
-        ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature, a.threshold)
+        ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature)
         rows += ps; stats.append(st)
         print(json.dumps(st))
     write_jsonl(prompts_path(a.split), rows)
