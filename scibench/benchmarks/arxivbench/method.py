@@ -470,7 +470,7 @@ def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
     return round((kept.count("yes") / len(kept)) * 100, 2), len(kept), None
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #064b145a
-def _authors_row(rs: list[dict], protocol: str) -> dict:
+def _authors_row(rs: list[dict]) -> dict:
     ans = [r for r in rs if r["status"] != "request_failed"]
     valid = [r for r in ans if r.get("authors_valid")]
     links = [[l for l in r.get("authors_links") or [] if not l.get("skipped")] for r in valid]
@@ -481,10 +481,6 @@ def _authors_row(rs: list[dict], protocol: str) -> dict:
                authors_not_found=sum(l.get("found") is False for l in flat), authors_yes=evals.count("yes"),
                authors_no=evals.count("no"), authors_passed=evals.count("pass"),
                authors_judge_failures=sum(l.get("failure") is not None for l in flat))
-    if protocol != "authors":
-        return dict(row, authors_accuracy=None, authors_accuracy_lo=None, authors_accuracy_hi=None,
-                    authors_accuracy_n=0,
-                    authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
     acc, kept, why = calculate_acc(evals)
     yv = [sum(l.get("verdict") == "yes" for l in ls) for ls in links]
     dv = [sum(l.get("verdict") in ("yes", "no") for l in ls) for ls in links]
@@ -521,16 +517,17 @@ def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
                statuses={k: sum(r["status"] == k for r in rs) for k in STATUSES},
                taxonomy={k: sum(p["taxonomy"] == k for pp in ps for p in pp) for k in TAXONOMY})
     row.update(_ci("accuracy", ratio_ci(y, judged), judged.sum()))
-    row.update(_authors_row(rs, protocol))
+    row.update(_authors_row(rs))
     row.update(_ci("authors_population_accuracy", ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
     row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
-    if protocol == "authors":   # no two-step verdicts
-        for k in ("accuracy", "authors_population_accuracy", "strict_accuracy"):
-            row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0,
-                        f"{k}_reason": "needs the two-step judge's verdicts: protocols paper and scibench"})
     row.update(_ci("fabricated_rate", ratio_ci(fab, listed), sum(listed)))
     row.update(_ci("invalid_rate", ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
     row.update(_ci("refusal_rate", ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
+    for k, protocols in ACCURACY_PROTOCOLS.items():   # what the protocol's verdicts do not give: None, with why
+        if protocol not in protocols:
+            why = ("no one-call verdicts: (b) is computed under protocol authors only" if k == "authors_accuracy"
+                   else "needs the two-step judge's verdicts: protocols paper and scibench")
+            row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0, f"{k}_reason": why})
     return row
 
 def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
@@ -808,13 +805,9 @@ def validate_command(a: ValidateArgs) -> int:
     return 0
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b226215
-def _numeric(df: pd.DataFrame) -> pd.DataFrame:
-    for c in df.columns[1:]: df[c] = pd.to_numeric(df[c], errors="coerce")
-    return df
-
 def reference(name) -> pd.DataFrame:
     "A published table of accuracies (b) per model and subject (NaN where the paper prints '-')."
-    return _numeric(_reference(name, na_values=["-"]))
+    return _reference(name, na_values=["-"])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9ae79944
 RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate",
@@ -876,13 +869,13 @@ def _accuracy_paper(ref: pd.DataFrame, subjects) -> list[dict]:
     return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
                  model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
                  **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
-            for _, r in _numeric(ref).iterrows()]
+            for _, r in ref.iterrows()]
 
 def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
     "Table `n` of the paper over `subjects`, ours beside the paper's."
     return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
                  f"{snapshot_note(runs)}", ours=lambda r: _accuracy_ours(r, subjects), paper=paper,
-                 paper_rows=lambda ref: _accuracy_paper(ref, subjects), columns=["source", "run", "protocol", "model",
+                 paper_rows=lambda _: _accuracy_paper(reference(paper), subjects), columns=["source", "run", "protocol", "model",
                  "judge", "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #764da1da
