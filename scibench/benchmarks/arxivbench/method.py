@@ -865,17 +865,17 @@ def _accuracy_ours(r: RunRow, subjects) -> list[dict]:
                  **{"left out": _failure_note(s, k)})
             for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
 
-def _accuracy_paper(ref: pd.DataFrame, subjects) -> list[dict]:
+def _accuracy_paper(paper: str, subjects) -> list[dict]:
     return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
                  model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
                  **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
-            for _, r in ref.iterrows()]
+            for _, r in reference(paper).iterrows()]
 
 def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
     "Table `n` of the paper over `subjects`, ours beside the paper's."
     return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
                  f"{snapshot_note(runs)}", ours=lambda r: _accuracy_ours(r, subjects), paper=paper,
-                 paper_rows=lambda _: _accuracy_paper(reference(paper), subjects), columns=["source", "run", "protocol", "model",
+                 paper_rows=lambda _: _accuracy_paper(paper, subjects), columns=["source", "run", "protocol", "model",
                  "judge", "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #764da1da
