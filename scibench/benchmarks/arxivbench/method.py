@@ -242,9 +242,9 @@ def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperatu
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #ab101d2e
 N_PAPERS = 3
 
-def query_prompt(prompt: str, n: int = N_PAPERS) -> str:
-    return (f"{prompt}\n\nList exactly {n} relevant research papers hosted on arXiv. Write each paper on its own line "
-            "in this format:\n[[title of the paper]] [[https://arxiv.org/abs/<arXiv id>]]\n"
+def query_prompt(prompt: str) -> str:
+    return (f"{prompt}\n\nList exactly {N_PAPERS} relevant research papers hosted on arXiv. Write each paper on its "
+            "own line in this format:\n[[title of the paper]] [[https://arxiv.org/abs/<arXiv id>]]\n"
             "Give the explicit arXiv URL of each paper. Do not add any commentary or other text.")
 
 PROTOCOLS = ("authors", "paper", "scibench")
@@ -284,13 +284,13 @@ def is_repetition(text: str|None) -> bool:
              [c["pid"] or c["raw"] for c in id_candidates(text)], [" ".join(w[i:i+10]) for i in range(len(w) - 9)])
     return any(max(Counter(k).values(), default=0) >= 3 for k in kinds)
 
-def classify(text: str|None, papers: list, finish_reason: str|None = None, n: int = N_PAPERS) -> str:
+def classify(text: str|None, papers: list, finish_reason: str|None = None) -> str:
     "ok | refusal | no_papers | too_few | too_many | repetition | request_failed."
     if text is None: return "request_failed"
-    if is_repetition(text) and (finish_reason == "length" or len(papers) != n): return "repetition"
+    if is_repetition(text) and (finish_reason == "length" or len(papers) != N_PAPERS): return "repetition"
     if not papers: return "refusal" if _REFUSAL.search(text) else "no_papers"
-    if len(papers) < n: return "too_few"
-    if len(papers) > n: return "too_many"
+    if len(papers) < N_PAPERS: return "too_few"
+    if len(papers) > N_PAPERS: return "too_many"
     return "ok"
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #a4b193b7
@@ -345,7 +345,6 @@ class Sent:
     max_tokens: int = 1000
     judge_max_tokens: int = 256
     protocol: str = "scibench"
-    n: int = N_PAPERS
     ix: object = None   # an open `ArxivIndex` (None: the answers are not looked up)
     seeded: bool = False   # protocol authors: their calls send no seed (--seed sends it: a departure)
 
@@ -498,17 +497,17 @@ def _verdicts(papers) -> np.ndarray:
     return np.array([v.count("yes"), v.count("no"), v.count("pass"),
                      sum(p["verdict_failure"] is not None for p in papers)])
 
-def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
+def _subject_row(rs: list[dict], protocol: str) -> dict:
     ps = [r["papers"] for r in rs]
     ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
     ok = np.array([r["status"] != "request_failed" for r in rs], bool)
     auth = np.array([bool(r.get("authors_valid")) and r["status"] != "request_failed" for r in rs], bool)
     V = np.array([_verdicts(pp) for pp in ps]).reshape(-1, 4)        # every listed paper
-    V3 = np.array([_verdicts(pp[:n]) for pp in ps]).reshape(-1, 4)   # the first three
+    V3 = np.array([_verdicts(pp[:N_PAPERS]) for pp in ps]).reshape(-1, 4)   # the first three
     y, no, judged = V[:, 0], V[:, 1], V[:, 0] + V[:, 1]
     fab = [sum(not p["in_snapshot"] for p in pp) for pp in ps]
     listed = [len(pp) for pp in ps]
-    row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=n * len(ans),
+    row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=N_PAPERS * len(ans),
                papers_listed=sum(listed), yes=int(y.sum()), no=int(no.sum()), passed=int(V[:, 2].sum()),
                judge_failures=int(V[:, 3].sum()), malformed_ids=sum(bool(p.get("malformed")) for pp in ps for p in pp),
                fabricated=sum(fab), population_yes=int(y[auth].sum()), population_no=int(no[auth].sum()),
@@ -519,7 +518,7 @@ def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
     row.update(_ci("accuracy", ratio_ci(y, judged), judged.sum()))
     row.update(_authors_row(rs))
     row.update(_ci("authors_population_accuracy", ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
-    row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
+    row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], N_PAPERS - V3[ok, 3]), (N_PAPERS - V3[ok, 3]).sum()))
     row.update(_ci("fabricated_rate", ratio_ci(fab, listed), sum(listed)))
     row.update(_ci("invalid_rate", ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
     row.update(_ci("refusal_rate", ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
@@ -530,36 +529,36 @@ def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
             row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0, f"{k}_reason": why})
     return row
 
-def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
+def score_records(records: list[dict], protocol: str = "scibench") -> dict:
     "Per subject (and `all`): the accuracies of `protocol`, the rates with 95% CIs and n, every count behind them."
     groups = {s: rs for s in SUBJECTS if (rs := [r for r in records if r["subject"] == s])} | {"all": records}
-    out = {s: _subject_row(rs, n, protocol) for s, rs in groups.items()}
+    out = {s: _subject_row(rs, protocol) for s, rs in groups.items()}
     boot_rows.cache_clear()
     return out
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #73d3af77
-def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS,
-                  protocol: str = "scibench", seeded: bool = False) -> Request:
+def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, protocol: str = "scibench",
+                  seeded: bool = False) -> Request:
     "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
                        max_tokens=max_tokens, temperature=temperature, seeded=seeded, stage="query")
-    return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature, stage="query")
+    return Request(msgs(query_prompt(prompt)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
-def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
+def query_item(p: dict, r: dict) -> dict:
     "A prompt ({id, subject, prompt}) and its answer → its item: the answer, extracted and classified."
     text = r["text"] if r["ok"] else None
     papers = extract_papers(text)
     pairs, links = authors_links(text)
     return dict(id=p["id"], subject=p["subject"], prompt=p["prompt"], response=text,
                 request_failure=None if r["ok"] else r["error"], finish_reason=r.get("finish_reason"),
-                status=classify(text, papers, r.get("finish_reason"), n), n_listed=len(papers),
+                status=classify(text, papers, r.get("finish_reason")), n_listed=len(papers),
                 malformed_ids=[q.malformed for q in papers if q.malformed], format_pairs=pairs,
                 authors_valid=pairs == AUTHORS_N, authors_links=links, papers=[q.to_dict() for q in papers])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #3fdf6756
 def _queried(s: dict, a: dict, r: Sent) -> None:
-    it = s["it"] = query_item(s["item"], a, r.n)
+    it = s["it"] = query_item(s["item"], a)
     if r.ix is None: return
     s["recs"] = [verify_paper(q, r.ix) for q in it["papers"]]
     if r.protocol == "authors":
@@ -568,13 +567,13 @@ def _queried(s: dict, a: dict, r: Sent) -> None:
         _authors_links(s, r.ix)
 
 QUERY_STAGE = Stage("query", "model", "the model under test lists papers for each prompt", result=_queried,
-                    request=lambda s, r: query_request(s["item"]["prompt"], r.temperature, r.max_tokens, r.n,
+                    request=lambda s, r: query_request(s["item"]["prompt"], r.temperature, r.max_tokens,
                                                        r.protocol, r.seeded))
 STAGES = [QUERY_STAGE, RELEVANCE_STAGE, MATCH_STAGE, AUTHORS_STAGE]
 
-def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
+def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000) -> list[dict]:
     "Ask the model under test (the query stage alone); extract and classify each answer."
-    return [s["it"] for s in run_stages([QUERY_STAGE], prompts, {"model": llm}, Sent(temperature, max_tokens, n=n))]
+    return [s["it"] for s in run_stages([QUERY_STAGE], prompts, {"model": llm}, Sent(temperature, max_tokens))]
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d36b29f9
 @dataclass
@@ -682,7 +681,7 @@ def summary(it: dict) -> dict:
 @contextlib.contextmanager
 def _sent(cfg: ArxivBenchConfig, ctx):
     with open_index(index_for(cfg.split, cfg.index or None)) as ix:
-        yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix, bool(cfg.seed))
+        yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, ix, bool(cfg.seed))
 
 def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
     "`score_records` into `scores.json` with the index's provenance; the headline rates."
