@@ -419,17 +419,14 @@ def authors_verdict(r: dict) -> tuple[str|None, str|None]:
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #68af684b
 def _authors_links(s: dict, ix) -> None:
     "Protocol `authors`: the links to judge, {link number: raw record} in the state; the others' verdicts said."
-    it = s["it"]; links = it.get("authors_links") or []
-    if not it["authors_valid"]:
-        for l in links:
-            if not l["skipped"]:
-                l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
-        return
-    s["links"] = {}
-    for k, l in enumerate(links):
-        rec = None if l["skipped"] else ix.get_raw(l["id"])
-        if rec is not None: s["links"][k] = rec
-        elif not l["skipped"]: l.update(found=False, verdict="no", source="id not found as written: no, no judge call")
+    it, s["links"] = s["it"], {}
+    for k, l in enumerate(it.get("authors_links") or []):
+        if l["skipped"]: continue
+        if not it["authors_valid"]:
+            l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
+        elif (rec := ix.get_raw(l["id"])) is None:
+            l.update(found=False, verdict="no", source="id not found as written: no, no judge call")
+        else: s["links"][k] = rec
 
 def _authors_requests(s: dict, r: Sent) -> dict:
     it = s["it"]
@@ -932,18 +929,13 @@ def model_size(name: str):
     base = re.sub(r"\s*instruct\s*", " ", name, flags=re.I)
     for m in re.finditer(r"(?P<n>\d+(?:\.\d+)?)(?P<u>[mMbB])(?![a-zA-Z])", base):
         fam = re.sub(r"[-_ (]+$", "", base[:m.start()]).strip()
-        if not fam: continue
-        return fam, float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
+        if fam: return fam, float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
     return None
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d2b4fba2
 def _size_points(runs) -> pd.DataFrame:
-    pts = []
-    for ref_name in _REFS:
-        for _, r in reference(ref_name).iterrows():
-            ms = model_size(r["model"])
-            if ms:
-                for c in r.index[1:]: pts.append(dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]))
+    pts = [dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]) for name in _REFS
+           for _, r in reference(name).iterrows() if (ms := model_size(r["model"])) for c in r.index[1:]]
     for r in map(RunRow.of, runs):
         s, name = r.scores["subjects"], r.config["model"]
         ms = model_size(name) or model_size(r.meta.get("models", {}).get(name, {}).get("model") or "")
