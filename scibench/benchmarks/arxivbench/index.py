@@ -295,22 +295,19 @@ KAGGLE_URL = "https://www.kaggle.com/api/v1/datasets/download/Cornell-University
 
 def download_snapshot(dest=None, url: str = KAGGLE_URL, build: bool = True) -> list[Path]:
     "Download the Kaggle arXiv metadata snapshot into `data/arxivbench/` and build its index (see above)."
-    import base64, zipfile, shutil
+    import base64, zipfile
     from scibench.data import OfflineError, fetch_url, current_mirror
     dest = Path(dest or data_dir()/"arxivbench"); dest.mkdir(parents=True, exist_ok=True)
     z = dest/"arxiv.zip"
-    headers = {}
-    if os.environ.get("KAGGLE_USERNAME") and os.environ.get("KAGGLE_KEY"):
-        tok = base64.b64encode(f"{os.environ['KAGGLE_USERNAME']}:{os.environ['KAGGLE_KEY']}".encode()).decode()
-        headers["Authorization"] = f"Basic {tok}"
+    user, key = os.environ.get("KAGGLE_USERNAME"), os.environ.get("KAGGLE_KEY")
+    headers = {"Authorization": "Basic " + base64.b64encode(f"{user}:{key}".encode()).decode()} if user and key else {}
     try: fetch_url(url, z, headers=headers)   # from the active mirror, if any (without the header)
     except OfflineError as e:
         raise OfflineError(f"cannot download the arXiv snapshot: {e}" + ("" if current_mirror() else
                            " (or set KAGGLE_USERNAME/KAGGLE_KEY; needed only for real-data runs)")) from None
     snap = dest/"arxiv-metadata-oai-snapshot.json"
     with zipfile.ZipFile(z) as zf:
-        name = next(n for n in zf.namelist() if n.endswith(".json"))
-        with zf.open(name) as src, open(snap, "wb") as out: shutil.copyfileobj(src, out, 1 << 20)
+        Path(zf.extract(next(n for n in zf.namelist() if n.endswith(".json")), dest)).replace(snap)
     z.unlink()
     if not build: return [snap]
     st = build_index(snap, dest/"index.sqlite", progress=True)
