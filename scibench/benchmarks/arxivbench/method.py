@@ -30,22 +30,22 @@ from .index import (  # noqa: F401
 from .extract import Paper, extract_papers
 
 # %% auto #0
-__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO', 'DESCRIPTIONS',
-           'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
-           'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS',
-           'AUTHORS_STAGE', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES',
-           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
-           'LABELS', 'RATES', 'ACCURACY_CAPTION', 'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS',
-           'RECORD', 'PAPER', 'ARXIVBENCH', 'prompts_path', 'load_prompts', 'subject_of_name', 'subject_slug',
-           'released_rows', 'download_prompts', 'data_files', 'index_info', 'generator_prompt', 'parse_generated',
-           'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs', 'is_repetition', 'classify',
-           'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy', 'verify_paper', 'Sent',
-           'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict', 'calculate_acc',
-           'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig', 'protocol_notes', 'record',
-           'headline', 'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels', 'agreement',
-           'validate_judge', 'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate',
-           'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs',
-           'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
+__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO',
+           'PAPER_ABBREVIATIONS', 'DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY',
+           'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH', 'RELEVANCE_STAGE', 'MATCH_STAGE',
+           'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'AUTHORS_STAGE', 'ACCURACIES',
+           'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES', 'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE',
+           'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run', 'LABELS', 'RATES', 'ACCURACY_CAPTION',
+           'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'ARXIVBENCH',
+           'prompts_path', 'load_prompts', 'subject_of_name', 'subject_slug', 'released_rows', 'download_prompts',
+           'data_files', 'index_info', 'generator_prompt', 'parse_generated', 'generate_prompts', 'query_prompt',
+           'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt', 'match_prompt',
+           'title_similarity', 'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user',
+           'authors_judge_request', 'authors_verdict', 'calculate_acc', 'score_records', 'query_request', 'query_item',
+           'query', 'ArxivBenchConfig', 'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply',
+           'csv_rows', 'load_judge_labels', 'agreement', 'validate_judge', 'ValidateArgs', 'validate_command',
+           'reference', 'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size',
+           'figure_model_size', 'GenerateArgs', 'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -92,21 +92,14 @@ RELEASED = "released"
 RELEASED_REPO = "arXivBenchLLM/arXivBench"
 _NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl",
               "json", "parquet"}
-_SUBJECT_ALIASES = {
-    "cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology",
-    "qf": "Quantitative Finance", "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science",
-    "econ": "Economics", "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math",
-    "ai": "Artificial Intelligence", "csai": "Artificial Intelligence", "cands": "Cryptography and Security",
-    "csandsecurity": "Cryptography and Security", "cscr": "Cryptography and Security",
-    "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
-    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
-    "pl": "Programming Languages", "cspl": "Programming Languages"}
 
 def _subject_key(s: str) -> str:
     toks = re.findall(r"[a-z0-9&]+", str(s).lower().replace("&", " & "))
     return "".join("and" if t == "&" else t for t in toks if t not in _NAME_STOP)
 
-_SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
+PAPER_ABBREVIATIONS = dict(zip(("AI", "C&S", "DS&AL", "OS", "PL"), CS_SUBFIELDS))   # the paper's, §3.1
+_SUBJECT_KEYS = {_subject_key(k): s for k, s in [*((s, s) for s in SUBJECTS), *PAPER_ABBREVIATIONS.items(),
+                                                 *((c, s) for s, (_, codes) in SUBJECTS.items() for c in codes)]}
 
 def subject_of_name(name) -> str|None:
     "The subject a file, folder or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
