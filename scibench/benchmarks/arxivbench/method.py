@@ -110,19 +110,14 @@ def subject_slug(subject: str) -> str:
     return re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #29c20ff1
-_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
-
-def _read_table(f: Path) -> pd.DataFrame:
-    suf = f.suffix.lower()
-    if suf in (".csv", ".tsv"):
-        return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
-    if suf == ".parquet": return pd.read_parquet(f)
-    if suf == ".jsonl": return pd.read_json(f, lines=True, dtype=False)
-    d = json.loads(f.read_text(encoding="utf-8"))
-    return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
+_READERS = {  # a file of the released dataset by its suffix (.json: a list of records)
+    ".csv": lambda f: pd.read_csv(f, dtype=str, keep_default_na=False),
+    ".tsv": lambda f: pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False),
+    ".jsonl": lambda f: pd.read_json(f, lines=True, dtype=False),
+    ".json": lambda f: pd.read_json(f, dtype=False), ".parquet": pd.read_parquet}
 
 def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]:
-    df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
+    df = _READERS[f.suffix.lower()](f); cols = {str(c).lower(): c for c in df.columns}
     pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
     if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
     sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols),
@@ -143,7 +138,7 @@ def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]
 def released_rows(root) -> tuple[list[dict], dict]:
     "The prompts of a downloaded copy of the released dataset (folder `root`) → ({id, subject, prompt} rows, stats)."
     root = Path(root)
-    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES
+    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _READERS
                    and not any(part.startswith(".") for part in f.relative_to(root).parts))
     if not files:
         raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
