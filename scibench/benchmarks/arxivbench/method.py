@@ -337,10 +337,9 @@ class Sent:
     seeded: bool = False   # protocol authors: their calls send no seed (--seed sends it: a departure)
 
 def _relevance_requests(s: dict, r: Sent) -> dict:
-    it = s["it"]
-    return {i: judge_request(relevance_prompt(it["prompt"], p["title"], p["url"]), RELEVANCE,
+    return {i: judge_request(relevance_prompt(s["it"]["prompt"], p["title"], p["url"]), RELEVANCE,
                              max_tokens=r.judge_max_tokens)
-            for i, (p, rec) in enumerate(zip(it["papers"], s.get("recs", []))) if rec is not None}
+            for i, (p, rec) in enumerate(zip(s["it"]["papers"], s.get("recs", []))) if rec is not None}
 
 def _relevant(s: dict, answers: dict, r: Sent) -> None:
     for i, a in answers.items():
@@ -350,9 +349,8 @@ def _relevant(s: dict, answers: dict, r: Sent) -> None:
         elif j["value"] == "no": p.update(verdict="no", verdict_source="judge: not relevant")
 
 def _match_requests(s: dict, r: Sent) -> dict:
-    it = s["it"]
     return {i: judge_request(match_prompt(p["title"], p["url"], rec), MATCH, max_tokens=r.judge_max_tokens)
-            for i, (p, rec) in enumerate(zip(it["papers"], s.get("recs", [])))
+            for i, (p, rec) in enumerate(zip(s["it"]["papers"], s.get("recs", [])))
             if rec is not None and p["relevant"] not in (None, "no")}
 
 def _matched(s: dict, answers: dict, r: Sent) -> None:
@@ -692,9 +690,7 @@ def stub_reply(body: dict) -> str:
     if msgs_[0]["content"] == AUTHORS_JUDGE_SYSTEM: return "yes"
     if user.startswith(("A researcher asked", "An AI assistant cited")):
         return json.dumps(dict(rationale="stub", answer="yes"))
-    m = re.search(r"List exactly (\d+) ", user)
-    n = int(m.group(1)) if m else AUTHORS_N
-    return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
+    return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in _STUB_PAPERS)   # both queries ask for 3
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #170ce161
 LABELS = ("yes", "no", "pass")
