@@ -87,7 +87,6 @@ def id_candidates(text: str) -> list[dict]:
 KEEP_FIELDS = ("id", "title", "abstract", "categories", "authors", "doi", "journal-ref", "update_date")
 INDEX_VERSION = 2  # 2: the abstract as written, `title_raw`
 _TEX, _WORD = re.compile(r"\\[a-zA-Z]+\s*|[${}\\^_]"), re.compile(r"[a-z0-9]+")
-_CANON_ID = re.compile(r"\d{4}\.\d{4,5}|[a-z][a-z\-]*/\d{7}")  # the snapshot's own form: skip `normalize_id`'s URLs
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # = json.dumps(x, ensure_ascii=False), built once
 
 def norm_title(s: str | None) -> str:
@@ -125,8 +124,7 @@ def _parse_line(line: str, path, lineno: int):
     if pid is None or pid == "": raise DataError(path, lineno, "id", "missing")
     if not isinstance(pid, str):
         raise DataError(path, lineno, "id", f"must be a string, got {type(pid).__name__} {pid!r}")
-    pid = pid if _CANON_ID.fullmatch(pid) and valid_id(pid) else normalize_id(pid)
-    if pid is None: raise DataError(path, lineno, "id", f"not an arXiv id: {rec['id']!r}")
+    if (pid := normalize_id(pid)) is None: raise DataError(path, lineno, "id", f"not an arXiv id: {rec['id']!r}")
     t = rec.get("title")
     if not isinstance(t, str): raise DataError(path, lineno, "title", "missing")
     keep = {k: rec.get(k) for k in KEEP_FIELDS} | dict(id=pid, title=_squash(t))
