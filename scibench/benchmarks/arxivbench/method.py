@@ -71,7 +71,6 @@ def prompts_path(split: str) -> Path:
 
 def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, path=None) -> list[dict]:
     "Prompts of `split`; `limit` keeps the first `limit` prompts *per subject* (see above)."
-    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or prompts_path(split))
     if not p.exists():
         how = ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
@@ -561,7 +560,7 @@ def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d36b29f9
 @dataclass
 class ArxivBenchConfig(Config):
-    limit: int = param(0, "use only the first N prompts of every subject (0 = all)")
+    limit: int = param(0, "use only the first N prompts of every subject (0 = all)", min=0)
     judge: str = param("local", "judge model (the paper: Llama-3.1-8B); the embedded model is weak", role=True)
     temperature: float = param(0.0, "sampling temperature of the query (the paper: 0)", min=0, max=2)
     max_tokens: int = param(1000, "completion cap of the query answer", min=1, max=1_000_000)
