@@ -7,7 +7,7 @@ import hashlib, json, os, random, re, sys, time
 from pathlib import Path
 import numpy as np
 from scibench.core import bench_full, write_jsonl
-from scibench.benchmarks.arxivbench.index import _auto_workers, build_index, open_index
+from scibench.benchmarks.arxivbench.index import build_index, open_index
 from scibench.benchmarks.arxivbench.method import SUBJECTS
 from bench.perf import W1_CONCURRENCY, W1_LATENCY, WholeRun, whole_run
 
@@ -63,23 +63,18 @@ def _write_fake_snapshot(path, n: int, seed: int = 0, real_size: bool = False) -
     return Path(path)
 
 _BUILD_CHILD = """
-import json, resource, sys
+import json, sys
 import scibench.benchmarks.arxivbench.method   # the process `make data` builds in: the benchmark module loaded
 from scibench.benchmarks.arxivbench.index import build_index
 from bench import peak_rss_mb
 st = build_index(sys.argv[1], sys.argv[2], **json.loads(sys.argv[3]))
-# the largest worker (reaped)
-w = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)
-print(json.dumps(dict(records=st.records, lines=st.lines, seconds=st.seconds, workers=st.workers,
-                      peak_rss_mb=peak_rss_mb(), worker_peak_rss_mb=w if st.workers else 0.0)))
+print(json.dumps(dict(records=st.records, lines=st.lines, seconds=st.seconds, peak_rss_mb=peak_rss_mb())))
 """
 
 
-def build_in_child(snapshot_path, index_path, workers: int | None = None, **kw) -> dict:
-    """`build_index(..., workers=workers, **kw)` in a fresh interpreter, so that its peak RSS is the build's alone:
-    records, seconds, workers, `peak_rss_mb` (the build process), `worker_peak_rss_mb` (the largest worker) and
-    `total_rss_mb` (the build plus every worker at its peak: an upper bound, pages the forked workers share with it
-    counted in each)."""
+def build_in_child(snapshot_path, index_path, **kw) -> dict:
+    """`build_index(..., **kw)` in a fresh interpreter, so that its peak RSS is the build's alone: records, seconds and
+    `peak_rss_mb`."""
     import subprocess
 
     r = subprocess.run(
@@ -89,16 +84,14 @@ def build_in_child(snapshot_path, index_path, workers: int | None = None, **kw) 
             _BUILD_CHILD,
             str(snapshot_path),
             str(index_path),
-            json.dumps(dict(workers=workers, **kw)),
+            json.dumps(kw),
         ],
         capture_output=True,
         text=True,
     )
     if r.returncode:
         raise RuntimeError(f"index build failed (exit {r.returncode}): {r.stderr[-2000:]}")
-    b = json.loads(r.stdout.strip().splitlines()[-1])
-    b["total_rss_mb"] = b["peak_rss_mb"] + b["workers"] * b["worker_peak_rss_mb"]
-    return b
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 def p3_index(
     n: int | None = None,
@@ -106,7 +99,6 @@ def p3_index(
     scans: int = 3,
     workdir=None,
     small: int | None = None,
-    workers: int | None = None,
 ) -> dict:
     """P3: build an index of `n` synthetic records (default 300,000; 3,000,000 with `SCIBENCH_BENCH_FULL=1`) and of its
     first `small` (default n/10) in fresh processes (peak RSS, flatness ratio), then time lookups against a linear
@@ -129,11 +121,10 @@ def p3_index(
         gen_s = time.perf_counter() - t0
         with open(src, "rb") as f, open(src_small, "wb") as g:
             g.writelines(itertools.islice(f, small))
-        workers = _auto_workers(src) if workers is None else workers  # the same for both sizes
-        s = build_in_child(src_small, dest_small, workers)
+        s = build_in_child(src_small, dest_small)
         dest_small.unlink(missing_ok=True)
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-        b = build_in_child(src, dest, workers)
+        b = build_in_child(src, dest)
         ids = []
         with open(src) as f:
             for i, line in enumerate(f):
@@ -170,15 +161,12 @@ def p3_index(
             build_vs_target=round(b["seconds"] / (180 * n / 3_000_000), 2),
             build_target="<= 1 (180 s x n/3M)",
             load_1min=load,
-            workers=b["workers"],
             build_peak_rss_mb=round(b["peak_rss_mb"]),
-            worker_peak_rss_mb=round(b["worker_peak_rss_mb"]),
-            build_total_rss_mb=round(b["total_rss_mb"]),
-            rss_vs_target=round(b["total_rss_mb"] / 1024, 2),
+            rss_vs_target=round(b["peak_rss_mb"] / 1024, 2),
             rss_target="<= 1 (1 GB)",
             small_records=s["records"],
-            small_total_rss_mb=round(s["total_rss_mb"]),
-            rss_growth=round(b["total_rss_mb"] / s["total_rss_mb"], 2),
+            small_peak_rss_mb=round(s["peak_rss_mb"]),
+            rss_growth=round(b["peak_rss_mb"] / s["peak_rss_mb"], 2),
             rss_growth_target="~1 (flat)",
             index_mb=round(dest.stat().st_size / 2**20),
             lookups=lookups,

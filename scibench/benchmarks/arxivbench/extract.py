@@ -9,7 +9,7 @@ from dataclasses import dataclass, asdict
 from .index import _CAND_RE, id_candidates
 
 # %% auto #0
-__all__ = ['Paper', 'is_author_text', 'extract_papers', 'malformed_ids']
+__all__ = ['Paper', 'is_author_text', 'extract_papers']
 
 # %% ../../../nbs/benchmarks/arxivbench/02_extract.ipynb #315337f1
 _MARKER = re.compile(r"^[ \t]*\**[ \t]*(?:\d+[.):]|\[\d+\]|\(\d+\)|[-*•+](?=\s)|#{1,6}\s|\[\[)")
@@ -92,7 +92,7 @@ def _title_before(seg: str) -> str:
     return ""
 
 # %% ../../../nbs/benchmarks/arxivbench/02_extract.ipynb #1b8df151
-def extract_papers(text: str|None, dedup: bool = True) -> list[Paper]:
+def extract_papers(text: str|None) -> list[Paper]:
     "Every paper a model answer lists (one per arXiv link, malformed ones included), in order, with its title."
     if not text: return []
     item = _item_of(text)
@@ -105,21 +105,14 @@ def extract_papers(text: str|None, dedup: bool = True) -> list[Paper]:
         title = _title_before(text[it if marked and it > prev else prev:c["start"]])
         end = c["end"]
         if not title:                                     # "url - Title" on the same line
-            eol = text.find("\n", end); eol = len(text) if eol < 0 else eol
-            after = text[end:eol]
-            nxt = _CAND_RE.search(after)
-            if nxt: after = after[:nxt.start()]
+            after = text[end:].split("\n", 1)[0]
+            after = after[:nxt.start()] if (nxt := _CAND_RE.search(after)) else after
             title = _clean_title(after)
             if len(title) > 3 and _ok_title(title): end = end + len(after)
             else: title = ""
         prev = end
         key = c["pid"] or c["raw"].lower()
-        if dedup and key in seen: continue
+        if key in seen: continue
         seen.add(key)
         out.append(Paper(title=title, arxiv_id=c["pid"], url=c["text"], malformed=None if c["pid"] else c["raw"]))
     return out
-
-# %% ../../../nbs/benchmarks/arxivbench/02_extract.ipynb #754b5e4e
-def malformed_ids(text: str|None) -> list[str]:
-    "The malformed links a response lists (what it wrote where an id belongs: `-2408937`, `19140567v1`, `1706.0376`)."
-    return [p.malformed for p in extract_papers(text) if p.malformed]

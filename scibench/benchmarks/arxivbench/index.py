@@ -12,8 +12,8 @@ from ...bench import param
 from ...runs import rel
 
 # %% auto #0
-__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TITLE_MEMO', 'KAGGLE_URL', 'valid_id', 'normalize_id',
-           'id_candidates', 'norm_title', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex', 'open_index',
+__all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TITLE_MEMO', 'open_index', 'KAGGLE_URL', 'valid_id',
+           'normalize_id', 'id_candidates', 'norm_title', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex',
            'snapshot_path', 'default_index_path', 'index_for', 'download_snapshot', 'IndexArgs', 'index_command',
            'LookupArgs', 'lookup_command']
 
@@ -87,9 +87,7 @@ def id_candidates(text: str) -> list[dict]:
 KEEP_FIELDS = ("id", "title", "abstract", "categories", "authors", "doi", "journal-ref", "update_date")
 INDEX_VERSION = 2  # 2: the abstract as written, `title_raw`
 _TEX, _WORD = re.compile(r"\\[a-zA-Z]+\s*|[${}\\^_]"), re.compile(r"[a-z0-9]+")
-_CANON_ID = re.compile(r"\d{4}\.\d{4,5}|[a-z][a-z\-]*/\d{7}")  # the snapshot's own form: skip `normalize_id`'s URLs
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # = json.dumps(x, ensure_ascii=False), built once
-_BLANK = b" \t\n\r\x0b\x0c"  # what `bytes.strip()` removes
 
 def norm_title(s: str | None) -> str:
     "Title for exact matching: lowercase, TeX markup and punctuation removed, spaces collapsed."
@@ -111,13 +109,11 @@ class BuildStats:
     errors: list = field(default_factory=list)
     seconds: float = 0.0
     snapshot_date: str | None = None  # the latest update_date of the records
-    workers: int = 0  # parsing processes
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #cd153d6c
 def _squash(s: str) -> str:
-    r"Whitespace runs to one space, ends stripped (= `re.sub(r'\s+', ' ', s).strip()`), fast for wrapped abstracts."
-    r = s.strip().replace("\n", " ")
-    return r if "  " not in r and r.isprintable() else " ".join(s.split())
+    r"Whitespace runs to one space, ends stripped (= `re.sub(r'\s+', ' ', s).strip()`)."
+    return " ".join(s.split())
 
 def _parse_line(line: str, path, lineno: int):
     try: rec = json.loads(line)
@@ -128,8 +124,7 @@ def _parse_line(line: str, path, lineno: int):
     if pid is None or pid == "": raise DataError(path, lineno, "id", "missing")
     if not isinstance(pid, str):
         raise DataError(path, lineno, "id", f"must be a string, got {type(pid).__name__} {pid!r}")
-    pid = pid if _CANON_ID.fullmatch(pid) and valid_id(pid) else normalize_id(pid)
-    if pid is None: raise DataError(path, lineno, "id", f"not an arXiv id: {rec['id']!r}")
+    if (pid := normalize_id(pid)) is None: raise DataError(path, lineno, "id", f"not an arXiv id: {rec['id']!r}")
     t = rec.get("title")
     if not isinstance(t, str): raise DataError(path, lineno, "title", "missing")
     keep = {k: rec.get(k) for k in KEEP_FIELDS} | dict(id=pid, title=_squash(t))
@@ -137,61 +132,25 @@ def _parse_line(line: str, path, lineno: int):
     return pid, keep
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #9719f768
-def _snapshot_blocks(f, path, size: int = 1 << 20):
-    line = 1
+def _snapshot_rows(f, src, st: BuildStats, on_error: str, max_errors_kept: int, progress: bool):
+    "Rows `(id, title, norm_title, record JSON)` of the snapshot's lines; lines, skips and the date counted in `st`."
     try:
-        while lines := f.readlines(size):
-            yield b"".join(lines), line
-            line += len(lines)
+        for lineno, raw in enumerate(f, 1):
+            st.lines = lineno
+            if progress and lineno % 500_000 == 0: print(f"[index] {lineno:,} lines", file=sys.stderr, flush=True)
+            if not raw.strip(): continue
+            try: pid, rec = _parse_line(decode_line(raw, src, lineno), src, lineno)
+            except DataError as e:
+                if on_error == "raise": raise
+                st.skipped += 1
+                if len(st.errors) < max_errors_kept: st.errors.append(dict(line=lineno, field=e.field, msg=str(e)))
+                continue
+            if isinstance(u := rec["update_date"], str) and (st.snapshot_date is None or u > st.snapshot_date):
+                st.snapshot_date = u
+            yield pid, rec["title"], norm_title(rec["title"]), _ENCODE(rec)
     except (EOFError, OSError, zlib.error) as e:
-        raise DataError(path, None, None,
+        raise DataError(src, None, None,
                         f"corrupt or truncated file ({type(e).__name__}: {e}): download it again") from None
-
-def _block_line(texts, raw: bytes, k: int, lineno: int, path, more: bool):
-    "Line `k` of a block parsed; a JSON error is reported as for the line with its newline when it has one."
-    if texts is None: s = decode_line(raw, path, lineno)
-    else: s = texts[k][1:] if lineno == 1 and texts[k].startswith("\ufeff") else texts[k]
-    try: return _parse_line(s, path, lineno)
-    except DataError as e:
-        if e.field == "<json>" and more: _parse_line(s + "\n", path, lineno)
-        raise
-
-def _parse_block(item, path: str, stop: bool):
-    """Rows `(id, title, norm_title, record JSON)` of one block, its errors `(line, field, message, col)` (up to the
-    first when `stop`), its line count and latest `update_date`. Runs in the build's worker processes."""
-    block, first = item
-    raws = block.split(b"\n")
-    if not raws[-1]: raws.pop()  # the block ends with a newline
-    rows, errors, date = [], [], None
-    try: texts = block.decode("utf-8").split("\n")  # one decode per block; a bad byte: line by line
-    except UnicodeDecodeError: texts = None
-    for k, raw in enumerate(raws):
-        if not raw.strip(_BLANK): continue
-        try: pid, rec = _block_line(texts, raw, k, first + k, path, block.endswith(b"\n") or k < len(raws) - 1)
-        except DataError as e:
-            errors.append((first + k, e.field, e.msg, e.col))
-            if stop: break
-            continue
-        rows.append((pid, rec["title"], norm_title(rec["title"]), _ENCODE(rec)))
-        if isinstance(u := rec["update_date"], str) and (date is None or u > date): date = u
-    return rows, errors, len(raws), date
-
-# %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #b740f05d
-def _in_order(fn, items, workers: int):
-    if workers <= 0: yield from map(fn, items); return
-    import multiprocessing as mp
-    from collections import deque
-    with mp.get_context("fork").Pool(workers) as pool:  # forked: no re-import; terminated on exit, also on error
-        q = deque()
-        for it in items:
-            q.append(pool.apply_async(fn, (it,)))
-            if len(q) > 2 * workers: yield q.popleft().get()
-        while q: yield q.popleft().get()
-
-def _auto_workers(src: Path) -> int:
-    if src.stat().st_size < 64 << 20 or not hasattr(os, "fork"): return 0
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 0 if cpus <= 2 else min(4, cpus - 1)
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #6f7d28e9
 _SCHEMA = """PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-{kb}; PRAGMA temp_store=FILE;
@@ -204,22 +163,8 @@ _FINISH = """CREATE TABLE dup AS SELECT id, MAX(pk) AS keep FROM papers GROUP BY
     CREATE VIRTUAL TABLE titles USING fts5(title, content='papers', content_rowid='pk');
     INSERT INTO titles(titles) VALUES('rebuild');"""
 
-def _insert(con, results, st: BuildStats, src, on_error: str, max_errors_kept: int, progress: bool) -> None:
-    "Each parsed block's rows into `papers`, its errors and snapshot date into `st`."
-    for rows, errors, nlines, date in results:
-        if errors:
-            if on_error == "raise": raise DataError(src, *errors[0])
-            st.skipped += len(errors)
-            st.errors += [dict(line=l, field=fd, msg=str(DataError(src, l, fd, m, c)))
-                          for l, fd, m, c in errors[: max_errors_kept - len(st.errors)]]
-        con.executemany("INSERT INTO papers (id, title, norm_title, record) VALUES (?,?,?,?)", rows)
-        if date is not None and (st.snapshot_date is None or date > st.snapshot_date): st.snapshot_date = date
-        if progress and (st.lines + nlines) // 500_000 > st.lines // 500_000:
-            print(f"[index] {(st.lines + nlines) // 500_000 * 500_000:,} lines", file=sys.stderr, flush=True)
-        st.lines += nlines
-
 def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_kept: int = 1000, progress: bool = False,
-                workers: int | None = None, block_bytes: int = 1 << 20, cache_mb: int = 16) -> BuildStats:
+                cache_mb: int = 16) -> BuildStats:
     "Stream a Kaggle-format snapshot (JSON lines, plain or .gz) into an SQLite index at `index_path` (see above)."
     if on_error not in ("skip", "raise"): raise ValueError("on_error must be 'skip' or 'raise'")
     src, dest = Path(snapshot_path), Path(index_path)
@@ -229,15 +174,12 @@ def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_ke
     tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
     tmp.unlink(missing_ok=True)
     st, t0 = BuildStats(str(src)), time.time()
-    st.workers = workers = _auto_workers(src) if workers is None else workers
-    con, results = sqlite3.connect(tmp), None
+    con = sqlite3.connect(tmp)
     try:
         con.executescript(_SCHEMA.format(kb=cache_mb * 1024))
         with open_bytes(src) as f:
-            parse = functools.partial(_parse_block, path=str(src), stop=on_error == "raise")
-            results = _in_order(parse, _snapshot_blocks(f, src, block_bytes), workers)
-            _insert(con, results, st, src, on_error, max_errors_kept, progress)
-            results.close()
+            con.executemany("INSERT INTO papers (id, title, norm_title, record) VALUES (?,?,?,?)",
+                            _snapshot_rows(f, src, st, on_error, max_errors_kept, progress))
         con.executescript(_FINISH)
         st.records = con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
         st.seconds = round(time.time() - t0, 2)
@@ -246,7 +188,6 @@ def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_ke
         con.commit(); con.close()
         os.replace(tmp, dest)
     except BaseException:
-        if results is not None: results.close()  # stops the worker processes
         con.close(); tmp.unlink(missing_ok=True)
         raise
     return st
@@ -287,7 +228,6 @@ class ArxivIndex:
         return d or None
 
     def __len__(self): return self.con.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
-    def __contains__(self, arxiv_id): return self.get(arxiv_id) is not None
     def close(self): self.con.close()
     def __enter__(self): return self
     def __exit__(self, *a): self.close()
@@ -321,9 +261,7 @@ class ArxivIndex:
         return tuple(r for s, r in sorted(scored, key=lambda x: -x[0]) if s >= min_ratio)
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #2a45a003
-def open_index(index_path) -> ArxivIndex:
-    "Open an index built by `build_index`."
-    return ArxivIndex(index_path)
+open_index = ArxivIndex  # an index built by `build_index`, opened (a context manager)
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #c7e3360f
 def snapshot_path(split: str = "sample") -> Path:
@@ -355,22 +293,19 @@ KAGGLE_URL = "https://www.kaggle.com/api/v1/datasets/download/Cornell-University
 
 def download_snapshot(dest=None, url: str = KAGGLE_URL, build: bool = True) -> list[Path]:
     "Download the Kaggle arXiv metadata snapshot into `data/arxivbench/` and build its index (see above)."
-    import base64, zipfile, shutil
+    import base64, zipfile
     from scibench.data import OfflineError, fetch_url, current_mirror
     dest = Path(dest or data_dir()/"arxivbench"); dest.mkdir(parents=True, exist_ok=True)
     z = dest/"arxiv.zip"
-    headers = {}
-    if os.environ.get("KAGGLE_USERNAME") and os.environ.get("KAGGLE_KEY"):
-        tok = base64.b64encode(f"{os.environ['KAGGLE_USERNAME']}:{os.environ['KAGGLE_KEY']}".encode()).decode()
-        headers["Authorization"] = f"Basic {tok}"
+    user, key = os.environ.get("KAGGLE_USERNAME"), os.environ.get("KAGGLE_KEY")
+    headers = {"Authorization": "Basic " + base64.b64encode(f"{user}:{key}".encode()).decode()} if user and key else {}
     try: fetch_url(url, z, headers=headers)   # from the active mirror, if any (without the header)
     except OfflineError as e:
         raise OfflineError(f"cannot download the arXiv snapshot: {e}" + ("" if current_mirror() else
                            " (or set KAGGLE_USERNAME/KAGGLE_KEY; needed only for real-data runs)")) from None
     snap = dest/"arxiv-metadata-oai-snapshot.json"
     with zipfile.ZipFile(z) as zf:
-        name = next(n for n in zf.namelist() if n.endswith(".json"))
-        with zf.open(name) as src, open(snap, "wb") as out: shutil.copyfileobj(src, out, 1 << 20)
+        Path(zf.extract(next(n for n in zf.namelist() if n.endswith(".json")), dest)).replace(snap)
     z.unlink()
     if not build: return [snap]
     st = build_index(snap, dest/"index.sqlite", progress=True)

@@ -7,7 +7,7 @@
 from __future__ import annotations
 import contextlib, csv, difflib, functools, io, json, math, re, sys
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -30,22 +30,22 @@ from .index import (  # noqa: F401
 from .extract import Paper, extract_papers
 
 # %% auto #0
-__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO', 'DESCRIPTIONS',
-           'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY', 'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH',
-           'RELEVANCE_STAGE', 'MATCH_STAGE', 'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS',
-           'AUTHORS_STAGE', 'ACCURACIES', 'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES',
-           'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE', 'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run',
-           'LABELS', 'RATES', 'ACCURACY_CAPTION', 'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS',
-           'RECORD', 'PAPER', 'ARXIVBENCH', 'subjects_of', 'prompts_path', 'load_prompts', 'subject_of_name',
-           'subject_slug', 'released_rows', 'download_prompts', 'data_files', 'index_info', 'generator_prompt',
-           'parse_generated', 'Generation', 'generate_prompts', 'query_prompt', 'authors_links', 'format_pairs',
-           'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity', 'taxonomy',
-           'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request', 'authors_verdict',
-           'calculate_acc', 'score_records', 'query_request', 'query_item', 'query', 'ArxivBenchConfig',
-           'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply', 'csv_rows', 'load_judge_labels',
-           'agreement', 'validate_judge', 'ValidateArgs', 'validate_command', 'reference', 'run_protocol', 'fmt_rate',
-           'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size', 'figure_model_size', 'GenerateArgs',
-           'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
+__all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS', 'RELEASED', 'RELEASED_REPO',
+           'PAPER_ABBREVIATIONS', 'DESCRIPTIONS', 'N_PAPERS', 'PROTOCOLS', 'AUTHORS_N', 'AUTHORS_QUERY',
+           'AUTHORS_PAIR_RE', 'TAXONOMY', 'RELEVANCE', 'MATCH', 'RELEVANCE_STAGE', 'MATCH_STAGE',
+           'AUTHORS_JUDGE_SYSTEM', 'AUTHORS_JUDGE_MAX_TOKENS', 'AUTHORS_ANSWERS', 'AUTHORS_STAGE', 'ACCURACIES',
+           'ACCURACY_PROTOCOLS', 'STATUSES', 'QUERY_STAGE', 'STAGES', 'AUTHORS_MAX_TOKENS', 'AUTHORS_JUDGE',
+           'AUTHORS_QUIRKS', 'AUTHORS_DIFFERENCES', 'PAPER_DIFFERENCES', 'run', 'LABELS', 'RATES', 'ACCURACY_CAPTION',
+           'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'ARXIVBENCH',
+           'prompts_path', 'load_prompts', 'subject_of_name', 'subject_slug', 'released_rows', 'download_prompts',
+           'data_files', 'index_info', 'generator_prompt', 'parse_generated', 'generate_prompts', 'query_prompt',
+           'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt', 'match_prompt',
+           'title_similarity', 'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user',
+           'authors_judge_request', 'authors_verdict', 'calculate_acc', 'score_records', 'query_request', 'query_item',
+           'query', 'ArxivBenchConfig', 'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply',
+           'csv_rows', 'load_judge_labels', 'agreement', 'validate_judge', 'ValidateArgs', 'validate_command',
+           'reference', 'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size',
+           'figure_model_size', 'GenerateArgs', 'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5725b5da
 SUBJECTS = {  # name → (group, category codes; "x." / "x-" are prefixes)
@@ -62,14 +62,6 @@ MAIN_SUBJECTS = [s for s, (g, _) in SUBJECTS.items() if g == "subject"]
 CS_SUBFIELDS = [s for s, (g, _) in SUBJECTS.items() if g == "cs_subfield"]
 SHORT = {"Electrical Engineering and Systems Science": "EESS"}   # the paper's column name
 
-def _code_in(code: str, codes) -> bool:
-    return any(code.startswith(c) if c.endswith((".", "-")) else code == c for c in codes)
-
-def subjects_of(categories) -> list[str]:
-    "The subjects (and CS subfields) a record's categories (space-separated string or list) belong to."
-    cats = categories.split() if isinstance(categories, str) else list(categories or [])
-    return [s for s, (_, codes) in SUBJECTS.items() if any(_code_in(c, codes) for c in cats)]
-
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #dfc20ccf
 PROMPT_FIELDS = ["id", "subject", "prompt"]
 
@@ -79,7 +71,6 @@ def prompts_path(split: str) -> Path:
 
 def load_prompts(split: str = "sample", limit: int|None = None, subjects=None, path=None) -> list[dict]:
     "Prompts of `split`; `limit` keeps the first `limit` prompts *per subject* (see above)."
-    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     p = Path(path or prompts_path(split))
     if not p.exists():
         how = ("run `make data` (downloads the paper's released prompts)" if split == "released" and not path
@@ -100,21 +91,14 @@ RELEASED = "released"
 RELEASED_REPO = "arXivBenchLLM/arXivBench"
 _NAME_STOP = {"prompts", "prompt", "arxivbench", "dataset", "data", "train", "test", "validation", "csv", "jsonl",
               "json", "parquet"}
-_SUBJECT_ALIASES = {
-    "cs": "Computer Science", "qb": "Quantitative Biology", "qbio": "Quantitative Biology",
-    "qf": "Quantitative Finance", "qfin": "Quantitative Finance", "eess": "Electrical Engineering and Systems Science",
-    "econ": "Economics", "stat": "Statistics", "stats": "Statistics", "phys": "Physics", "mathematics": "Math",
-    "ai": "Artificial Intelligence", "csai": "Artificial Intelligence", "cands": "Cryptography and Security",
-    "csandsecurity": "Cryptography and Security", "cscr": "Cryptography and Security",
-    "dsandal": "Data Structures and Algorithms", "dsa": "Data Structures and Algorithms",
-    "csds": "Data Structures and Algorithms", "os": "Operating Systems", "csos": "Operating Systems",
-    "pl": "Programming Languages", "cspl": "Programming Languages"}
 
 def _subject_key(s: str) -> str:
     toks = re.findall(r"[a-z0-9&]+", str(s).lower().replace("&", " & "))
     return "".join("and" if t == "&" else t for t in toks if t not in _NAME_STOP)
 
-_SUBJECT_KEYS = {**{_subject_key(s): s for s in SUBJECTS}, **_SUBJECT_ALIASES}
+PAPER_ABBREVIATIONS = dict(zip(("AI", "C&S", "DS&AL", "OS", "PL"), CS_SUBFIELDS))   # the paper's, §3.1
+_SUBJECT_KEYS = {_subject_key(k): s for k, s in [*((s, s) for s in SUBJECTS), *PAPER_ABBREVIATIONS.items(),
+                                                 *((c, s) for s, (_, codes) in SUBJECTS.items() for c in codes)]}
 
 def subject_of_name(name) -> str|None:
     "The subject a file, folder or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
@@ -125,19 +109,14 @@ def subject_slug(subject: str) -> str:
     return re.sub(r"[^a-z]+", "-", subject.lower()).strip("-")
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #29c20ff1
-_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
-
-def _read_table(f: Path) -> pd.DataFrame:
-    suf = f.suffix.lower()
-    if suf in (".csv", ".tsv"):
-        return pd.read_csv(f, sep="\t" if suf == ".tsv" else ",", dtype=str, keep_default_na=False)
-    if suf == ".parquet": return pd.read_parquet(f)
-    if suf == ".jsonl": return pd.read_json(f, lines=True, dtype=False)
-    d = json.loads(f.read_text(encoding="utf-8"))
-    return pd.DataFrame(d if isinstance(d, list) else d.get("data", d.get("prompts", [])))
+_READERS = {  # a file of the released dataset by its suffix (.json: a list of records)
+    ".csv": lambda f: pd.read_csv(f, dtype=str, keep_default_na=False),
+    ".tsv": lambda f: pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False),
+    ".jsonl": lambda f: pd.read_json(f, lines=True, dtype=False),
+    ".json": lambda f: pd.read_json(f, dtype=False), ".parquet": pd.read_parquet}
 
 def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]:
-    df = _read_table(f); cols = {str(c).lower(): c for c in df.columns}
+    df = _READERS[f.suffix.lower()](f); cols = {str(c).lower(): c for c in df.columns}
     pc = next((cols[c] for c in ("prompt", "prompts", "question", "query", "text", "instruction") if c in cols), None)
     if pc is None: raise DataError(f, None, "prompt", f"no prompt column (columns: {', '.join(map(str, df.columns))})")
     sc = next((cols[c] for c in ("subject", "category", "field", "domain", "topic", "subfield", "area") if c in cols),
@@ -158,7 +137,7 @@ def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]
 def released_rows(root) -> tuple[list[dict], dict]:
     "The prompts of a downloaded copy of the released dataset (folder `root`) → ({id, subject, prompt} rows, stats)."
     root = Path(root)
-    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES
+    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _READERS
                    and not any(part.startswith(".") for part in f.relative_to(root).parts))
     if not files:
         raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
@@ -229,48 +208,30 @@ def parse_generated(text: str|None) -> list[str]:
 
 def _norm(s: str) -> str: return re.sub(r"\s+", " ", s).strip().lower()
 
-@dataclass
-class Generation:
-    "How prompts are generated: how many, per call, sampling, the near-duplicate threshold, caps, the id prefix."
-    n: int = 500
-    batch: int = 20
-    temperature: float = 1.0
-    threshold: float = 0.9
-    max_calls: int|None = None   # default: 5 × the calls `n` needs
-    max_tokens: int = 2048
-    prefix: str|None = None      # default: the subject's name
-
-def generate_prompts(llm, subject: str, g: Generation|None = None, embed_fn=None, **kw):
-    "Generate `g.n` unique prompts for `subject` → (list of {id, subject, prompt}, stats); `kw`: `Generation`'s fields."
-    g = replace(g or Generation(), **kw)
-    if embed_fn is None:
-        from scibench.retrieval import embed as embed_fn
-    max_calls = g.max_calls or 5 * math.ceil(g.n / g.batch)
-    kept, seen, K = [], set(), None
-    st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, near_duplicates=0, kept=0)
-    while len(kept) < g.n and st["calls"] < max_calls:
-        r = llm.map([Request(msgs(generator_prompt(subject, g.batch)), max_tokens=g.max_tokens,
-                             temperature=g.temperature, sample=st["calls"])], desc=f"generate {subject}")[0]
+def generate_prompts(llm, subject: str, n: int = 500, batch: int = 20, temperature: float = 1.0,
+                     max_calls: int|None = None, max_tokens: int = 2048):
+    "`n` unique prompts for `subject` → ({id, subject, prompt} rows, stats); at most `max_calls` calls."
+    max_calls = max_calls or 5 * math.ceil(n / batch)
+    kept, seen = [], set()
+    st = dict(subject=subject, calls=0, failed_calls=0, parsed=0, exact_duplicates=0, kept=0)
+    while len(kept) < n and st["calls"] < max_calls:
+        r = llm.map([Request(msgs(generator_prompt(subject, batch)), max_tokens=max_tokens,
+                             temperature=temperature, sample=st["calls"])], desc=f"generate {subject}")[0]
         st["calls"] += 1
         if not r["ok"]: st["failed_calls"] += 1; continue
         cands = parse_generated(r["text"]); st["parsed"] += len(cands)
         fresh = [c for c in cands if _norm(c) not in seen and not seen.add(_norm(c))]   # first of each, in order
         st["exact_duplicates"] += len(cands) - len(fresh)
-        if not fresh: continue
-        for c, e in zip(fresh, np.asarray(embed_fn(fresh), np.float32)):
-            if len(kept) >= g.n: break
-            if K is not None and len(K) and float((K @ e).max()) >= g.threshold: st["near_duplicates"] += 1; continue
-            kept.append(c); K = e[None] if K is None else np.vstack([K, e])
-    st["kept"] = len(kept); st["shortfall"] = g.n - len(kept)
-    prefix = g.prefix or subject_slug(subject)
-    return [dict(id=f"{prefix}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
+        kept += fresh[:n - len(kept)]
+    st["kept"] = len(kept); st["shortfall"] = n - len(kept)
+    return [dict(id=f"{subject_slug(subject)}-{i:03d}", subject=subject, prompt=p) for i, p in enumerate(kept)], st
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #ab101d2e
 N_PAPERS = 3
 
-def query_prompt(prompt: str, n: int = N_PAPERS) -> str:
-    return (f"{prompt}\n\nList exactly {n} relevant research papers hosted on arXiv. Write each paper on its own line "
-            "in this format:\n[[title of the paper]] [[https://arxiv.org/abs/<arXiv id>]]\n"
+def query_prompt(prompt: str) -> str:
+    return (f"{prompt}\n\nList exactly {N_PAPERS} relevant research papers hosted on arXiv. Write each paper on its "
+            "own line in this format:\n[[title of the paper]] [[https://arxiv.org/abs/<arXiv id>]]\n"
             "Give the explicit arXiv URL of each paper. Do not add any commentary or other text.")
 
 PROTOCOLS = ("authors", "paper", "scibench")
@@ -305,21 +266,18 @@ _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|
 def is_repetition(text: str|None) -> bool:
     "A repetition loop: some line (15+ chars), arXiv id, or 10-word span occurs at least three times."
     if not text: return False
-    lines = [l.strip() for l in text.splitlines() if len(l.strip()) >= 15]
-    if lines and max(lines.count(l) for l in set(lines)) >= 3: return True
-    idc = [c["pid"] or c["raw"] for c in id_candidates(text)]
-    if idc and max(idc.count(i) for i in set(idc)) >= 3: return True
     w = text.split()
-    spans = Counter(" ".join(w[i:i+10]) for i in range(0, max(len(w) - 9, 0)))
-    return bool(spans) and max(spans.values()) >= 3
+    kinds = ([l.strip() for l in text.splitlines() if len(l.strip()) >= 15],
+             [c["pid"] or c["raw"] for c in id_candidates(text)], [" ".join(w[i:i+10]) for i in range(len(w) - 9)])
+    return any(max(Counter(k).values(), default=0) >= 3 for k in kinds)
 
-def classify(text: str|None, papers: list, finish_reason: str|None = None, n: int = N_PAPERS) -> str:
+def classify(text: str|None, papers: list, finish_reason: str|None = None) -> str:
     "ok | refusal | no_papers | too_few | too_many | repetition | request_failed."
     if text is None: return "request_failed"
-    if is_repetition(text) and (finish_reason == "length" or len(papers) != n): return "repetition"
+    if is_repetition(text) and (finish_reason == "length" or len(papers) != N_PAPERS): return "repetition"
     if not papers: return "refusal" if _REFUSAL.search(text) else "no_papers"
-    if len(papers) < n: return "too_few"
-    if len(papers) > n: return "too_many"
+    if len(papers) < N_PAPERS: return "too_few"
+    if len(papers) > N_PAPERS: return "too_many"
     return "ok"
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #a4b193b7
@@ -374,15 +332,13 @@ class Sent:
     max_tokens: int = 1000
     judge_max_tokens: int = 256
     protocol: str = "scibench"
-    n: int = N_PAPERS
     ix: object = None   # an open `ArxivIndex` (None: the answers are not looked up)
     seeded: bool = False   # protocol authors: their calls send no seed (--seed sends it: a departure)
 
 def _relevance_requests(s: dict, r: Sent) -> dict:
-    it = s["it"]
-    return {i: judge_request(relevance_prompt(it["prompt"], p["title"], p["url"]), RELEVANCE,
+    return {i: judge_request(relevance_prompt(s["it"]["prompt"], p["title"], p["url"]), RELEVANCE,
                              max_tokens=r.judge_max_tokens)
-            for i, (p, rec) in enumerate(zip(it["papers"], s.get("recs", []))) if rec is not None}
+            for i, (p, rec) in enumerate(zip(s["it"]["papers"], s.get("recs", []))) if rec is not None}
 
 def _relevant(s: dict, answers: dict, r: Sent) -> None:
     for i, a in answers.items():
@@ -392,9 +348,8 @@ def _relevant(s: dict, answers: dict, r: Sent) -> None:
         elif j["value"] == "no": p.update(verdict="no", verdict_source="judge: not relevant")
 
 def _match_requests(s: dict, r: Sent) -> dict:
-    it = s["it"]
     return {i: judge_request(match_prompt(p["title"], p["url"], rec), MATCH, max_tokens=r.judge_max_tokens)
-            for i, (p, rec) in enumerate(zip(it["papers"], s.get("recs", [])))
+            for i, (p, rec) in enumerate(zip(s["it"]["papers"], s.get("recs", [])))
             if rec is not None and p["relevant"] not in (None, "no")}
 
 def _matched(s: dict, answers: dict, r: Sent) -> None:
@@ -449,17 +404,14 @@ def authors_verdict(r: dict) -> tuple[str|None, str|None]:
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #68af684b
 def _authors_links(s: dict, ix) -> None:
     "Protocol `authors`: the links to judge, {link number: raw record} in the state; the others' verdicts said."
-    it = s["it"]; links = it.get("authors_links") or []
-    if not it["authors_valid"]:
-        for l in links:
-            if not l["skipped"]:
-                l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
-        return
-    s["links"] = {}
-    for k, l in enumerate(links):
-        rec = None if l["skipped"] else ix.get_raw(l["id"])
-        if rec is not None: s["links"][k] = rec
-        elif not l["skipped"]: l.update(found=False, verdict="no", source="id not found as written: no, no judge call")
+    it, s["links"] = s["it"], {}
+    for k, l in enumerate(it.get("authors_links") or []):
+        if l["skipped"]: continue
+        if not it["authors_valid"]:
+            l["source"] = f"not scored: the response has {it['format_pairs']} pairs, not {AUTHORS_N}"
+        elif (rec := ix.get_raw(l["id"])) is None:
+            l.update(found=False, verdict="no", source="id not found as written: no, no judge call")
+        else: s["links"][k] = rec
 
 def _authors_requests(s: dict, r: Sent) -> dict:
     it = s["it"]
@@ -499,7 +451,7 @@ def calculate_acc(evals: list[str]) -> tuple[float|None, int, str|None]:
     return round((kept.count("yes") / len(kept)) * 100, 2), len(kept), None
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #064b145a
-def _authors_row(rs: list[dict], protocol: str) -> dict:
+def _authors_row(rs: list[dict]) -> dict:
     ans = [r for r in rs if r["status"] != "request_failed"]
     valid = [r for r in ans if r.get("authors_valid")]
     links = [[l for l in r.get("authors_links") or [] if not l.get("skipped")] for r in valid]
@@ -510,10 +462,6 @@ def _authors_row(rs: list[dict], protocol: str) -> dict:
                authors_not_found=sum(l.get("found") is False for l in flat), authors_yes=evals.count("yes"),
                authors_no=evals.count("no"), authors_passed=evals.count("pass"),
                authors_judge_failures=sum(l.get("failure") is not None for l in flat))
-    if protocol != "authors":
-        return dict(row, authors_accuracy=None, authors_accuracy_lo=None, authors_accuracy_hi=None,
-                    authors_accuracy_n=0,
-                    authors_accuracy_reason="no one-call verdicts: (b) is computed under protocol authors only")
     acc, kept, why = calculate_acc(evals)
     yv = [sum(l.get("verdict") == "yes" for l in ls) for ls in links]
     dv = [sum(l.get("verdict") in ("yes", "no") for l in ls) for ls in links]
@@ -531,17 +479,17 @@ def _verdicts(papers) -> np.ndarray:
     return np.array([v.count("yes"), v.count("no"), v.count("pass"),
                      sum(p["verdict_failure"] is not None for p in papers)])
 
-def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
+def _subject_row(rs: list[dict], protocol: str) -> dict:
     ps = [r["papers"] for r in rs]
     ans = [r for r in rs if r["status"] != "request_failed"]          # prompts with an answer
     ok = np.array([r["status"] != "request_failed" for r in rs], bool)
     auth = np.array([bool(r.get("authors_valid")) and r["status"] != "request_failed" for r in rs], bool)
     V = np.array([_verdicts(pp) for pp in ps]).reshape(-1, 4)        # every listed paper
-    V3 = np.array([_verdicts(pp[:n]) for pp in ps]).reshape(-1, 4)   # the first three
+    V3 = np.array([_verdicts(pp[:N_PAPERS]) for pp in ps]).reshape(-1, 4)   # the first three
     y, no, judged = V[:, 0], V[:, 1], V[:, 0] + V[:, 1]
     fab = [sum(not p["in_snapshot"] for p in pp) for pp in ps]
     listed = [len(pp) for pp in ps]
-    row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=n * len(ans),
+    row = dict(prompts=len(rs), request_failures=len(rs) - len(ans), papers_requested=N_PAPERS * len(ans),
                papers_listed=sum(listed), yes=int(y.sum()), no=int(no.sum()), passed=int(V[:, 2].sum()),
                judge_failures=int(V[:, 3].sum()), malformed_ids=sum(bool(p.get("malformed")) for pp in ps for p in pp),
                fabricated=sum(fab), population_yes=int(y[auth].sum()), population_no=int(no[auth].sum()),
@@ -550,50 +498,49 @@ def _subject_row(rs: list[dict], n: int, protocol: str) -> dict:
                statuses={k: sum(r["status"] == k for r in rs) for k in STATUSES},
                taxonomy={k: sum(p["taxonomy"] == k for pp in ps for p in pp) for k in TAXONOMY})
     row.update(_ci("accuracy", ratio_ci(y, judged), judged.sum()))
-    row.update(_authors_row(rs, protocol))
+    row.update(_authors_row(rs))
     row.update(_ci("authors_population_accuracy", ratio_ci(y[auth], judged[auth]), judged[auth].sum()))
-    row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], n - V3[ok, 3]), (n - V3[ok, 3]).sum()))
-    if protocol == "authors":   # no two-step verdicts
-        for k in ("accuracy", "authors_population_accuracy", "strict_accuracy"):
-            row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0,
-                        f"{k}_reason": "needs the two-step judge's verdicts: protocols paper and scibench"})
+    row.update(_ci("strict_accuracy", ratio_ci(V3[ok, 0], N_PAPERS - V3[ok, 3]), (N_PAPERS - V3[ok, 3]).sum()))
     row.update(_ci("fabricated_rate", ratio_ci(fab, listed), sum(listed)))
     row.update(_ci("invalid_rate", ratio_ci([r["status"] != "ok" for r in ans], [1] * len(ans)), len(ans)))
     row.update(_ci("refusal_rate", ratio_ci([r["status"] == "refusal" for r in ans], [1] * len(ans)), len(ans)))
+    for k, protocols in ACCURACY_PROTOCOLS.items():   # what the protocol's verdicts do not give: None, with why
+        if protocol not in protocols:
+            why = ("no one-call verdicts: (b) is computed under protocol authors only" if k == "authors_accuracy"
+                   else "needs the two-step judge's verdicts: protocols paper and scibench")
+            row.update({k: None, f"{k}_lo": None, f"{k}_hi": None, f"{k}_n": 0, f"{k}_reason": why})
     return row
 
-def score_records(records: list[dict], n: int = N_PAPERS, protocol: str = "scibench") -> dict:
+def score_records(records: list[dict], protocol: str = "scibench") -> dict:
     "Per subject (and `all`): the accuracies of `protocol`, the rates with 95% CIs and n, every count behind them."
-    groups = {s: [r for r in records if r["subject"] == s] for s in SUBJECTS}
-    groups = {s: rs for s, rs in groups.items() if rs}
-    groups["all"] = records
-    out = {s: _subject_row(rs, n, protocol) for s, rs in groups.items()}
+    groups = {s: rs for s in SUBJECTS if (rs := [r for r in records if r["subject"] == s])} | {"all": records}
+    out = {s: _subject_row(rs, protocol) for s, rs in groups.items()}
     boot_rows.cache_clear()
     return out
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #73d3af77
-def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS,
-                  protocol: str = "scibench", seeded: bool = False) -> Request:
+def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000, protocol: str = "scibench",
+                  seeded: bool = False) -> Request:
     "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
         return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
                        max_tokens=max_tokens, temperature=temperature, seeded=seeded, stage="query")
-    return Request(msgs(query_prompt(prompt, n)), max_tokens=max_tokens, temperature=temperature, stage="query")
+    return Request(msgs(query_prompt(prompt)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
-def query_item(p: dict, r: dict, n: int = N_PAPERS) -> dict:
+def query_item(p: dict, r: dict) -> dict:
     "A prompt ({id, subject, prompt}) and its answer → its item: the answer, extracted and classified."
     text = r["text"] if r["ok"] else None
     papers = extract_papers(text)
     pairs, links = authors_links(text)
     return dict(id=p["id"], subject=p["subject"], prompt=p["prompt"], response=text,
                 request_failure=None if r["ok"] else r["error"], finish_reason=r.get("finish_reason"),
-                status=classify(text, papers, r.get("finish_reason"), n), n_listed=len(papers),
+                status=classify(text, papers, r.get("finish_reason")), n_listed=len(papers),
                 malformed_ids=[q.malformed for q in papers if q.malformed], format_pairs=pairs,
                 authors_valid=pairs == AUTHORS_N, authors_links=links, papers=[q.to_dict() for q in papers])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #3fdf6756
 def _queried(s: dict, a: dict, r: Sent) -> None:
-    it = s["it"] = query_item(s["item"], a, r.n)
+    it = s["it"] = query_item(s["item"], a)
     if r.ix is None: return
     s["recs"] = [verify_paper(q, r.ix) for q in it["papers"]]
     if r.protocol == "authors":
@@ -602,18 +549,18 @@ def _queried(s: dict, a: dict, r: Sent) -> None:
         _authors_links(s, r.ix)
 
 QUERY_STAGE = Stage("query", "model", "the model under test lists papers for each prompt", result=_queried,
-                    request=lambda s, r: query_request(s["item"]["prompt"], r.temperature, r.max_tokens, r.n,
+                    request=lambda s, r: query_request(s["item"]["prompt"], r.temperature, r.max_tokens,
                                                        r.protocol, r.seeded))
 STAGES = [QUERY_STAGE, RELEVANCE_STAGE, MATCH_STAGE, AUTHORS_STAGE]
 
-def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000, n: int = N_PAPERS) -> list[dict]:
+def query(llm, prompts: list[dict], temperature: float = 0.0, max_tokens: int = 1000) -> list[dict]:
     "Ask the model under test (the query stage alone); extract and classify each answer."
-    return [s["it"] for s in run_stages([QUERY_STAGE], prompts, {"model": llm}, Sent(temperature, max_tokens, n=n))]
+    return [s["it"] for s in run_stages([QUERY_STAGE], prompts, {"model": llm}, Sent(temperature, max_tokens))]
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d36b29f9
 @dataclass
 class ArxivBenchConfig(Config):
-    limit: int = param(0, "use only the first N prompts of every subject (0 = all)")
+    limit: int = param(0, "use only the first N prompts of every subject (0 = all)", min=0)
     judge: str = param("local", "judge model (the paper: Llama-3.1-8B); the embedded model is weak", role=True)
     temperature: float = param(0.0, "sampling temperature of the query (the paper: 0)", min=0, max=2)
     max_tokens: int = param(1000, "completion cap of the query answer", min=1, max=1_000_000)
@@ -675,9 +622,9 @@ def protocol_notes(cfg, judge_spec=None, model_spec=None) -> dict:
         if cfg.seed: notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
         for role, spec in (("model", model_spec), ("judge", judge_spec)):
             notes += wire_notes(role, spec, seeded=bool(cfg.seed)) if spec is not None else []
-    if cfg.protocol == "authors" and cfg.judge_max_tokens != 256:
-        notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in "
-                     f"max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
+        if cfg.judge_max_tokens != 256:
+            notes.append(f"judge_max_tokens={cfg.judge_max_tokens} is not used: their judge answers in "
+                         f"max_tokens={AUTHORS_JUDGE_MAX_TOKENS}")
     diffs = dict(authors=list(AUTHORS_DIFFERENCES), paper=list(PAPER_DIFFERENCES)).get(
         cfg.protocol, ["our own query, extractor, two-step judge and scoring (protocol scibench)",
                        *PAPER_DIFFERENCES[3:]])
@@ -716,7 +663,7 @@ def summary(it: dict) -> dict:
 @contextlib.contextmanager
 def _sent(cfg: ArxivBenchConfig, ctx):
     with open_index(index_for(cfg.split, cfg.index or None)) as ix:
-        yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, N_PAPERS, ix, bool(cfg.seed))
+        yield Sent(cfg.temperature, cfg.max_tokens, cfg.judge_max_tokens, cfg.protocol, ix, bool(cfg.seed))
 
 def finalize(kept: list[dict], cfg, ctx, sent: Sent) -> list[Estimate]:
     "`score_records` into `scores.json` with the index's provenance; the headline rates."
@@ -742,9 +689,7 @@ def stub_reply(body: dict) -> str:
     if msgs_[0]["content"] == AUTHORS_JUDGE_SYSTEM: return "yes"
     if user.startswith(("A researcher asked", "An AI assistant cited")):
         return json.dumps(dict(rationale="stub", answer="yes"))
-    m = re.search(r"List exactly (\d+) ", user)
-    n = int(m.group(1)) if m else AUTHORS_N
-    return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in (_STUB_PAPERS * n)[:n])
+    return "\n".join(f"[[{t}]] [[https://arxiv.org/abs/{pid}]]" for t, pid in _STUB_PAPERS)   # both queries ask for 3
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #170ce161
 LABELS = ("yes", "no", "pass")
@@ -753,17 +698,13 @@ def csv_rows(p: Path) -> list[tuple[int, dict]]:
     "The rows of a CSV or TSV file with a header, each with its line number; blank lines skipped."
     rows = csv.reader(io.StringIO(read_text(p), newline=""), delimiter="\t" if p.suffix.lower() == ".tsv" else ",",
                       strict=True)
-    out, header = [], None
-    try:
-        for r in rows:
-            if not r: continue
-            if header is None: header = r; continue
-            if len(r) != len(header):
-                raise DataError(p, rows.line_num, None, f"{len(r)} fields where the header has {len(header)}")
-            out.append((rows.line_num, dict(zip(header, r))))
+    try: numbered = [(rows.line_num, r) for r in rows if r]
     except csv.Error as e: raise DataError(p, rows.line_num, None, f"bad CSV: {e}") from None
-    if header is None: raise DataError(p, None, None, "empty: no header line")
-    return out
+    if not numbered: raise DataError(p, None, None, "empty: no header line")
+    (_, header), *body = numbered
+    for i, r in body:
+        if len(r) != len(header): raise DataError(p, i, None, f"{len(r)} fields where the header has {len(header)}")
+    return [(i, dict(zip(header, r))) for i, r in body]
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #72ea5113
 def load_judge_labels(path) -> list[dict]:
@@ -843,13 +784,9 @@ def validate_command(a: ValidateArgs) -> int:
     return 0
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b226215
-def _numeric(df: pd.DataFrame) -> pd.DataFrame:
-    for c in df.columns[1:]: df[c] = pd.to_numeric(df[c], errors="coerce")
-    return df
-
 def reference(name) -> pd.DataFrame:
     "A published table of accuracies (b) per model and subject (NaN where the paper prints '-')."
-    return _numeric(_reference(name, na_values=["-"]))
+    return _reference(name, na_values=["-"])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9ae79944
 RATES = ("accuracy", "authors_accuracy", "authors_population_accuracy", "strict_accuracy", "fabricated_rate",
@@ -907,17 +844,17 @@ def _accuracy_ours(r: RunRow, subjects) -> list[dict]:
                  **{"left out": _failure_note(s, k)})
             for k, label in ACCURACIES.items() if proto.split()[0] in ACCURACY_PROTOCOLS[k]]
 
-def _accuracy_paper(ref: pd.DataFrame, subjects) -> list[dict]:
+def _accuracy_paper(paper: str, subjects) -> list[dict]:
     return [dict(source="paper", run="paper (500 prompts/subject)", protocol="authors (their code)",
                  model=r["model"], judge="Llama-3.1-8B", settings="paper", accuracy=ACCURACIES["authors_accuracy"],
                  **{SHORT.get(x, x): fmt(r[SHORT.get(x, x)]) for x in subjects}, **{"left out": "–"})
-            for _, r in _numeric(ref).iterrows()]
+            for _, r in reference(paper).iterrows()]
 
 def accuracy_table(n: int, title: str, subjects, paper: str) -> Table:
     "Table `n` of the paper over `subjects`, ours beside the paper's."
     return Table(f"arxivbench_table{n}", lambda runs: f"ArxivBench Table {n} ({title}): {ACCURACY_CAPTION}"
                  f"{snapshot_note(runs)}", ours=lambda r: _accuracy_ours(r, subjects), paper=paper,
-                 paper_rows=lambda ref: _accuracy_paper(ref, subjects), columns=["source", "run", "protocol", "model",
+                 paper_rows=lambda _: _accuracy_paper(paper, subjects), columns=["source", "run", "protocol", "model",
                  "judge", "settings", "accuracy", *(SHORT.get(x, x) for x in subjects), "left out"])
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #764da1da
@@ -975,18 +912,13 @@ def model_size(name: str):
     base = re.sub(r"\s*instruct\s*", " ", name, flags=re.I)
     for m in re.finditer(r"(?P<n>\d+(?:\.\d+)?)(?P<u>[mMbB])(?![a-zA-Z])", base):
         fam = re.sub(r"[-_ (]+$", "", base[:m.start()]).strip()
-        if not fam: continue
-        return fam, float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
+        if fam: return fam, float(m.group("n")) / (1000 if m.group("u").lower() == "m" else 1)
     return None
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #d2b4fba2
 def _size_points(runs) -> pd.DataFrame:
-    pts = []
-    for ref_name in _REFS:
-        for _, r in reference(ref_name).iterrows():
-            ms = model_size(r["model"])
-            if ms:
-                for c in r.index[1:]: pts.append(dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]))
+    pts = [dict(source="paper", family=ms[0], size=ms[1], subject=c, acc=r[c]) for name in _REFS
+           for _, r in reference(name).iterrows() if (ms := model_size(r["model"])) for c in r.index[1:]]
     for r in map(RunRow.of, runs):
         s, name = r.scores["subjects"], r.config["model"]
         ms = model_size(name) or model_size(r.meta.get("models", {}).get(name, {}).get("model") or "")
@@ -1030,7 +962,6 @@ class GenerateArgs:
     batch: int = param(20, "prompts asked for per call", min=1)
     subjects: list = param([], "subjects (default: all)")
     split: str = param("generated", "the split written (not sample or released)")
-    threshold: float = param(0.9, "near-duplicate similarity above which a prompt is dropped", min=0, max=1)
     temperature: float = param(1.0, "sampling temperature", min=0, max=2)
 
 def generate_command(a: GenerateArgs) -> int:
@@ -1040,7 +971,7 @@ def generate_command(a: GenerateArgs) -> int:
         raise ConfigError(f"--split {a.split} is not for generated prompts; choose another name")
     llm = LLM(a.model); rows, stats = [], []
     for s in a.subjects or list(SUBJECTS):
-        ps, st = generate_prompts(llm, s, Generation(a.n, a.batch, a.temperature, a.threshold))
+        ps, st = generate_prompts(llm, s, a.n, a.batch, a.temperature)
         rows += ps; stats.append(st)
         print(json.dumps(st))
     write_jsonl(prompts_path(a.split), rows)
@@ -1062,9 +993,6 @@ def _found(p):
     if p.get("arxiv_id") is None and not p.get("url"): return "no link"
     return "found" if p.get("in_snapshot") else "not found"
 
-_PAPER_KNOWN = {"title", "arxiv_id", "url", "malformed", "in_snapshot", "record_title", "title_similarity",
-                "title_found_as", "taxonomy", "relevant", "relevance_failure", "match", "match_failure", "verdict",
-                "verdict_failure", "verdict_source"}
 _ANSWER = ("subject", "status", "n_listed", "finish_reason", "request_failure", "authors_valid", "format_pairs",
            "malformed_ids")
 
@@ -1088,8 +1016,6 @@ def record_sections(r, ctx):
                       ["#", "title", "url", "id (raw)", "found", "judge answer", "verdict", "why"],
                       [[i, x.get("title"), x.get("url"), x.get("id"), x.get("found"), x.get("answer"), x.get("verdict"),
                         x.get("failure") or x.get("source")] for i, x in enumerate(al, 1)]))
-    extra = [{k: v for k, v in p.items() if k not in _PAPER_KNOWN} for p in ps]
-    if any(extra): secs.append(rv.json_block("Other paper fields", extra))
     return secs, {"prompt", "response", *_ANSWER, "papers", "authors_links"}, r.get("response")
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #19081b91
