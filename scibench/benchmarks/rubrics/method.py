@@ -28,7 +28,6 @@ from .paperbench import (CATEGORIES, GRADERS, PAPER_AUTO, PB_DEPARTURES,
                                  load_papers, parse_rubric, split_root, to_checklist)
 from ...report import Estimate
 from ...retrieval import DEFAULT_EMBEDDER
-from .commands import COMMANDS
 from .views import (PAPER_EMBEDDER_NAME, PAPER_JUDGE, TABLE1, TABLE2, TABLE5_6, TABLE_JUDGE_EVAL,
                                     TABLE_STATS, draw_category_shares, draw_importance_hist, judge_eval_block,
                                     record_scores, record_sections)
@@ -797,7 +796,7 @@ RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's "
     "rubrics", PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply,
     record=RECORD, tables=write_tables,
-    downloaders=[download_paperbench, download_judge_eval], commands=COMMANDS,
+    downloaders=[download_paperbench, download_judge_eval],
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3,
                        max_tokens=256,
                        judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))

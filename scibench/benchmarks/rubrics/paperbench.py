@@ -26,12 +26,12 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
            'PB_CODE', 'PB_TABLES', 'PB_BLACKLIST', 'PB_MAX_FILES', 'PB_SIZE_LIMIT', 'PB_BUFFER', 'PB_SPARE',
            'PB_FILES_SPARE', 'PB_MAX_TOKENS', 'PB_DEPARTURES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves',
            'load_paperbench_rubric', 'tree_score', 'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance',
-           'checklist_view', 'fit_checklist', 'checklist_text', 'locate_repo', 'repo_entries', 'repo_files',
-           'RepoIndex', 'context_budget', 'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files',
-           'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'pb_files',
-           'pb_tree', 'reduce_log', 'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf',
-           'pb_grade', 'judge_eval_trees', 'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench',
-           'download_judge_eval', 'split_root', 'load_papers']
+           'checklist_view', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'context_budget',
+           'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
+           'GradeOpts', 'grade_request', 'grade_verdict', 'agrade', 'grade', 'pb_files', 'pb_tree', 'reduce_log',
+           'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf', 'pb_grade',
+           'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval', 'split_root',
+           'load_papers']
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -255,25 +255,6 @@ def checklist_view(tree: dict, n_items: int = 80) -> list[dict]:
     imp = rank_importance([info[id(n)][0] for n in front])
     return [dict(criterion=n["requirements"], importance=i, category=_majority_category(n), weight=info[id(n)][0],
                  id=n["id"], ancestors=info[id(n)][2], leaves=len(rubric_leaves(n))) for n, i in zip(front, imp)]
-
-# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #9a4fd553
-def fit_checklist(items: list[dict], max_chars: int|None = None) -> list[dict]:
-    "The items, as {criterion, importance, category}, that fit `max_chars` characters of `checklist_text`."
-    slim = [dict(criterion=it["criterion"], importance=it["importance"], category=it.get("category")) for it in items]
-    if max_chars is None: return slim
-    line = lambda it: len(json.dumps(it, ensure_ascii=False)) + 3
-    total = 15 + sum(line(it) for it in slim)
-    w = lambda j: float(items[j].get("weight", items[j]["importance"]))
-    keep = set(range(len(slim)))
-    for j in sorted(range(len(slim)), key=lambda j: (w(j), -j)):
-        if total <= max_chars: break
-        keep.discard(j); total -= line(slim[j])
-    return [it for j, it in enumerate(slim) if j in keep]
-
-def checklist_text(items: list[dict], max_chars: int|None = None) -> str:
-    "A checklist as `{\"items\": [...]}` JSON, one item a line, within `max_chars` (`fit_checklist`)."
-    kept = fit_checklist(items, max_chars)
-    return '{"items": [\n' + ",\n".join(" " + json.dumps(it, ensure_ascii=False) for it in kept) + "\n]}"
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #ea7642ff
 ARCHIVES = (".tar.gz", ".tgz", ".tar")
@@ -612,27 +593,9 @@ def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3885833e
 def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown", "note")}
 
-def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
-          **kw) -> list[dict]:
-    "Grade many (rubric, repository) jobs in one batch → per job {score, ..., paper_seen, verdicts}."
-    o = opts or GradeOpts(**kw)
-    indexes = {} if indexes is None else indexes
-    reqs, where, views = [], [], []
-    for j, job in enumerate(jobs):
-        ix = _index(indexes, job["repo"], o.method)
-        views.append(_view(llm, job, o))
-        for n, it in enumerate(job["items"]):
-            req, seen, chars = grade_request(llm, ix, job, it, o, views[j])
-            reqs.append(req); where.append((j, n, seen, chars))
-    per = [[None] * len(job["items"]) for job in jobs]
-    for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
-        per[j][n] = grade_verdict(r, seen, chars)
-    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]),
-                 verdicts=per[j]) for j, job in enumerate(jobs)]
-
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
-    "`grade` of one job inside `pipeline`; `ahead` bounds the prompts built and not yet answered."
+    "One (rubric, repository) job graded → {score, ..., paper_seen, verdicts}; `ahead` bounds the prompts not answered."
     o = opts or GradeOpts(**kw)
     ix = _index({} if indexes is None else indexes, job["repo"], o.method)
     view = _view(llm, job, o)
@@ -642,6 +605,15 @@ async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None
             return grade_verdict(await llm.acall(req), seen, chars)
     vs = await asyncio.gather(*(one(it) for it in job["items"]))
     return dict(**rubric_score(job["items"], [x["verdict"] for x in vs]), paper_seen=_paper_of(view), verdicts=list(vs))
+
+def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
+          **kw) -> list[dict]:
+    "Many jobs graded at once (`agrade`), each repository indexed once."
+    o, indexes = opts or GradeOpts(**kw), {} if indexes is None else indexes
+    async def go():
+        async with llm.live(desc or f"grade {llm.spec.name}"):
+            return await asyncio.gather(*(agrade(llm, job, o, indexes) for job in jobs))
+    return list(run_sync(go()))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0002
 PB_REPRODUCE_CLAUSE = (
@@ -930,11 +902,6 @@ def _case_dirs(root: Path) -> list[tuple[str, Path, Path]]:
     return sorted(out)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #766098f3
-def judge_eval_trees(root) -> list[tuple[str, dict]]:
-    "(case, human-graded tree) of the JudgeEval cases under `root`, without extracting the submissions (for planning)."
-    root = Path(root)
-    return [(c, _read_tree(f, leaf_scores=True)) for c, _, f in _case_dirs(root)] if root.exists() else []
-
 def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
     "JudgeEval cases under `root` → (cases, skipped [{case, reason}])."
     root = Path(root); cases, skipped = [], []
