@@ -97,10 +97,11 @@ def test_max_rouge_known_answers_and_matches_rouge_score():
 
 def test_match_prf_tiny_lists():
     ref = ["Implement the smoothed cross-entropy loss.", "Train ResNet-18 on CIFAR-10 for 30 epochs."]
-    assert rubrics.match_prf(ref, ref, 0.7) == pytest.approx((1, 1, 1))
-    p, r, f = rubrics.match_prf(["Bake a chocolate cake."], ref, 0.7)
+    match_prf = lambda g, r, tau: tuple(rubrics.intrinsic(g, r, (tau,))[f"{m}@{tau}"] for m in ("precision", "recall", "f1"))
+    assert match_prf(ref, ref, 0.7) == pytest.approx((1, 1, 1))
+    p, r, f = match_prf(["Bake a chocolate cake."], ref, 0.7)
     assert (p, r, f) == (0.0, 0.0, 0.0)
-    p, r, f = rubrics.match_prf([ref[0]], ref, 0.7)
+    p, r, f = match_prf([ref[0]], ref, 0.7)
     assert (p, r) == pytest.approx((1.0, 0.5)) and f == pytest.approx(2/3)
 
 

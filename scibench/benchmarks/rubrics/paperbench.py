@@ -26,8 +26,8 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
            'PB_CODE', 'PB_TABLES', 'PB_BLACKLIST', 'PB_MAX_FILES', 'PB_SIZE_LIMIT', 'PB_BUFFER', 'PB_SPARE',
            'PB_FILES_SPARE', 'PB_MAX_TOKENS', 'PB_DEPARTURES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves',
            'load_paperbench_rubric', 'tree_score', 'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance',
-           'checklist_view', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'context_budget',
-           'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
+           'checklist_view', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'judge_context',
+           'context_budget', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
            'GradeOpts', 'grade_request', 'grade_verdict', 'agrade', 'grade', 'pb_files', 'pb_tree', 'reduce_log',
            'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf', 'pb_grade',
            'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval', 'split_root',
@@ -369,23 +369,19 @@ def _is_binary(b: bytes) -> bool:
     try: b[:8192].decode("utf-8"); return False
     except UnicodeDecodeError as e: return e.start < len(b[:8192]) - 4    # a cut multi-byte char at the end is fine
 
-def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200,
-               skip_logs: bool = False) -> dict:
+def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200) -> dict:
     "Text chunks of a repository → {chunks: [(path, text)], texts: {path: text}, skipped: {path: reason}}."
     from scibench.benchmarks.rubrics.agent import outside_root
     from scibench.retrieval import chunk
     repo = Path(repo); chunks, texts, skipped = [], {}, {}
     for top, dirs, files in os.walk(repo):
         dirs.sort(); rel_top = Path(top).relative_to(repo)
-        for d in [d for d in dirs if d.startswith(".") or (skip_logs and d == "logs")]:
-            n = sum(len(f) for _, _, f in os.walk(Path(top)/d))
-            kind = "hidden" if d.startswith(".") else "logs (skip_logs)"
-            skipped[str(rel_top/d) + "/"] = f"{kind} folder ({n} files)"
+        for d in [d for d in dirs if d.startswith(".")]:
+            skipped[str(rel_top/d) + "/"] = f"hidden folder ({sum(len(f) for _, _, f in os.walk(Path(top)/d))} files)"
             dirs.remove(d)
         for f in sorted(files):
             p = Path(top)/f; rel = str(rel_top/f)
             if f.startswith("."): skipped[rel] = "hidden"; continue
-            if skip_logs and f.endswith(".log"): skipped[rel] = "log (skip_logs)"; continue
             why = outside_root(repo, p)             # a symlink out of the repository (or a loop) is never read
             if why: skipped[rel] = why; continue
             if not p.is_file(): continue
@@ -397,8 +393,7 @@ def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: 
             if not text.strip(): skipped[rel] = "empty"; continue
             texts[rel] = text
             for c in chunk(text, chunk_size, overlap): chunks.append((rel, c))
-    order = lambda kv: kv[0]
-    return dict(chunks=chunks, texts=texts, skipped=dict(sorted(skipped.items(), key=order)))
+    return dict(chunks=chunks, texts=texts, skipped=dict(sorted(skipped.items())))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #58648592
 def _rel(p) -> str:
@@ -441,17 +436,16 @@ DEFAULT_CONTEXT_TOKENS = 32_768 # the judge's window when models.toml does not g
 TEMPLATE_TOKENS = 256           # chat template and role tokens
 MIN_FILE_CHARS = 200            # the least a retrieved file is given
 
-def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
-    "Characters of files that fit the judge's window: (context - max_tokens - 256) × 3 - the prompt's other characters."
-    ctx = getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
-    return max(0, (ctx - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
-
 PAPER_AUTO = -1                 # paper_chars: the whole paper where it fits the judge's window, else none (and said so)
 ITEM_CHARS = 2000               # room for a criterion and its ancestors when sizing the paper (real trees: <= ~1,700)
 
 def judge_context(spec) -> int:
     "The judge's context window in tokens (`models.toml` `context`, else `DEFAULT_CONTEXT_TOKENS`)."
     return getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
+
+def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
+    "Characters of files that fit the judge's window: (context - max_tokens - 256) × 3 - the prompt's other characters."
+    return max(0, (judge_context(spec) - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #090d43da
 def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k: int = 10,
