@@ -16,6 +16,7 @@ from ...core import DataError, data_dir, read_json_lines, read_json_records, rea
 from ...judge import judge_request, judge_result
 from ...llm import Request, parse_json, run_sync
 from ...metrics import mean_ci
+from ...runs import rel
 
 # %% auto #0
 __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'RETRIEVAL',
@@ -28,7 +29,7 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
            'load_paperbench_rubric', 'tree_score', 'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance',
            'checklist_view', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'judge_context',
            'context_budget', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
-           'GradeOpts', 'grade_request', 'grade_verdict', 'agrade', 'grade', 'pb_files', 'pb_tree', 'reduce_log',
+           'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'pb_files', 'pb_tree', 'reduce_log',
            'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf', 'pb_grade',
            'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval', 'split_root',
            'load_papers']
@@ -396,12 +397,6 @@ def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: 
     return dict(chunks=chunks, texts=texts, skipped=dict(sorted(skipped.items())))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #58648592
-def _rel(p) -> str:
-    "A path as recorded in results: relative to the project root when under it (no machine-specific prefix)."
-    from scibench.core import project_root
-    try: return Path(p).resolve().relative_to(project_root().resolve()).as_posix()
-    except ValueError: return str(p)
-
 RETRIEVAL = ("bm25", "embedding", "hybrid")  # how `RepoIndex` ranks a repository's files for a criterion
 
 class RepoIndex:
@@ -414,7 +409,7 @@ class RepoIndex:
         self.index = Index([f"{path}\n{text}" for path, text in self.chunks])
         inside = [dict(path=f"{self.within}/{p}" if self.within else p, why=why) for p, why in self.skipped.items()]
         self.left_out = outside + inside
-        self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo),
+        self.report = dict(repo=rel(self.source), indexed_from=rel(self.repo),
                            archive=self.source.is_file() or self.repo != self.source, submission=self.within or ".",
                            files=len(self.texts), chars=sum(len(t) for t in self.texts.values()),
                            chunks=len(self.chunks), skipped=dict(self.skipped), left_out=list(self.left_out))
@@ -587,9 +582,27 @@ def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3885833e
 def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown", "note")}
 
+def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
+          **kw) -> list[dict]:
+    "Grade many (rubric, repository) jobs in one batch → per job {score, ..., paper_seen, verdicts}."
+    o = opts or GradeOpts(**kw)
+    indexes = {} if indexes is None else indexes
+    reqs, where, views = [], [], []
+    for j, job in enumerate(jobs):
+        ix = _index(indexes, job["repo"], o.method)
+        views.append(_view(llm, job, o))
+        for n, it in enumerate(job["items"]):
+            req, seen, chars = grade_request(llm, ix, job, it, o, views[j])
+            reqs.append(req); where.append((j, n, seen, chars))
+    per = [[None] * len(job["items"]) for job in jobs]
+    for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
+        per[j][n] = grade_verdict(r, seen, chars)
+    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]),
+                 verdicts=per[j]) for j, job in enumerate(jobs)]
+
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
-    "One (rubric, repository) job graded → {score, ..., paper_seen, verdicts}; `ahead` bounds the prompts not answered."
+    "`grade` of one job inside `pipeline`; `ahead` bounds the prompts built and not yet answered."
     o = opts or GradeOpts(**kw)
     ix = _index({} if indexes is None else indexes, job["repo"], o.method)
     view = _view(llm, job, o)
@@ -599,15 +612,6 @@ async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None
             return grade_verdict(await llm.acall(req), seen, chars)
     vs = await asyncio.gather(*(one(it) for it in job["items"]))
     return dict(**rubric_score(job["items"], [x["verdict"] for x in vs]), paper_seen=_paper_of(view), verdicts=list(vs))
-
-def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
-          **kw) -> list[dict]:
-    "Many jobs graded at once (`agrade`), each repository indexed once."
-    o, indexes = opts or GradeOpts(**kw), {} if indexes is None else indexes
-    async def go():
-        async with llm.live(desc or f"grade {llm.spec.name}"):
-            return await asyncio.gather(*(agrade(llm, job, o, indexes) for job in jobs))
-    return list(run_sync(go()))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0002
 PB_REPRODUCE_CLAUSE = (
@@ -969,14 +973,14 @@ def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None,
     o = opts or GradeOpts(**{"grader": "paperbench", **kw})
     if o.grader not in GRADERS: raise ValueError(f"grader must be one of {', '.join(GRADERS)}, got {o.grader!r}")
     cases, skipped = judge_eval_cases(root)
-    summary = dict(root=_rel(root), grader=o.grader, cases_found=len(cases) + len(skipped), cases_graded=0,
+    summary = dict(root=rel(root), grader=o.grader, cases_found=len(cases) + len(skipped), cases_graded=0,
                    cases_skipped=skipped, leaves=0, judge_failures=0, metrics=[], repos=[], paper={}, paper_note=None,
                    failure=None)
     recs: list = []
     try:
         ok, indexes = _je_index(cases, o, skipped)
         rep = lambda c: indexes[(str(c["submission"]), o.method)].report if indexes else {}
-        summary["repos"] = [dict(case=c["case"], **{**rep(c), "repo": _rel(c.get("source", c["submission"]))})
+        summary["repos"] = [dict(case=c["case"], **{**rep(c), "repo": rel(c.get("source", c["submission"]))})
                             for c in ok]
         if o.grader == "paperbench": graded = pb_grade(llm, ok, papers or {}, o.pb_max_tokens, o.stage or "judge_eval")
         else:
