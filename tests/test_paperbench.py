@@ -44,9 +44,6 @@ def test_checklist_view_real_trees():
                 if a["weight"] > b["weight"] * (1 + 1e-9): assert a["importance"] >= b["importance"]
         assert all(x["category"] in paperbench.CATEGORIES for x in v), p.name
         assert paperbench.checklist_view(tree, 80) == v                                   # deterministic
-        text = paperbench.checklist_text(v, 12_000)
-        assert len(text) <= 12_000 and len(json.loads(text)["items"]) >= 40, p.name
-        assert len(paperbench.checklist_text(v)) < 25_000, p.name          # the whole view: ~8-15K characters of criteria
 
 
 def test_checklist_view_small_budget_and_errors():
@@ -113,7 +110,7 @@ def test_grade_shows_whole_files_within_the_window(fake_server, tmp_path):
 
 
 def test_grade_old_style_arguments(fake_server):
-    "`scibench rubrics grade` and older callers: items without ancestors, an integer context budget."
+    "Older callers: items without ancestors, an integer context budget."
     prompts = []
     llm = scripted(fake_server, prompts)()
     repo = SAMPLE/"repos"/"tsls"/"full"
@@ -168,8 +165,6 @@ def test_judge_eval_real_case_without_archive_is_counted(fake_server):
     assert (s["cases_found"], s["cases_graded"], s["failure"]) == (1, 0, None)
     assert s["cases_skipped"][0]["case"] == "all-in-one/0" and "no submission" in s["cases_skipped"][0]["reason"]
     assert s["metrics"] == [] and json.dumps(s, allow_nan=False)
-    trees = paperbench.judge_eval_trees(SHARED/"judge_eval")
-    assert [c for c, _ in trees] == ["all-in-one/0"]
 
 
 def test_judge_eval_sample_layout_and_agreement():
@@ -224,8 +219,6 @@ def test_repo_entries_archives_and_index_report(tmp_path):
         assert r["skipped"] == {"checkpoint.pt": "binary"}
     r = paperbench.RepoIndex(entries["e"]).report
     assert r["files"] == 2 and r["skipped"] == {".git/": "hidden folder (1 files)", "w.bin": "binary"} and not r["archive"]
-    r = paperbench.RepoIndex(entries["e"], skip_logs=True).report
-    assert r["files"] == 1 and r["skipped"]["run.log"] == "log (skip_logs)"
     # extracted once: a second index reuses the cache
     cached = paperbench.locate_repo(entries["a"])[0]
     assert paperbench.locate_repo(entries["a"])[0] == cached and (cached/"loss.py").exists()

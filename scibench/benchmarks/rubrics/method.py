@@ -28,7 +28,6 @@ from .paperbench import (CATEGORIES, GRADERS, PAPER_AUTO, PB_DEPARTURES,
                                  load_papers, parse_rubric, split_root, to_checklist)
 from ...report import Estimate
 from ...retrieval import DEFAULT_EMBEDDER
-from .commands import COMMANDS
 from .views import (PAPER_EMBEDDER_NAME, PAPER_JUDGE, TABLE1, TABLE2, TABLE5_6, TABLE_JUDGE_EVAL,
                                     TABLE_STATS, draw_category_shares, draw_importance_hist, judge_eval_block,
                                     record_scores, record_sections)
@@ -43,9 +42,9 @@ __all__ = ['SETTINGS', 'EXAMPLE_ITEMS', 'EXAMPLE_CHARS', 'ANSWER_FORMAT', 'PROTO
            'GRADE', 'JUDGE_EVAL', 'EMBED', 'run', 'STAGES', 'TABLES', 'RECORD', 'PAPER', 'RUBRICS', 'rubric_schema',
            'instructions', 'example_views', 'examples_text', 'direct_prompt', 'icl_prompt', 'other_papers',
            'RubricsConfig', 'agent_system', 'agent_task', 'agent_steps', 'make_workspace', 'arun_agent', 'check_skill',
-           'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'match_prf',
-           'intrinsic', 'extrinsic', 'summarize', 'protocol_notes', 'strongest_model', 'stub_reply', 'data',
-           'write_tables', 'paper_numbers']
+           'adistill_skill', 'skill_text', 'agenerate_rubric', 'rubric_stats', 'max_rouge', 'prf_from_cos', 'intrinsic',
+           'extrinsic', 'summarize', 'protocol_notes', 'strongest_model', 'stub_reply', 'data', 'write_tables',
+           'paper_numbers']
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #ca8ce46e
 def rubric_schema(max_items: int = 0) -> dict:
@@ -139,7 +138,7 @@ class RubricsConfig(Config):
     max_steps: int = param(0, "step limit of the agentic scaffold (0 = auto: one reading of the paper and examples at "
                               "obs_chars per step, + 10)", min=0)
     obs_chars: int = param(OBS_CHARS,
-                           "longest file read an agent sees per step (characters; it pages on with an offset)", min=1)
+                           "longest file read an agent sees per step (characters; it pages on with an offset)", min=200)
     context_chars: int = param(0, "characters of retrieved repository files per grading prompt; 0 = as much of the "
                                   "top-K files as fits the judge's context window", min=0)
     paper_chars: int = param(PAPER_AUTO, "what of the paper the retrieval grader reads before the criterion "
@@ -174,13 +173,10 @@ class RubricsConfig(Config):
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #60a6194b
 def _validate(cfg: RubricsConfig) -> None:
-    "Checks across parameters (a bad config stops before any call; a config built directly gets the bounds too)."
+    "Checks across parameters (a bad config stops before any call)."
     if cfg.paper_chars < -1:
         raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got "
                           f"{cfg.paper_chars}")
-    for k, lo in (("max_items", 0), ("max_steps", 0), ("example_chars", 0), ("obs_chars", 200), ("example_items", 1),
-                  ("max_tokens", 1)):
-        if getattr(cfg, k) < lo: raise ConfigError(f"parameter '{k}' must be >= {lo}, got {getattr(cfg, k)}")
     if cfg.skill_model and ("skill" not in cfg.settings or cfg.skill_file):
         why = "skill_file is given" if cfg.skill_file else "setting 'skill' is not run"
         raise ConfigError(f"skill_model {cfg.skill_model!r} would not be used ({why}): leave skill_model empty, so "
@@ -373,18 +369,9 @@ def prf_from_cos(C: np.ndarray, tau: float) -> tuple[float, float, float]:
     p, r = float(M.any(1).mean()), float(M.any(0).mean())
     return p, r, (2 * p * r / (p + r) if p + r > 0 else 0.0)
 
-# %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #a40197db
-def match_prf(generated: list[str], reference: list[str], tau: float = 0.7, emb=None,
-              embedder: str|None = None) -> tuple[float, float, float]:
-    "Eqs. 4–7: precision, recall, F1 of embedding matches with cosine > tau (`retrieval.embed`)."
-    from scibench.retrieval import embed
-    if not generated or not reference: return float("nan"), float("nan"), float("nan")
-    G, R = emb if emb is not None else (embed(generated, model=embedder), embed(reference, model=embedder))
-    return prf_from_cos(G @ R.T, tau)
-
+# %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30c2cad8
 TAUS = (0.65, 0.7, 0.75)
 
-# %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #30c2cad8
 def intrinsic(generated: list[str], reference: list[str], taus=TAUS, emb: dict|None = None, embedder: str|None = None,
               toks: dict|None = None) -> dict:
     "All intrinsic metrics of one (generated, reference) pair (`emb`, `toks`: by text, filled once a run)."
@@ -797,7 +784,7 @@ RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's "
     "rubrics", PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply,
     record=RECORD, tables=write_tables,
-    downloaders=[download_paperbench, download_judge_eval], commands=COMMANDS,
+    downloaders=[download_paperbench, download_judge_eval],
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3,
                        max_tokens=256,
                        judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))

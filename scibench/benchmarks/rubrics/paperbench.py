@@ -16,6 +16,7 @@ from ...core import DataError, data_dir, read_json_lines, read_json_records, rea
 from ...judge import judge_request, judge_result
 from ...llm import Request, parse_json, run_sync
 from ...metrics import mean_ci
+from ...runs import rel
 
 # %% auto #0
 __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'RETRIEVAL',
@@ -26,12 +27,12 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
            'PB_CODE', 'PB_TABLES', 'PB_BLACKLIST', 'PB_MAX_FILES', 'PB_SIZE_LIMIT', 'PB_BUFFER', 'PB_SPARE',
            'PB_FILES_SPARE', 'PB_MAX_TOKENS', 'PB_DEPARTURES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves',
            'load_paperbench_rubric', 'tree_score', 'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance',
-           'checklist_view', 'fit_checklist', 'checklist_text', 'locate_repo', 'repo_entries', 'repo_files',
-           'RepoIndex', 'context_budget', 'judge_context', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files',
-           'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'pb_files',
-           'pb_tree', 'reduce_log', 'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf',
-           'pb_grade', 'judge_eval_trees', 'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench',
-           'download_judge_eval', 'split_root', 'load_papers']
+           'checklist_view', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'judge_context',
+           'context_budget', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
+           'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'pb_files', 'pb_tree', 'reduce_log',
+           'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf', 'pb_grade',
+           'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval', 'split_root',
+           'load_papers']
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -256,25 +257,6 @@ def checklist_view(tree: dict, n_items: int = 80) -> list[dict]:
     return [dict(criterion=n["requirements"], importance=i, category=_majority_category(n), weight=info[id(n)][0],
                  id=n["id"], ancestors=info[id(n)][2], leaves=len(rubric_leaves(n))) for n, i in zip(front, imp)]
 
-# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #9a4fd553
-def fit_checklist(items: list[dict], max_chars: int|None = None) -> list[dict]:
-    "The items, as {criterion, importance, category}, that fit `max_chars` characters of `checklist_text`."
-    slim = [dict(criterion=it["criterion"], importance=it["importance"], category=it.get("category")) for it in items]
-    if max_chars is None: return slim
-    line = lambda it: len(json.dumps(it, ensure_ascii=False)) + 3
-    total = 15 + sum(line(it) for it in slim)
-    w = lambda j: float(items[j].get("weight", items[j]["importance"]))
-    keep = set(range(len(slim)))
-    for j in sorted(range(len(slim)), key=lambda j: (w(j), -j)):
-        if total <= max_chars: break
-        keep.discard(j); total -= line(slim[j])
-    return [it for j, it in enumerate(slim) if j in keep]
-
-def checklist_text(items: list[dict], max_chars: int|None = None) -> str:
-    "A checklist as `{\"items\": [...]}` JSON, one item a line, within `max_chars` (`fit_checklist`)."
-    kept = fit_checklist(items, max_chars)
-    return '{"items": [\n' + ",\n".join(" " + json.dumps(it, ensure_ascii=False) for it in kept) + "\n]}"
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #ea7642ff
 ARCHIVES = (".tar.gz", ".tgz", ".tar")
 
@@ -388,23 +370,19 @@ def _is_binary(b: bytes) -> bool:
     try: b[:8192].decode("utf-8"); return False
     except UnicodeDecodeError as e: return e.start < len(b[:8192]) - 4    # a cut multi-byte char at the end is fine
 
-def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200,
-               skip_logs: bool = False) -> dict:
+def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: int = 200) -> dict:
     "Text chunks of a repository → {chunks: [(path, text)], texts: {path: text}, skipped: {path: reason}}."
     from scibench.benchmarks.rubrics.agent import outside_root
     from scibench.retrieval import chunk
     repo = Path(repo); chunks, texts, skipped = [], {}, {}
     for top, dirs, files in os.walk(repo):
         dirs.sort(); rel_top = Path(top).relative_to(repo)
-        for d in [d for d in dirs if d.startswith(".") or (skip_logs and d == "logs")]:
-            n = sum(len(f) for _, _, f in os.walk(Path(top)/d))
-            kind = "hidden" if d.startswith(".") else "logs (skip_logs)"
-            skipped[str(rel_top/d) + "/"] = f"{kind} folder ({n} files)"
+        for d in [d for d in dirs if d.startswith(".")]:
+            skipped[str(rel_top/d) + "/"] = f"hidden folder ({sum(len(f) for _, _, f in os.walk(Path(top)/d))} files)"
             dirs.remove(d)
         for f in sorted(files):
             p = Path(top)/f; rel = str(rel_top/f)
             if f.startswith("."): skipped[rel] = "hidden"; continue
-            if skip_logs and f.endswith(".log"): skipped[rel] = "log (skip_logs)"; continue
             why = outside_root(repo, p)             # a symlink out of the repository (or a loop) is never read
             if why: skipped[rel] = why; continue
             if not p.is_file(): continue
@@ -416,16 +394,9 @@ def repo_files(repo, max_bytes: int = 200_000, chunk_size: int = 1500, overlap: 
             if not text.strip(): skipped[rel] = "empty"; continue
             texts[rel] = text
             for c in chunk(text, chunk_size, overlap): chunks.append((rel, c))
-    order = lambda kv: kv[0]
-    return dict(chunks=chunks, texts=texts, skipped=dict(sorted(skipped.items(), key=order)))
+    return dict(chunks=chunks, texts=texts, skipped=dict(sorted(skipped.items())))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #58648592
-def _rel(p) -> str:
-    "A path as recorded in results: relative to the project root when under it (no machine-specific prefix)."
-    from scibench.core import project_root
-    try: return Path(p).resolve().relative_to(project_root().resolve()).as_posix()
-    except ValueError: return str(p)
-
 RETRIEVAL = ("bm25", "embedding", "hybrid")  # how `RepoIndex` ranks a repository's files for a criterion
 
 class RepoIndex:
@@ -438,7 +409,7 @@ class RepoIndex:
         self.index = Index([f"{path}\n{text}" for path, text in self.chunks])
         inside = [dict(path=f"{self.within}/{p}" if self.within else p, why=why) for p, why in self.skipped.items()]
         self.left_out = outside + inside
-        self.report = dict(repo=_rel(self.source), indexed_from=_rel(self.repo),
+        self.report = dict(repo=rel(self.source), indexed_from=rel(self.repo),
                            archive=self.source.is_file() or self.repo != self.source, submission=self.within or ".",
                            files=len(self.texts), chars=sum(len(t) for t in self.texts.values()),
                            chunks=len(self.chunks), skipped=dict(self.skipped), left_out=list(self.left_out))
@@ -460,17 +431,16 @@ DEFAULT_CONTEXT_TOKENS = 32_768 # the judge's window when models.toml does not g
 TEMPLATE_TOKENS = 256           # chat template and role tokens
 MIN_FILE_CHARS = 200            # the least a retrieved file is given
 
-def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
-    "Characters of files that fit the judge's window: (context - max_tokens - 256) × 3 - the prompt's other characters."
-    ctx = getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
-    return max(0, (ctx - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
-
 PAPER_AUTO = -1                 # paper_chars: the whole paper where it fits the judge's window, else none (and said so)
 ITEM_CHARS = 2000               # room for a criterion and its ancestors when sizing the paper (real trees: <= ~1,700)
 
 def judge_context(spec) -> int:
     "The judge's context window in tokens (`models.toml` `context`, else `DEFAULT_CONTEXT_TOKENS`)."
     return getattr(spec, "context", None) or DEFAULT_CONTEXT_TOKENS
+
+def context_budget(spec, max_tokens: int = 256, other_chars: int = 0) -> int:
+    "Characters of files that fit the judge's window: (context - max_tokens - 256) × 3 - the prompt's other characters."
+    return max(0, (judge_context(spec) - max_tokens - TEMPLATE_TOKENS) * CHARS_PER_TOKEN - other_chars)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #090d43da
 def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k: int = 10,
@@ -930,11 +900,6 @@ def _case_dirs(root: Path) -> list[tuple[str, Path, Path]]:
     return sorted(out)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #766098f3
-def judge_eval_trees(root) -> list[tuple[str, dict]]:
-    "(case, human-graded tree) of the JudgeEval cases under `root`, without extracting the submissions (for planning)."
-    root = Path(root)
-    return [(c, _read_tree(f, leaf_scores=True)) for c, _, f in _case_dirs(root)] if root.exists() else []
-
 def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
     "JudgeEval cases under `root` → (cases, skipped [{case, reason}])."
     root = Path(root); cases, skipped = [], []
@@ -1008,14 +973,14 @@ def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None,
     o = opts or GradeOpts(**{"grader": "paperbench", **kw})
     if o.grader not in GRADERS: raise ValueError(f"grader must be one of {', '.join(GRADERS)}, got {o.grader!r}")
     cases, skipped = judge_eval_cases(root)
-    summary = dict(root=_rel(root), grader=o.grader, cases_found=len(cases) + len(skipped), cases_graded=0,
+    summary = dict(root=rel(root), grader=o.grader, cases_found=len(cases) + len(skipped), cases_graded=0,
                    cases_skipped=skipped, leaves=0, judge_failures=0, metrics=[], repos=[], paper={}, paper_note=None,
                    failure=None)
     recs: list = []
     try:
         ok, indexes = _je_index(cases, o, skipped)
         rep = lambda c: indexes[(str(c["submission"]), o.method)].report if indexes else {}
-        summary["repos"] = [dict(case=c["case"], **{**rep(c), "repo": _rel(c.get("source", c["submission"]))})
+        summary["repos"] = [dict(case=c["case"], **{**rep(c), "repo": rel(c.get("source", c["submission"]))})
                             for c in ok]
         if o.grader == "paperbench": graded = pb_grade(llm, ok, papers or {}, o.pb_max_tokens, o.stage or "judge_eval")
         else:
