@@ -287,12 +287,17 @@ class Benchmark:
     downloaders: list = field(default_factory=list)
     commands: list = field(default_factory=list)  # [Command]: `scibench <bench> ...` (parsed by the one CLI builder)
     default_runs: list = field(default_factory=list)  # param dicts `make tables` runs when missing
+    retired: dict = field(default_factory=dict)  # {gone parameter: the value runs now always use}: old meta.json loads
 
     def params(self) -> list[Param]:
         return params_of(self.config)
 
     def make_config(self, params: dict | None = None):
-        "A validated config of this benchmark from `params` (strings or typed values)."
+        "A validated config of this benchmark from `params` (strings or typed values); retired ones at their value go."
+        params = dict(params or {})
+        for k, v in self.retired.items():
+            if k in params and str(params.pop(k)).lower() != str(v).lower():
+                raise ConfigError(f"parameter '{k}' of {self.name} is retired: runs now always use {k}={v}")
         cfg = make_config(self.config, params, self.name)
         if self.validate:
             self.validate(cfg)
