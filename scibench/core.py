@@ -10,7 +10,7 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError', 'get_field',
            'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'iter_jsonl', 'read_json_records',
-           'read_json', 'read_json_lines', 'write_with', 'write_text', 'write_bytes', 'write_json', 'jsonl_line',
+           'read_json', 'read_json_lines', 'write_with', 'write_bytes', 'write_text', 'write_json', 'jsonl_line',
            'write_jsonl', 'git_commit', 'bench_full']
 
 # %% ../nbs/00_core.ipynb #86f80a09
@@ -121,9 +121,10 @@ def check_unique(numbered, field, path):
         seen[k] = line
 
 # %% ../nbs/00_core.ipynb #36d77c60
-def _not_utf8(path, line, raw: bytes, e: UnicodeDecodeError) -> DataError:
-    col = len(raw[: e.start].decode("utf-8", "replace")) + 1
-    return DataError(path, line, None, f"not UTF-8: byte 0x{raw[e.start]:02x} at column {col} (save the file as UTF-8)",
+def _not_utf8(path, line, raw: bytes, at: int) -> DataError:
+    "The error for the byte at offset `at` of line `line` (`raw`: the line's bytes from its start)."
+    col = len(raw[:at].decode("utf-8", "replace")) + 1
+    return DataError(path, line, None, f"not UTF-8: byte 0x{raw[at]:02x} at column {col} (save the file as UTF-8)",
                      col=col)
 
 
@@ -138,7 +139,7 @@ def decode_line(raw: bytes, path, line: int) -> str:
     try:
         s = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise _not_utf8(path, line, raw, e) from None
+        raise _not_utf8(path, line, raw, e.start) from None
     return s[1:] if line == 1 and s.startswith("\ufeff") else s
 
 
@@ -149,11 +150,7 @@ def read_text(path) -> str:
         s = b.decode("utf-8")
     except UnicodeDecodeError as e:
         start = b.rfind(b"\n", 0, e.start) + 1
-        end = b.find(b"\n", e.start)
-        line = b.count(b"\n", 0, e.start) + 1
-        raw = b[start : end if end >= 0 else len(b)]
-        e = UnicodeDecodeError("utf-8", raw, e.start - start, e.end - start, e.reason)
-        raise _not_utf8(path, line, raw, e) from None
+        raise _not_utf8(path, b.count(b"\n", 0, e.start) + 1, b[start : e.start + 1], e.start - start) from None
     return s.removeprefix("\ufeff")
 
 # %% ../nbs/00_core.ipynb #a8c6c724
@@ -261,21 +258,14 @@ def write_with(path, write, mode: int = 0o644) -> Path:
     return path
 
 
-def _atomic_write(path, data: str | bytes, mode: int = 0o644) -> Path:
-    return write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data), mode)
-
-
-_atomic_write_text = _atomic_write
+def write_bytes(path, data: bytes | str) -> Path:
+    "Write `data` (text as UTF-8) atomically (temporary file + rename), mode 0644."
+    return write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data))
 
 
 def write_text(path, text: str) -> Path:
     "Write UTF-8 `text` atomically (temporary file + rename), mode 0644."
-    return _atomic_write(path, text)
-
-
-def write_bytes(path, data: bytes) -> Path:
-    "Write `data` atomically (temporary file + rename), mode 0644."
-    return _atomic_write(path, data)
+    return write_bytes(path, text)
 
 # %% ../nbs/00_core.ipynb #27501255
 def _jsonable(x):
@@ -298,7 +288,7 @@ def _strict_dumps(obj, **kw) -> str:
 # %% ../nbs/00_core.ipynb #274dd3fa
 def write_json(path, obj):
     "Write `obj` as indented strict JSON (NaN → null), atomically."
-    _atomic_write(path, _strict_dumps(obj, indent=1) + "\n")
+    write_text(path, _strict_dumps(obj, indent=1) + "\n")
 
 
 def jsonl_line(record) -> str:
@@ -308,7 +298,7 @@ def jsonl_line(record) -> str:
 
 def write_jsonl(path, records):
     "Write records as strict JSON lines (NaN → null), atomically."
-    _atomic_write(path, "".join(jsonl_line(r) for r in records))
+    write_text(path, "".join(jsonl_line(r) for r in records))
 
 # %% ../nbs/00_core.ipynb #eda9f901
 def git_commit() -> str | None:

@@ -13,16 +13,21 @@ __all__ = ['score_schema', 'choice_schema', 'parse_score', 'parse_choice', 'Ask'
            'judge_many']
 
 # %% ../nbs/04_judge.ipynb #9a1f9e3e
+def _rationale(max_rationale: int) -> dict:
+    "The rationale's schema: a string of at most `max_rationale` characters (0: no length cap)."
+    return {"type": "string", "maxLength": max_rationale} if max_rationale else {"type": "string"}
+
+
 def score_schema(lo: int = 1, hi: int = 5, max_rationale: int = 600) -> dict:
-    "JSON schema: a short rationale, then an integer score in [lo, hi]."
-    return {"type": "object", "properties": {"rationale": {"type": "string", "maxLength": max_rationale},
+    "JSON schema: a short rationale (`max_rationale` 0: no cap), then an integer score in [lo, hi]."
+    return {"type": "object", "properties": {"rationale": _rationale(max_rationale),
                                              "score": {"type": "integer", "enum": list(range(lo, hi + 1))}},
             "required": ["rationale", "score"]}
 
 
 def choice_schema(choices, max_rationale: int = 600, answer_first: bool = False) -> dict:
     "JSON schema: a short rationale, then one of `choices` (or the answer first: cheaper for small models, tight caps)."
-    props = {"rationale": {"type": "string", "maxLength": max_rationale},
+    props = {"rationale": _rationale(max_rationale),
              "answer": {"type": "string", "enum": list(choices)}}
     order = ["answer", "rationale"] if answer_first else ["rationale", "answer"]
     return {"type": "object", "properties": {k: props[k] for k in order}, "required": order}

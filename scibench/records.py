@@ -19,11 +19,7 @@ __all__ = ['num', 'show', 'text', 'kv', 'table', 'json_block', 'pair', 'Ctx', 'R
 # %% ../nbs/05a_records.ipynb #997a8565
 def num(v) -> float | None:
     "A finite float, or None (bools become 0/1)."
-    if isinstance(v, bool):
-        return float(v)
-    if isinstance(v, (int, float)) and not (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
-        return float(v)
-    return None
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
 def show(v) -> str:
@@ -106,16 +102,10 @@ def details_texts(summary: list, texts: list) -> dict:
 
 def default_sections(r: dict, ctx) -> tuple[list, set, str | None]:
     "Any record: its short fields as key-values, each long string as a text."
-    secs, used, first = [], set(), None
-    scal = {k: v for k, v in r.items() if not isinstance(v, (dict, list)) and not (isinstance(v, str) and len(v) > 80)}
-    secs.append(kv("Fields", scal))
-    used |= set(scal)
-    for k, v in r.items():
-        if isinstance(v, str) and len(v) > 80:
-            secs.append(text(k, v))
-            used.add(k)
-            first = first or v
-    return secs, used, first
+    long = {k: v for k, v in r.items() if isinstance(v, str) and len(v) > 80}
+    scal = {k: v for k, v in r.items() if not isinstance(v, (dict, list)) and k not in long}
+    secs = [kv("Fields", scal)] + [text(k, v) for k, v in long.items()]
+    return secs, set(scal) | set(long), next(iter(long.values()), None)
 
 
 def default_scores(r: dict) -> dict:

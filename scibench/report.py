@@ -8,24 +8,22 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
-from .core import tables_dir, figures_dir, data_dir, _atomic_write_text, write_with
+from .core import tables_dir, figures_dir, data_dir, write_text, write_with
 
 # %% auto #0
 __all__ = ['MIN_CI_N', 'fmt', 'fmt_ci', 'dash', 'fmt_est', 'Estimate', 'reference', 'save_table', 'save_figure']
 
 # %% ../nbs/05_report.ipynb #b829aa19
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
 def fmt(x, nd: int = 2) -> str:
     "A number for a table: fixed decimals, '–' for missing."
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.{nd}f}"
+    return "–" if _missing(x) else f"{x:.{nd}f}"
 
 
 MIN_CI_N = 10  # below this many items a bootstrap interval looks more certain than it is
-
-
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def fmt_ci(m, lo, hi, nd: int = 2, n: int | None = None) -> str:
@@ -71,7 +69,7 @@ class Estimate:
 
         vals = list(values)
         m, lo, hi, n = mean_ci(vals, n_resamples)
-        f = sum(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals) if failures is None else failures
+        f = sum(map(_missing, vals)) if failures is None else failures
         return cls(name, m, lo, hi, n, f)
 
     def to_dict(self) -> dict:
@@ -96,11 +94,11 @@ def save_table(df: pd.DataFrame, name: str, caption: str = "", outdir=None) -> d
     df = df.copy()
     df.columns = [str(c) for c in df.columns]
     paths = {ext: outdir / f"{name}.{ext}" for ext in ("csv", "md", "tex")}
-    _atomic_write_text(paths["csv"], df.to_csv(index=False, lineterminator="\n"))
+    write_text(paths["csv"], df.to_csv(index=False, lineterminator="\n"))
     md = (f"**{caption}**\n\n" if caption else "") + df.to_markdown(index=False, disable_numparse=True) + "\n"
-    _atomic_write_text(paths["md"], md)
+    write_text(paths["md"], md)
     tex = df.to_latex(index=False, escape=True, caption=caption or None, label=f"tab:{name}", na_rep="–")
-    _atomic_write_text(paths["tex"], tex)
+    write_text(paths["tex"], tex)
     return paths
 
 

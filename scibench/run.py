@@ -456,19 +456,12 @@ def estimate_text(rows: list[dict]) -> str:
     return f"{sum(r['calls'] for r in rows)} calls, ${sum(r['cost_usd'] for r in rows):.4f}{t}"
 
 # %% ../nbs/06_run.ipynb #02d30bea
-def _has_requests(b: Benchmark) -> None:
-    if not b.stages:
-        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): "
-                          "--requests is not available for it")
-
-
 def _exists(path) -> str:
     return f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
 
 
 def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
     "Write `derive_requests` (of `ctx`, the plan's `stub_run`, when given) to `path` (see above) → requests per role."
-    _has_requests(b)
     if Path(path).exists():
         raise ConfigError(_exists(path))
     lines = derive_requests(b, cfg, specs, ctx)
@@ -506,8 +499,9 @@ def _check_options(b: Benchmark, o: RunOptions) -> None:
         raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
     if o.requests and Path(o.requests).exists():
         raise ConfigError(_exists(o.requests))
-    if o.requests:
-        _has_requests(b)
+    if o.requests and not b.stages:
+        raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): "
+                          "--requests is not available for it")
     if not (_num(o.max_failure_share) and 0 <= o.max_failure_share <= 1):
         raise ConfigError(f"--max-failure-share must be a number from 0 to 1, got {o.max_failure_share!r}")
     lo, hi = EPOCHS_BOUNDS
@@ -753,8 +747,8 @@ def plan_epochs(rows: list[dict], k: int) -> list[dict]:
         return rows
     out = []
     for r in rows:
-        x = dict(r, calls=r["calls"] * k, prompt_tokens=r["prompt_tokens"] * k,
-                 completion_tokens=r["completion_tokens"] * k, cost_usd=round(r["cost_usd"] * k, 4))
+        x = dict(r, **{c: r[c] * k for c in ("calls", "prompt_tokens", "completion_tokens")},
+                 cost_usd=round(r["cost_usd"] * k, 4))
         if r.get("stages"):
             x["stages"] = {s: v * k for s, v in r["stages"].items()}
         if r.get("est_minutes") is not None:

@@ -14,7 +14,7 @@ from .report import fmt, reference, save_table, save_figure
 from .runs import RunRow, caption as sample_caption, complete_runs
 
 # %% auto #0
-__all__ = ['Table', 'Figure', 'paper_rows', 'build', 'write', 'write_all', 'same_items']
+__all__ = ['Table', 'Figure', 'paper_rows', 'build', 'write', 'write_all']
 
 # %% ../nbs/05b_tables.ipynb #36fa061b
 @dataclass
@@ -78,6 +78,8 @@ def build(t: Table, runs) -> pd.DataFrame:
 def write(t: Table | Figure, runs) -> Path | None:
     "Write one spec over `runs`; its .md path (a table) or .png path (a figure), None when there is nothing to write."
     if isinstance(t, Figure):
+        import matplotlib
+        matplotlib.use("Agg")  # files only, no display: a figure's `draw` need not choose the backend
         fig = t.draw(runs)
         return None if fig is None else save_figure(fig, t.name)
     if t.only_with_runs and not runs:
@@ -90,14 +92,3 @@ def write_all(bench: str, specs) -> list[Path]:
     "Write every table and figure spec of `bench` from its complete runs (never calls a model)."
     runs = complete_runs(bench)
     return [p for p in (write(t, runs) for t in specs) if p]
-
-# %% ../nbs/05b_tables.ipynb #b7e1c402
-def same_items(*arrays) -> list:
-    "The arrays (one shape; NaN = no value) with NaN wherever any has none: their means share one item population."
-    import numpy as np
-
-    xs = [np.asarray(a, dtype=float) for a in arrays]
-    gap = np.zeros(np.broadcast_shapes(*(x.shape for x in xs)), bool)
-    for x in xs:
-        gap |= np.isnan(x)
-    return [np.where(gap, np.nan, x) for x in xs]

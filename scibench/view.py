@@ -11,8 +11,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup, escape
 from tabulate import tabulate
-from .core import DataError, results_dir, figures_dir, tables_dir, read_json, iter_jsonl, _atomic_write_text
-from .core import write_with
+from .core import DataError, results_dir, figures_dir, tables_dir, read_json, iter_jsonl, write_text, write_with
 from .bench import ConfigError, benchmarks, check_name, get_benchmark
 from .records import Ctx, Raw, Record, json_block, show, text
 from .report import MIN_CI_N, dash, fmt_ci
@@ -441,7 +440,7 @@ def write_model_pages() -> list[Path]:
     out = []
     for name, (m, ds) in sorted(pages.items()):
         p = here / name
-        _atomic_write_text(p, model_html(m, ds, used))
+        write_text(p, model_html(m, ds, used))
         out.append(p)
     for old in sorted(here.glob("*.html")) if here.is_dir() else ():
         if old.name not in pages: old.unlink()
@@ -498,7 +497,7 @@ def write_index(reports: bool = True) -> list[Path]:
         for d in run_dirs(): write_report(d, warn=True)
     pages = write_model_pages()
     p = results_dir() / "index.html"
-    _atomic_write_text(p, index_html())
+    write_text(p, index_html())
     return [p, *pages]
 
 # %% ../nbs/09_view.ipynb #4322cf17
