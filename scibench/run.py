@@ -24,12 +24,12 @@ from .view import retries_text, write_index, write_report
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'PRESETS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI',
            'EPOCH_CI_MIN', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
            'apply_caps', 'caps_text', 'preset_params', 'preset_text', 'seeded', 'unparsable_hint', 'ParseWatch',
-           'RunContext', 'epochs_usage', 'failure_counts', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run',
-           'derive_plan', 'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError',
-           'preflight', 'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute',
-           'by_slots', 'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs',
-           'epoch_text', 'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook',
-           'default_runs', 'make_tables', 'remove_stale']
+           'RunContext', 'epochs_usage', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
+           'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError', 'preflight',
+           'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute', 'by_slots',
+           'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epoch_text',
+           'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs',
+           'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -270,11 +270,6 @@ def epochs_usage(ctxs: list) -> dict:
 STATUSES = ("complete", "partial", "failed", "interrupted")
 
 
-def failure_counts(records: list[dict]) -> Counter:
-    "Failures by reason over a run's records (each record's `failure`, None when it has its score)."
-    return Counter(str(r.get("failure"))[:160] for r in records if r.get("failure"))
-
-
 def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0.1) -> tuple[str, str]:
     "(status, reason) from the item and request counts."
     t = usage.get("total", usage)
@@ -357,8 +352,7 @@ def derive_requests(b: Benchmark, cfg, specs: dict | None = None, ctx: PlanConte
 
 # %% ../nbs/06_run.ipynb #02d30be5
 def splits_here(b: Benchmark, cfg) -> list[str]:
-    "The splits of `b` whose data files are all here: `sample`, and each name that, put for `cfg.split` in the paths "
-    "`b.data(cfg)` gives, finds every file."
+    "The splits of `b` whose data files are all here: `sample`, then each name that, put for `cfg.split`, finds them."
     import glob, re
     paths = [str(p) for p in b.data(cfg)]
     if not paths or cfg.split not in paths[0]:
@@ -397,8 +391,7 @@ class PreflightError(RuntimeError):
 
 
 def preflight(specs: dict, timeout: float = 10.0) -> dict:
-    "Keys present, every non-embedded endpoint answers and takes the cap's field (else `PreflightError` naming the "
-    "model) → {name: the ids its server lists} for the models whose served id is not among them."
+    "Every non-embedded endpoint answers (else `PreflightError`) → {name: the ids served} where its id is not one."
     served = {}
     for n, s in specs.items():
         if s.embedded:
@@ -414,8 +407,7 @@ def preflight(specs: dict, timeout: float = 10.0) -> dict:
 
 
 def served_notes(specs: dict, served: dict, roles: dict) -> dict:
-    "{name: {asked, serves, note}} of `preflight`'s `served`; a one-model server that also serves the model under test "
-    "is that model: the note says so (a judge that is the model judges itself)."
+    "{name: {asked, serves, note}} of `preflight`'s `served` (a one-model server of the model under test: that model)."
     out, models = {}, roles.get("model") or []
     for n, ids in served.items():
         s, role = specs[n], next((r for r, ns in roles.items() if n in ns), "model")
@@ -621,7 +613,8 @@ def _records_failures(out: Path) -> tuple[int, Counter]:
     n_rec, fails = 0, Counter()
     for r in iter_jsonl(out / "records.jsonl") if (out / "records.jsonl").exists() else ():
         n_rec += 1
-        fails.update(failure_counts([r]))
+        if r.get("failure"):  # None when the record has its score
+            fails[str(r["failure"])[:160]] += 1
     return n_rec, fails
 
 # %% ../nbs/06_run.ipynb #1f626053
@@ -659,8 +652,7 @@ def by_slots(specs: dict, names) -> dict:
 
 # %% ../nbs/06_run.ipynb #a0049868
 def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
-    "With the servers up: the run in its own folder, moved into place at the end → meta (with `dir`); "
-    "`auto`: the models whose concurrency their server's slots set (`by_slots`)."
+    "With the servers up: the run in its own folder, moved into place at the end → meta (`auto`: see `by_slots`)."
     for n, s in specs.items():
         if s.embedded and not port_open(s):
             raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")

@@ -15,7 +15,7 @@ from .core import DataError, results_dir, figures_dir, tables_dir, read_json, it
 from .bench import ConfigError, benchmarks, check_name, get_benchmark
 from .records import Ctx, Raw, Record, json_block, show, text
 from .report import MIN_CI_N, dash, fmt_ci
-from .runs import caption, complete_runs, read_latest, read_meta, run_dirs, run_meta, select_runs, settings
+from .runs import caption, complete_runs, read_latest, read_meta, run_dirs, run_label, run_meta, select_runs, settings
 from .tables import Table, build
 
 # %% auto #0
@@ -209,11 +209,9 @@ def _epochs(m: dict) -> dict | None:
 # %% ../nbs/09_view.ipynb #85f962a9
 def _figures(d) -> list:
     "The run folder's figures as (data: URI, file name)."
-    out = []
-    for p in sorted(p for p in Path(d).rglob("*") if p.suffix in (".png", ".svg") and p.is_file()):
-        mime = "image/svg+xml" if p.suffix == ".svg" else "image/png"
-        out.append((f"data:{mime};base64,{base64.b64encode(p.read_bytes()).decode()}", p.name))
-    return out
+    mime = {".png": "image/png", ".svg": "image/svg+xml"}
+    return [(f"data:{mime[p.suffix]};base64,{base64.b64encode(p.read_bytes()).decode()}", p.name)
+            for p in sorted(Path(d).rglob("*")) if p.suffix in mime and p.is_file()]
 
 def _segments(parts) -> Markup:
     "Heading parts: `Raw` ones as declared, the others escaped."
@@ -345,10 +343,8 @@ def _report_href(d, here) -> str:
 
 def _used_runs() -> set:
     "The runs the tables use (resolved paths)."
-    used = set()
-    for b in sorted({d.parent.parent.parent.name for d in run_dirs()}):
-        used |= {Path(x).resolve() for x in select_runs(b)[0]}
-    return used
+    benches = {d.parent.parent.parent.name for d in run_dirs()}
+    return {Path(x).resolve() for b in sorted(benches) for x in select_runs(b)[0]}
 
 def _models() -> dict:
     "{model folder: its run folders, oldest first} for every finished run."
@@ -448,8 +444,7 @@ def write_model_pages() -> list[Path]:
 
 # %% ../nbs/09_view.ipynb #ae3851c8
 def _run_link(d) -> str:
-    d = Path(d)
-    return f"{d.parent.parent.parent.name}/{d.parent.parent.name}/{d.parent.name}/{d.name}"
+    return f"{Path(d).parent.parent.parent.name}/{run_label(d)}"
 
 def _index_run(d, used: set, base) -> dict:
     "A run's row on the results page (its meta {} when it cannot be read: the run is listed as unreadable)."
@@ -623,9 +618,7 @@ def run_differences(A: dict, B: dict) -> list[str]:
     "What differs between loaded runs `A` and `B` besides the model under test, one line each (see above)."
     ma, mb = A["meta"], B["meta"]
     ca, cb = ma.get("config") or {}, mb.get("config") or {}
-    try:  # a parameter added after a run was made is at its default there
-        dflt = {p.name: p.default for p in get_benchmark(A.get("bench", "")).params()}
-    except ConfigError: dflt = {}
+    dflt = _defaults(A.get("bench", ""))  # a parameter added after a run was made is at its default there
     out = []
     for k in sorted(set(ca) | set(cb)):
         if k == "model": continue
