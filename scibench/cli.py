@@ -363,14 +363,6 @@ def main(argv=None):
         sys.exit(0)
 
 # %% ../nbs/90_cli.ipynb #89c2487a
-def _benchmarks(a):
-    print("\n\n".join(describe(b) for b in benchmarks().values()))
-
-
-def _runs(a):
-    print(runs_text(a.bench))
-
-
 def _tables(a):
     for p in make_tables(run_missing=not a.no_run, include=[s.strip() for s in a.include.split(",")]):
         print(f"wrote {rel(p)}")
@@ -384,14 +376,6 @@ def _cache(a):
     n = len(c.batches())
     more = f"; {n} Batch API batch(es) submitted and not yet collected (rerun their run to collect them)" if n else ""
     print(f"{c.path}: {c.count()} cached answers, {c.size_bytes() / 2**20:.1f} MiB" + more)
-
-
-def _serve(a):
-    print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url)
-
-
-def _stop(a):
-    print(stop_server(a.model)["message"])
 
 
 def _data(a):
@@ -447,10 +431,6 @@ def _retry_cmd(argv) -> int:
     return EXIT_CODES.get(meta["status"], 1)
 
 
-def _cite(a):
-    print(get_benchmark(a.bench).paper.bibtex(), end="")
-
-
 def _models(a):
     try:
         reg = load_registry()
@@ -462,8 +442,14 @@ def _models(a):
         print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
 
 
-VERBS = dict(benchmarks=_benchmarks, runs=_runs, tables=_tables, cache=_cache, serve=_serve, stop=_stop, data=_data,
-             view=_view, compare=_compare, models=_models, cite=_cite)
+VERBS = dict(  # each verb's action on its parsed arguments: a line, or a function above
+    benchmarks=lambda a: print("\n\n".join(describe(b) for b in benchmarks().values())),
+    runs=lambda a: print(runs_text(a.bench)),
+    serve=lambda a: print("started" if start_server(a.model) else "already running", "at", get_model(a.model).base_url),
+    stop=lambda a: print(stop_server(a.model)["message"]),
+    cite=lambda a: print(get_benchmark(a.bench).paper.bibtex(), end=""),
+    tables=_tables, cache=_cache, data=_data, view=_view, compare=_compare, models=_models,
+)
 
 
 def _main(argv) -> int:

@@ -62,17 +62,13 @@ def _tname(t) -> str:
     ts = t if isinstance(t, tuple) else (t,)
     names = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
              bool: "true/false", type(None): "null"}
-    if int in ts and float in ts:
-        ts = tuple(x for x in ts if x is not int)
-    return " or ".join(names.get(x, x.__name__) for x in ts)
+    return " or ".join(names.get(x, x.__name__) for x in ts if not (x is int and float in ts))  # a number: int too
 
 
 def _is(v, t) -> bool:
     "isinstance, except that true/false is not a number unless `bool` is asked for."
     ts = t if isinstance(t, tuple) else (t,)
-    if isinstance(v, bool) and bool not in ts:
-        return False
-    return isinstance(v, ts)
+    return isinstance(v, ts) and (bool in ts or not isinstance(v, bool))
 
 # %% ../nbs/00_core.ipynb #96090d1f
 def get_field(rec: dict, dotted: str):

@@ -109,7 +109,6 @@ def hf_snapshot(repo: str) -> Path:
 # %% ../nbs/07_data.ipynb #a6920acc
 def all_downloaders() -> dict:
     "Every benchmark's downloaders, from the registry (name → list of functions)."
-
     return {name: list(b.downloaders) for name, b in benchmarks().items() if b.downloaders}
 
 

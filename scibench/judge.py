@@ -49,14 +49,10 @@ def parse_score(text: str | None, lo: int = 1, hi: int = 5):
             return None, obj.get("rationale"), f"non-numeric score {obj['score']!r}"
         rat = obj.get("rationale") or obj.get("explanation")
     else:
-        s = None
-        for pat in _SCORE_RES:
-            ms = re.findall(pat, text, flags=re.I)
-            if ms:
-                s = float(ms[-1])
-                break
-        if s is None:
+        found = next((ms[-1] for pat in _SCORE_RES if (ms := re.findall(pat, text, flags=re.I))), None)
+        if found is None:
             return None, None, "no score found in response"
+        s = float(found)
         rat = text
     if not lo <= s <= hi:
         return None, rat, f"score {s:g} outside {lo}-{hi}"

@@ -31,10 +31,10 @@ class APIEmbedder:
         client = OpenAI(base_url=s.base_url, api_key=s.api_key(), timeout=s.timeout, max_retries=s.max_retries)
         out = []
         for i in range(0, len(texts), batch_size):
-            r = client.embeddings.create(model=s.model, input=list(texts[i : i + batch_size]))
-            if len(r.data) != len(texts[i : i + batch_size]):
-                raise RuntimeError(f"embedder openai:{s.name}: {len(r.data)} vectors for "
-                                   f"{len(texts[i : i + batch_size])} texts")
+            part = list(texts[i : i + batch_size])
+            r = client.embeddings.create(model=s.model, input=part)
+            if len(r.data) != len(part):
+                raise RuntimeError(f"embedder openai:{s.name}: {len(r.data)} vectors for {len(part)} texts")
             out += [d.embedding for d in sorted(r.data, key=lambda d: d.index)]
         E = np.asarray(out, np.float32).reshape(len(out), -1)
         self.dim = E.shape[1]
@@ -192,12 +192,10 @@ def norm_text(s: str) -> str:
 def dedup(texts, threshold: float = 0.9, emb: np.ndarray | None = None) -> list[int]:
     "Indices of the texts kept, in order: exact and near duplicates (cosine ≥ threshold) of earlier kept ones go."
     texts = list(texts)
-    seen, cand = set(), []
+    first: dict = {}
     for i, t in enumerate(texts):
-        k = norm_text(t)
-        if k not in seen:
-            seen.add(k)
-            cand.append(i)
+        first.setdefault(norm_text(t), i)  # an exact duplicate (once normalized) goes
+    cand = list(first.values())
     if not cand:
         return []
     E = embed([texts[i] for i in cand]) if emb is None else np.asarray(emb)[cand]

@@ -284,10 +284,6 @@ def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0
     return "complete", f"{failed} of {n} items failed"
 
 # %% ../nbs/06_run.ipynb #29f83a4a
-def _prompt_chars(body: dict) -> int:
-    return sum(len(m["content"]) for m in body["messages"] if isinstance(m.get("content"), str))
-
-
 class CountingLLM(LLM):
     "A run's `LLM` whose network is the benchmark's `stub_reply(body)` (see above)."
 
@@ -303,7 +299,8 @@ class CountingLLM(LLM):
         if self.keep is not None and req.stage == self.keep:
             self.kept.append(body)
         text = self.reply(body) if self.reply else ""
-        usage = dict(prompt_tokens=_prompt_chars(body) // 4, completion_tokens=req.max_tokens)
+        chars = sum(len(m["content"]) for m in body["messages"] if isinstance(m.get("content"), str))
+        usage = dict(prompt_tokens=chars // 4, completion_tokens=req.max_tokens)
         choice = {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         return {"choices": [choice], "usage": usage}
 

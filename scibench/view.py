@@ -535,11 +535,9 @@ def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
         where = f"{A['bench']}/{A['split']} vs {B['bench']}/{B['split']}"
         raise ConfigError(f"cannot compare runs of different benchmarks or splits: {where}")
     bench, R = A["bench"], record_of(A["bench"])
-    ra = {str(r.get("id")): r for r in A["records"]}
-    rb = {str(r.get("id")): r for r in B["records"]}
+    ra, rb = ({str(r.get("id")): r for r in X["records"]} for X in (A, B))
     shared = [i for i in ra if i in rb]
-    sa = {i: example_scores(R, ra[i]) for i in shared}
-    sb = {i: example_scores(R, rb[i]) for i in shared}
+    sa, sb = ({i: example_scores(R, rs[i]) for i in shared} for rs in (ra, rb))
     metrics = list(dict.fromkeys(k for i in shared for k in [*sa[i], *sb[i]]))
     grp = {i: example_group(R, ra[i]) or example_group(R, rb[i]) for i in shared}
 
