@@ -267,7 +267,7 @@ def epochs_usage(ctxs: list) -> dict:
     return dict(total=vars(tot), **{k: vars(u) for k, u in per.items()})
 
 # %% ../nbs/06_run.ipynb #2a942018
-STATUSES = ("complete", "partial", "failed", "interrupted")
+STATUSES = ("complete", "partial", "failed", "interrupted")  # best to worst
 
 
 def decide_status(n: int, failed: int, usage: dict, max_failure_share: float = 0.1) -> tuple[str, str]:
@@ -763,9 +763,6 @@ def epoch_estimate(name: str, ests: list) -> Estimate:
     return Estimate(name, m, m - h, m + h, n, f)
 
 # %% ../nbs/06_run.ipynb #e90c0e05
-_WORST = {"complete": 0, "partial": 1, "failed": 2, "interrupted": 3}
-
-
 def _epoch_row(e: int, r: dict) -> dict:
     return dict(epoch=e, dir="." if e == 0 else f"epochs/{e}", status=r["status"], status_reason=r["status_reason"],
                 n=r["n"], failures=sum(r["fails"].values()), headline=[x.to_dict() for x in r["headline"]])
@@ -777,7 +774,7 @@ def combine_epochs(rs: list[dict], k: int) -> dict:
     n, failed = sum(r["n"] for r in rs), sum(fails.values())
     by = [{e.name: e for e in r["headline"]} for r in rs]
     names = list(dict.fromkeys(x for h in by for x in h))
-    w = max(range(len(rs)), key=lambda e: _WORST.get(rs[e]["status"], 2))
+    w = max(range(len(rs)), key=lambda e: STATUSES.index(rs[e]["status"]))  # the worst epoch: its status
     status, reason = rs[w]["status"], f"epoch {w}: {rs[w]['status_reason']}"
     if status == "complete":
         reason = f"{failed} of {n} items failed over {len(rs)} epochs; headline: mean of {k} epochs, {EPOCH_CI}"

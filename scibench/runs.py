@@ -234,11 +234,8 @@ def _why_left(bench: str, d, include: tuple, pick) -> str | None:
 def select_runs(bench: str, include=None) -> tuple[list[Path], list[tuple[Path, str]]]:
     "(runs the tables use, [(run, why left out)]) for `bench` (see above)."
     include = tuple(include or TABLE_STATUSES)
-    groups: dict = {}
-    for d in run_dirs(bench):
-        groups.setdefault(d.parent, []).append(d)
     chosen, left = [], []
-    for parent, ds in sorted(groups.items()):
+    for _, ds in itertools.groupby(run_dirs(bench), key=lambda d: d.parent):  # sorted: each (split, model) together
         pick = None
         for d in sorted(ds, reverse=True):
             why = _why_left(bench, d, include, pick)

@@ -433,11 +433,7 @@ def write_model_pages() -> list[Path]:
     "Write `results/models/<page>.html` for every model with a run; remove the pages of models without one."
     used, here = _used_runs(), results_dir() / "models"
     pages = {model_page_name(m): (m, ds) for m, ds in _models().items()}
-    out = []
-    for name, (m, ds) in sorted(pages.items()):
-        p = here / name
-        write_text(p, model_html(m, ds, used))
-        out.append(p)
+    out = [write_text(here / name, model_html(m, ds, used)) for name, (m, ds) in sorted(pages.items())]
     for old in sorted(here.glob("*.html")) if here.is_dir() else ():
         if old.name not in pages: old.unlink()
     return out
@@ -491,9 +487,7 @@ def write_index(reports: bool = True) -> list[Path]:
     if reports:
         for d in run_dirs(): write_report(d, warn=True)
     pages = write_model_pages()
-    p = results_dir() / "index.html"
-    write_text(p, index_html())
-    return [p, *pages]
+    return [write_text(results_dir() / "index.html", index_html()), *pages]
 
 # %% ../nbs/09_view.ipynb #4322cf17
 def _stats(pairs, n_resamples=1000) -> dict:
