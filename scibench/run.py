@@ -213,12 +213,11 @@ class RunContext:
     "The run folder, an `LLM` per role (its usage goes into `meta.json`), and the run's options (see above)."
 
     planning = False
-    epoch = 0  # `--epochs`: which epoch this context runs (0: the run itself; set before the first `llm` call)
 
     def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True,
-                 batch: bool = False):
+                 batch: bool = False, epoch: int = 0):
         self.bench, self.cfg, self.out, self.specs = bench, cfg, Path(out), specs
-        self.refresh, self.progress = refresh, progress
+        self.refresh, self.progress, self.epoch = refresh, progress, epoch  # epoch: `--epochs`, 0 the run itself
         self.batch = batch  # every non-embedded model through the Batch API (else: each model's registry `batch`)
         # what the run read that a reader must know (a snapshot's date, a prompt set): goes into meta.json
         self.provenance: dict = {}
@@ -789,8 +788,7 @@ def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tupl
     "(result, contexts) of `b.run` once per epoch (`o.epochs`) in the run folder `out` (see above)."
     rs, ctxs = [], []
     for e in range(o.epochs):
-        ctx = RunContext(b.name, cfg, out / "epochs" / str(e) if e else out, specs, o.refresh, o.progress, o.batch)
-        ctx.epoch = e
+        ctx = RunContext(b.name, cfg, out / "epochs" / str(e) if e else out, specs, o.refresh, o.progress, o.batch, e)
         if o.epochs > 1:
             _echo(f"epoch {e} (epochs 0–{o.epochs - 1}; files: {f'epochs/{e}/' if e else 'the run folder'})")
         rs.append(_run_stages(b, cfg, ctx, o.max_failure_share))

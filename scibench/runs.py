@@ -64,18 +64,13 @@ HEADLINE_TYPES = {"name": str, "value": _OPT_NUM, "lo": _OPT_NUM, "hi": _OPT_NUM
 def check_meta(m, path, required=META_REQUIRED) -> dict:
     "`m` (a run's meta.json) if it has the shape readers rely on (see above), else `DataError` naming the field."
     check_fields(m, required, path, None, META_TYPES)
-    for role, u in (m.get("usage") or {}).items():
-        if not isinstance(u, dict):
-            raise DataError(path, None, f"usage.{role}", f"expected an object, got {type(u).__name__}")
+    parts = [(f"usage.{role}", u, (), USAGE_TYPES) for role, u in (m.get("usage") or {}).items()]
+    parts += [(f"headline[{k}]", h, ("name",), HEADLINE_TYPES) for k, h in enumerate(m.get("headline") or [])]
+    for where, x, required, types in parts:
         try:
-            check_fields(u, (), path, None, USAGE_TYPES)
+            check_fields(x, required, path, None, types)
         except DataError as e:
-            raise DataError(path, None, f"usage.{role}.{e.field}", e.msg) from None
-    for k, h in enumerate(m.get("headline") or []):
-        try:
-            check_fields(h, ("name",), path, None, HEADLINE_TYPES)
-        except DataError as e:
-            raise DataError(path, None, f"headline[{k}]" + (f".{e.field}" if e.field else ""), e.msg) from None
+            raise DataError(path, None, where + (f".{e.field}" if e.field else ""), e.msg) from None
     return m
 
 
