@@ -16,7 +16,7 @@ from .server import serving, port_open, embedded_seconds, embedded_speed
 from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, make_config, token_roles
 from .report import Estimate, fmt, save_table
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
-from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta
+from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta, epochs_of
 from .tables import write_all
 from .view import retries_text, write_index, write_report
 
@@ -882,13 +882,11 @@ def summary_text(meta: dict) -> str:
     u, cfg, d = meta.get("usage", {}).get("total", {}), meta["config"], meta.get("dir")
     lines = [f"── {meta['bench']} · {cfg['split']} · {cfg['model']} · run {meta['run_id']} ──",
              f"status    {meta['status']} ({meta.get('status_reason', '')})", f"items     {meta.get('n', 0)}"]
-    ep = meta.get("epochs") if isinstance(meta.get("epochs"), dict) else None
-    if ep and ep.get("per_epoch"):
+    if ep := epochs_of(meta):
         lines[-1] += f" over {len(ep['per_epoch'])} epochs ({', '.join(str(p['n']) for p in ep['per_epoch'])})"
         lines.append(f"headline  mean of {ep['k']} epochs, {EPOCH_CI}; per epoch in meta.json epochs")
     for h in meta.get("headline", []):
-        e = Estimate(**h)
-        lines.append(f"  {e.name:28s} {epoch_text(h, ep) if ep and ep.get('per_epoch') else e}")
+        lines.append(f"  {h['name']:28s} {epoch_text(h, ep) if ep else Estimate(**h)}")
     if meta.get("failures_by_reason"):
         lines.append(f"failures  {meta['failures']} by reason:")
         lines += [f"  {c:5d}  {r}" for r, c in meta["failures_by_reason"].items()]
@@ -916,8 +914,7 @@ def summary_text(meta: dict) -> str:
 def _headline(meta: dict) -> str:
     "The first headline number of a run with its CI ('–' when it has none)."
     h = (meta.get("headline") or [None])[0]
-    ep = meta.get("epochs") if isinstance(meta.get("epochs"), dict) else None
-    if h and ep and ep.get("per_epoch"):
+    if h and (ep := epochs_of(meta)):
         return f"{h['name'][:24]} {epoch_text(h, ep)}"
     return f"{h['name'][:24]} {Estimate(**h)}" if h else f"– (no headline: {meta.get('status_reason') or 'none'})"
 

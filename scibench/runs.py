@@ -14,8 +14,8 @@ from .bench import ConfigError, benchmarks, check_name, get_benchmark, config_di
 # %% auto #0
 __all__ = ['META_REQUIRED', 'META_TYPES', 'USAGE_TYPES', 'HEADLINE_TYPES', 'TABLE_STATUSES', 'run_parent', 'new_run_id', 'rel',
            'run_dirs', 'check_meta', 'read_meta', 'run_problem', 'run_meta', 'claim_tmp', 'release_tmp', 'tmp_owner',
-           'remove_killed', 'read_latest', 'set_latest', 'select_runs', 'complete_runs', 'run_label', 'settings',
-           'caption', 'RunRow', 'overview', 'list_runs', 'runs_text', 'has_run']
+           'remove_killed', 'read_latest', 'set_latest', 'select_runs', 'complete_runs', 'run_label', 'epochs_of',
+           'settings', 'caption', 'RunRow', 'overview', 'list_runs', 'runs_text', 'has_run']
 
 # %% ../nbs/06a_runs.ipynb #95710ef3
 def run_parent(bench: str, split: str, model: str) -> Path:
@@ -254,6 +254,11 @@ def run_label(d) -> str:
     return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
 
 
+def epochs_of(m: dict) -> dict | None:
+    "A run's meta `epochs` (k, ci, per_epoch) when it ran several epochs, else None."
+    return m.get("epochs") if isinstance(m.get("epochs"), dict) and m["epochs"].get("per_epoch") else None
+
+
 def settings(d, skip=("model", "split", "judge")) -> str:
     "The run's parameters that differ from the benchmark's defaults, as `name=value, ...` (see above)."
     m = run_meta(d)
@@ -269,9 +274,8 @@ def settings(d, skip=("model", "split", "judge")) -> str:
             pass
     diff = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in m.get("config", {}).items()
             if k not in skip and k in defaults and v != defaults[k]]
-    k = (m.get("epochs") or {}).get("k") if isinstance(m.get("epochs"), dict) else None
-    if isinstance(k, int) and k > 1:
-        diff.append(f"epochs={k} (tables: epoch 0)")
+    if ep := epochs_of(m):
+        diff.append(f"epochs={ep.get('k')} (tables: epoch 0)")
     return ", ".join(diff) or "defaults"
 
 

@@ -15,7 +15,8 @@ from .core import DataError, results_dir, figures_dir, tables_dir, read_json, it
 from .bench import ConfigError, benchmarks, check_name, get_benchmark
 from .records import Ctx, Raw, Record, json_block, show, text
 from .report import MIN_CI_N, dash, fmt_ci
-from .runs import caption, complete_runs, read_latest, read_meta, run_dirs, run_label, run_meta, select_runs, settings
+from .runs import caption, complete_runs, epochs_of, read_latest, read_meta, run_dirs, run_label, run_meta
+from .runs import select_runs, settings
 from .tables import Table, build
 
 # %% auto #0
@@ -202,10 +203,6 @@ def _headline_rows(bench: str, hl: list, epochs: bool = False) -> list:
              if isinstance(x.get("value"), (int, float)) else dash(x.get("n"), x.get("failures")),
              x.get("n"), x.get("failures"), paper_number(bench, str(x.get("name")))] for x in hl]
 
-def _epochs(m: dict) -> dict | None:
-    "A run's epochs (k, ci) when it had several, else None."
-    return m.get("epochs") if isinstance(m.get("epochs"), dict) and m["epochs"].get("per_epoch") else None
-
 # %% ../nbs/09_view.ipynb #85f962a9
 def _figures(d) -> list:
     "The run folder's figures as (data: URI, file name)."
@@ -276,7 +273,7 @@ def _report_values(d, run: dict, R: Record, ctx) -> dict:
     "Everything the report shows above the examples, and the examples' data up to their rows."
     m, bench = run["meta"], run["bench"]
     n_rec, n_failed, metrics, groups = _first_pass(d, R)
-    cfg, paper, ep = m.get("config") or {}, m.get("paper") or {}, _epochs(m)
+    cfg, paper, ep = m.get("config") or {}, m.get("paper") or {}, epochs_of(m)
     prov = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
     head = {"bench": bench, "metrics": list(metrics), "groups": sorted(groups), "page_size": 100}
     return dict(
@@ -386,7 +383,7 @@ def _shown_run(bench: str, d, m: dict, used: set, here) -> dict:
     "One split's shown run: why the tables leave it out (if they do), its headline numbers, each headline table."
     st, inside = m.get("status", "unreadable"), d.resolve() in used
     reason = f": {m['status_reason']}" if m.get("status_reason") else ""
-    ep = _epochs(m)
+    ep = epochs_of(m)
     return dict(
         split=d.parent.parent.name, report=_report_href(d, here), name=d.name, status=st,
         why="" if inside else f"status {st}{reason}", epochs=ep,
