@@ -13,8 +13,6 @@ def test_protocol_notes_shape():
     assert any("1 calibration solvers" in n for n in p["notes"]) and ab.FILTER_NOTE in p["notes"]
     assert any(n.startswith("stages=correctness") for n in p["notes"])
     assert p["differences"] == list(ad.PAPER_CHOICES) + list(ad.PAPER_GAPS) and 5 <= len(ad.PAPER_CHOICES) <= 10
-    s = ad.protocol_notes(ab.AutoBenchConfig(model="m", protocol="scibench"))
-    assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(ad.SCIBENCH_DIFFERENCES)
 
 
 def test_run_records_protocol_and_tables_show_it(fake_models, run_bench, results, capsys):  # noqa: F811

@@ -13,8 +13,8 @@ from .papers import load_manifest, load_paper, paragraphs
 
 # %% auto #0
 __all__ = ['LEVELS', 'TYPES', 'STAGES', 'BANDS', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS',
-           'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'split_dir', 'load_split', 'load_control_set',
-           'ControlSetMissing', 'control_path', 'control_questions', 'data_files', 'choices', 'protocol_notes']
+           'PAPER_GENERATOR', 'PAPER_SOLVERS', 'split_dir', 'load_split', 'load_control_set', 'ControlSetMissing',
+           'control_path', 'control_questions', 'data_files', 'choices', 'protocol_notes']
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #bbaebcb6
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -164,9 +164,6 @@ PAPER_GAPS = (
     "reviewed it",
     "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet "
     "implemented)")
-SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper "
-                        "is silent are the ones listed, and no departure from the paper's text is implemented yet",
-                        *PAPER_CHOICES)
 PAPER_GENERATOR, PAPER_SOLVERS = "GPT-4", 5
 
 def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note: str|None = None) -> dict:
@@ -184,6 +181,5 @@ def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note:
           for k in ("max_windows", "points_per_paper")],
         (cfg.support_share != 0.5, f"support_share={cfg.support_share:g}: answerability threshold (ours, default 0.5)"),
         (cfg.on_disagree != "drop", f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")]
-        if ok] if cfg.protocol == "paper" else []
-    diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
-    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
+        if ok]
+    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=[*PAPER_CHOICES, *PAPER_GAPS])

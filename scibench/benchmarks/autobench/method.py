@@ -18,7 +18,7 @@ from ...retrieval import embed_cached, dedup, Corpus, tokenize
 from ...bench import Config, ConfigError, Paper, Stage, param
 from ...runs import rel
 from .papers import excerpt, paper_text, paper_windows, paragraphs
-from .data import BANDS, CONTEXTS, LEVELS, STAGES, TYPES, ControlSetMissing, choices, control_path, split_dir
+from .data import CONTEXTS, LEVELS, STAGES, TYPES, ControlSetMissing, choices, control_path, split_dir
 
 # %% auto #0
 __all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR', 'GRADES', 'GRADE', 'EVALUATE', 'SUPPORT_SHARE',
@@ -32,9 +32,9 @@ __all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR'
            'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt', 'content_words',
            'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'answerability_request',
            'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters', 'parse_solver',
-           'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
-           'item_discrimination', 'discrimination', 'discrimination_ci', 'calibration_row', 'set_metrics',
-           'AutoBenchConfig', 'solvers_of', 'eval_targets', 'eval_dir', 'validate']
+           'difficulty', 'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination',
+           'discrimination_ci', 'calibration_row', 'set_metrics', 'AutoBenchConfig', 'solvers_of', 'eval_targets',
+           'eval_dir', 'validate']
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9f0a0b3b
 LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a result)",
@@ -641,25 +641,6 @@ def difficulty(p, hard_below: float = 1/3, easy_above: float = 2/3) -> str:
     if p is None or np.isnan(p): return "unknown"
     return "easy" if p > easy_above else "hard" if p < hard_below else "medium"
 
-def parse_balance(s: str) -> tuple[float, float, float]|None:
-    "'0.3,0.4,0.3' → target shares of (easy, medium, hard), normalized; '' → None (no balancing)."
-    if not str(s).strip(): return None
-    try: v = [float(x) for x in str(s).split(",")]
-    except ValueError: raise ValueError(f"balance: expected three numbers 'easy,medium,hard', got {s!r}") from None
-    if len(v) != 3 or min(v) < 0 or sum(v) <= 0:
-        raise ValueError(f"balance: expected three shares >= 0 with a positive sum, got {s!r}")
-    return tuple(x / sum(v) for x in v)
-
-def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
-    "(keep mask, summary): the largest subset whose difficulty `bands` have the `target` shares (easy, medium, hard)."
-    have, t = Counter(bands), dict(zip(BANDS, target))
-    n = min(have[b] / t[b] for b in BANDS if t[b] > 0)
-    quota = {b: int(np.floor(n * t[b] + 1e-9)) for b in BANDS}
-    seen, keep = Counter(), []
-    for b in bands:
-        ok = b in quota and seen[b] < quota[b]; seen[b] += ok; keep.append(bool(ok))
-    return keep, dict(target=t, before={b: have[b] for b in (*BANDS, "unknown")}, after=dict(quota),
-                      dropped=len(bands) - sum(keep))
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #c1fac6ed
 def _nanmean(a, axis):
@@ -753,7 +734,7 @@ def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, band
                 difficulty=dict(Counter(difficulty(p, *bands) for p in pr)))
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #6083d18d
-PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
+PROTOCOLS = ("paper",)   # no released code: no `authors` protocol; ours would send the same requests
 _CAP = dict(min=1, max=1_000_000)
 _SHARE = dict(min=0, max=1)
 
@@ -795,10 +776,9 @@ class AutoBenchConfig(Config):
                                   caps=("judge", "solver", "solvers"))
     hard_below: float = param(0.333, "a calibration pass rate below this is hard", **_SHARE)
     easy_above: float = param(0.667, "a calibration pass rate above this is easy (between: medium)", **_SHARE)
-    balance: str = param("", "target shares easy,medium,hard of the kept questions, e.g. 0.3,0.4,0.3 ('' = none)")
     control_set: str = param("", "human-written control questions (.jsonl; relative: the split folder, then here)")
     n_resamples: int = param(1000, "bootstrap resamples of each confidence interval", **_CAP)
-    protocol: str = param("paper", "whose choices: paper (its text, ours where silent) or scibench (ours)",
+    protocol: str = param("paper", "whose choices: paper (its text, ours where silent)",
                           choices=PROTOCOLS)
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #22e7a3cf
@@ -833,8 +813,6 @@ def validate(cfg) -> None:
         bad.append(f"need 1 <= window_stride <= window_size (got {cfg.window_stride}, {cfg.window_size})")
     if not cfg.hard_below <= cfg.easy_above:
         bad.append(f"need 0 <= hard_below <= easy_above <= 1 (got {cfg.hard_below}, {cfg.easy_above})")
-    try: parse_balance(cfg.balance)
-    except ValueError as e: bad.append(str(e))
     for s in solvers_of(cfg)[1] + [e for e, _, _ in eval_targets(cfg)]:
         if parse_solver(s)[1] not in CONTEXTS: bad.append(f"{s!r}: the suffix must be +evidence or +paper")
     p = control_path(cfg)

@@ -23,8 +23,8 @@ from .review import CONTROL, MAIN, review_csv
 from .stub import stub_reply
 from .views import RECORD, TABLES
 from .method import (
-    CHECK, CHECKS, EVALUATE, FLOW, PAPER, PAPER_STEPS, AutoBenchConfig, Retriever, apply_filters, balance_bands,
-    difficulty, eval_dir, eval_targets, extracting, parse_balance, parse_solver, pass_rates,
+    CHECK, CHECKS, EVALUATE, FLOW, PAPER, PAPER_STEPS, AutoBenchConfig, Retriever, apply_filters, difficulty,
+    eval_dir, eval_targets, extracting, parse_solver, pass_rates,
     select_points, set_metrics, solvers_of, solving, validate)
 
 # %% auto #0
@@ -140,25 +140,12 @@ def _bands(cfg) -> tuple[float, float]: return cfg.hard_below, cfg.easy_above
 def _enabled(cfg) -> tuple: return tuple(s for s in STAGES if s in cfg.stages)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #646920ad
-def _balance(Q: _Questions, full: list[int], mask: list[bool], fate: list[dict], counts: list[dict]) -> dict|None:
-    "5b. Drop kept questions of the main configuration until the difficulty bands have `balance`'s shares (in place)."
-    target = parse_balance(Q.cfg.balance)
-    if not target: return None
-    pr, kept_k = pass_rates(Q.C), [k for k, m in enumerate(mask) if m]
-    keep, bal = balance_bands([difficulty(pr[full[k]], *_bands(Q.cfg)) for k in kept_k], target)
-    bal["dropped_qids"] = [Q.qs[full[k]]["qid"] for k, ok in zip(kept_k, keep) if not ok]
-    for k, ok in zip(kept_k, keep):
-        if not ok: mask[k] = False; fate[k]["dropped_at"] = "balance"
-    counts.append(dict(stage="balance", entered=len(kept_k), passed=sum(keep), dropped_check=len(kept_k) - sum(keep),
-                       dropped_unverified=0, enabled=True))
-    return bal
-
 def _configurations(Q: _Questions) -> dict:
     "Masks (question indices, kept) by configuration, the fate of each question, and the metrics of each."
     cfg, full = Q.cfg, Q.variant("full")
     mask, counts, fate = Q.filter(full, _enabled(cfg))
     out = dict(masks={MAIN: (full, mask)}, fate=dict(zip(full, fate)), counts=counts, ablation={}, control=None,
-               balance=_balance(Q, full, mask, fate, counts), main=Q.metrics(full, mask))
+               main=Q.metrics(full, mask))
     parts = [(name, full, st) for name, st in ABLATIONS.items()]
     if cfg.ablate_retrieval: parts.append(("w/o Retrieval Augmentation", Q.variant("no_retrieval"), _enabled(cfg)))
     parts.append(("Factual-level only", [i for i in full if Q.qs[i]["level"] == "factual"], _enabled(cfg)))
@@ -242,8 +229,7 @@ def _summary(Q: _Questions, conf: dict, S: AutoBenchSetup, ext: list[dict], poin
                 calibration=dict(solvers=sl, default=not cfg.solvers.strip(),
                                  prompt="calibration_prompt (answer only; not the filter's request)",
                                  independent=note is None, note=note,
-                                 bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above),
-                                 balance=conf["balance"]),
+                                 bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above)),
                 solver_accuracy={s: mean_ci(list(Q.C[full][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(sl)},
                 setup=dict(solver=S.solver_name, solvers=sl, types=list(cfg.types), stages=list(_enabled(cfg)),
                            n_papers=len(papers), n_related=len(related), solver_is_generator=S.solver_is_generator),
@@ -265,12 +251,12 @@ def finalize(kept: list, cfg, ctx, S: AutoBenchSetup) -> list[Estimate]:
     ext, points = [r for x in per for r in x["extraction"]], [m for x in per for m in x["points"]]
     write_jsonl(d/"extraction.jsonl", ext); write_jsonl(d/"knowledge_points.jsonl", points)
     Q = _questions(cfg, S, kept)
-    if ctx.planning:   # no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
+    if ctx.planning:   # no embedding, no metric; uniqueness keeps every question (the stub's assumption)
         m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in _enabled(cfg) if s != "uniqueness"))
         _evaluate(cfg, ctx, [Q.qs[i] for i, k in zip(Q.variant("full"), m) if k], S.papers, S.llms["judge"],
                   [Q.qs[i] for i in Q.variant("control")])
         return []
-    # what follows needs every question: uniqueness compares them all, then the ablations, balance and metrics
+    # what follows needs every question: uniqueness compares them all, then the ablations and metrics
     if S.embeds: S.embeds.close()   # the questions `_asked` queued are in the cache; its thread ends
     Q.E = _emb_questions(Q.qs)
     conf = _configurations(Q)
@@ -314,7 +300,7 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
-    tables=TABLES,
+    tables=TABLES, retired=dict(balance=""),   # the paper drops no question to balance difficulty
     # sized for the embedded 135M model: disagreements flagged, answerability at a quarter of the content words, so
     # that questions reach calibration and evaluation (the captions state the thresholds)
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2,
