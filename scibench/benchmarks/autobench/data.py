@@ -182,4 +182,5 @@ def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note:
         (cfg.support_share != 0.5, f"support_share={cfg.support_share:g}: answerability threshold (ours, default 0.5)"),
         (cfg.on_disagree != "drop", f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")]
         if ok]
-    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=[*PAPER_CHOICES, *PAPER_GAPS])
+    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[],
+                differences=[*PAPER_CHOICES, *PAPER_GAPS])
