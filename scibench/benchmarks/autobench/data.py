@@ -26,8 +26,7 @@ CONTEXTS = ("none", "evidence", "paper")   # what a solver reads beside the ques
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #842d8eb4
 ABLATIONS = {"Full MDQF": STAGES, "w/o Correctness Verification": ("uniqueness", "answerability", "ambiguity"),
              "w/o Uniqueness Check": ("correctness", "answerability", "ambiguity"),
-             "w/o Answerability Verification": ("correctness", "uniqueness", "ambiguity"),
-             "w/o Ambiguity Detection": ("correctness", "uniqueness", "answerability")}
+             "w/o Answerability Verification": ("correctness", "uniqueness", "ambiguity")}
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #d92403b4
 def split_dir(split: str) -> Path:
