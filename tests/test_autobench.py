@@ -107,7 +107,7 @@ def test_retrieval_context_sources():
     papers, related = ad.load_split("sample")
     r = ab.Retriever(papers, related)
     kp = dict(paper_id="synthetic-dust-z2", statement="The Balmer decrement without dust is 2.86", paragraphs=["S3.P1"])
-    ctx = r.context(kp, k_same=2, k_related=1)
+    ctx, = r.contexts([kp], k_same=2, k_related=1)
     assert [c["source"] for c in ctx] == ["source", "same paper", "same paper", "related paper"]
     assert ctx[-1]["paper_id"] == "balmer-notes"                          # the related note about the Balmer decrement
     assert all(c["id"] != "S3.P1" for c in ctx[1:3])

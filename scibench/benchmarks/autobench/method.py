@@ -198,63 +198,47 @@ class Retriever:
     "Search one paper's paragraphs and a related corpus: BM25, embedding cosine, or hybrid (reciprocal-rank fusion)."
     def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid", ahead=None):
         "`ahead`, a run's `EmbedAhead`, embeds the paragraphs from the start (off the first paper's critical path)."
-        self.method, self._ahead = method, ahead
+        self.method, self._ahead, self._U = method, ahead, None
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
-        self._U, self._q, self._bm25, self._Ur, self._rows, self._corpus = None, {}, {}, {}, {}, None
+        self._corpus = Corpus(t for _, _, t in self.units)
         if ahead is not None: ahead.add([t for _, _, t in self.units])
-    def prepare(self, queries):
-        "Embed the queries that will be searched (one batch)."
-        new = [q for q in dict.fromkeys(queries) if q not in self._q]
-        if new and self.method != "bm25": self._q.update(zip(new, embed_cached(new)))
-    def _scores(self, key, rows, query):
+    def _search(self, rows: list[int], queries: dict) -> dict:
+        "{query: `rows` best first} for `queries` ({query: its vector, None for BM25 alone})."
+        if not rows: return dict.fromkeys(queries, [])
+        if self.method != "bm25" and self._U is None:
+            if self._ahead is not None: self._ahead.wait()
+            self._U = embed_cached([t for _, _, t in self.units])
+        bm25, U = self._corpus.index(rows) if self.method != "embedding" else None, self._U
         out = {}
-        if self.method in ("bm25", "hybrid"):
-            if key not in self._bm25:
-                if self._corpus is None: self._corpus = Corpus(t for _, _, t in self.units)
-                self._bm25[key] = self._corpus.index(rows)
-            out["bm25"] = self._bm25[key].scores(query, "bm25")
-        if self.method in ("embedding", "hybrid"):
-            if self._U is None:
-                if self._ahead is not None: self._ahead.wait()
-                self._U = embed_cached([t for _, _, t in self.units])
-            self.prepare([query])
-            if key not in self._Ur: self._Ur[key] = self._U[rows]
-            out["embedding"] = self._Ur[key] @ self._q[query]
-        if self.method != "hybrid": return out[self.method]
-        fused = np.zeros(len(rows))
-        for v in out.values():
-            ranks = np.empty(len(rows)); ranks[np.argsort(-v, kind="stable")] = np.arange(len(rows))
-            fused += 1.0 / (60 + ranks)
-        return fused
-    def release(self, pid: str):
-        "Drop what was built for paper `pid`'s searches (its questions' contexts are done): memory stays flat."
-        for k in (("same", pid), ("related", pid)): self._bm25.pop(k, None); self._Ur.pop(k, None)
-        self._rows.pop(pid, None)
-    def rows(self, pid: str) -> tuple[list[int], list[int]]:
-        "The rows of `units` of paper `pid` and of every other paper (kept until `release(pid)`)."
-        if pid not in self._rows:
-            self._rows[pid] = ([r for r, u in enumerate(self.units) if u[0] == pid],
-                               [r for r, u in enumerate(self.units) if u[0] != pid])
-        return self._rows[pid]
-    def search(self, key, rows, query, k):
-        if not rows: return []
-        s = self._scores(key, rows, query)
-        return [rows[j] for j in np.argsort(-s, kind="stable")[:k]]
-    def context(self, kp: dict, k_same: int = 2, k_related: int = 1, retrieval: bool = True) -> list[dict]:
-        "The knowledge point's source paragraphs, then retrieved same-paper and related-paper paragraphs."
-        pid = kp["paper_id"]; own = paragraphs(self.papers[pid])
-        ctx = [dict(paper_id=pid, id=i, text=own[i], source="source") for i in kp["paragraphs"]]
-        if not retrieval: return ctx
-        same, rel = self.rows(pid)
-        ranked = [r for r in self.search(("same", pid), same, kp["statement"], len(same))
-                  if self.units[r][1] not in kp["paragraphs"]]
-        for r in ranked[:k_same]:
-            ctx.append(dict(paper_id=pid, id=self.units[r][1], text=self.units[r][2], source="same paper"))
-        for r in self.search(("related", pid), rel, kp["statement"], k_related):
-            pid_r, i, t = self.units[r]
-            ctx.append(dict(paper_id=pid_r, id=i, text=t, source="related paper", title=self.papers[pid_r]["title"]))
-        return ctx
+        for q, v in queries.items():
+            fused = np.zeros(len(rows))
+            for s in ([bm25.scores(q, "bm25")] if bm25 else []) + ([U[rows] @ v] if self.method != "bm25" else []):
+                ranks = np.empty(len(rows)); ranks[np.argsort(-s, kind="stable")] = np.arange(len(rows))
+                fused += 1.0 / (60 + ranks)
+            out[q] = [rows[j] for j in np.argsort(-fused, kind="stable")]
+        return out
+    def contexts(self, kps: list[dict], k_same: int = 2, k_related: int = 1, retrieval: bool = True) -> list[list]:
+        "Per point: its source paragraphs, then the best other paragraphs of its paper and of the rest (`retrieval`)."
+        qs = list(dict.fromkeys(kp["statement"] for kp in kps))
+        vecs = dict(zip(qs, embed_cached(qs))) if retrieval and qs and self.method != "bm25" else dict.fromkeys(qs)
+        out, found = [], {}
+        for kp in kps:
+            pid = kp["paper_id"]; own = paragraphs(self.papers[pid])
+            ctx = [dict(paper_id=pid, id=i, text=own[i], source="source") for i in kp["paragraphs"]]
+            out.append(ctx)
+            if not retrieval: continue
+            if pid not in found:   # this paper's searches, all its points at once; the previous paper's are dropped
+                qv = {k["statement"]: vecs[k["statement"]] for k in kps if k["paper_id"] == pid}
+                found = {pid: [self._search([r for r, u in enumerate(self.units) if (u[0] == pid) == same], qv)
+                               for same in (True, False)]}
+            same, rel = (x[kp["statement"]] for x in found[pid])
+            for r in [r for r in same if self.units[r][1] not in kp["paragraphs"]][:k_same]:
+                ctx.append(dict(paper_id=pid, id=self.units[r][1], text=self.units[r][2], source="same paper"))
+            for r in rel[:k_related]:
+                pid_r, i, t = self.units[r]; title = self.papers[pid_r]["title"]
+                ctx.append(dict(paper_id=pid_r, id=i, text=t, source="related paper", title=title))
+        return out
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #1a92ca66
 def numeric_distractors(answer: str, n: int = 3) -> list[str]:
@@ -350,9 +334,8 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
 def generation_jobs(points: list[dict], retriever: Retriever, types=TYPES, retrieval: bool = True, k_same: int = 2,
                     k_related: int = 1, start: int = 0) -> list[tuple[dict, str, list[dict]]]:
     "(point, question type, context) per point; types round robin over all papers' points from number `start`."
-    if retrieval: retriever.prepare([kp["statement"] for kp in points])
-    return [(kp, types[(start + n) % len(types)], retriever.context(kp, k_same, k_related, retrieval))
-            for n, kp in enumerate(points)]
+    ctxs = retriever.contexts(points, k_same, k_related, retrieval)
+    return [(kp, types[(start + n) % len(types)], c) for n, (kp, c) in enumerate(zip(points, ctxs))]
 
 def generation_request(paper: dict, kp: dict, ctx: list[dict], qtype: str, max_tokens: int = 300) -> Request:
     "The question-generation request of one point (stage `generate`)."
@@ -837,7 +820,6 @@ def _contexts(s: dict, setup) -> None:
     variants = ("full", "no_retrieval")[:1 + setup.ablate_retrieval]
     s["jobs"] = [(v, generation_jobs(s["chosen"], setup.retriever, tuple(setup.types), v == "full", setup.k_same,
                                      setup.k_related, s["start"])) for v in variants]
-    setup.retriever.release(s["item"]["paper_id"])
 
 def _asked(s: dict, questions: list[dict], setup) -> None:
     "The questions' rows (`CHECK`'s) by variant; `setup.embeds` embeds them now, for the uniqueness filter."
