@@ -320,7 +320,7 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert s["ablation"]["w/o Correctness Verification"]["kept"] >= s["ablation"]["Full MDQF"]["kept"]
     assert all(r["difficulty"] in ("easy", "medium", "hard", "unknown") for r in recs)
     assert s["setup"]["solver_is_generator"] is False
-    assert meta["config"]["solvers"] == P["solvers"] and meta["config"]["types"] == list(ab.TYPES)
+    assert meta["config"]["solvers"] == P["solvers"] and "types" not in meta["config"]   # every type (retired)
     # the evaluated model, inside the run
     e = _strict_json(d/"eval"/"fake-solver-evidence"/"scores.json")
     o = e["subsets"]["overall"]
@@ -366,9 +366,9 @@ def test_rerun_makes_zero_calls(fake_server, run_bench, tmp_path, monkeypatch):
 
 # a non-default value of every parameter, as the command line gives them (strings)
 EVERY = dict(model="fake-solver", split="sample", limit="1", judge="fake-solver", solver="fake-judge", solvers="fake-gen+paper,fake-judge",
-             evaluate_models="fake-gen,fake-judge+evidence", eval_context="paper", eval_max_tokens="50", types="tf,short",
-             stages="correctness,ambiguity", window_size="4", window_stride="1", max_windows="2", points_per_window="2",
-             points_per_paper="1", merge_threshold="0.8", retrieval_method="bm25", k_same="1", k_related="0", ablate_retrieval="false",
+             evaluate_models="fake-gen,fake-judge+evidence", eval_max_tokens="50",
+             window_size="4", window_stride="1", max_windows="2", points_per_window="2",
+             points_per_paper="1", merge_threshold="0.8", k_same="1", k_related="0", ablate_retrieval="false",
              uniq_threshold="0.95", support_share="0.4", on_disagree="flag", extract_max_tokens="100", generate_max_tokens="100", check_max_tokens="50",
              n_resamples="10", extract_context_chars="500", hard_below="0.2", easy_above="0.8",
              control_set="control.jsonl", protocol="paper", seed="3", ids="stomata-blue-light")
@@ -430,8 +430,8 @@ def test_plan_bounds_the_run(fake_models, run_bench):
 
 @pytest.mark.parametrize("params,msg", [(dict(window_size="2", window_stride="3"), "window_stride"),
                                         (dict(evaluate_models="fake-gen+book"), "suffix"),
-                                        (dict(types=""), "types"), (dict(types="essay"), "not one of"),
-                                        (dict(stages="correctness,spelling"), "not one of"), (dict(split="nosuch"), "make data"),
+                                        (dict(types="tf"), "retired"), (dict(stages="correctness"), "retired"),
+                                        (dict(split="nosuch"), "make data"),
                                         (dict(on_disagree="ignore"), "not one of"), (dict(solvers="nobody"), "unknown model")])
 def test_bad_config_stops_before_anything(fake_models, run_bench, results, params, msg):
     from scibench.bench import ConfigError

@@ -12,7 +12,7 @@ from ...retrieval import Index
 from .papers import load_manifest, load_paper, paragraphs
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'BANDS', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS',
+__all__ = ['LEVELS', 'TYPES', 'STAGES', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS',
            'PAPER_GENERATOR', 'PAPER_SOLVERS', 'split_dir', 'load_split', 'load_control_set', 'ControlSetMissing',
            'control_path', 'control_questions', 'data_files', 'choices', 'protocol_notes']
 
@@ -20,7 +20,6 @@ __all__ = ['LEVELS', 'TYPES', 'STAGES', 'BANDS', 'CONTEXTS', 'ABLATIONS', 'CONTR
 LEVELS = ("factual", "conceptual", "reasoning")
 TYPES = ("mcq", "tf", "short")
 STAGES = ("correctness", "uniqueness", "answerability", "ambiguity")
-BANDS = ("easy", "medium", "hard")   # difficulty bands of the calibration pass rate
 CONTEXTS = ("none", "evidence", "paper")   # what a solver reads beside the question
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #842d8eb4
@@ -174,8 +173,6 @@ def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note:
         (len(solvers) != PAPER_SOLVERS,
          f"{len(solvers)} calibration solvers (the paper: {PAPER_SOLVERS} LLMs of 7B-70B)"),
         (cal_note, cal_note),
-        (tuple(cfg.stages) != STAGES, f"stages={','.join(cfg.stages)} (the paper: all four)"),
-        (tuple(cfg.types) != TYPES, f"types={','.join(cfg.types)} (the paper: {', '.join(TYPES)})"),
         *[(getattr(cfg, k), f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
           for k in ("max_windows", "points_per_paper")],
         (cfg.support_share != 0.5, f"support_share={cfg.support_share:g}: answerability threshold (ours, default 0.5)"),

@@ -195,9 +195,9 @@ def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #8651821c
 class Retriever:
-    "Search one paper's paragraphs and a related corpus: BM25, embedding cosine, or hybrid (reciprocal-rank fusion)."
+    "Search one paper's paragraphs and a related corpus: hybrid (reciprocal-rank fusion of BM25 and embedding cosine)."
     def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid", ahead=None):
-        "`ahead`, a run's `EmbedAhead`, embeds the paragraphs from the start (off the first paper's critical path)."
+        "`method='bm25'`: BM25 alone (a plan, no embedding); `ahead`: a run's `EmbedAhead` embeds the paragraphs."
         self.method, self._ahead, self._U = method, ahead, None
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
@@ -209,11 +209,11 @@ class Retriever:
         if self.method != "bm25" and self._U is None:
             if self._ahead is not None: self._ahead.wait()
             self._U = embed_cached([t for _, _, t in self.units])
-        bm25, U = self._corpus.index(rows) if self.method != "embedding" else None, self._U
+        bm25, U = self._corpus.index(rows), self._U
         out = {}
         for q, v in queries.items():
             fused = np.zeros(len(rows))
-            for s in ([bm25.scores(q, "bm25")] if bm25 else []) + ([U[rows] @ v] if self.method != "bm25" else []):
+            for s in [bm25.scores(q, "bm25")] + ([U[rows] @ v] if self.method != "bm25" else []):
                 ranks = np.empty(len(rows)); ranks[np.argsort(-s, kind="stable")] = np.arange(len(rows))
                 fused += 1.0 / (60 + ranks)
             out[q] = [rows[j] for j in np.argsort(-fused, kind="stable")]
@@ -730,19 +730,14 @@ class AutoBenchConfig(Config):
     solvers: str = param("", "calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = the "
                              "configured models but generator and solver)", role=True)
     evaluate_models: str = param("", "models evaluated on the kept questions, as `solvers` ('' = none)", role=True)
-    eval_context: str = param("none", "context of an evaluated model given without a `+` suffix", choices=CONTEXTS)
     eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading", **_CAP,
                                  caps=("evaluate_models", "judge"))
-    types: list[str] = param(list(TYPES), "question types, round robin over the knowledge points", choices=TYPES)
-    stages: list[str] = param(list(STAGES), "quality-filter stages to apply (in the paper's order)", choices=STAGES)
     window_size: int = param(3, "paragraphs per extraction window", min=1)
     window_stride: int = param(2, "paragraphs between the starts of consecutive windows (<= window_size)", min=1)
     max_windows: int = param(0, "extraction windows per paper at most (0 = all)", min=0)
     points_per_window: int = param(3, "knowledge points asked for per window", min=1)
     points_per_paper: int = param(0, "knowledge points kept per paper, balanced over levels (0 = all)", min=0)
     merge_threshold: float = param(0.9, "cosine at or above which two knowledge points of a paper merge", **_SHARE)
-    retrieval_method: str = param("hybrid", "retrieval of the question context (hybrid: reciprocal-rank fusion)",
-                                  choices=("bm25", "embedding", "hybrid"))
     k_same: int = param(2, "retrieved same-paper paragraphs per question", min=0)
     k_related: int = param(1, "retrieved related-corpus paragraphs per question", min=0)
     ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row)")
@@ -781,8 +776,7 @@ def solvers_of(cfg) -> tuple[str, list[str], str|None]:
 
 def eval_targets(cfg) -> list[tuple[str, str, str]]:
     "(entry as given, model, context) of each evaluated model."
-    return [(s.strip(), parse_solver(s)[0], parse_solver(s)[1] if "+" in s else cfg.eval_context)
-            for s in cfg.evaluate_models.split(",") if s.strip()]
+    return [(s.strip(), *parse_solver(s)) for s in cfg.evaluate_models.split(",") if s.strip()]
 
 def eval_dir(name: str, context: str) -> str:
     return name.replace("/", "_") + ("" if context == "none" else f"-{context}")
@@ -791,7 +785,6 @@ def eval_dir(name: str, context: str) -> str:
 def validate(cfg) -> None:
     "What one parameter alone cannot check; a bad value raises `ConfigError` before anything runs."
     bad = []
-    if not cfg.types: bad.append("types: give at least one question type")
     if not cfg.window_stride <= cfg.window_size:
         bad.append(f"need 1 <= window_stride <= window_size (got {cfg.window_stride}, {cfg.window_size})")
     if not cfg.hard_below <= cfg.easy_above:
@@ -818,7 +811,7 @@ def _number(s: dict, setup) -> None:
 def _contexts(s: dict, setup) -> None:
     "Each chosen point's question type and context, with retrieval (and without it: `ablate_retrieval`)."
     variants = ("full", "no_retrieval")[:1 + setup.ablate_retrieval]
-    s["jobs"] = [(v, generation_jobs(s["chosen"], setup.retriever, tuple(setup.types), v == "full", setup.k_same,
+    s["jobs"] = [(v, generation_jobs(s["chosen"], setup.retriever, TYPES, v == "full", setup.k_same,
                                      setup.k_related, s["start"])) for v in variants]
 
 def _asked(s: dict, questions: list[dict], setup) -> None:

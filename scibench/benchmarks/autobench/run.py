@@ -18,7 +18,7 @@ from ...report import Estimate
 from ...bench import Benchmark, load_limit, note_protocol, register, select_items
 from ...runs import rel
 from .data import (
-    ABLATIONS, STAGES, control_path, control_questions, data_files, load_split, protocol_notes)
+    ABLATIONS, STAGES, TYPES, control_path, control_questions, data_files, load_split, protocol_notes)
 from .review import CONTROL, MAIN, review_csv
 from .stub import stub_reply
 from .views import RECORD, TABLES
@@ -69,7 +69,7 @@ def setup_run(cfg, ctx) -> AutoBenchSetup:
     validate(cfg)
     papers_l, related = load_split(cfg.split, load_limit(cfg))
     papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
-    method = "bm25" if ctx.planning else cfg.retrieval_method
+    method = "bm25" if ctx.planning else "hybrid"
     embeds = None if ctx.planning else EmbedAhead()
     retr = Retriever(papers_l, related, method, None if method == "bm25" else embeds)
     solver, entries, note = solvers_of(cfg)
@@ -137,23 +137,22 @@ class _Questions:
                            _bands(self.cfg))
 
 def _bands(cfg) -> tuple[float, float]: return cfg.hard_below, cfg.easy_above
-def _enabled(cfg) -> tuple: return tuple(s for s in STAGES if s in cfg.stages)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #646920ad
 def _configurations(Q: _Questions) -> dict:
     "Masks (question indices, kept) by configuration, the fate of each question, and the metrics of each."
     cfg, full = Q.cfg, Q.variant("full")
-    mask, counts, fate = Q.filter(full, _enabled(cfg))
+    mask, counts, fate = Q.filter(full, STAGES)
     out = dict(masks={MAIN: (full, mask)}, fate=dict(zip(full, fate)), counts=counts, ablation={}, control=None,
                main=Q.metrics(full, mask))
     parts = [(name, full, st) for name, st in ABLATIONS.items()]
-    if cfg.ablate_retrieval: parts.append(("w/o Retrieval Augmentation", Q.variant("no_retrieval"), _enabled(cfg)))
-    parts.append(("Factual-level only", [i for i in full if Q.qs[i]["level"] == "factual"], _enabled(cfg)))
+    if cfg.ablate_retrieval: parts.append(("w/o Retrieval Augmentation", Q.variant("no_retrieval"), STAGES))
+    parts.append(("Factual-level only", [i for i in full if Q.qs[i]["level"] == "factual"], STAGES))
     for name, idx, st in parts:
         m, _, _ = Q.filter(idx, st); out["masks"][name] = (idx, m); out["ablation"][name] = Q.metrics(idx, m)
     cidx = Q.variant("control")
     if control_path(cfg):
-        cm, ccounts, cfate = Q.filter(cidx, _enabled(cfg))
+        cm, ccounts, cfate = Q.filter(cidx, STAGES)
         out["masks"][CONTROL] = (cidx, cm); out["fate"].update(zip(cidx, cfate))
         out["control"] = dict(file=rel(control_path(cfg)), questions=len(cidx), metrics=Q.metrics(cidx, cm),
                               stages=ccounts)
@@ -231,8 +230,8 @@ def _summary(Q: _Questions, conf: dict, S: AutoBenchSetup, ext: list[dict], poin
                                  independent=note is None, note=note,
                                  bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above)),
                 solver_accuracy={s: mean_ci(list(Q.C[full][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(sl)},
-                setup=dict(solver=S.solver_name, solvers=sl, types=list(cfg.types), stages=list(_enabled(cfg)),
-                           n_papers=len(papers), n_related=len(related), solver_is_generator=S.solver_is_generator),
+                setup=dict(solver=S.solver_name, solvers=sl, n_papers=len(papers), n_related=len(related),
+                           solver_is_generator=S.solver_is_generator),
                 **gen)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #9737d3bc
@@ -252,7 +251,7 @@ def finalize(kept: list, cfg, ctx, S: AutoBenchSetup) -> list[Estimate]:
     write_jsonl(d/"extraction.jsonl", ext); write_jsonl(d/"knowledge_points.jsonl", points)
     Q = _questions(cfg, S, kept)
     if ctx.planning:   # no embedding, no metric; uniqueness keeps every question (the stub's assumption)
-        m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in _enabled(cfg) if s != "uniqueness"))
+        m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in STAGES if s != "uniqueness"))
         _evaluate(cfg, ctx, [Q.qs[i] for i, k in zip(Q.variant("full"), m) if k], S.papers, S.llms["judge"],
                   [Q.qs[i] for i in Q.variant("control")])
         return []
@@ -300,7 +299,10 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
 AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
-    tables=TABLES, retired=dict(balance=""),   # the paper drops no question to balance difficulty
+    tables=TABLES,
+    # the paper drops no question to balance difficulty; it asks every type, filters by every stage (the ablation
+    # switches them off), retrieves by keyword and meaning; an evaluated model is closed book unless it says `+evidence`
+    retired=dict(balance="", types=list(TYPES), stages=list(STAGES), retrieval_method="hybrid", eval_context="none"),
     # sized for the embedded 135M model: disagreements flagged, answerability at a quarter of the content words, so
     # that questions reach calibration and evaluation (the captions state the thresholds)
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2,
