@@ -107,7 +107,7 @@ def test_retrieval_context_sources():
     papers, related = ad.load_split("sample")
     r = ab.Retriever(papers, related)
     kp = dict(paper_id="synthetic-dust-z2", statement="The Balmer decrement without dust is 2.86", paragraphs=["S3.P1"])
-    ctx = r.context(kp, k_same=2, k_related=1)
+    ctx, = r.contexts([kp], k_same=2, k_related=1)
     assert [c["source"] for c in ctx] == ["source", "same paper", "same paper", "related paper"]
     assert ctx[-1]["paper_id"] == "balmer-notes"                          # the related note about the Balmer decrement
     assert all(c["id"] != "S3.P1" for c in ctx[1:3])
@@ -320,7 +320,7 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert s["ablation"]["w/o Correctness Verification"]["kept"] >= s["ablation"]["Full MDQF"]["kept"]
     assert all(r["difficulty"] in ("easy", "medium", "hard", "unknown") for r in recs)
     assert s["setup"]["solver_is_generator"] is False
-    assert meta["config"]["solvers"] == P["solvers"] and meta["config"]["types"] == list(ab.TYPES)
+    assert meta["config"]["solvers"] == P["solvers"] and "types" not in meta["config"]   # every type (retired)
     # the evaluated model, inside the run
     e = _strict_json(d/"eval"/"fake-solver-evidence"/"scores.json")
     o = e["subsets"]["overall"]
@@ -366,12 +366,12 @@ def test_rerun_makes_zero_calls(fake_server, run_bench, tmp_path, monkeypatch):
 
 # a non-default value of every parameter, as the command line gives them (strings)
 EVERY = dict(model="fake-solver", split="sample", limit="1", judge="fake-solver", solver="fake-judge", solvers="fake-gen+paper,fake-judge",
-             evaluate_models="fake-gen,fake-judge+evidence", eval_context="paper", eval_max_tokens="50", types="tf,short",
-             stages="correctness,ambiguity", window_size="4", window_stride="1", max_windows="2", points_per_window="2",
-             points_per_paper="1", merge_threshold="0.8", retrieval_method="bm25", k_same="1", k_related="0", ablate_retrieval="false",
+             evaluate_models="fake-gen,fake-judge+evidence", eval_max_tokens="50",
+             window_size="4", window_stride="1", max_windows="2", points_per_window="2",
+             points_per_paper="1", merge_threshold="0.8", k_same="1", k_related="0", ablate_retrieval="false",
              uniq_threshold="0.95", support_share="0.4", on_disagree="flag", extract_max_tokens="100", generate_max_tokens="100", check_max_tokens="50",
-             n_resamples="10", extract_context_chars="500", hard_below="0.2", easy_above="0.8", balance="0.3,0.4,0.3",
-             control_set="control.jsonl", protocol="scibench", seed="3", ids="stomata-blue-light")
+             n_resamples="10", extract_context_chars="500", hard_below="0.2", easy_above="0.8",
+             control_set="control.jsonl", protocol="paper", seed="3", ids="stomata-blue-light")
 
 
 def test_every_parameter_accepted_by_dry_run(fake_models, run_bench, results):
@@ -381,7 +381,7 @@ def test_every_parameter_accepted_by_dry_run(fake_models, run_bench, results):
     for k, v in EVERY.items():
         meta, d = run_bench("autobench", {**P, k: v}, dry_run=True)
         assert meta["status"] == "dry-run" and d is None and meta["config"][k] == coerce(ps[k], v), k
-        assert meta["config"][k] != ps[k].default or k == "split", k            # (the sample is the only split here)
+        assert meta["config"][k] != ps[k].default or k in ("split", "protocol"), k  # the only split here, the only protocol
     meta, _ = run_bench("autobench", {k: v for k, v in EVERY.items() if k != "ids"}, dry_run=True)  # ids: not with limit
     roles = {(r["role"], r["model"]) for r in meta["plan"]}
     assert roles == {("model", "fake-solver"), ("solver", "fake-judge"), ("judge", "fake-solver"), ("solvers", "fake-gen"),
@@ -430,8 +430,8 @@ def test_plan_bounds_the_run(fake_models, run_bench):
 
 @pytest.mark.parametrize("params,msg", [(dict(window_size="2", window_stride="3"), "window_stride"),
                                         (dict(evaluate_models="fake-gen+book"), "suffix"),
-                                        (dict(types=""), "types"), (dict(types="essay"), "not one of"),
-                                        (dict(stages="correctness,spelling"), "not one of"), (dict(split="nosuch"), "make data"),
+                                        (dict(types="tf"), "retired"), (dict(stages="correctness"), "retired"),
+                                        (dict(split="nosuch"), "make data"),
                                         (dict(on_disagree="ignore"), "not one of"), (dict(solvers="nobody"), "unknown model")])
 def test_bad_config_stops_before_anything(fake_models, run_bench, results, params, msg):
     from scibench.bench import ConfigError
@@ -549,7 +549,7 @@ def test_sample_run_calibrates_apart_from_the_filter(fake_server, run_bench, tmp
     monkeypatch.setenv("SCIBENCH_MODELS", str(pa.fake_registry(fs.base_url, tmp_path/"models.toml")))
     # one model filters and calibrates (as in the sample run): the calibration still gets its own requests
     meta, d = run_bench("autobench", dict(model="fake-gen", judge="fake-solver", points_per_paper=3, ablate_retrieval=False,
-                                          n_resamples=20, balance="0.5,0.5,0", on_disagree="flag"))
+                                          n_resamples=20, on_disagree="flag"))
     s = read_json(d/"scores.json"); recs = read_jsonl(d/"records.jsonl")
     c = s["calibration"]
     assert c["solvers"] == ["fake-solver", "fake-solver+evidence"] and c["note"] == ab.FILTER_NOTE and c["default"] is True
@@ -557,22 +557,15 @@ def test_sample_run_calibrates_apart_from_the_filter(fake_server, run_bench, tmp
     assert sum("Difficulty test" in p for p in prompts) == 2 * n_ok > 0
     # every calibration request reached the server (the cache starts empty), none shares a prompt with the filter's
     assert not {p for p in prompts if "Difficulty test" in p} & {p for p in prompts if "Difficulty test" not in p}
-    b = c["balance"]                                                                  # balancing: the benchmark has the target shares
-    assert b["after"]["hard"] == 0 and b["after"]["easy"] == b["after"]["medium"] >= 1 and b["dropped"] >= 1
-    assert len(read_jsonl(d/"benchmark.jsonl", allow_empty=True)) == sum(b["after"].values()) == s["main"]["kept"]
-    assert sum(r["dropped_at"] == "balance" for r in recs) == b["dropped"] == len(b["dropped_qids"])
-    assert s["stages"][-1]["stage"] == "balance"
 
 
-def test_difficulty_bands_and_balance():
+def test_difficulty_bands_and_retired_balance():
     assert [ab.difficulty(p) for p in (0.7, 2/3, 1/3, 0.3)] == ["easy", "medium", "medium", "hard"]
     assert [ab.difficulty(p, 0.5, 0.5) for p in (0.6, 0.5, 0.4)] == ["easy", "medium", "hard"]
-    keep, b = ab.balance_bands(["easy"] * 6 + ["hard"] * 6 + ["medium"], ab.parse_balance("1,0,1"))
-    assert sum(keep) == 12 and b["dropped"] == 1 and b["after"] == {"easy": 6, "medium": 0, "hard": 6}
-    keep, b = ab.balance_bands(["easy"] * 6 + ["hard"] * 2, (0.5, 0.0, 0.5))
-    assert keep == [True, True, False, False, False, False, True, True]
-    for bad in ("1,2", "a,b,c", "-1,1,1", "0,0,0"):
-        with pytest.raises(ValueError, match="balance"): ab.parse_balance(bad)
+    from scibench.bench import get_benchmark
+    b = get_benchmark("autobench")
+    assert not hasattr(b.make_config(dict(balance="")), "balance")          # the committed run's value still loads
+    with pytest.raises(ab.ConfigError, match="retired"): b.make_config(dict(balance="0.3,0.4,0.3"))
     with pytest.raises(ab.ConfigError, match="hard_below"): ab.validate(_cfg(hard_below=0.8, easy_above=0.2))
 
 
@@ -735,7 +728,7 @@ def test_support_share_is_the_answerability_threshold():
 
 def test_committed_sample_run_fills_every_table_and_figure():
     """Issue 21: the committed default run is complete and keeps questions, so that the tables carry its discrimination,
-    diversity and evaluation (on the kept and on the human-written control questions); the survival figure exists."""
+    diversity and evaluation (on the kept and on the human-written control questions)."""
     import pandas as pd
     root = Path(__file__).resolve().parent.parent
     runs = sorted((root/"results"/"autobench"/"sample"/"local").glob("2*"))
@@ -743,7 +736,7 @@ def test_committed_sample_run_fills_every_table_and_figure():
     meta, label = read_json(runs[-1]/"meta.json"), f"sample/local/{runs[-1].name}"
     assert meta["status"] == "complete" and meta["config"]["control_set"] and meta["config"]["evaluate_models"]
     tab = {n: pd.read_csv(root/"results"/"tables"/f"autobench_{n}.csv", dtype=str).fillna("")
-           for n in ("main", "stages", "ablation", "distribution", "eval")}
+           for n in ("main", "stages", "ablation", "eval")}
     assert all(len(t[t["run"] == label]) for t in tab.values())
     comb = tab["main"][(tab["main"]["run"] == label) & (tab["main"]["area"] == "Combined")].iloc[0]
     assert int(comb["post-filtering"]) >= 2 and comb["diversity"] != "–" and comb["discrimination"] != "–"
@@ -751,4 +744,3 @@ def test_committed_sample_run_fills_every_table_and_figure():
     ev = tab["eval"][(tab["eval"]["run"] == label) & (tab["eval"]["subset"] == "overall")]
     assert {"benchmark.jsonl of this run", "control.jsonl: the human-written control questions"} == set(ev["questions of"])
     assert "thresholds: on_disagree=" in (root/"results"/"tables"/"autobench_main.md").read_text()
-    assert (root/"figures"/"autobench_survival.png").stat().st_size > 10_000

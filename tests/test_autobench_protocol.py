@@ -6,15 +6,12 @@ from test_autobench import P, fake_models, table  # noqa: F401 (the fixture)
 
 
 def test_protocol_notes_shape():
-    cfg = ab.AutoBenchConfig(model="local", stages=["correctness"])
+    cfg = ab.AutoBenchConfig(model="local")
     p = ad.protocol_notes(cfg, solver_is_generator=True, solvers=["local"], cal_note=ab.FILTER_NOTE)
     assert p["name"] == "paper" and p["quirks"] == [] and set(p) == {"name", "prompts", "notes", "quirks", "differences"}
     assert any("GPT-4" in n for n in p["notes"]) and any("generator's model" in n for n in p["notes"])
     assert any("1 calibration solvers" in n for n in p["notes"]) and ab.FILTER_NOTE in p["notes"]
-    assert any(n.startswith("stages=correctness") for n in p["notes"])
     assert p["differences"] == list(ad.PAPER_CHOICES) + list(ad.PAPER_GAPS) and 5 <= len(ad.PAPER_CHOICES) <= 10
-    s = ad.protocol_notes(ab.AutoBenchConfig(model="m", protocol="scibench"))
-    assert s["name"] == "scibench" and s["notes"] == [] and s["differences"] == list(ad.SCIBENCH_DIFFERENCES)
 
 
 def test_run_records_protocol_and_tables_show_it(fake_models, run_bench, results, capsys):  # noqa: F811

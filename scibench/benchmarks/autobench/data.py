@@ -12,22 +12,20 @@ from ...retrieval import Index
 from .papers import load_manifest, load_paper, paragraphs
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'BANDS', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS',
-           'SCIBENCH_DIFFERENCES', 'PAPER_GENERATOR', 'PAPER_SOLVERS', 'split_dir', 'load_split', 'load_control_set',
-           'ControlSetMissing', 'control_path', 'control_questions', 'data_files', 'choices', 'protocol_notes']
+__all__ = ['LEVELS', 'TYPES', 'STAGES', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS',
+           'PAPER_GENERATOR', 'PAPER_SOLVERS', 'split_dir', 'load_split', 'load_control_set', 'ControlSetMissing',
+           'control_path', 'control_questions', 'data_files', 'choices', 'protocol_notes']
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #bbaebcb6
 LEVELS = ("factual", "conceptual", "reasoning")
 TYPES = ("mcq", "tf", "short")
 STAGES = ("correctness", "uniqueness", "answerability", "ambiguity")
-BANDS = ("easy", "medium", "hard")   # difficulty bands of the calibration pass rate
 CONTEXTS = ("none", "evidence", "paper")   # what a solver reads beside the question
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #842d8eb4
 ABLATIONS = {"Full MDQF": STAGES, "w/o Correctness Verification": ("uniqueness", "answerability", "ambiguity"),
              "w/o Uniqueness Check": ("correctness", "answerability", "ambiguity"),
-             "w/o Answerability Verification": ("correctness", "uniqueness", "ambiguity"),
-             "w/o Ambiguity Detection": ("correctness", "uniqueness", "answerability")}
+             "w/o Answerability Verification": ("correctness", "uniqueness", "ambiguity")}
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #d92403b4
 def split_dir(split: str) -> Path:
@@ -164,9 +162,6 @@ PAPER_GAPS = (
     "reviewed it",
     "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet "
     "implemented)")
-SCIBENCH_DIFFERENCES = ("the same requests and scores as protocol paper in this version: our choices where the paper "
-                        "is silent are the ones listed, and no departure from the paper's text is implemented yet",
-                        *PAPER_CHOICES)
 PAPER_GENERATOR, PAPER_SOLVERS = "GPT-4", 5
 
 def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note: str|None = None) -> dict:
@@ -178,12 +173,10 @@ def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note:
         (len(solvers) != PAPER_SOLVERS,
          f"{len(solvers)} calibration solvers (the paper: {PAPER_SOLVERS} LLMs of 7B-70B)"),
         (cal_note, cal_note),
-        (tuple(cfg.stages) != STAGES, f"stages={','.join(cfg.stages)} (the paper: all four)"),
-        (tuple(cfg.types) != TYPES, f"types={','.join(cfg.types)} (the paper: {', '.join(TYPES)})"),
         *[(getattr(cfg, k), f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
           for k in ("max_windows", "points_per_paper")],
         (cfg.support_share != 0.5, f"support_share={cfg.support_share:g}: answerability threshold (ours, default 0.5)"),
         (cfg.on_disagree != "drop", f"on_disagree={cfg.on_disagree}: disagreements kept flagged, not discarded")]
-        if ok] if cfg.protocol == "paper" else []
-    diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
-    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[], differences=diffs)
+        if ok]
+    return dict(name=cfg.protocol, prompts="scibench", notes=notes, quirks=[],
+                differences=[*PAPER_CHOICES, *PAPER_GAPS])

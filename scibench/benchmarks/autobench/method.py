@@ -18,7 +18,7 @@ from ...retrieval import embed_cached, dedup, Corpus, tokenize
 from ...bench import Config, ConfigError, Paper, Stage, param
 from ...runs import rel
 from .papers import excerpt, paper_text, paper_windows, paragraphs
-from .data import BANDS, CONTEXTS, LEVELS, STAGES, TYPES, ControlSetMissing, choices, control_path, split_dir
+from .data import CONTEXTS, LEVELS, STAGES, TYPES, ControlSetMissing, choices, control_path, split_dir
 
 # %% auto #0
 __all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR', 'GRADES', 'GRADE', 'EVALUATE', 'SUPPORT_SHARE',
@@ -32,9 +32,9 @@ __all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR'
            'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt', 'content_words',
            'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'answerability_request',
            'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters', 'parse_solver',
-           'difficulty', 'parse_balance', 'balance_bands', 'pass_rates', 'diversity', 'diversity_ci',
-           'item_discrimination', 'discrimination', 'discrimination_ci', 'calibration_row', 'set_metrics',
-           'AutoBenchConfig', 'solvers_of', 'eval_targets', 'eval_dir', 'validate']
+           'difficulty', 'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination',
+           'discrimination_ci', 'calibration_row', 'set_metrics', 'AutoBenchConfig', 'solvers_of', 'eval_targets',
+           'eval_dir', 'validate']
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #9f0a0b3b
 LEVEL_DEF = {"factual": "a fact stated directly in the text (a number, a name, a result)",
@@ -195,66 +195,50 @@ def select_points(points: list[dict], per_paper: int = 0) -> list[dict]:
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #8651821c
 class Retriever:
-    "Search one paper's paragraphs and a related corpus: BM25, embedding cosine, or hybrid (reciprocal-rank fusion)."
+    "Search one paper's paragraphs and a related corpus: hybrid (reciprocal-rank fusion of BM25 and embedding cosine)."
     def __init__(self, papers: list[dict], related: list[dict] = (), method: str = "hybrid", ahead=None):
-        "`ahead`, a run's `EmbedAhead`, embeds the paragraphs from the start (off the first paper's critical path)."
-        self.method, self._ahead = method, ahead
+        "`method='bm25'`: BM25 alone (a plan, no embedding); `ahead`: a run's `EmbedAhead` embeds the paragraphs."
+        self.method, self._ahead, self._U = method, ahead, None
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
-        self._U, self._q, self._bm25, self._Ur, self._rows, self._corpus = None, {}, {}, {}, {}, None
+        self._corpus = Corpus(t for _, _, t in self.units)
         if ahead is not None: ahead.add([t for _, _, t in self.units])
-    def prepare(self, queries):
-        "Embed the queries that will be searched (one batch)."
-        new = [q for q in dict.fromkeys(queries) if q not in self._q]
-        if new and self.method != "bm25": self._q.update(zip(new, embed_cached(new)))
-    def _scores(self, key, rows, query):
+    def _search(self, rows: list[int], queries: dict) -> dict:
+        "{query: `rows` best first} for `queries` ({query: its vector, None for BM25 alone})."
+        if not rows: return dict.fromkeys(queries, [])
+        if self.method != "bm25" and self._U is None:
+            if self._ahead is not None: self._ahead.wait()
+            self._U = embed_cached([t for _, _, t in self.units])
+        bm25, U = self._corpus.index(rows), self._U
         out = {}
-        if self.method in ("bm25", "hybrid"):
-            if key not in self._bm25:
-                if self._corpus is None: self._corpus = Corpus(t for _, _, t in self.units)
-                self._bm25[key] = self._corpus.index(rows)
-            out["bm25"] = self._bm25[key].scores(query, "bm25")
-        if self.method in ("embedding", "hybrid"):
-            if self._U is None:
-                if self._ahead is not None: self._ahead.wait()
-                self._U = embed_cached([t for _, _, t in self.units])
-            self.prepare([query])
-            if key not in self._Ur: self._Ur[key] = self._U[rows]
-            out["embedding"] = self._Ur[key] @ self._q[query]
-        if self.method != "hybrid": return out[self.method]
-        fused = np.zeros(len(rows))
-        for v in out.values():
-            ranks = np.empty(len(rows)); ranks[np.argsort(-v, kind="stable")] = np.arange(len(rows))
-            fused += 1.0 / (60 + ranks)
-        return fused
-    def release(self, pid: str):
-        "Drop what was built for paper `pid`'s searches (its questions' contexts are done): memory stays flat."
-        for k in (("same", pid), ("related", pid)): self._bm25.pop(k, None); self._Ur.pop(k, None)
-        self._rows.pop(pid, None)
-    def rows(self, pid: str) -> tuple[list[int], list[int]]:
-        "The rows of `units` of paper `pid` and of every other paper (kept until `release(pid)`)."
-        if pid not in self._rows:
-            self._rows[pid] = ([r for r, u in enumerate(self.units) if u[0] == pid],
-                               [r for r, u in enumerate(self.units) if u[0] != pid])
-        return self._rows[pid]
-    def search(self, key, rows, query, k):
-        if not rows: return []
-        s = self._scores(key, rows, query)
-        return [rows[j] for j in np.argsort(-s, kind="stable")[:k]]
-    def context(self, kp: dict, k_same: int = 2, k_related: int = 1, retrieval: bool = True) -> list[dict]:
-        "The knowledge point's source paragraphs, then retrieved same-paper and related-paper paragraphs."
-        pid = kp["paper_id"]; own = paragraphs(self.papers[pid])
-        ctx = [dict(paper_id=pid, id=i, text=own[i], source="source") for i in kp["paragraphs"]]
-        if not retrieval: return ctx
-        same, rel = self.rows(pid)
-        ranked = [r for r in self.search(("same", pid), same, kp["statement"], len(same))
-                  if self.units[r][1] not in kp["paragraphs"]]
-        for r in ranked[:k_same]:
-            ctx.append(dict(paper_id=pid, id=self.units[r][1], text=self.units[r][2], source="same paper"))
-        for r in self.search(("related", pid), rel, kp["statement"], k_related):
-            pid_r, i, t = self.units[r]
-            ctx.append(dict(paper_id=pid_r, id=i, text=t, source="related paper", title=self.papers[pid_r]["title"]))
-        return ctx
+        for q, v in queries.items():
+            fused = np.zeros(len(rows))
+            for s in [bm25.scores(q, "bm25")] + ([U[rows] @ v] if self.method != "bm25" else []):
+                ranks = np.empty(len(rows)); ranks[np.argsort(-s, kind="stable")] = np.arange(len(rows))
+                fused += 1.0 / (60 + ranks)
+            out[q] = [rows[j] for j in np.argsort(-fused, kind="stable")]
+        return out
+    def contexts(self, kps: list[dict], k_same: int = 2, k_related: int = 1, retrieval: bool = True) -> list[list]:
+        "Per point: its source paragraphs, then the best other paragraphs of its paper and of the rest (`retrieval`)."
+        qs = list(dict.fromkeys(kp["statement"] for kp in kps))
+        vecs = dict(zip(qs, embed_cached(qs))) if retrieval and qs and self.method != "bm25" else dict.fromkeys(qs)
+        out, found = [], {}
+        for kp in kps:
+            pid = kp["paper_id"]; own = paragraphs(self.papers[pid])
+            ctx = [dict(paper_id=pid, id=i, text=own[i], source="source") for i in kp["paragraphs"]]
+            out.append(ctx)
+            if not retrieval: continue
+            if pid not in found:   # this paper's searches, all its points at once; the previous paper's are dropped
+                qv = {k["statement"]: vecs[k["statement"]] for k in kps if k["paper_id"] == pid}
+                found = {pid: [self._search([r for r, u in enumerate(self.units) if (u[0] == pid) == same], qv)
+                               for same in (True, False)]}
+            same, rel = (x[kp["statement"]] for x in found[pid])
+            for r in [r for r in same if self.units[r][1] not in kp["paragraphs"]][:k_same]:
+                ctx.append(dict(paper_id=pid, id=self.units[r][1], text=self.units[r][2], source="same paper"))
+            for r in rel[:k_related]:
+                pid_r, i, t = self.units[r]; title = self.papers[pid_r]["title"]
+                ctx.append(dict(paper_id=pid_r, id=i, text=t, source="related paper", title=title))
+        return out
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #1a92ca66
 def numeric_distractors(answer: str, n: int = 3) -> list[str]:
@@ -350,9 +334,8 @@ def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) 
 def generation_jobs(points: list[dict], retriever: Retriever, types=TYPES, retrieval: bool = True, k_same: int = 2,
                     k_related: int = 1, start: int = 0) -> list[tuple[dict, str, list[dict]]]:
     "(point, question type, context) per point; types round robin over all papers' points from number `start`."
-    if retrieval: retriever.prepare([kp["statement"] for kp in points])
-    return [(kp, types[(start + n) % len(types)], retriever.context(kp, k_same, k_related, retrieval))
-            for n, kp in enumerate(points)]
+    ctxs = retriever.contexts(points, k_same, k_related, retrieval)
+    return [(kp, types[(start + n) % len(types)], c) for n, (kp, c) in enumerate(zip(points, ctxs))]
 
 def generation_request(paper: dict, kp: dict, ctx: list[dict], qtype: str, max_tokens: int = 300) -> Request:
     "The question-generation request of one point (stage `generate`)."
@@ -641,25 +624,6 @@ def difficulty(p, hard_below: float = 1/3, easy_above: float = 2/3) -> str:
     if p is None or np.isnan(p): return "unknown"
     return "easy" if p > easy_above else "hard" if p < hard_below else "medium"
 
-def parse_balance(s: str) -> tuple[float, float, float]|None:
-    "'0.3,0.4,0.3' → target shares of (easy, medium, hard), normalized; '' → None (no balancing)."
-    if not str(s).strip(): return None
-    try: v = [float(x) for x in str(s).split(",")]
-    except ValueError: raise ValueError(f"balance: expected three numbers 'easy,medium,hard', got {s!r}") from None
-    if len(v) != 3 or min(v) < 0 or sum(v) <= 0:
-        raise ValueError(f"balance: expected three shares >= 0 with a positive sum, got {s!r}")
-    return tuple(x / sum(v) for x in v)
-
-def balance_bands(bands: list[str], target) -> tuple[list[bool], dict]:
-    "(keep mask, summary): the largest subset whose difficulty `bands` have the `target` shares (easy, medium, hard)."
-    have, t = Counter(bands), dict(zip(BANDS, target))
-    n = min(have[b] / t[b] for b in BANDS if t[b] > 0)
-    quota = {b: int(np.floor(n * t[b] + 1e-9)) for b in BANDS}
-    seen, keep = Counter(), []
-    for b in bands:
-        ok = b in quota and seen[b] < quota[b]; seen[b] += ok; keep.append(bool(ok))
-    return keep, dict(target=t, before={b: have[b] for b in (*BANDS, "unknown")}, after=dict(quota),
-                      dropped=len(bands) - sum(keep))
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #c1fac6ed
 def _nanmean(a, axis):
@@ -753,7 +717,7 @@ def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, band
                 difficulty=dict(Counter(difficulty(p, *bands) for p in pr)))
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #6083d18d
-PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
+PROTOCOLS = ("paper",)   # no released code: no `authors` protocol; ours would send the same requests
 _CAP = dict(min=1, max=1_000_000)
 _SHARE = dict(min=0, max=1)
 
@@ -766,19 +730,14 @@ class AutoBenchConfig(Config):
     solvers: str = param("", "calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = the "
                              "configured models but generator and solver)", role=True)
     evaluate_models: str = param("", "models evaluated on the kept questions, as `solvers` ('' = none)", role=True)
-    eval_context: str = param("none", "context of an evaluated model given without a `+` suffix", choices=CONTEXTS)
     eval_max_tokens: int = param(120, "completion cap of each evaluation answer and its grading", **_CAP,
                                  caps=("evaluate_models", "judge"))
-    types: list[str] = param(list(TYPES), "question types, round robin over the knowledge points", choices=TYPES)
-    stages: list[str] = param(list(STAGES), "quality-filter stages to apply (in the paper's order)", choices=STAGES)
     window_size: int = param(3, "paragraphs per extraction window", min=1)
     window_stride: int = param(2, "paragraphs between the starts of consecutive windows (<= window_size)", min=1)
     max_windows: int = param(0, "extraction windows per paper at most (0 = all)", min=0)
     points_per_window: int = param(3, "knowledge points asked for per window", min=1)
     points_per_paper: int = param(0, "knowledge points kept per paper, balanced over levels (0 = all)", min=0)
     merge_threshold: float = param(0.9, "cosine at or above which two knowledge points of a paper merge", **_SHARE)
-    retrieval_method: str = param("hybrid", "retrieval of the question context (hybrid: reciprocal-rank fusion)",
-                                  choices=("bm25", "embedding", "hybrid"))
     k_same: int = param(2, "retrieved same-paper paragraphs per question", min=0)
     k_related: int = param(1, "retrieved related-corpus paragraphs per question", min=0)
     ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row)")
@@ -795,10 +754,9 @@ class AutoBenchConfig(Config):
                                   caps=("judge", "solver", "solvers"))
     hard_below: float = param(0.333, "a calibration pass rate below this is hard", **_SHARE)
     easy_above: float = param(0.667, "a calibration pass rate above this is easy (between: medium)", **_SHARE)
-    balance: str = param("", "target shares easy,medium,hard of the kept questions, e.g. 0.3,0.4,0.3 ('' = none)")
     control_set: str = param("", "human-written control questions (.jsonl; relative: the split folder, then here)")
     n_resamples: int = param(1000, "bootstrap resamples of each confidence interval", **_CAP)
-    protocol: str = param("paper", "whose choices: paper (its text, ours where silent) or scibench (ours)",
+    protocol: str = param("paper", "whose choices: paper (its text, ours where silent)",
                           choices=PROTOCOLS)
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #22e7a3cf
@@ -818,8 +776,7 @@ def solvers_of(cfg) -> tuple[str, list[str], str|None]:
 
 def eval_targets(cfg) -> list[tuple[str, str, str]]:
     "(entry as given, model, context) of each evaluated model."
-    return [(s.strip(), parse_solver(s)[0], parse_solver(s)[1] if "+" in s else cfg.eval_context)
-            for s in cfg.evaluate_models.split(",") if s.strip()]
+    return [(s.strip(), *parse_solver(s)) for s in cfg.evaluate_models.split(",") if s.strip()]
 
 def eval_dir(name: str, context: str) -> str:
     return name.replace("/", "_") + ("" if context == "none" else f"-{context}")
@@ -828,13 +785,10 @@ def eval_dir(name: str, context: str) -> str:
 def validate(cfg) -> None:
     "What one parameter alone cannot check; a bad value raises `ConfigError` before anything runs."
     bad = []
-    if not cfg.types: bad.append("types: give at least one question type")
     if not cfg.window_stride <= cfg.window_size:
         bad.append(f"need 1 <= window_stride <= window_size (got {cfg.window_stride}, {cfg.window_size})")
     if not cfg.hard_below <= cfg.easy_above:
         bad.append(f"need 0 <= hard_below <= easy_above <= 1 (got {cfg.hard_below}, {cfg.easy_above})")
-    try: parse_balance(cfg.balance)
-    except ValueError as e: bad.append(str(e))
     for s in solvers_of(cfg)[1] + [e for e, _, _ in eval_targets(cfg)]:
         if parse_solver(s)[1] not in CONTEXTS: bad.append(f"{s!r}: the suffix must be +evidence or +paper")
     p = control_path(cfg)
@@ -857,9 +811,8 @@ def _number(s: dict, setup) -> None:
 def _contexts(s: dict, setup) -> None:
     "Each chosen point's question type and context, with retrieval (and without it: `ablate_retrieval`)."
     variants = ("full", "no_retrieval")[:1 + setup.ablate_retrieval]
-    s["jobs"] = [(v, generation_jobs(s["chosen"], setup.retriever, tuple(setup.types), v == "full", setup.k_same,
+    s["jobs"] = [(v, generation_jobs(s["chosen"], setup.retriever, TYPES, v == "full", setup.k_same,
                                      setup.k_related, s["start"])) for v in variants]
-    setup.retriever.release(s["item"]["paper_id"])
 
 def _asked(s: dict, questions: list[dict], setup) -> None:
     "The questions' rows (`CHECK`'s) by variant; `setup.embeds` embeds them now, for the uniqueness filter."

@@ -18,13 +18,13 @@ from ...report import Estimate
 from ...bench import Benchmark, load_limit, note_protocol, register, select_items
 from ...runs import rel
 from .data import (
-    ABLATIONS, STAGES, control_path, control_questions, data_files, load_split, protocol_notes)
+    ABLATIONS, STAGES, TYPES, control_path, control_questions, data_files, load_split, protocol_notes)
 from .review import CONTROL, MAIN, review_csv
 from .stub import stub_reply
 from .views import RECORD, TABLES
 from .method import (
-    CHECK, CHECKS, EVALUATE, FLOW, PAPER, PAPER_STEPS, AutoBenchConfig, Retriever, apply_filters, balance_bands,
-    difficulty, eval_dir, eval_targets, extracting, parse_balance, parse_solver, pass_rates,
+    CHECK, CHECKS, EVALUATE, FLOW, PAPER, PAPER_STEPS, AutoBenchConfig, Retriever, apply_filters, difficulty,
+    eval_dir, eval_targets, extracting, parse_solver, pass_rates,
     select_points, set_metrics, solvers_of, solving, validate)
 
 # %% auto #0
@@ -69,7 +69,7 @@ def setup_run(cfg, ctx) -> AutoBenchSetup:
     validate(cfg)
     papers_l, related = load_split(cfg.split, load_limit(cfg))
     papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
-    method = "bm25" if ctx.planning else cfg.retrieval_method
+    method = "bm25" if ctx.planning else "hybrid"
     embeds = None if ctx.planning else EmbedAhead()
     retr = Retriever(papers_l, related, method, None if method == "bm25" else embeds)
     solver, entries, note = solvers_of(cfg)
@@ -137,36 +137,22 @@ class _Questions:
                            _bands(self.cfg))
 
 def _bands(cfg) -> tuple[float, float]: return cfg.hard_below, cfg.easy_above
-def _enabled(cfg) -> tuple: return tuple(s for s in STAGES if s in cfg.stages)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #646920ad
-def _balance(Q: _Questions, full: list[int], mask: list[bool], fate: list[dict], counts: list[dict]) -> dict|None:
-    "5b. Drop kept questions of the main configuration until the difficulty bands have `balance`'s shares (in place)."
-    target = parse_balance(Q.cfg.balance)
-    if not target: return None
-    pr, kept_k = pass_rates(Q.C), [k for k, m in enumerate(mask) if m]
-    keep, bal = balance_bands([difficulty(pr[full[k]], *_bands(Q.cfg)) for k in kept_k], target)
-    bal["dropped_qids"] = [Q.qs[full[k]]["qid"] for k, ok in zip(kept_k, keep) if not ok]
-    for k, ok in zip(kept_k, keep):
-        if not ok: mask[k] = False; fate[k]["dropped_at"] = "balance"
-    counts.append(dict(stage="balance", entered=len(kept_k), passed=sum(keep), dropped_check=len(kept_k) - sum(keep),
-                       dropped_unverified=0, enabled=True))
-    return bal
-
 def _configurations(Q: _Questions) -> dict:
     "Masks (question indices, kept) by configuration, the fate of each question, and the metrics of each."
     cfg, full = Q.cfg, Q.variant("full")
-    mask, counts, fate = Q.filter(full, _enabled(cfg))
+    mask, counts, fate = Q.filter(full, STAGES)
     out = dict(masks={MAIN: (full, mask)}, fate=dict(zip(full, fate)), counts=counts, ablation={}, control=None,
-               balance=_balance(Q, full, mask, fate, counts), main=Q.metrics(full, mask))
+               main=Q.metrics(full, mask))
     parts = [(name, full, st) for name, st in ABLATIONS.items()]
-    if cfg.ablate_retrieval: parts.append(("w/o Retrieval Augmentation", Q.variant("no_retrieval"), _enabled(cfg)))
-    parts.append(("Factual-level only", [i for i in full if Q.qs[i]["level"] == "factual"], _enabled(cfg)))
+    if cfg.ablate_retrieval: parts.append(("w/o Retrieval Augmentation", Q.variant("no_retrieval"), STAGES))
+    parts.append(("Factual-level only", [i for i in full if Q.qs[i]["level"] == "factual"], STAGES))
     for name, idx, st in parts:
         m, _, _ = Q.filter(idx, st); out["masks"][name] = (idx, m); out["ablation"][name] = Q.metrics(idx, m)
     cidx = Q.variant("control")
     if control_path(cfg):
-        cm, ccounts, cfate = Q.filter(cidx, _enabled(cfg))
+        cm, ccounts, cfate = Q.filter(cidx, STAGES)
         out["masks"][CONTROL] = (cidx, cm); out["fate"].update(zip(cidx, cfate))
         out["control"] = dict(file=rel(control_path(cfg)), questions=len(cidx), metrics=Q.metrics(cidx, cm),
                               stages=ccounts)
@@ -242,11 +228,10 @@ def _summary(Q: _Questions, conf: dict, S: AutoBenchSetup, ext: list[dict], poin
                 calibration=dict(solvers=sl, default=not cfg.solvers.strip(),
                                  prompt="calibration_prompt (answer only; not the filter's request)",
                                  independent=note is None, note=note,
-                                 bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above),
-                                 balance=conf["balance"]),
+                                 bands=dict(hard_below=cfg.hard_below, easy_above=cfg.easy_above)),
                 solver_accuracy={s: mean_ci(list(Q.C[full][:, j]), cfg.n_resamples)[:4] for j, s in enumerate(sl)},
-                setup=dict(solver=S.solver_name, solvers=sl, types=list(cfg.types), stages=list(_enabled(cfg)),
-                           n_papers=len(papers), n_related=len(related), solver_is_generator=S.solver_is_generator),
+                setup=dict(solver=S.solver_name, solvers=sl, n_papers=len(papers), n_related=len(related),
+                           solver_is_generator=S.solver_is_generator),
                 **gen)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #9737d3bc
@@ -265,12 +250,12 @@ def finalize(kept: list, cfg, ctx, S: AutoBenchSetup) -> list[Estimate]:
     ext, points = [r for x in per for r in x["extraction"]], [m for x in per for m in x["points"]]
     write_jsonl(d/"extraction.jsonl", ext); write_jsonl(d/"knowledge_points.jsonl", points)
     Q = _questions(cfg, S, kept)
-    if ctx.planning:   # no embedding, no metric; uniqueness and balancing keep every question (the stub's assumption)
-        m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in _enabled(cfg) if s != "uniqueness"))
+    if ctx.planning:   # no embedding, no metric; uniqueness keeps every question (the stub's assumption)
+        m, _, _ = Q.filter(Q.variant("full"), tuple(s for s in STAGES if s != "uniqueness"))
         _evaluate(cfg, ctx, [Q.qs[i] for i, k in zip(Q.variant("full"), m) if k], S.papers, S.llms["judge"],
                   [Q.qs[i] for i in Q.variant("control")])
         return []
-    # what follows needs every question: uniqueness compares them all, then the ablations, balance and metrics
+    # what follows needs every question: uniqueness compares them all, then the ablations and metrics
     if S.embeds: S.embeds.close()   # the questions `_asked` queued are in the cache; its thread ends
     Q.E = _emb_questions(Q.qs)
     conf = _configurations(Q)
@@ -315,6 +300,9 @@ AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
     tables=TABLES,
+    # the paper drops no question to balance difficulty; it asks every type, filters by every stage (the ablation
+    # switches them off), retrieves by keyword and meaning; an evaluated model is closed book unless it says `+evidence`
+    retired=dict(balance="", types=list(TYPES), stages=list(STAGES), retrieval_method="hybrid", eval_context="none"),
     # sized for the embedded 135M model: disagreements flagged, answerability at a quarter of the content words, so
     # that questions reach calibration and evaluation (the captions state the thresholds)
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2,
