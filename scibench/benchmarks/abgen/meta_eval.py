@@ -218,10 +218,7 @@ from .method import abgen_context, judge_prompts_block
 def eval_sections(r, ctx):
     "An AbGen-Eval record: the judged design beside the paper's, human and judge scores per criterion."
     secs = []
-    ref = abgen_context(ctx, str(r.get("id", "")).partition("@")[0], secs)
-    if ref is not None:
-        secs.append(rv.pair("Design", ("Judged design", r.get("response")), ("Reference design (paper)", ref)))
-    else: secs.append(rv.text("Judged design", r.get("response")))
+    secs.append(abgen_context(ctx, str(r.get("id", "")).partition("@")[0], secs, "Judged design", r.get("response")))
     hu = r.get("human") or {}
     crits = [k for k, v in r.items() if isinstance(v, dict) and "score" in v]
     secs.append(rv.table("Human vs judge", ["criterion", "human", "judge score", "explanation", "failure"],
