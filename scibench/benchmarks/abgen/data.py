@@ -166,10 +166,7 @@ def table2_ours(r) -> list[dict]:
                   _FAILS: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)}]
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #2101315a
-def _paper_split(system: str, half: str) -> tuple[str, int]:
-    "Table 2: what each paper row was scored on (§4.1: Human Expert and Reference on 20 testmini examples)."
-    if system in ("Reference (orig)", "Human Expert"): return "testmini", 20
-    return ("test", 1000) if half == "judge" else ("testmini", 100)
+_PAPER_SPLITS = dict(judge=("test", 1000), human=("testmini", 100))   # Table 2: what each paper row was scored on
 
 def _paper2(ref: pd.DataFrame) -> list[dict]:
     "The paper's Table 2: each system's LLM-judge half and human half, as two rows."
@@ -178,9 +175,9 @@ def _paper2(ref: pd.DataFrame) -> list[dict]:
         for half, cols in (("judge", [f"llm_{c}" for c in CRITERIA]),
                            ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"])):
             if pd.isna(r[cols]).all(): continue
-            (split, n), j = _paper_split(r["system"], half), half == "judge"
-            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n,
-                             system=r.system,
+            j, human20 = half == "judge", r["system"] in ("Reference (orig)", "Human Expert")   # §4.1: 20 examples
+            split, n = ("testmini", 20) if human20 else _PAPER_SPLITS[half]
+            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n, system=r.system,
                              judge="GPT-4.1-mini" if j else "human experts", protocol="authors" if j else "–",
                              prompts="released" if j else "–", run="paper", settings="paper",
                              **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{_FAILS: "–"}))

@@ -157,10 +157,8 @@ def judge_user_prompt(e: dict, response: str) -> str:
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #58922cf9
 PROTOCOLS = ("authors", "paper", "scibench")
-PROTOCOL_DEFAULTS = {   # caps when `max_tokens` / `judge_max_tokens` are 0 (theirs: process_data's, evaluation.py's)
-    "authors": dict(max_tokens=2048, judge_max_tokens=8192),
-    "paper": dict(max_tokens=2048, judge_max_tokens=8192),
-    "scibench": dict(max_tokens=1024, judge_max_tokens=1024)}
+_THEIRS = dict(max_tokens=2048, judge_max_tokens=8192)   # process_data's and evaluation.py's caps
+PROTOCOL_DEFAULTS = dict(authors=_THEIRS, paper=_THEIRS, scibench=dict(max_tokens=1024, judge_max_tokens=1024))
 AUTHORS_QUIRKS = (
     "the method section is never sent: their f-string writes the literal text `example['method']` (generation and "
     "judge)",
