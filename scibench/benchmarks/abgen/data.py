@@ -177,7 +177,8 @@ def _paper2(ref: pd.DataFrame) -> list[dict]:
             if pd.isna(r[cols]).all(): continue
             j, human20 = half == "judge", r["system"] in ("Reference (orig)", "Human Expert")   # §4.1: 20 examples
             split, n = ("testmini", 20) if human20 else _PAPER_SPLITS[half]
-            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n, system=r.system,
+            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n,
+                             system=r.system,
                              judge="GPT-4.1-mini" if j else "human experts", protocol="authors" if j else "–",
                              prompts="released" if j else "–", run="paper", settings="paper",
                              **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{_FAILS: "–"}))

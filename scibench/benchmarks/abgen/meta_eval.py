@@ -148,7 +148,8 @@ def _ours(level: str, corr: str, with_pooled=False):
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #47a6980d
 _COLS = ["source", "run", "judge", "level", "protocol", "prompts", "settings", *CRITERIA]
 _PAPER = dict(paper_map=dict(judge="judge", **{c: c for c in CRITERIA}), paper_fmt=lambda v: fmt(v, 3))
-_CONST = dict(run="human_evaluation", protocol="authors", prompts="released", settings="paper", **{"judge failures": "–"})
+_CONST = {"run": "human_evaluation", "protocol": "authors", "prompts": "released", "settings": "paper",
+          "judge failures": "–"}
 
 TABLE5 = Table(
     "abgen_table5", "AbGen-Eval: instance-level Pearson (eq. 3; constant rows and rows with a missing score left out, "

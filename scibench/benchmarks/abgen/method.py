@@ -534,7 +534,7 @@ def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
 
 def note_resamples(kept: list[dict], ctx, setup) -> None:
     "Their retry loop's new samples, counted in `meta.json` (`provenance.protocol.resamples`)."
-    if getattr(setup, "theirs", False) and isinstance(ctx.provenance.get("protocol"), dict):
+    if setup.theirs:
         ctx.provenance["protocol"]["resamples"] = sum(sum((k.get("resamples") or {}).values()) for k in kept)
 
 run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec,

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from ... import records as rv
-from ...core import DataError, data_dir, read_json, read_jsonl, read_text, write_json, write_jsonl
+from ...core import DataError, data_dir, read_json, read_jsonl, write_json, write_jsonl
 from ...llm import Request, msgs
 from ...flow import Flow, run_stages
 from ...judge import judge_request, judge_result
@@ -519,7 +519,8 @@ def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000,
                   seeded: bool = False) -> Request:
     "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
-        return Request(msgs(AUTHORS_QUERY, prompt), max_tokens=max_tokens, temperature=temperature, seeded=seeded, stage="query")
+        return Request(msgs(AUTHORS_QUERY, prompt), max_tokens=max_tokens, temperature=temperature, seeded=seeded,
+                       stage="query")
     return Request(msgs(query_prompt(prompt)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
 def query_item(p: dict, r: dict) -> dict:
