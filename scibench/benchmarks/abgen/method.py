@@ -420,9 +420,8 @@ class JudgeSetup:
                                   f"({_caps('judge_max_tokens')})", min=0, max=1_000_000)
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)", min=0)
     authors_path: str = param("api", "protocols authors/paper: which of their scripts the system under test went "
-                              "through: api (utils/api.py: max_completion_tokens, a Qwen3 answer after </think>) or "
-                              "vllm (offline vLLM: max_tokens, generation cap 1024, judge cap 4096 in text, the "
-                              "answer after </think>)", choices=AUTHORS_PATHS)
+                              "through: api (utils/api.py) or vllm (offline vLLM: its caps, a text judge)",
+                              choices=AUTHORS_PATHS)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #c3220a11
 @dataclass
@@ -448,7 +447,7 @@ def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and h
 def protocol_caps(cfg) -> dict:
     "The protocol's caps; their vLLM path: generation 1024 (vllm_inference.py), a judge under test 4096."
     caps = dict(PROTOCOL_DEFAULTS[cfg.protocol])
-    if cfg.protocol != "scibench" and getattr(cfg, "authors_path", "api") == "vllm":
+    if cfg.protocol != "scibench" and cfg.authors_path == "vllm":
         caps.update(max_tokens=1024) if hasattr(cfg, "max_tokens") else caps.update(judge_max_tokens=4096)
     return caps
 
@@ -462,12 +461,12 @@ def setup_of(cfg, judge_spec=None, model_spec=None) -> Setup:
                  sample=getattr(cfg, "sample", 0), judge_temperature=cfg.judge_temperature,
                  judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
                  bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama",
-                 seeded=cfg.protocol == "scibench" or bool(getattr(cfg, "seed", 0)),
+                 seeded=cfg.protocol == "scibench" or bool(cfg.seed),
                  **_paths(cfg, judge_spec, model_spec))
 
 def _paths(cfg, judge_spec, model_spec) -> dict:
     "Their script of each call: `authors_path` for AbGen's generation and AbGen-Eval's judge; AbGen's judge: api."
-    path, gen = getattr(cfg, "authors_path", "api"), hasattr(cfg, "max_tokens")
+    path, gen = cfg.authors_path, hasattr(cfg, "max_tokens")
     return dict(gen_path=path if gen else "api", judge_path="api" if gen else path,
                 model_id=getattr(model_spec, "model", ""), judge_id=getattr(judge_spec, "model", ""))
 
@@ -484,7 +483,7 @@ def _departures(cfg) -> list[str]:
     if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
     theirs = {**protocol_caps(cfg), "judge_temperature": 1.0, "temperature": 1.0}
     notes += [f"{k}={getattr(cfg, k)} (theirs: {v})" for k, v in theirs.items() if getattr(cfg, k, v) != v]
-    if getattr(cfg, "seed", 0): notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
+    if cfg.seed: notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
     return notes
 
 def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
