@@ -102,7 +102,7 @@ _SUBJECT_KEYS = {_subject_key(k): s for k, s in [*((s, s) for s in SUBJECTS), *P
 
 def subject_of_name(name) -> str|None:
     "The subject a file, folder or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
-    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
+    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
 
 def subject_slug(subject: str) -> str:
     "A subject as an id prefix (`Computer Science` → `computer-science`): generated and released prompt ids."
@@ -111,7 +111,6 @@ def subject_slug(subject: str) -> str:
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #29c20ff1
 _READERS = {  # a file of the released dataset by its suffix (.json: a list of records)
     ".csv": lambda f: pd.read_csv(f, dtype=str, keep_default_na=False),
-    ".tsv": lambda f: pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False),
     ".jsonl": lambda f: pd.read_json(f, lines=True, dtype=False),
     ".json": lambda f: pd.read_json(f, dtype=False), ".parquet": pd.read_parquet}
 
@@ -124,7 +123,7 @@ def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]
     names = [f.name] + list(reversed(f.relative_to(root).parts[:-1]))
     fs = next((x for x in map(subject_of_name, names) if x), None)
     out, empty = [], 0
-    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
+    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() == ".csv" else 1):
         p = r[pc]
         if not isinstance(p, str) or not p.strip(): empty += 1; continue
         s = subject_of_name(r[sc]) if sc is not None else fs
@@ -140,7 +139,7 @@ def released_rows(root) -> tuple[list[dict], dict]:
     files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _READERS
                    and not any(part.startswith(".") for part in f.relative_to(root).parts))
     if not files:
-        raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
+        raise DataError(root, None, None, "no data files (.csv, .jsonl, .json, .parquet) in the released dataset")
     by_subject, st = {}, dict(files={}, empty_prompts=0)
     for f in files:
         pairs, n, empty = _file_prompts(f, root)
