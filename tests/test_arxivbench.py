@@ -433,7 +433,7 @@ def test_real_judge_two_steps(real_model, tmp_path):
     assert ps[2]["verdict"] == "no" and ps[2]["relevant"] is None
 
 # --------------------------------------------------------------------------- validate-judge: bad inputs (issue 20)
-_LABELS_OK = b"prompt,title,url,label\nPapers on attention?,Attention Is All You Need,https://arxiv.org/abs/1706.03762,yes\n"
+_LABELS_OK = b'{"prompt": "Papers on attention?", "title": "Attention Is All You Need", "url": "https://arxiv.org/abs/1706.03762", "label": "yes"}\n'
 
 def _validate_error(capsys, *argv) -> str:
     "Exit status 2 and one line on stderr naming the file: that line."
@@ -443,18 +443,18 @@ def _validate_error(capsys, *argv) -> str:
     return err[0]
 
 @pytest.mark.parametrize("data, where", [
-    (b"", "l.csv: empty"),
-    (b"prompt,title,url,label\ncaf\xe9,t,https://arxiv.org/abs/1706.03762,yes\n", "l.csv:2: not UTF-8"),
-    (b'prompt,title,url,label\nok,t,https://arxiv.org/abs/1706.03762,yes\n"unclosed,t,u,yes\n', "l.csv:3: bad CSV"),
-    (b"prompt,title,url,label\np,t,https://arxiv.org/abs/1706.03762,yes,extra\n", "l.csv:2: 5 fields"),
+    (b"", "l.jsonl: no records"),
+    (b'{"prompt": "caf\xe9", "url": "https://arxiv.org/abs/1706.03762", "label": "yes"}\n', "l.jsonl:1: not UTF-8"),
+    (_LABELS_OK + b'{"prompt": "unclosed\n', "l.jsonl:2: "),
+    (b'{"title": "t", "url": "https://arxiv.org/abs/1706.03762", "label": "yes"}\n', "l.jsonl:1: field 'prompt'"),
 ])
-def test_validate_judge_bad_csv_exits_2(tmp_path, capsys, data, where):
-    (tmp_path/"l.csv").write_bytes(data)
-    assert where in _validate_error(capsys, tmp_path/"l.csv")
+def test_validate_judge_bad_labels_exits_2(tmp_path, capsys, data, where):
+    (tmp_path/"l.jsonl").write_bytes(data)
+    assert where in _validate_error(capsys, tmp_path/"l.jsonl")
 
 @pytest.mark.parametrize("index", [os.urandom(4096), b""])
 def test_validate_judge_garbage_index_exits_2(tmp_path, capsys, index):
-    (tmp_path/"l.csv").write_bytes(_LABELS_OK)
+    (tmp_path/"l.jsonl").write_bytes(_LABELS_OK)
     (tmp_path/"ix.sqlite").write_bytes(index)
-    err = _validate_error(capsys, tmp_path/"l.csv", "--index", tmp_path/"ix.sqlite")
+    err = _validate_error(capsys, tmp_path/"l.jsonl", "--index", tmp_path/"ix.sqlite")
     assert f"{tmp_path/'ix.sqlite'}: not an arXiv index" in err

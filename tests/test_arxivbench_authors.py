@@ -158,7 +158,7 @@ def test_plan_counts_the_authors_flow():
 def test_their_parse():
     n, links = ab.authors_links("[[A]] [[https://arxiv.org/abs/2101.00001v2]]\n[[B]]\nhttps://arxiv.org/pdf/2101.00002\n[[C]] [[HTTP://x.org/abs/1]]")
     assert n == 2 and [(l["id"], l["skipped"]) for l in links] == [("2101.00001v2", False), (None, True)]   # \s* spans the newline
-    assert ab.format_pairs("[[A]] [[https://arxiv.org/abs/1]] [[B]] [[https://arxiv.org/abs/2]] [[C]] [[https://arxiv.org/abs/3]]") == 3
+    assert ab.authors_links("[[A]] [[https://arxiv.org/abs/1]] [[B]] [[https://arxiv.org/abs/2]] [[C]] [[https://arxiv.org/abs/3]]")[0] == 3
 
 
 def test_protocol_choices_and_dry_run(run_bench, results):

@@ -203,5 +203,5 @@ def test_validate_judge_bad_labels(tmp_path):
     with pytest.raises(DataError, match=r"l\.jsonl:1: field 'label'"): ab.load_judge_labels(p)
     p.write_text('{"prompt": "p", "title": "t", "label": "yes"}\n')
     with pytest.raises(DataError, match="url"): ab.load_judge_labels(p)
-    c = tmp_path/"l.csv"; c.write_text("prompt,title,arxiv_id,label\np,Attention Is All You Need,1706.03762,YES\n")
-    assert ab.load_judge_labels(c)[0]["url"] == "https://arxiv.org/abs/1706.03762" and ab.load_judge_labels(c)[0]["label"] == "yes"
+    p.write_text('{"prompt": "p", "title": "Attention Is All You Need", "arxiv_id": "1706.03762", "label": "YES"}\n')
+    assert ab.load_judge_labels(p)[0]["url"] == "https://arxiv.org/abs/1706.03762" and ab.load_judge_labels(p)[0]["label"] == "yes"

@@ -30,10 +30,8 @@ TYPES = {"example_id": (str, int), **{f: str for f in FIELDS[1:]}, "ablation_stu
 CRITERIA = ("importance", "faithfulness", "soundness", "overall")
 HUMAN_CRITERIA = ("importance", "faithfulness", "soundness")
 
-
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #74a66a64
-RELEASED_CONSTANTS = {"importance": "IMPORTANCE_CRITERIA", "faithfulness": "FAITHFULNESS_CRITERIA",
-                      "soundness": "SOUNDNESS_CRITERIA", "overall": "OVERALL_CRITERIA"}
+RELEASED_CONSTANTS = {c: f"{c.upper()}_CRITERIA" for c in CRITERIA}   # their evaluation_prompt.py's names
 
 def released_dir() -> Path: return data_dir()/"abgen"/"released"
 def released_prompts_path() -> Path: return released_dir()/"evaluation_prompt.py"
@@ -72,7 +70,6 @@ def released_generation_system(path=None) -> str:
     text = string_constants(p).get(GENERATION_CONSTANT, "")
     if not text.strip(): raise DataError(p, None, GENERATION_CONSTANT, "string constant not found (or empty)")
     return text
-
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #2b30e123
 HUMAN_FIELDS = FIELDS + ["meta_id", "model_response"] + [f"{c}.score" for c in HUMAN_CRITERIA]
@@ -169,10 +166,7 @@ def table2_ours(r) -> list[dict]:
                   _FAILS: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)}]
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #2101315a
-def _paper_split(system: str, half: str) -> tuple[str, int]:
-    "Table 2: what each paper row was scored on (§4.1: Human Expert and Reference on 20 testmini examples)."
-    if system in ("Reference (orig)", "Human Expert"): return "testmini", 20
-    return ("test", 1000) if half == "judge" else ("testmini", 100)
+_PAPER_SPLITS = dict(judge=("test", 1000), human=("testmini", 100))   # Table 2: what each paper row was scored on
 
 def _paper2(ref: pd.DataFrame) -> list[dict]:
     "The paper's Table 2: each system's LLM-judge half and human half, as two rows."
@@ -181,7 +175,8 @@ def _paper2(ref: pd.DataFrame) -> list[dict]:
         for half, cols in (("judge", [f"llm_{c}" for c in CRITERIA]),
                            ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"])):
             if pd.isna(r[cols]).all(): continue
-            (split, n), j = _paper_split(r["system"], half), half == "judge"
+            j, human20 = half == "judge", r["system"] in ("Reference (orig)", "Human Expert")   # §4.1: 20 examples
+            split, n = ("testmini", 20) if human20 else _PAPER_SPLITS[half]
             rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n,
                              system=r.system,
                              judge="GPT-4.1-mini" if j else "human experts", protocol="authors" if j else "–",
@@ -241,7 +236,6 @@ def stub_reply(body: dict) -> str:
     key = next((k for mark, k in _JUDGE_MARKS.items() if mark in user), None)
     return filler(body) if key is None else json.dumps({key: "stub", "score": 3})
 
-
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #4f2cd8c6
 ABGEN_REPO = "yale-nlp/AbGen"
 ABGEN_GITHUB = "https://raw.githubusercontent.com/yale-nlp/AbGen/main/"
@@ -287,13 +281,11 @@ def download_abgen_prompts(dest=None, base: str|None = None) -> list[Path]:
     new = {src: Path(dest or released_dir())/(Path(src).name + ".new") for src in PROMPT_FILES}
     try:
         with mirror(base):
-            shown = {src: mirror_url(m, ABGEN_GITHUB + src) if (m := current_mirror()) else ABGEN_GITHUB + src
-                     for src in new}
-            for src, p in new.items(): fetch_url(ABGEN_GITHUB + src, p)
-        for src, check in PROMPT_FILES.items():
-            try: check(new[src])
-            except DataError as e:
-                raise OfflineError(f"{shown[src]} is not the expected prompt file ({e}); nothing kept") from None
+            for src, check in PROMPT_FILES.items():
+                try: check(fetch_url(ABGEN_GITHUB + src, new[src]))
+                except DataError as e:
+                    where = mirror_url(m, ABGEN_GITHUB + src) if (m := current_mirror()) else ABGEN_GITHUB + src
+                    raise OfflineError(f"{where} is not the expected prompt file ({e}); nothing kept") from None
         for p in new.values(): os.replace(p, p.with_suffix(""))
     finally:
         for p in new.values(): p.unlink(missing_ok=True)

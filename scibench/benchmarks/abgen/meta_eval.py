@@ -6,6 +6,7 @@ how well an LLM judge agrees with human scores of ablation study designs."""
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #0cc830c8
 from __future__ import annotations
 from dataclasses import dataclass, replace
+from itertools import product
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -59,19 +60,15 @@ def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system
         gap = np.isnan(M) & ~np.isnan(H)
         base = dict(criterion=c, examples=len(exs), systems=len(syss), missing_judge=int(gap.sum()))
         both = int((~(np.isnan(H) | np.isnan(M))).any(1).sum())
-        for lev in levels:
-            for k in corrs:
-                r = corr_ci(H, M, lev, k, n_resamples=n_resamples)
-                used = instance_level_detail(H, M, k)[1] if lev == "instance" else both
-                rows.append(dict(**base, level=lev, corr=k, value=r["value"], lo=r["lo"], hi=r["hi"], used=used,
-                                 skipped=r.get("skipped", 0)))
-        if "instance" in levels:
-            for v in impute:
-                Mv = M.copy(); Mv[gap] = v
-                for k in corrs:
-                    val, used, skipped = instance_level_detail(H, Mv, k)
-                    rows.append(dict(**base, level=f"instance (missing judge = {v})", corr=k, value=val, lo=np.nan,
-                                     hi=np.nan, used=used, skipped=skipped))
+        for lev, k in product(levels, corrs):
+            r = corr_ci(H, M, lev, k, n_resamples=n_resamples)
+            used = instance_level_detail(H, M, k)[1] if lev == "instance" else both
+            rows.append(dict(**base, level=lev, corr=k, value=r["value"], lo=r["lo"], hi=r["hi"], used=used,
+                             skipped=r.get("skipped", 0)))
+        for v, k in product(impute if "instance" in levels else (), corrs):
+            val, used, skipped = instance_level_detail(H, np.where(gap, v, M), k)
+            rows.append(dict(**base, level=f"instance (missing judge = {v})", corr=k, value=val, lo=np.nan, hi=np.nan,
+                             used=used, skipped=skipped))
     cols = ["criterion", "level", "corr", "value", "lo", "hi", "examples", "systems", "used", "skipped",
             "missing_judge"]
     return pd.DataFrame(rows, columns=cols)
@@ -151,19 +148,19 @@ def _ours(level: str, corr: str, with_pooled=False):
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #47a6980d
 _COLS = ["source", "run", "judge", "level", "protocol", "prompts", "settings", *CRITERIA]
 _PAPER = dict(paper_map=dict(judge="judge", **{c: c for c in CRITERIA}), paper_fmt=lambda v: fmt(v, 3))
+_CONST = {"run": "human_evaluation", "protocol": "authors", "prompts": "released", "settings": "paper",
+          "judge failures": "–"}
 
 TABLE5 = Table(
     "abgen_table5", "AbGen-Eval: instance-level Pearson (eq. 3; constant rows and rows with a missing score left out, "
     "the count beside; imputed rows: missing judge scores set to 1 or 5) and pooled (released code); paper values "
     "are pooled", ours=_ours("instance", "pearson", with_pooled=True), paper="abgen_table5_instance_pearson", **_PAPER,
-    paper_const=dict(run="human_evaluation", level="pooled", protocol="authors", prompts="released", settings="paper",
-                     **{_EQ3: "–", "judge failures": "–"}),
+    paper_const=dict(_CONST, level="pooled", **{_EQ3: "–"}),
     columns=[*_COLS, _EQ3, "judge failures"], skip=SKIP)
 TABLE9 = Table(
     "abgen_table9", "AbGen-Eval: system-level Kendall (eq. 2)", ours=_ours("system", "kendall"),
     paper="abgen_table9_system_kendall", **_PAPER,
-    paper_const=dict(run="human_evaluation", level="system", protocol="authors", prompts="released", settings="paper",
-                     **{"judge failures": "–"}),
+    paper_const=dict(_CONST, level="system"),
     columns=[*_COLS, "judge failures"], skip=SKIP)
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #832ce939
@@ -218,10 +215,7 @@ from .method import abgen_context, judge_prompts_block
 def eval_sections(r, ctx):
     "An AbGen-Eval record: the judged design beside the paper's, human and judge scores per criterion."
     secs = []
-    ref = abgen_context(ctx, str(r.get("id", "")).partition("@")[0], secs)
-    if ref is not None:
-        secs.append(rv.pair("Design", ("Judged design", r.get("response")), ("Reference design (paper)", ref)))
-    else: secs.append(rv.text("Judged design", r.get("response")))
+    secs.append(abgen_context(ctx, str(r.get("id", "")).partition("@")[0], secs, "Judged design", r.get("response")))
     hu = r.get("human") or {}
     crits = [k for k, v in r.items() if isinstance(v, dict) and "score" in v]
     secs.append(rv.table("Human vs judge", ["criterion", "human", "judge score", "explanation", "failure"],

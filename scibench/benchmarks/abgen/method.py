@@ -157,10 +157,8 @@ def judge_user_prompt(e: dict, response: str) -> str:
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #58922cf9
 PROTOCOLS = ("authors", "paper", "scibench")
-PROTOCOL_DEFAULTS = {   # caps when `max_tokens` / `judge_max_tokens` are 0 (theirs: process_data's, evaluation.py's)
-    "authors": dict(max_tokens=2048, judge_max_tokens=8192),
-    "paper": dict(max_tokens=2048, judge_max_tokens=8192),
-    "scibench": dict(max_tokens=1024, judge_max_tokens=1024)}
+_THEIRS = dict(max_tokens=2048, judge_max_tokens=8192)   # process_data's and evaluation.py's caps
+PROTOCOL_DEFAULTS = dict(authors=_THEIRS, paper=_THEIRS, scibench=dict(max_tokens=1024, judge_max_tokens=1024))
 AUTHORS_QUIRKS = (
     "the method section is never sent: their f-string writes the literal text `example['method']` (generation and "
     "judge)",
@@ -203,7 +201,6 @@ SCIBENCH_GENERATION_SYSTEM = (   # our stand-in for their generation system prom
     "Design an ablation study of the named module or process from the research context. Start with a clear research "
     "objective, then describe the experimental setup in detail. Leave out results and conclusions: the design only.\n"
     "The response should be within 300 words. Present the response in plain text format only.")
-
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #b708ae8b
 def authors_context(e: dict, method: bool = False) -> str:
@@ -266,8 +263,6 @@ def authors_judge_result(r: dict) -> dict:
     return dict(value=v or None, rationale=text, failure=fail, raw=text)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #cb5cd9b3
-_OURS = PROTOCOL_DEFAULTS["scibench"]   # the caps of our protocol: the one place they are written
-
 @dataclass
 class Setup:
     "What an AbGen run sends, resolved once from its config (`setup_of`): the one request builder and parser."
@@ -275,10 +270,10 @@ class Setup:
     prompts: dict = field(default_factory=lambda: dict(SCIBENCH_PROMPTS))   # criterion → judge system text ($module)
     generation_system: str = SCIBENCH_GENERATION_SYSTEM                      # `authors`/`paper` generation system turn
     temperature: float = 1.0
-    max_tokens: int = _OURS["max_tokens"]
+    max_tokens: int = PROTOCOL_DEFAULTS["scibench"]["max_tokens"]
     sample: int = 0
     judge_temperature: float = 1.0
-    judge_max_tokens: int = _OURS["judge_max_tokens"]
+    judge_max_tokens: int = PROTOCOL_DEFAULTS["scibench"]["judge_max_tokens"]
     max_rationale: int = 0
     bounded_score: bool = False   # their schema with the score as an enum 1-5: for llama.cpp's grammar (see `setup_of`)
     seeded: bool = True           # the sample index sent as the seed (theirs: none, unless --seed is given)
@@ -425,9 +420,8 @@ class JudgeSetup:
                                   f"({_caps('judge_max_tokens')})", min=0, max=1_000_000)
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)", min=0)
     authors_path: str = param("api", "protocols authors/paper: which of their scripts the system under test went "
-                              "through: api (utils/api.py: max_completion_tokens, a Qwen3 answer after </think>) or "
-                              "vllm (offline vLLM: max_tokens, generation cap 1024, judge cap 4096 in text, the "
-                              "answer after </think>)", choices=AUTHORS_PATHS)
+                              "through: api (utils/api.py) or vllm (offline vLLM: its caps, a text judge)",
+                              choices=AUTHORS_PATHS)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #c3220a11
 @dataclass
@@ -437,8 +431,6 @@ class AbGenConfig(JudgeSetup, Config):
     max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})",
                             min=0, max=1_000_000)
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)", min=0)
-    judge_layout: str = param("paper", "judge prompt layout: the criterion as the system turn, as released (the only "
-                              "one; committed runs record it)", choices=("paper",))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
 def validate(cfg) -> None:
@@ -455,7 +447,7 @@ def _needs_generation_text(cfg) -> bool: return cfg.protocol != "scibench" and h
 def protocol_caps(cfg) -> dict:
     "The protocol's caps; their vLLM path: generation 1024 (vllm_inference.py), a judge under test 4096."
     caps = dict(PROTOCOL_DEFAULTS[cfg.protocol])
-    if cfg.protocol != "scibench" and getattr(cfg, "authors_path", "api") == "vllm":
+    if cfg.protocol != "scibench" and cfg.authors_path == "vllm":
         caps.update(max_tokens=1024) if hasattr(cfg, "max_tokens") else caps.update(judge_max_tokens=4096)
     return caps
 
@@ -469,12 +461,12 @@ def setup_of(cfg, judge_spec=None, model_spec=None) -> Setup:
                  sample=getattr(cfg, "sample", 0), judge_temperature=cfg.judge_temperature,
                  judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
                  bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama",
-                 seeded=cfg.protocol == "scibench" or bool(getattr(cfg, "seed", 0)),
+                 seeded=cfg.protocol == "scibench" or bool(cfg.seed),
                  **_paths(cfg, judge_spec, model_spec))
 
 def _paths(cfg, judge_spec, model_spec) -> dict:
     "Their script of each call: `authors_path` for AbGen's generation and AbGen-Eval's judge; AbGen's judge: api."
-    path, gen = getattr(cfg, "authors_path", "api"), hasattr(cfg, "max_tokens")
+    path, gen = cfg.authors_path, hasattr(cfg, "max_tokens")
     return dict(gen_path=path if gen else "api", judge_path="api" if gen else path,
                 model_id=getattr(model_spec, "model", ""), judge_id=getattr(judge_spec, "model", ""))
 
@@ -491,15 +483,15 @@ def _departures(cfg) -> list[str]:
     if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
     theirs = {**protocol_caps(cfg), "judge_temperature": 1.0, "temperature": 1.0}
     notes += [f"{k}={getattr(cfg, k)} (theirs: {v})" for k, v in theirs.items() if getattr(cfg, k, v) != v]
-    if getattr(cfg, "seed", 0): notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
+    if cfg.seed: notes.append(f"--seed {cfg.seed}: the seed is sent (theirs: none)")
     return notes
 
 def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
     "What the judge endpoint (and AbGen's generating one) cannot follow, their fields first."
     notes, theirs, p = [], cfg.protocol != "scibench", _paths(cfg, spec, model_spec)
-    field = lambda path: "max_completion_tokens" if path == "api" else "max_tokens"
     for role, sp, path in (("judge", spec, p["judge_path"]), ("model", model_spec, p["gen_path"])):
-        if theirs and sp is not None: notes += wire_notes(role, sp, field(path), bool(cfg.seed))
+        field = "max_completion_tokens" if path == "api" else "max_tokens"
+        if theirs and sp is not None: notes += wire_notes(role, sp, field, bool(cfg.seed))
     if spec.context and cfg.judge_max_tokens >= spec.context:
         notes.append(f"judge context {spec.context} tokens: judge_max_tokens={cfg.judge_max_tokens} cannot be reached; "
                      "the server caps each answer at the context left after the prompt")
@@ -541,7 +533,7 @@ def finalize(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
 
 def note_resamples(kept: list[dict], ctx, setup) -> None:
     "Their retry loop's new samples, counted in `meta.json` (`provenance.protocol.resamples`)."
-    if getattr(setup, "theirs", False) and isinstance(ctx.provenance.get("protocol"), dict):
+    if setup.theirs:
         ctx.provenance["protocol"]["resamples"] = sum(sum((k.get("resamples") or {}).values()) for k in kept)
 
 run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec,
@@ -550,29 +542,26 @@ run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, 
            keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"],
                                resamples=r.get("resamples")))
 
-
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #ab67c725
 from ... import records as rv
 
-def abgen_context(ctx, eid, secs):
-    "Adds the example's research context to `secs`; returns the paper's reference design (None: no such example)."
+def abgen_context(ctx, eid, secs, label: str, design):
+    "Adds the example's research context to `secs`; returns the section of `design`, beside the paper's if known."
     load = lambda: {x["example_id"]: x for x in load_abgen(ctx.cfg.get("split", "sample"))}
     e = (ctx.once("abgen", load) or {}).get(eid)
-    if e is None: return None
+    if e is None: return rv.text(label, design)
     secs.append(rv.text("Research context", context_text(e)))
-    return reference_text(e)
+    return rv.pair("Design", (label, design), ("Reference design (paper)", reference_text(e)))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #a9622343
 def abgen_sections(r, ctx):
     "An AbGen record: the context, the generated design beside the paper's, the judge per criterion."
     secs = []
-    ref = abgen_context(ctx, r.get("example_id", r.get("id")), secs)
+    design = abgen_context(ctx, r.get("example_id", r.get("id")), secs, "Generated design", r.get("design"))
     secs.append(rv.kv("Generation", {"module": r.get("module_name"), "system": r.get("system"), "judge": r.get("judge"),
                                      "finish_reason": r.get("finish_reason"),
                                      "generation failure": r.get("generation_failure")}))
-    if ref is not None:
-        secs.append(rv.pair("Design", ("Generated design", r.get("design")), ("Reference design (paper)", ref)))
-    else: secs.append(rv.text("Generated design", r.get("design")))
+    secs.append(design)
     sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
     secs.append(rv.table("Judge (per criterion)", ["criterion", "score", "rationale", "failure"],
                          [[c, sc.get(c), ra.get(c), fa.get(c)] for c in dict.fromkeys([*sc, *fa, *ra])]))
@@ -612,7 +601,6 @@ def add_split(a: AddSplitArgs) -> int:
     "`scibench abgen add-split`: user-annotated examples in the AbGen schema (checked) as split `user-<name>`."
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", a.name):
         raise ValueError(f"split name {a.name!r}: use letters, digits, '_' and '-'")
-    if not Path(a.file).is_file(): raise FileNotFoundError(f"{a.file} not found: the examples to add as user-{a.name}")
     p = split_path(f"user-{a.name}")
     if p.exists() and not a.force:
         raise ConfigError(f"split user-{a.name} exists ({rel(p)}); earlier runs use it: pick another name, or --force")
@@ -638,5 +626,6 @@ ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
     AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2, TABLE4],
     downloaders=DOWNLOADERS, stub_reply=stub_reply, stages=run.stages, commands=COMMANDS,
+    retired={"judge_layout": "paper"},   # the judge's layout before it was fixed: the criterion as the system turn
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160,
                        max_rationale=200)]))

@@ -13,9 +13,9 @@ from ...runs import rel
 
 # %% auto #0
 __all__ = ['OLD_ARCHIVES', 'MIRROR_HOSTS', 'KEEP_FIELDS', 'INDEX_VERSION', 'TITLE_MEMO', 'open_index', 'KAGGLE_URL', 'valid_id',
-           'normalize_id', 'id_candidates', 'norm_title', 'open_bytes', 'BuildStats', 'build_index', 'ArxivIndex',
-           'snapshot_path', 'default_index_path', 'index_for', 'download_snapshot', 'IndexArgs', 'index_command',
-           'LookupArgs', 'lookup_command']
+           'normalize_id', 'id_candidates', 'norm_title', 'BuildStats', 'build_index', 'ArxivIndex', 'snapshot_path',
+           'default_index_path', 'index_for', 'download_snapshot', 'IndexArgs', 'index_command', 'LookupArgs',
+           'lookup_command']
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #fc0f85d3
 OLD_ARCHIVES = frozenset("acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas "
@@ -92,12 +92,6 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # = json.dumps(x, ensure_
 def norm_title(s: str | None) -> str:
     "Title for exact matching: lowercase, TeX markup and punctuation removed, spaces collapsed."
     return " ".join(_WORD.findall(_TEX.sub(" ", s.lower()))) if s else ""
-
-# %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #7f7381a0
-def open_bytes(path):
-    "Open a snapshot file for streaming bytes, gzip detected by its magic bytes."
-    with open(path, "rb") as f: magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 # %% ../../../nbs/benchmarks/arxivbench/01_index.ipynb #4023dbac
 @dataclass
@@ -177,7 +171,8 @@ def build_index(snapshot_path, index_path, on_error: str = "skip", max_errors_ke
     con = sqlite3.connect(tmp)
     try:
         con.executescript(_SCHEMA.format(kb=cache_mb * 1024))
-        with open_bytes(src) as f:
+        with open(src, "rb") as f: gz = f.read(2) == b"\x1f\x8b"   # gzip's magic bytes
+        with (gzip.open if gz else open)(src, "rb") as f:
             con.executemany("INSERT INTO papers (id, title, norm_title, record) VALUES (?,?,?,?)",
                             _snapshot_rows(f, src, st, on_error, max_errors_kept, progress))
         con.executescript(_FINISH)

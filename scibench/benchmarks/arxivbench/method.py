@@ -5,14 +5,14 @@
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #9b4dd159
 from __future__ import annotations
-import contextlib, csv, difflib, functools, io, json, math, re, sys
+import contextlib, difflib, functools, json, math, re, sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd
 from ... import records as rv
-from ...core import DataError, data_dir, read_json, read_jsonl, read_text, write_json, write_jsonl
+from ...core import DataError, data_dir, read_json, read_jsonl, write_json, write_jsonl
 from ...llm import Request, msgs
 from ...flow import Flow, run_stages
 from ...judge import judge_request, judge_result
@@ -39,12 +39,12 @@ __all__ = ['SUBJECTS', 'MAIN_SUBJECTS', 'CS_SUBFIELDS', 'SHORT', 'PROMPT_FIELDS'
            'DETAILS', 'TABLE1', 'TABLE2', 'TAXONOMY_TABLE', 'TABLES', 'COMMANDS', 'RECORD', 'PAPER', 'ARXIVBENCH',
            'prompts_path', 'load_prompts', 'subject_of_name', 'subject_slug', 'released_rows', 'download_prompts',
            'data_files', 'index_info', 'generator_prompt', 'parse_generated', 'generate_prompts', 'query_prompt',
-           'authors_links', 'format_pairs', 'is_repetition', 'classify', 'relevance_prompt', 'match_prompt',
-           'title_similarity', 'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user',
-           'authors_judge_request', 'authors_verdict', 'calculate_acc', 'score_records', 'query_request', 'query_item',
-           'query', 'ArxivBenchConfig', 'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply',
-           'csv_rows', 'load_judge_labels', 'agreement', 'validate_judge', 'ValidateArgs', 'validate_command',
-           'reference', 'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size',
+           'authors_links', 'is_repetition', 'classify', 'relevance_prompt', 'match_prompt', 'title_similarity',
+           'taxonomy', 'verify_paper', 'Sent', 'verify_and_judge', 'authors_judge_user', 'authors_judge_request',
+           'authors_verdict', 'calculate_acc', 'score_records', 'query_request', 'query_item', 'query',
+           'ArxivBenchConfig', 'protocol_notes', 'record', 'headline', 'summary', 'finalize', 'stub_reply',
+           'load_judge_labels', 'agreement', 'validate_judge', 'ValidateArgs', 'validate_command', 'reference',
+           'run_protocol', 'fmt_rate', 'snapshot_note', 'accuracy_table', 'figure_subjects', 'model_size',
            'figure_model_size', 'GenerateArgs', 'generate_command', 'record_sections', 'record_scores', 'paper_numbers']
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #5725b5da
@@ -102,7 +102,7 @@ _SUBJECT_KEYS = {_subject_key(k): s for k, s in [*((s, s) for s in SUBJECTS), *P
 
 def subject_of_name(name) -> str|None:
     "The subject a file, folder or column value names (`Computer Science_prompts.csv`, `C&S`, `cs.AI`), or None."
-    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|tsv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
+    return _SUBJECT_KEYS.get(_subject_key(re.sub(r"\.(?:csv|jsonl|json|parquet)$", "", str(name), flags=re.I)))
 
 def subject_slug(subject: str) -> str:
     "A subject as an id prefix (`Computer Science` → `computer-science`): generated and released prompt ids."
@@ -111,7 +111,6 @@ def subject_slug(subject: str) -> str:
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #29c20ff1
 _READERS = {  # a file of the released dataset by its suffix (.json: a list of records)
     ".csv": lambda f: pd.read_csv(f, dtype=str, keep_default_na=False),
-    ".tsv": lambda f: pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False),
     ".jsonl": lambda f: pd.read_json(f, lines=True, dtype=False),
     ".json": lambda f: pd.read_json(f, dtype=False), ".parquet": pd.read_parquet}
 
@@ -124,7 +123,7 @@ def _file_prompts(f: Path, root: Path) -> tuple[list[tuple[str, str]], int, int]
     names = [f.name] + list(reversed(f.relative_to(root).parts[:-1]))
     fs = next((x for x in map(subject_of_name, names) if x), None)
     out, empty = [], 0
-    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() in (".csv", ".tsv") else 1):
+    for i, r in enumerate(df.to_dict("records"), 2 if f.suffix.lower() == ".csv" else 1):
         p = r[pc]
         if not isinstance(p, str) or not p.strip(): empty += 1; continue
         s = subject_of_name(r[sc]) if sc is not None else fs
@@ -140,7 +139,7 @@ def released_rows(root) -> tuple[list[dict], dict]:
     files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in _READERS
                    and not any(part.startswith(".") for part in f.relative_to(root).parts))
     if not files:
-        raise DataError(root, None, None, "no data files (.csv, .tsv, .jsonl, .json, .parquet) in the released dataset")
+        raise DataError(root, None, None, "no data files (.csv, .jsonl, .json, .parquet) in the released dataset")
     by_subject, st = {}, dict(files={}, empty_prompts=0)
     for f in files:
         pairs, n, empty = _file_prompts(f, root)
@@ -255,9 +254,6 @@ def authors_links(text: str|None) -> tuple[int, list[dict]]:
                         source="skipped: no abs/ in the link (their check)" if skip else None))
     return len(ms), out
 
-def format_pairs(text: str|None) -> int:
-    "How many `[[title]] [[url]]` pairs (matches of the authors' regex) a response has."
-    return len(AUTHORS_PAIR_RE.findall(text or ""))
 
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #4b7737d3
 _REFUSAL = re.compile(r"\b(?:i'?\s*a?m sorry|i apologi[sz]e|i (?:can ?not|can't|cannot|am unable to|am not able to|"
@@ -391,8 +387,7 @@ def authors_judge_user(prompt: str, title: str, rec: dict) -> str:
 
 def authors_judge_request(prompt: str, title: str, rec: dict, seeded: bool = False) -> Request:
     "Their judge call: system + user, temperature 0.0, max_tokens 1, no seed, plain text (no response_format)."
-    return Request([{"role": "system", "content": AUTHORS_JUDGE_SYSTEM},
-                    {"role": "user", "content": authors_judge_user(prompt, title, rec)}],
+    return Request(msgs(authors_judge_user(prompt, title, rec), AUTHORS_JUDGE_SYSTEM),
                    max_tokens=AUTHORS_JUDGE_MAX_TOKENS, temperature=0.0, seeded=seeded, stage="authors_judge")
 
 def authors_verdict(r: dict) -> tuple[str|None, str|None]:
@@ -523,8 +518,8 @@ def query_request(prompt: str, temperature: float = 0.0, max_tokens: int = 1000,
                   seeded: bool = False) -> Request:
     "The query for one prompt (`authors`: system = the prompt, user = `AUTHORS_QUERY`; else our one user turn)."
     if protocol == "authors":
-        return Request([{"role": "system", "content": prompt}, {"role": "user", "content": AUTHORS_QUERY}],
-                       max_tokens=max_tokens, temperature=temperature, seeded=seeded, stage="query")
+        return Request(msgs(AUTHORS_QUERY, prompt), max_tokens=max_tokens, temperature=temperature, seeded=seeded,
+                       stage="query")
     return Request(msgs(query_prompt(prompt)), max_tokens=max_tokens, temperature=temperature, stage="query")
 
 def query_item(p: dict, r: dict) -> dict:
@@ -694,27 +689,13 @@ def stub_reply(body: dict) -> str:
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #170ce161
 LABELS = ("yes", "no", "pass")
 
-def csv_rows(p: Path) -> list[tuple[int, dict]]:
-    "The rows of a CSV or TSV file with a header, each with its line number; blank lines skipped."
-    rows = csv.reader(io.StringIO(read_text(p), newline=""), delimiter="\t" if p.suffix.lower() == ".tsv" else ",",
-                      strict=True)
-    try: numbered = [(rows.line_num, r) for r in rows if r]
-    except csv.Error as e: raise DataError(p, rows.line_num, None, f"bad CSV: {e}") from None
-    if not numbered: raise DataError(p, None, None, "empty: no header line")
-    (_, header), *body = numbered
-    for i, r in body:
-        if len(r) != len(header): raise DataError(p, i, None, f"{len(r)} fields where the header has {len(header)}")
-    return [(i, dict(zip(header, r))) for i, r in body]
-
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #72ea5113
 def load_judge_labels(path) -> list[dict]:
-    "Human labels of (prompt, paper) pairs: JSON lines or CSV with prompt, title, url or arxiv_id, label; id optional."
+    "Human labels of (prompt, paper) pairs: JSON lines with prompt, title, url or arxiv_id, label; id optional."
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{p} not found")
-    csv_ = p.suffix.lower() in (".csv", ".tsv")
-    numbered = csv_rows(p) if csv_ else read_jsonl(p, ["prompt", "label"], numbered=True)
     out = []
-    for i, r in numbered:
+    for i, r in read_jsonl(p, ["prompt", "label"], numbered=True):
         for k in ("prompt", "label"):
             if not str(r.get(k) or "").strip(): raise DataError(p, i, k, "missing")
         lab = str(r["label"]).strip().lower()
@@ -762,7 +743,7 @@ def validate_judge(llm, labels: list[dict], index: ArxivIndex, judge_max_tokens:
 # %% ../../../nbs/benchmarks/arxivbench/00_method.ipynb #1c73348d
 @dataclass
 class ValidateArgs:
-    file: str = param("", "labels: JSON lines or CSV with prompt, title, url (or arxiv_id), label", positional=True)
+    file: str = param("", "labels: JSON lines with prompt, title, url (or arxiv_id), label", positional=True)
     judge: str = param("local", "judge model (models.toml name, or ad hoc with --judge-base-url)")
     judge_base_url: str = param("", "an ad-hoc endpoint for --judge")
     judge_max_tokens: int = param(256, "judge answer cap", min=1, max=1_000_000)
