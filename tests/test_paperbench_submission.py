@@ -6,6 +6,7 @@ import pytest
 from scibench.benchmarks.rubrics import paperbench
 from bench import rubrics as rubrics_perf
 from scibench.benchmarks.rubrics import method as rubrics
+from scibench.bench import get_benchmark
 from scibench.core import read_json, read_jsonl
 from scibench.llm import LLM, ModelSpec
 
@@ -192,8 +193,8 @@ def test_grade_paper_sizing_by_the_judges_window(fake_server, tmp_path):
     prompts.clear()
     [g] = paperbench.grade(make(128_000), [job], k=2, paper_chars=0)              # off
     assert not any("## Paper" in p for p in prompts) and g["paper_seen"]["note"] == "paper not shown (paper_chars=0)"
-    with pytest.raises(Exception, match="paper_chars"):
-        rubrics._validate(rubrics.RubricsConfig(paper_chars=-2))
+    for bad in (-2, 300):                                                        # -1 (auto) or 0 (none) only
+        with pytest.raises(Exception, match="paper_chars"): get_benchmark("rubrics").make_config(dict(paper_chars=bad))
 
 
 def test_an_archive_expanding_past_the_cap_is_refused(tmp_path, monkeypatch):

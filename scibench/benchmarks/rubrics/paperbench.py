@@ -450,15 +450,12 @@ def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k:
     none = lambda note: dict(text="", chars=len(paper), shown=0, note=note)
     if not paper: return none("no paper text given")
     if paper_chars == 0: return none("paper not shown (paper_chars=0)")
-    text = paper if paper_chars < 0 else paper[:paper_chars]
     mark = " [truncated: 000000 of 000000 characters shown]"
     files = context_chars or k * (MIN_FILE_CHARS + len(_file_block("", "", mark)) + 2)
-    need = len(grade_prompt(title, "", "", (), text, len(paper))) + ITEM_CHARS + files
+    need = len(grade_prompt(title, "", "", (), paper)) + ITEM_CHARS + files
     if need > context_budget(spec, max_tokens):
         return none(f"paper omitted (judge context {judge_context(spec)} tokens)")
-    cut = None if len(text) == len(paper) else \
-        f"paper cut to its first {len(text)} of {len(paper)} characters (paper_chars={paper_chars})"
-    return dict(text=text, chars=len(paper), shown=len(text), note=cut)
+    return dict(text=paper, chars=len(paper), shown=len(paper), note=None)
 
 def paper_summary(views: dict) -> str:
     "One line on what the judge read of each paper, from {name: `paper_view`}."
@@ -505,13 +502,11 @@ def fit_files(hits, texts: dict|None, budget: int) -> tuple[str, list[dict]]:
     return "\n\n".join(parts), seen
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #c198d49f
-def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "", paper_of: int = 0) -> str:
-    "The grading prompt; `paper_of`: the whole paper's length, when `paper` is only its beginning."
+def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "") -> str:
+    "The grading prompt (the paper first, where it is given)."
     head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a "
             f"time.")
-    if paper:
-        cut = f" (its first {len(paper)} of {paper_of} characters)" if paper_of > len(paper) else ""
-        head += f"\n\n## Paper{cut}\n{paper}"
+    if paper: head += f"\n\n## Paper\n{paper}"
     if ancestors:
         head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down "
                  "to its parent):\n" + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
@@ -562,13 +557,12 @@ def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None 
     o = opts or GradeOpts()
     anc = it.get("ancestors") or ()
     view = view or _view(llm, job, o)
-    pp = (view["text"], view["chars"])
     # None or 0 (a config's "no fixed budget"): the files get what the window leaves
     if not o.context_chars:
-        budget = context_budget(llm.spec, o.max_tokens) - len(grade_prompt(job["title"], it["criterion"], "", anc, *pp))
+        budget = context_budget(llm.spec, o.max_tokens) - len(grade_prompt(job["title"], it["criterion"], "", anc, view["text"]))
     else: budget = o.context_chars
     text, seen = fit_files(ix.retrieve(it["criterion"], o.k), ix.texts, budget)
-    prompt = grade_prompt(job["title"], it["criterion"], text, anc, *pp)
+    prompt = grade_prompt(job["title"], it["criterion"], text, anc, view["text"])
     req = judge_request(prompt, GRADE_CHOICES, max_tokens=o.max_tokens, max_rationale=300, answer_first=True)
     req.stage = o.stage  # a fresh request: tagged in place (a dataclass `replace` per call costs more)
     return req, seen, len(prompt)
