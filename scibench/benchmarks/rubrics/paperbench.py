@@ -533,21 +533,13 @@ def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown"
 
 def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
           **kw) -> list[dict]:
-    "Grade many (rubric, repository) jobs in one batch → per job {score, ..., paper_seen, verdicts}."
+    "Grade many (rubric, repository) jobs at once (`agrade` each) → per job {score, ..., paper_seen, verdicts}."
     o = opts or GradeOpts(**kw)
     indexes = {} if indexes is None else indexes
-    reqs, where, views = [], [], []
-    for j, job in enumerate(jobs):
-        ix = _index(indexes, job["repo"], o.method)
-        views.append(_view(llm, job, o))
-        for n, it in enumerate(job["items"]):
-            req, seen, chars = grade_request(llm, ix, job, it, o, views[j])
-            reqs.append(req); where.append((j, n, seen, chars))
-    per = [[None] * len(job["items"]) for job in jobs]
-    for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
-        per[j][n] = grade_verdict(r, seen, chars)
-    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]),
-                 verdicts=per[j]) for j, job in enumerate(jobs)]
+    async def go():
+        async with llm.live(desc or f"grade {llm.spec.name}", quiet=sum(len(j["items"]) for j in jobs) < 2):
+            return await asyncio.gather(*(agrade(llm, job, o, indexes) for job in jobs))
+    return list(run_sync(go()))
 
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
