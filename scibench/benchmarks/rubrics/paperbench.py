@@ -6,7 +6,7 @@
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #78dae3a6
 from __future__ import annotations
-import asyncio, contextlib, json, os, re, shutil, tarfile
+import asyncio, contextlib, itertools, json, os, re, shutil, tarfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -680,13 +680,10 @@ def _pb_sanitize(line: str) -> str:
 
 def reduce_log(text: str) -> str:
     "A log with each run of lines that read the same once masked (`_pb_sanitize`) collapsed to its first and a count."
-    out, prev, n = [], None, 1
-    for line in text.splitlines():
-        key = _pb_sanitize(line)
-        if prev is not None and key == prev: n += 1; continue
-        if n > 1: out.append(f"  (repeated {n} times)")
-        out.append(line); prev, n = key, 1
-    if n > 1: out.append(f"  (repeated {n} times)")
+    out = []
+    for _, run in itertools.groupby(text.splitlines(), key=_pb_sanitize):
+        first, n = next(run), 1 + sum(1 for _ in run)
+        out += [first] + ([f"  (repeated {n} times)"] if n > 1 else [])
     return "\n".join(out)
 
 def _pb_read(p: Path) -> str:
