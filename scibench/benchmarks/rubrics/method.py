@@ -409,9 +409,7 @@ def summarize(records: list[dict], settings) -> dict:
                  grading_failures=sum(x["failures"] for r in rs for x in r["repo_scores"].values()),
                  grading_verdicts=sum(x["judged"] + x["failures"] for r in rs for x in r["repo_scores"].values()))
         for k in ("count", "len_chars", "len_tokens"): d[k] = _mean_ci([r["stats"][k] for r in ok])
-        hist = Counter()
-        for r in ok:
-            for kk, v in (r["stats"]["importance_hist"] or {}).items(): hist[kk] += v
+        hist = sum((Counter(r["stats"]["importance_hist"] or {}) for r in ok), Counter())
         d["importance_hist"] = {str(i): hist[str(i)] for i in range(1, 6)} if s != "reference" else None
         cs = Counter()
         for r in ok:
