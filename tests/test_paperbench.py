@@ -102,11 +102,6 @@ def test_grade_shows_whole_files_within_the_window(fake_server, tmp_path):
     assert 80_000 < big2["chars"] and g2[0]["verdicts"][0]["prompt_chars"] <= (32_768 - 512) * 3
     g0 = paperbench.grade(make(), [dict(title="t", items=items, repo=tmp_path)], k=2, context_chars=0)   # a config's 0 = fit the window
     assert g0[0]["verdicts"][0]["files"] == g2[0]["verdicts"][0]["files"]
-    # paper_chars = N > 0: the paper's first N characters come first (a stable prefix), the heading says it is cut
-    prompts.clear()
-    g3 = paperbench.grade(make(), [dict(title="t", items=items, repo=tmp_path, paper="PAPER " * 1000)], k=2, paper_chars=300)
-    assert prompts[0].index("## Paper (its first 300 of 6000 characters)") < prompts[0].index("## Criterion") and prompts[0].count("PAPER") == 50
-    assert g3[0]["paper_seen"] == dict(chars=6000, shown=300, note="paper cut to its first 300 of 6000 characters (paper_chars=300)")
 
 
 def test_grade_old_style_arguments(fake_server):

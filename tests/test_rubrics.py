@@ -38,19 +38,19 @@ def test_effective_weights_and_tree_score(tmp_path):
     leaves = paperbench.load_paperbench_rubric(p)
     assert [l["id"] for l in leaves] == ["a1", "a2", "b1"]
     assert np.allclose([l["weight"] for l in leaves], [0.5 * 0.25, 0.5 * 0.75, 0.5])
-    assert paperbench.tree_score(t) == pytest.approx(0.5 * 0.25 + 0.5)
-    assert paperbench.category_shares(p) == pytest.approx({"Code Development": 0.125, "Code Execution": 0.375, "Result Analysis": 0.5})
+    assert sum(l["weight"] * l["score"] for l in leaves) == pytest.approx(0.5 * 0.25 + 0.5)
+    assert paperbench.category_shares(paperbench.to_checklist(leaves)) == pytest.approx({"Code Development": 0.125, "Code Execution": 0.375, "Result Analysis": 0.5})
 
 
 def test_sample_trees_weights_sum_to_one_and_judge_eval_root_matches():
     for p in sorted((SAMPLE/"papers").glob("*/rubric.json")):
         assert sum(l["weight"] for l in paperbench.load_paperbench_rubric(p)) == pytest.approx(1.0)
     exp = read_json(SAMPLE/"judge_eval"/"tsls"/"expected_result.json")
-    assert paperbench.tree_score(exp) == pytest.approx(exp["score"])
-    # every inner node's stored score is the weighted mean of its children
+    # every node's stored score is the weighted mean of its leaves' scores
     def check(n):
         if n["sub_tasks"]:
-            assert n["score"] == pytest.approx(paperbench.tree_score(n)); [check(c) for c in n["sub_tasks"]]
+            assert n["score"] == pytest.approx(sum(l["weight"] * l["score"] for l in paperbench.rubric_leaves(n)))
+            [check(c) for c in n["sub_tasks"]]
     check(exp)
 
 
@@ -140,7 +140,8 @@ def test_agent_loop_scripted(fake_server, tmp_path):
     script = [{"thought": "t", "tool": "read_file", "path": "paper.md"},
               "this is not json",
               {"thought": "t", "tool": "write_file", "path": "rubric.json",
-               "content": "- [5] (Code Development) Implement RWR sampling\n- [2] (Result Analysis) Plot curves"},
+               "content": '{"criterion": "Implement RWR sampling", "importance": 5, "category": "Code Development"}\n'
+                          '{"criterion": "Plot curves", "importance": 2, "category": "Result Analysis"}'},
               {"thought": "t", "tool": "finish"}]
     def reply(body):
         n = sum(m["role"] == "assistant" for m in body["messages"])
@@ -362,7 +363,7 @@ def test_real_paperbench_trees():
         leaves = paperbench.load_paperbench_rubric(p)
         assert sum(l["weight"] for l in leaves) == pytest.approx(1.0), p.name
         assert len(paperbench.to_checklist(leaves)) == len(leaves)
-        assert sum(paperbench.category_shares(leaves).values()) == pytest.approx(1.0)
+        assert sum(paperbench.category_shares(paperbench.to_checklist(leaves)).values()) == pytest.approx(1.0)
     exp = SHARED/"judge_eval"/"all-in-one"/"0"/"grading"/"expected_result.json"
     leaves = paperbench.load_paperbench_rubric(exp)
     assert all(l["score"] in (0, 1) for l in leaves)

@@ -1,6 +1,6 @@
 """W3 (issue 13 item 1): the whole-run Rubrics benchmark at a tiny size: its figures are there and consistent, every
 prompt type gets a parsable answer, and the rerun is served from the cache. Timings are printed by `make bench`, never asserted."""
-import json
+import contextlib, json
 import pytest
 from bench.fakeserver import FakeServer
 from scibench.llm import LLM, ModelSpec, msgs, pipeline
@@ -62,6 +62,10 @@ def test_grade_requests_are_judge_many_s(tmp_path):
         def map(self, reqs, desc=None):
             self.asked += reqs
             return [dict(ok=t is not None, text=t, error=None if t else "HTTP 500", finish_reason="length") for t, _ in zip(self.texts, reqs)]
+        def live(self, desc=None, quiet=False): return contextlib.nullcontext()
+        async def acall(self, req):                                   # grade's path: one request at a time, in order
+            t = self.texts[len(self.asked)]; self.asked.append(req)
+            return dict(ok=t is not None, text=t, error=None if t else "HTTP 500", finish_reason="length")
     (tmp_path/"repo").mkdir(); (tmp_path/"repo"/"loss.py").write_text("def loss(): return cross_entropy(smoothed)\n")
     items = [dict(criterion="the smoothed loss", importance=3, ancestors=["the method"]), dict(criterion="the plot", importance=1),
              dict(criterion="the log", importance=2)]

@@ -143,8 +143,8 @@ class RubricsConfig(Config):
                                   "top-K files as fits the judge's context window", min=0)
     paper_chars: int = param(PAPER_AUTO, "what of the paper the retrieval grader reads before the criterion "
                              "(PaperBench's judge reads it too): -1 = the whole paper where it fits the judge's "
-                             "context window beside the rest (else omitted, and the run says so); N > 0 = its "
-                             "first N characters (where they fit); 0 = none", min=-1)
+                             "context window beside the rest (else omitted, and the run says so); 0 = none",
+                             min=-1, max=0)
     n_examples: int = param(1, "expert rubrics of other papers given as examples (icl, agentic, skill)", min=0)
     example_items: int = param(EXAMPLE_ITEMS, "items of each example's checklist view (PaperBench's tree cut to about "
                                "this many nodes)", min=1)
@@ -153,8 +153,6 @@ class RubricsConfig(Config):
     skill_model: str = param("", "model that distils the skill document (setting skill); empty = the strongest "
                              "configured model (highest price_out among model and judge; the model under test when "
                              "equal)", role=True)
-    skill_paper: str = param("", "paper the skill is distilled on (empty = the split's first paper)")
-    skill_file: str = param("", "read the skill document from this file instead of distilling it")
     temperature: float = param(0.0, "sampling temperature of the generation", min=0, max=2)
     judge_eval: bool = param(True, "also run JudgeEval (the grader against PaperBench's human grades) when the split "
                                    "has cases")
@@ -174,13 +172,9 @@ class RubricsConfig(Config):
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #60a6194b
 def _validate(cfg: RubricsConfig) -> None:
     "Checks across parameters (a bad config stops before any call)."
-    if cfg.paper_chars < -1:
-        raise ConfigError(f"parameter 'paper_chars' must be -1 (auto), 0 (none) or a number of characters, got "
-                          f"{cfg.paper_chars}")
-    if cfg.skill_model and ("skill" not in cfg.settings or cfg.skill_file):
-        why = "skill_file is given" if cfg.skill_file else "setting 'skill' is not run"
-        raise ConfigError(f"skill_model {cfg.skill_model!r} would not be used ({why}): leave skill_model empty, so "
-                          "that it is neither resolved nor pinged")
+    if cfg.skill_model and "skill" not in cfg.settings:
+        raise ConfigError(f"skill_model {cfg.skill_model!r} would not be used (setting 'skill' is not run): leave "
+                          "skill_model empty, so that it is neither resolved nor pinged")
     if not cfg.embedder.strip() or cfg.embedder.strip() in ("openai:", "openai"):
         raise ConfigError(f"parameter 'embedder': {cfg.embedder!r} names no model")
 
@@ -338,7 +332,7 @@ async def agenerate_rubric(llm, papers: list[dict], p: dict, setting: str, out_d
     try:
         if setting in ("direct", "icl"):
             return _utf8(_gen_record(p, setting, await llm.acall(_gen_request(papers, p, setting, cfg))))
-        first = "generate" if setting == "agentic" or cfg.skill_file else "agent"
+        first = "generate" if setting == "agentic" else "agent"
         ws = Path(out_dir)/"workspaces"/setting/p["id"]
         a = await arun_agent(llm, p, other_papers(papers, p["id"], cfg.n_examples), ws, cfg,
                              skill if setting == "skill" else None, stages=(first, "agent"))
@@ -415,9 +409,7 @@ def summarize(records: list[dict], settings) -> dict:
                  grading_failures=sum(x["failures"] for r in rs for x in r["repo_scores"].values()),
                  grading_verdicts=sum(x["judged"] + x["failures"] for r in rs for x in r["repo_scores"].values()))
         for k in ("count", "len_chars", "len_tokens"): d[k] = _mean_ci([r["stats"][k] for r in ok])
-        hist = Counter()
-        for r in ok:
-            for kk, v in (r["stats"]["importance_hist"] or {}).items(): hist[kk] += v
+        hist = sum((Counter(r["stats"]["importance_hist"] or {}) for r in ok), Counter())
         d["importance_hist"] = {str(i): hist[str(i)] for i in range(1, 6)} if s != "reference" else None
         cs = Counter()
         for r in ok:
@@ -493,8 +485,6 @@ def protocol_notes(cfg) -> dict:
         if cfg.max_items: notes.append(f"max_items={cfg.max_items}: rubrics cut (the paper: no cap)")
         if list(cfg.settings) != list(SETTINGS):
             notes.append(f"settings={','.join(cfg.settings)} (the paper: all four)")
-        if cfg.skill_file and "skill" in cfg.settings:
-            notes.append(f"skill_file={cfg.skill_file}: the skill is read, not distilled in this run")
     diffs = list(PAPER_CHOICES) + list(PAPER_GAPS) if cfg.protocol == "paper" else list(SCIBENCH_DIFFERENCES)
     if cfg.judge_eval and cfg.grader == "paperbench":
         diffs += [f"JudgeEval's PaperBench judge: {d}" for d in PB_DEPARTURES]
@@ -514,33 +504,21 @@ def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
                f"among {', '.join(names)})")
 
 def _skill_source(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
-    "What setting 4's skill comes from, checked before any call: `skill_file`'s or the distilling model's."
-    if cfg.skill_file:
-        skill = Path(cfg.skill_file).read_text(encoding="utf-8")
-        bad = check_skill(skill)
-        return dict(skill=None, failure=f"skill document rejected: {bad}", info=dict(file=cfg.skill_file)) if bad else \
-            dict(skill=skill, failure=None, info=dict(file=cfg.skill_file))
+    "What setting 4's skill comes from, resolved before any call: the distilling model, on the split's first paper."
     sm, why = strongest_model(cfg, ctx.specs)
     llm = ctx.llm("model") if sm == str(cfg.model).split("+")[0] else ctx.llm("skill_model", sm)
-    sp = next((p for p in papers if p["id"] == (cfg.skill_paper or papers[0]["id"])), None)
-    if sp is None:
-        ids = ", ".join(p["id"] for p in papers)
-        raise ConfigError(f"skill_paper {cfg.skill_paper!r} is not in split {cfg.split} ({ids})")
-    return dict(llm=llm, model=sm, why=why, paper=sp)
+    return dict(llm=llm, model=sm, why=why, paper=papers[0])
 
 async def _askill(cfg: RubricsConfig, out: Path, papers: list[dict], src: dict) -> tuple[str|None, str|None, dict]:
-    "Setting 4's skill document (inside `pipeline`): `skill_file`'s, or distilled and checked → (skill, failure, info)."
-    if "llm" not in src: skill, failure, info = src["skill"], src["failure"], src["info"]
-    else:
-        sm, sp = src["model"], src["paper"]
-        ex = other_papers(papers, sp["id"], cfg.n_examples)
-        ds = await adistill_skill(src["llm"], sp, ex, out/"workspaces"/"distill", cfg)
-        write_json(out/"transcripts"/"skill_distillation.json",
-                   dict(model=sm, model_choice=src["why"], paper=sp["id"], **ds["run"], skill=ds["skill"],
-                        rejected=ds.get("rejected"), skill_failure=ds["failure"]))
-        skill, failure, info = ds["skill"], ds["failure"], dict(model=sm, model_choice=src["why"], paper=sp["id"])
-    if skill: write_text(out/"skill.md", skill)
-    return skill, failure, info
+    "Setting 4's skill document (inside `pipeline`), distilled and checked → (skill, failure, info)."
+    sm, sp = src["model"], src["paper"]
+    ex = other_papers(papers, sp["id"], cfg.n_examples)
+    ds = await adistill_skill(src["llm"], sp, ex, out/"workspaces"/"distill", cfg)
+    write_json(out/"transcripts"/"skill_distillation.json",
+               dict(model=sm, model_choice=src["why"], paper=sp["id"], **ds["run"], skill=ds["skill"],
+                    rejected=ds.get("rejected"), skill_failure=ds["failure"]))
+    if ds["skill"]: write_text(out/"skill.md", ds["skill"])
+    return ds["skill"], ds["failure"], dict(model=sm, model_choice=src["why"], paper=sp["id"])
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #4640e720
 def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dict, toks: dict) -> dict:
@@ -589,7 +567,7 @@ class _Sent:
     seen: dict  # what the grader reads of each paper (`grader_paper`)
     llms: dict  # {role: LLM} of the stages (the distilling model: None where it is the model under test)
     indexes: dict = field(default_factory=dict)  # repository indexes, built once each
-    skill: asyncio.Future | None = None  # the distillation (or `skill_file`'s document), once started
+    skill: asyncio.Future | None = None  # the distillation, once started
     embeds: EmbedAhead | None = None  # the texts of the intrinsic metrics, embedded as they come (not when planning)
 
     def skill_task(self) -> asyncio.Future:
@@ -634,7 +612,7 @@ def _grade_request(state, sent: _Sent):
 DISTILL = Stage("distill", "skill_model", "the distillation's later steps and its skill-document turn",
                 _distill_request, lambda state, r, sent: state.update(skill=r))
 GENERATE = Stage("generate", "model", "one request per direct / icl rubric; the first turn of each agent run (agentic, "
-                 "a skill_file's skill, the distillation): the requests that need no earlier answer",
+                 "the distillation): the requests that need no earlier answer",
                  _generate_request, _generate_result)
 AGENT = Stage("agent", "model", "every later agent step, the forced final write", _agent_request,
               lambda state, a, sent: state.update(g=_cut(a, sent.cfg.max_items)))
@@ -660,7 +638,7 @@ def _setup(cfg: RubricsConfig, ctx) -> _Sent:
     print(f"rubrics: grader: {seen['note']}", file=sys.stderr, flush=True)
     ctx.provenance["grader paper"] = seen["note"]
     n = judge_llm.concurrency
-    skill_llm = src["llm"] if src is not None and "llm" in src and src["llm"] is not gen_llm else None
+    skill_llm = src["llm"] if src is not None and src["llm"] is not gen_llm else None
     embeds = None if ctx.planning else EmbedAhead(cfg.embedder)
     if embeds: embeds.add([l["requirements"] for p in papers for l in p["leaves"]])
     return _Sent(cfg, papers, ctx.out, src, None if judge_llm.batch else asyncio.Semaphore(n + max(8, n // 8)), seen,
@@ -783,7 +761,7 @@ PAPER = Paper("Can LLMs Write Reliable Rubrics? A Meta-Evaluation for Experiment
 RUBRICS = register(Benchmark(
     "rubrics", "an LLM writes checklist rubrics for paper reproduction in four settings; scored against PaperBench's "
     "rubrics", PAPER, RubricsConfig, run, validate=_validate, data=data, stages=STAGES, stub_reply=stub_reply,
-    record=RECORD, tables=write_tables,
+    record=RECORD, tables=write_tables, retired=dict(skill_paper="", skill_file=""),
     downloaders=[download_paperbench, download_judge_eval],
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3,
                        max_tokens=256,

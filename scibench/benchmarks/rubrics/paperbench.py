@@ -6,7 +6,7 @@
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #78dae3a6
 from __future__ import annotations
-import asyncio, contextlib, json, os, re, shutil, tarfile
+import asyncio, contextlib, itertools, json, os, re, shutil, tarfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,20 +19,19 @@ from ...metrics import mean_ci
 from ...runs import rel
 
 # %% auto #0
-__all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'MAX_LEFT_OUT', 'RETRIEVAL',
-           'CHARS_PER_TOKEN', 'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS',
-           'GRADE_CHOICES', 'GRADERS', 'PB_REPRODUCE_CLAUSE', 'PB_TASK_PROMPT', 'PB_FILE_RANKING_PROMPT',
-           'PB_GRADING_PROMPT', 'PB_CRITERION_PROMPT', 'PB_QUESTIONS', 'PB_ADDENDUM', 'PB_RANK_FILES', 'PB_FILES',
-           'PB_RA_FILES', 'PB_SH', 'PB_LOG', 'PB_PARSE_PROMPT', 'PB_PARSE_SCHEMA', 'PB_NOT_TOUCHED', 'PB_DOCS',
-           'PB_CODE', 'PB_TABLES', 'PB_BLACKLIST', 'PB_MAX_FILES', 'PB_SIZE_LIMIT', 'PB_BUFFER', 'PB_SPARE',
-           'PB_FILES_SPARE', 'PB_MAX_TOKENS', 'PB_DEPARTURES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves',
-           'load_paperbench_rubric', 'tree_score', 'to_checklist', 'category_shares', 'parse_rubric', 'rank_importance',
-           'checklist_view', 'locate_repo', 'repo_entries', 'repo_files', 'RepoIndex', 'judge_context',
-           'context_budget', 'paper_view', 'paper_summary', 'grader_paper', 'fit_files', 'grade_prompt', 'rubric_score',
-           'GradeOpts', 'grade_request', 'grade_verdict', 'grade', 'agrade', 'pb_files', 'pb_tree', 'reduce_log',
-           'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf', 'pb_grade',
-           'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval', 'split_root',
-           'load_papers']
+__all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEFT_OUT_WHY', 'RETRIEVAL', 'CHARS_PER_TOKEN',
+           'DEFAULT_CONTEXT_TOKENS', 'TEMPLATE_TOKENS', 'MIN_FILE_CHARS', 'PAPER_AUTO', 'ITEM_CHARS', 'GRADE_CHOICES',
+           'GRADERS', 'PB_REPRODUCE_CLAUSE', 'PB_TASK_PROMPT', 'PB_FILE_RANKING_PROMPT', 'PB_GRADING_PROMPT',
+           'PB_CRITERION_PROMPT', 'PB_QUESTIONS', 'PB_ADDENDUM', 'PB_RANK_FILES', 'PB_FILES', 'PB_RA_FILES', 'PB_SH',
+           'PB_LOG', 'PB_PARSE_PROMPT', 'PB_PARSE_SCHEMA', 'PB_NOT_TOUCHED', 'PB_DOCS', 'PB_CODE', 'PB_TABLES',
+           'PB_BLACKLIST', 'PB_MAX_FILES', 'PB_SIZE_LIMIT', 'PB_BUFFER', 'PB_SPARE', 'PB_FILES_SPARE', 'PB_MAX_TOKENS',
+           'PB_DEPARTURES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'to_checklist',
+           'category_shares', 'parse_rubric', 'rank_importance', 'checklist_view', 'locate_repo', 'repo_entries',
+           'repo_files', 'RepoIndex', 'judge_context', 'context_budget', 'paper_view', 'paper_summary', 'grader_paper',
+           'fit_files', 'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade',
+           'agrade', 'pb_files', 'pb_tree', 'reduce_log', 'pb_case', 'pb_rank_messages', 'pb_read_files',
+           'pb_grade_messages', 'apb_leaf', 'pb_grade', 'judge_eval_cases', 'agreement', 'judge_eval',
+           'download_paperbench', 'download_judge_eval', 'split_root', 'load_papers']
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -57,25 +56,21 @@ def _read_tree(path, leaf_scores: bool = False) -> dict:
     check(tree, "root", 1)
     return tree
 
+_FIELD_RULES = (  # (field, is its value bad, what it must be)
+    ("id", lambda v: isinstance(v, bool) or not isinstance(v, (str, int)), "expected a string"),
+    ("requirements", lambda v: not isinstance(v, str), "expected text"),
+    ("weight", lambda v: isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"),
+     "weight must be a number >= 0"),
+    ("sub_tasks", lambda v: not isinstance(v, list), "expected a list of nodes"),
+    ("task_category", lambda v: not isinstance(v or "", str), "expected a string"))
+
 def _check_fields(p: Path, n: dict, where: str, line: int) -> None:
     "A tree node's own fields (a `DataError` for the first missing or bad one); its children are checked by the caller."
     for f in _NODE_FIELDS:
         if f not in n: raise DataError(p, line, f"{where}.{f}", f"missing field in node {n.get('id', '?')!r}")
-    nid = n["id"]
-    if not isinstance(nid, (str, int)) or isinstance(nid, bool):
-        raise DataError(p, line, f"{where}.id", f"expected a string, got {type(nid).__name__} {nid!r}")
-    if not isinstance(n["requirements"], str):
-        raise DataError(p, line, f"{where}.requirements",
-                        f"node {nid!r}: expected text, got {type(n['requirements']).__name__}")
-    w = n["weight"]
-    if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0 or w == float("inf"):
-        raise DataError(p, line, f"{where}.weight",
-                        f"node {nid!r}: weight must be a number >= 0, got {type(w).__name__} {w!r}")
-    if not isinstance(n["sub_tasks"], list):
-        raise DataError(p, line, f"{where}.sub_tasks",
-                        f"node {nid!r}: expected a list of nodes, got {type(n['sub_tasks']).__name__}")
-    if not isinstance(n.get("task_category") or "", str):
-        raise DataError(p, line, f"{where}.task_category", f"node {nid!r}: expected a string")
+    for f, bad, want in _FIELD_RULES:
+        v = n.get(f)
+        if bad(v): raise DataError(p, line, f"{where}.{f}", f"node {n['id']!r}: {want}, got {type(v).__name__} {v!r}")
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #fa5a9bc1
 def rubric_leaves(tree: dict) -> list[dict]:
@@ -99,30 +94,16 @@ def load_paperbench_rubric(path) -> list[dict]:
     "The leaves of a PaperBench `rubric.json` (or graded tree), as `rubric_leaves` gives them."
     return rubric_leaves(_read_tree(path))
 
-# %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #ceb1186d
-def tree_score(graded: dict) -> float:
-    "Root score of a graded tree: a leaf's own `score` (0/1), a parent the weighted mean of its children."
-    subs = graded.get("sub_tasks") or []
-    if not subs:
-        if graded.get("score") is None: raise ValueError(f"leaf {graded.get('id')!r} has no score")
-        return float(graded["score"])
-    tot = sum(c["weight"] for c in subs)
-    return sum(c["weight"] * tree_score(c) for c in subs) / tot
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #b3d45a78
 def to_checklist(leaves: list[dict]) -> list[dict]:
     "A tree's leaves as checklist items (the importance: the effective weight; `ancestors` pass through)."
     return [dict(criterion=l["requirements"], importance=l["weight"], category=l["task_category"],
                  **({"ancestors": l["ancestors"]} if l.get("ancestors") else {})) for l in leaves]
 
-def category_shares(rubric) -> dict:
-    "Share of the total weight per task category, for a checklist (importance), leaves (weight), a tree or a path."
-    if isinstance(rubric, (str, Path)): rubric = load_paperbench_rubric(rubric)
-    elif isinstance(rubric, dict): rubric = rubric_leaves(rubric)
+def category_shares(items: list[dict]) -> dict:
+    "Share of the total importance per task category of checklist `items` (`to_checklist`: of the weight)."
     w = Counter()
-    for it in rubric:
-        cat = it.get("category", it.get("task_category")) or "Uncategorized"
-        w[cat] += float(it["importance"] if "importance" in it else it["weight"])
+    for it in items: w[it.get("category") or "Uncategorized"] += float(it["importance"])
     tot = sum(w.values())
     return {c: (w[c] / tot if tot else float("nan")) for c in sorted(w)}
 
@@ -144,9 +125,6 @@ def _item(obj) -> tuple[dict|None, str|None]:
     return dict(criterion=crit, importance=imp, category=_norm_category(obj.get("category"))), None
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #f81ed901
-_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:\[(?P<imp>[1-5])\]|\((?P<imp2>[1-5])\))?\s*"
-                   r"(?:\((?P<cat>[^)]*)\))?\s*(?P<crit>.+?)\s*$")
-
 def _json_parts(text: str) -> tuple[list|None, str|None]:
     "Items of a text of JSON values only → (items, how); (None, None) when it is not."
     s = re.sub(r"(?m)^\s*```(?:json|jsonl)?\s*$", "", text)
@@ -180,27 +158,12 @@ def _salvaged(text: str) -> tuple[list|None, str|None]:
     if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
     return raw, how
 
-def _text_lines(text: str) -> list[dict]:
-    "Items written as checklist lines, `- [5] (Code Development) ...`, or as a line that names its `importance: N`."
-    raw = []
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        imp = m and (m.group("imp") or m.group("imp2"))
-        if imp:
-            raw.append(dict(criterion=m.group("crit"), importance=int(imp), category=m.group("cat")))
-            continue
-        m2 = re.search(r"importance\s*[:=]\s*([1-5])", line, re.I)
-        if m2 and len(line) > 20:
-            crit = re.sub(r"[\[(]?importance\s*[:=]\s*[1-5][\])]?", "", line, flags=re.I).strip(" -*|;,")
-            raw.append(dict(criterion=crit, importance=int(m2.group(1)), category=line))
-    return raw
-
 def parse_rubric(text: str|None) -> dict:
     "Checklist items from a model answer or a rubric file written in parts → {items, dropped, how, failure}."
     if text is None: return dict(items=[], dropped=[], how=None, failure="no response")
     raw, how = _json_parts(text)
     if raw is None: raw, how = _salvaged(text)
-    if raw is None: raw, how = _text_lines(text), "text lines"
+    if raw is None: raw, how = [], "not JSON"
     items, dropped = [], []
     for o in raw:
         it, why = _item(o)
@@ -303,26 +266,19 @@ def _extract(archive: Path) -> Path:
 SUBMISSION_ARCHIVES = ("submission.tar", "submission.tar.gz", "submission.tgz")
 LEFT_OUT_WHY = {"logs": "agent logs, not the submission", "grading": "the human grades, not the submission",
                 "expected_result.json": "the human grades, not the submission"}
-MAX_LEFT_OUT = 50               # files listed one by one per left-out folder (beyond: the folder once, with its count)
 
-def _files_under(d: Path) -> list[Path]:
-    return sorted(p for p in d.rglob("*") if p.is_file() or p.is_symlink())
-
-def _left_out(p: Path, rel: str) -> list[dict]:
-    "A file or folder beside `submission/` as left-out entries {path, why}."
+def _left_out(p: Path, rel: str) -> dict:
+    "A file or folder beside `submission/` as one left-out entry {path, why} (a folder: with its count of files)."
     why = LEFT_OUT_WHY.get(p.name, "outside submission/ (PaperBench grades submission/ only)")
-    if not p.is_dir(): return [dict(path=rel, why=why)]
-    fs = _files_under(p)
-    if len(fs) > MAX_LEFT_OUT: return [dict(path=rel + "/", why=f"{why} ({len(fs)} files)")]
-    return ([dict(path=f"{rel}/{f.relative_to(p).as_posix()}", why=why) for f in fs]
-            or [dict(path=rel + "/", why=f"{why} (empty folder)")])
+    if not p.is_dir(): return dict(path=rel, why=why)
+    return dict(path=rel + "/", why=f"{why} ({sum(f.is_file() or f.is_symlink() for f in p.rglob('*'))} files)")
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #81465603
 def _submission_in(d: Path, rel: str = "", descend_any: bool = False) -> tuple[Path, str, list[dict]]|None:
     "The `submission/` folder of a PaperBench layout under `d` → (folder, path in the entry, left out), or None."
     j = lambda name: f"{rel}/{name}" if rel else name
     if (d/"submission").is_dir():
-        left = [x for c in sorted(d.iterdir()) if c.name != "submission" for x in _left_out(c, j(c.name))]
+        left = [_left_out(c, j(c.name)) for c in sorted(d.iterdir()) if c.name != "submission"]
         return d/"submission", j("submission"), left
     kids = [c for c in d.iterdir() if not c.name.startswith(".")] if d.is_dir() else []
     if len(kids) == 1 and kids[0].is_dir():
@@ -345,7 +301,7 @@ def locate_repo(repo) -> tuple[Path, str, list[dict]]:
     for name in SUBMISSION_ARCHIVES:           # a PaperBench case folder: `submission.tar` beside `grading/`
         if (p/name).is_file():
             folder, rel, left = locate_repo(p/name)
-            left = [x for c in sorted(p.iterdir()) if c.name != name for x in _left_out(c, c.name)] + \
+            left = [_left_out(c, c.name) for c in sorted(p.iterdir()) if c.name != name] + \
                    [dict(x, path=f"{name}/{x['path']}") for x in left]
             return folder, f"{name}/{rel}" if rel else name, left
     return p, "", []
@@ -450,15 +406,12 @@ def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k:
     none = lambda note: dict(text="", chars=len(paper), shown=0, note=note)
     if not paper: return none("no paper text given")
     if paper_chars == 0: return none("paper not shown (paper_chars=0)")
-    text = paper if paper_chars < 0 else paper[:paper_chars]
     mark = " [truncated: 000000 of 000000 characters shown]"
     files = context_chars or k * (MIN_FILE_CHARS + len(_file_block("", "", mark)) + 2)
-    need = len(grade_prompt(title, "", "", (), text, len(paper))) + ITEM_CHARS + files
+    need = len(grade_prompt(title, "", "", (), paper)) + ITEM_CHARS + files
     if need > context_budget(spec, max_tokens):
         return none(f"paper omitted (judge context {judge_context(spec)} tokens)")
-    cut = None if len(text) == len(paper) else \
-        f"paper cut to its first {len(text)} of {len(paper)} characters (paper_chars={paper_chars})"
-    return dict(text=text, chars=len(paper), shown=len(text), note=cut)
+    return dict(text=paper, chars=len(paper), shown=len(paper), note=None)
 
 def paper_summary(views: dict) -> str:
     "One line on what the judge read of each paper, from {name: `paper_view`}."
@@ -505,13 +458,11 @@ def fit_files(hits, texts: dict|None, budget: int) -> tuple[str, list[dict]]:
     return "\n\n".join(parts), seen
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #c198d49f
-def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "", paper_of: int = 0) -> str:
-    "The grading prompt; `paper_of`: the whole paper's length, when `paper` is only its beginning."
+def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: str = "") -> str:
+    "The grading prompt (the paper first, where it is given)."
     head = (f"You grade a code repository that tries to reproduce the paper \"{title}\", one rubric criterion at a "
             f"time.")
-    if paper:
-        cut = f" (its first {len(paper)} of {paper_of} characters)" if paper_of > len(paper) else ""
-        head += f"\n\n## Paper{cut}\n{paper}"
+    if paper: head += f"\n\n## Paper\n{paper}"
     if ancestors:
         head += ("\n\n## Context in the rubric\nThe criterion refines these requirements (from the rubric's root down "
                  "to its parent):\n" + "\n".join(f"{i}. {a}" for i, a in enumerate(ancestors, 1)))
@@ -562,13 +513,11 @@ def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None 
     o = opts or GradeOpts()
     anc = it.get("ancestors") or ()
     view = view or _view(llm, job, o)
-    pp = (view["text"], view["chars"])
     # None or 0 (a config's "no fixed budget"): the files get what the window leaves
-    if not o.context_chars:
-        budget = context_budget(llm.spec, o.max_tokens) - len(grade_prompt(job["title"], it["criterion"], "", anc, *pp))
-    else: budget = o.context_chars
+    budget = o.context_chars or context_budget(llm.spec, o.max_tokens) - len(grade_prompt(job["title"], it["criterion"],
+                                                                                           "", anc, view["text"]))
     text, seen = fit_files(ix.retrieve(it["criterion"], o.k), ix.texts, budget)
-    prompt = grade_prompt(job["title"], it["criterion"], text, anc, *pp)
+    prompt = grade_prompt(job["title"], it["criterion"], text, anc, view["text"])
     req = judge_request(prompt, GRADE_CHOICES, max_tokens=o.max_tokens, max_rationale=300, answer_first=True)
     req.stage = o.stage  # a fresh request: tagged in place (a dataclass `replace` per call costs more)
     return req, seen, len(prompt)
@@ -584,21 +533,13 @@ def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown"
 
 def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
           **kw) -> list[dict]:
-    "Grade many (rubric, repository) jobs in one batch → per job {score, ..., paper_seen, verdicts}."
+    "Grade many (rubric, repository) jobs at once (`agrade` each) → per job {score, ..., paper_seen, verdicts}."
     o = opts or GradeOpts(**kw)
     indexes = {} if indexes is None else indexes
-    reqs, where, views = [], [], []
-    for j, job in enumerate(jobs):
-        ix = _index(indexes, job["repo"], o.method)
-        views.append(_view(llm, job, o))
-        for n, it in enumerate(job["items"]):
-            req, seen, chars = grade_request(llm, ix, job, it, o, views[j])
-            reqs.append(req); where.append((j, n, seen, chars))
-    per = [[None] * len(job["items"]) for job in jobs]
-    for (j, n, seen, chars), r in zip(where, llm.map(reqs, desc=desc or f"grade {llm.spec.name}")):
-        per[j][n] = grade_verdict(r, seen, chars)
-    return [dict(**rubric_score(job["items"], [x["verdict"] for x in per[j]]), paper_seen=_paper_of(views[j]),
-                 verdicts=per[j]) for j, job in enumerate(jobs)]
+    async def go():
+        async with llm.live(desc or f"grade {llm.spec.name}", quiet=sum(len(j["items"]) for j in jobs) < 2):
+            return await asyncio.gather(*(agrade(llm, job, o, indexes) for job in jobs))
+    return list(run_sync(go()))
 
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
@@ -739,13 +680,10 @@ def _pb_sanitize(line: str) -> str:
 
 def reduce_log(text: str) -> str:
     "A log with each run of lines that read the same once masked (`_pb_sanitize`) collapsed to its first and a count."
-    out, prev, n = [], None, 1
-    for line in text.splitlines():
-        key = _pb_sanitize(line)
-        if prev is not None and key == prev: n += 1; continue
-        if n > 1: out.append(f"  (repeated {n} times)")
-        out.append(line); prev, n = key, 1
-    if n > 1: out.append(f"  (repeated {n} times)")
+    out = []
+    for _, run in itertools.groupby(text.splitlines(), key=_pb_sanitize):
+        first, n = next(run), 1 + sum(1 for _ in run)
+        out += [first] + ([f"  (repeated {n} times)"] if n > 1 else [])
     return "\n".join(out)
 
 def _pb_read(p: Path) -> str:
