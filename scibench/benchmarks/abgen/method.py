@@ -329,9 +329,7 @@ class Setup:
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #8b1ac43a
 def judge_schema(max_rationale: int = 0) -> dict:
     "Our structured output (a rationale, then an integer score 1-5); `max_rationale` 0 = no length cap."
-    s = score_schema(1, 5, max_rationale or 1)
-    if not max_rationale: s["properties"]["rationale"].pop("maxLength")
-    return s
+    return score_schema(1, 5, max_rationale)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #a6c3e911
 def _generation(s: dict, r: dict, setup: Setup) -> None:

@@ -872,7 +872,6 @@ def _acc_b(r: RunRow, sub: str) -> float:
 
 def figure_subjects(runs):
     "Accuracy (b) heatmap: a row per complete run of ours and per model of the paper, a column per subject."
-    import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt, seaborn as sns
     cols = [SHORT.get(s, s) for s in SUBJECTS]
     ref = pd.concat([reference(n).set_index("model") for n in _REFS], axis=1)
@@ -909,7 +908,6 @@ def _size_points(runs) -> pd.DataFrame:
 
 def figure_model_size(runs):
     "Accuracy (b) vs size per model family with two sizes or more (see above); None without one."
-    import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     df = _size_points(runs)
     fams = [] if df.empty else [k for k, g in df.groupby(["source", "family"]) if g["size"].nunique() >= 2]

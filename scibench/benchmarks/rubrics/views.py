@@ -140,7 +140,6 @@ def _share_rows(runs, labels: dict) -> list[dict]:
 
 def draw_category_shares(runs, labels: dict):
     "Figure 2: share of total weight per task category, per topic group and setting; one row per run."
-    import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = _share_rows(runs, labels)
     if not rows: return None
@@ -170,7 +169,6 @@ def draw_category_shares(runs, labels: dict):
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #8425cf36
 def draw_importance_hist(runs, labels: dict):
     "Figure 6: importance-score distributions per generation setting; one row per run."
-    import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     runs = [(run_label(d), read_json(d/"scores.json")["settings"]) for d in runs]
     keys = [k for k in labels if any(k in s for _, s in runs)]
