@@ -709,6 +709,8 @@ class LLM:
         return self.map([Request(messages=prompt if isinstance(prompt, list) else msgs(prompt), **kw)])[0]
 
 # %% ../nbs/01_llm.ipynb #b132c7af
+_STRUCTURED_FIX = "; a server that refuses response_format takes --structured none (or the role's --<role>-structured)"
+
 async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
     "Send `req` within the endpoint's limit (to its `transport`, or over the network) → a result."
     body = self.body(req)
@@ -723,13 +725,13 @@ async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
             data = json.dumps(body, ensure_ascii=False).encode()
             d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), self._parts, data, self.usage.retry)
     secs = time.perf_counter() - t0
+    structured = "response_format" in body
     if err is None:
         try:
-            structured = req.schema is not None and _schema_mode(self.spec) is not None
             return _result(self.spec, *_completion_parts(d), structured, secs)
         except Exception as e:  # a shape the body check let through
             err = redact(f"bad response: {type(e).__name__}: {e}")[:230]
-    return _not_sent(err, secs)
+    return _not_sent(err + (_STRUCTURED_FIX if structured and err.startswith("http 400") else ""), secs)
 
 # %% ../nbs/01_llm.ipynb #eb177b32
 async def _acall(self: LLM, req: Request) -> dict:
@@ -861,9 +863,9 @@ def run_sync(coro):
         return ex.submit(asyncio.run, coro).result()
 
 # %% ../nbs/01_llm.ipynb #27ade3b5
-PROBE_HEADER = "X-Scibench-Probe"  # marks the structured-output probe (a test server keeps it out of its counts)
-_PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+PROBE_HEADER = "X-Scibench-Probe"  # marks the preflight's requests (a test server keeps them out of its counts)
 _MODES: dict = {}  # endpoint scope → (mode, how it was told), detected once per endpoint and process
+_LLAMA_PROPS = {"default_generation_settings", "build_info", "chat_template"}  # keys of llama.cpp's `GET /props`
 
 def _server_root(spec: ModelSpec) -> str:
     "The server's own root: the base URL without `/v1` (where llama.cpp answers `GET /props`)."
@@ -878,64 +880,24 @@ def _json(r) -> dict:
         return {}
     return d if isinstance(d, dict) else {}
 
-def _mode_of_models(d: dict) -> tuple | None:
-    "(mode, how) from a `GET /models` answer that names its server (llama.cpp: owned_by llamacpp; vLLM), else None."
-    owners = {str(m.get("owned_by", "")).lower() for m in d.get("data") or [] if isinstance(m, dict)}
-    if owners & {"llamacpp", "llama.cpp"}:
-        return "llama", "llama.cpp (/models)"
-    return ("json_schema", "vLLM (/models)") if "vllm" in owners else None
-
-# %% ../nbs/01_llm.ipynb #76ac127c
-def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
-    "One-token probe of `mode`'s response_format: True followed, False refused (4xx) or ignored, None: cannot tell."
-    body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), temperature=0.0,
-                **{token_field(spec): 1})
-    body["response_format"] = _response_format(replace(spec, structured=mode), _PROBE_SCHEMA)
-    r = get(spec.base_url.rstrip("/") + "/chat/completions", body)
-    if r is None or r.status_code >= 500 or r.status_code in (401, 403, 408, 429):
-        return None
-    if r.status_code >= 400:
-        return False
-    try:
-        text, _, _ = _completion_parts(r.json())
-    except Exception:
-        return None
-    return text is not None and (text.lstrip().startswith("{") or not text.strip())
-
 def _ask_server(spec: ModelSpec, get) -> tuple:
-    "(mode, how) from the server: `/props`, `/openapi.json`, `/models`, then probes; mode None: it cannot tell."
+    "(mode, how) from the server's `GET /props`: llama.cpp's → llama, else json_schema; mode None: no answer."
     r = get(_server_root(spec) + "/props")
     if r is None:
         return None, f"no answer from {public_url(spec.base_url)}"
-    if _json(r).keys() & {"default_generation_settings", "build_info", "chat_template"}:
+    if _json(r).keys() & _LLAMA_PROPS:
         return "llama", "llama.cpp (/props)"
-    # llama-cpp-python's server: no /props, and /models may wait behind its queue
-    if "llama.cpp Python API" in str(_json(get(_server_root(spec) + "/openapi.json")).get("info")):
-        return "llama", "llama-cpp-python (/openapi.json)"
-    if found := _mode_of_models(_json(get(spec.base_url.rstrip("/") + "/models"))):
-        return found
-    unsure = 0  # a probe that got no usable answer (llama-cpp-python's server answers an unknown form with HTTP 500)
-    for mode in ("json_schema", "llama"):
-        ok = _probe(spec, get, mode)
-        if ok:
-            return mode, f"a one-token probe ({mode} followed)"
-        unsure += ok is None
-    if unsure == 2:
-        return None, "its probes got no usable answer"
-    return "none", "a one-token probe (response_format refused or ignored: text)"
-
+    return "json_schema", "no llama.cpp /props: the OpenAI-compatible form"
 
 # %% ../nbs/01_llm.ipynb #04dbfcae
 def _getter(spec: ModelSpec, timeout: float, **headers):
-    "`get(url, body=None)`: a GET of `url` (a POST of `body`, within the spec's timeout) → the answer, or None."
+    "`get(url)`: a GET of `url` with `spec`'s key → the answer, or None (no answer)."
     import httpx
     headers = {"Authorization": _auth(spec), **headers}
 
-    def get(url, body=None):
+    def get(url):
         try:
-            if body is None:
-                return httpx.get(url, timeout=timeout, headers=headers, verify=tls_context())
-            return httpx.post(url, timeout=spec.timeout, headers=headers, json=body, verify=tls_context())
+            return httpx.get(url, timeout=timeout, headers=headers, verify=tls_context())
         except Exception:
             return None
     return get
