@@ -1,7 +1,7 @@
 "Issue 21 item 2: the structured-output mode of an endpoint is asked of the server when the spec does not set it."
 import json
 import pytest
-from scibench.llm import LLM, ModelSpec, Request, msgs, cache_key, detect_structured, resolve_structured, detected
+from scibench.llm import LLM, ModelSpec, Request, msgs, cache_key, detect_structured, resolve_structured
 from scibench.core import read_jsonl
 
 SCHEMA = {"type": "object", "properties": {"rationale": {"type": "string"}, "score": {"type": "integer", "minimum": 1,
@@ -13,16 +13,15 @@ def spec_for(fs, name="fake", **kw):
 
 
 @pytest.mark.parametrize("kind, mode, how", [
-    ("llama", "llama", "llama.cpp (/props)"),
-    ("json_schema", "json_schema", "no llama.cpp /props: the OpenAI-compatible form"),
-    (None, "json_schema", "no llama.cpp /props: the OpenAI-compatible form"),
+    ("llama", "llama", "the server answers llama.cpp's GET /props"),
+    ("json_schema", "json_schema", "the OpenAI-compatible form: no llama.cpp GET /props"),
+    (None, "json_schema", "the OpenAI-compatible form: no llama.cpp GET /props"),
 ])
 def test_mode_from_the_server(fake_server, kind, mode, how):
     fs = fake_server(structured=kind)
     assert detect_structured(spec_for(fs)) == (mode, how)
     assert fs.calls == 0 and not fs.completions          # the detection sends no chat request
     assert detect_structured(spec_for(fs, name="other")) == (mode, how)   # once per endpoint and process
-    assert detected(spec_for(fs, structured=mode)) == how
 
 
 def test_explicit_mode_is_kept_and_never_asked(fake_server):
@@ -36,7 +35,6 @@ def test_unreachable_server_reads_text_and_is_asked_again():
     spec = ModelSpec("gone", "http://127.0.0.1:9/v1", "m", timeout=1.0)
     mode, how = detect_structured(spec)
     assert mode == "none" and how.startswith("not detected")
-    assert detected(spec) is None
 
 
 def test_llama_like_endpoint_gets_llama_and_its_answers_parse(fake_server):
