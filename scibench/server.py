@@ -287,8 +287,8 @@ def _on_one_thread():
 
 
 def serve_on_one_thread() -> None:
-    """llama-cpp-python's server (`python -m llama_cpp.server`, its command line) with every completion on one thread,
-    answering `GET /props` as llama.cpp's server does (its structured-output form is llama.cpp's: `detect_structured`)."""
+    """llama-cpp-python's server (`python -m llama_cpp.server`, its command line) with every completion on one thread;
+    it answers `GET /props` as llama.cpp's server does (it takes llama.cpp's structured-output form)."""
     import llama_cpp, llama_cpp.server.app as app
     from llama_cpp.server.__main__ import main
 
