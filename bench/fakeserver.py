@@ -60,12 +60,13 @@ class FakeServer:
     header; `slots`: chat requests handled at once (the rest wait in the server's queue, as llama.cpp's do; `GET /props`
     says `total_slots`, as llama.cpp's does).
 
-    Structured output: `structured` is what the server does with a `response_format`: None ignores it (the answer is
-    text); "json_schema" follows OpenAI's json_schema form and refuses others (HTTP 400); "llama" is llama.cpp's server
-    (`GET /props` with its settings, `/models` owned by llamacpp, follows its json_object+schema form and json_schema);
-    "reject" refuses any (HTTP 400). A followed format's answer is an instance of its schema (what a grammar forces).
-    The client's structured-output probe (header `X-Scibench-Probe`) is answered at once, outside the counts, faults
-    and latencies: the tests count the benchmark's requests.
+    Structured output: `structured` is what the server does with a `response_format`: None follows OpenAI's json_schema
+    form (the OpenAI-compatible standard) and ignores the others, and all of them when it has a `reply` (its text is
+    the answer); "json_schema" follows OpenAI's json_schema form and refuses others (HTTP 400); "llama" is llama.cpp's
+    server (`GET /props` with its settings, `/models` owned by llamacpp, follows its json_object+schema form and
+    json_schema); "reject" refuses any (HTTP 400). A followed format's answer is an instance of its schema (what a
+    grammar forces). The client's preflight requests (header `X-Scibench-Probe`) are answered at once, outside the
+    counts, faults and latencies: the tests count the benchmark's requests.
 
     `reasoning`: as OpenAI's API for its reasoning models, a request (probes included) to an `o*`/`gpt-5*` model id that
     carries `max_tokens` gets HTTP 400 "Unsupported parameter" (their field is `max_completion_tokens`)."""
@@ -137,11 +138,12 @@ class FakeServer:
     def _format(self, body: dict) -> tuple:
         "What this server does with the request's response_format → (follow | refuse | ignore, its schema)."
         rf = body.get("response_format")
-        if not isinstance(rf, dict) or self.structured is None:
+        kind = rf.get("type") if isinstance(rf, dict) else None
+        if kind is None or (self.structured is None and (kind != "json_schema" or self.reply)):
             return "ignore", None
-        kind = rf.get("type")
         schema = rf.get("json_schema", {}).get("schema") if kind == "json_schema" else rf.get("schema")
-        ok = {"json_schema": ("json_schema",), "llama": ("json_schema", "json_object")}.get(self.structured, ())
+        ok = {None: ("json_schema",), "json_schema": ("json_schema",), "llama": ("json_schema", "json_object")}.get(
+            self.structured, ())
         return ("follow", schema or {}) if kind in ok else ("refuse", None)
 
     def _answer(self, body: dict, auth: str | None = None):

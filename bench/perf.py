@@ -339,7 +339,7 @@ def _whole_child(bench: str, params: dict, url: str, concurrency: int, setup: st
     _warm_client(url, concurrency, setup)
     timed = _server_stats(url)["attempts_timed"]  # the fake server's draws before the run (the warm-up's)
     t1, c1, k1 = time.perf_counter(), _cpu_s(), compute_seconds()
-    ep = {"fake": dict(base_url=url, max_concurrency=concurrency, timeout=120)}
+    ep = {"fake": dict(base_url=url, max_concurrency=concurrency, timeout=120, structured="none")}  # text replies
     meta = execute(bench, params, ep, notebook=False, progress=False)
     return dict(
         wall_s=time.perf_counter() - t1,

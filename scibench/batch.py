@@ -10,10 +10,14 @@ from urllib.parse import urlsplit
 from .redaction import redact
 
 # %% auto #0
-__all__ = ['BATCH_ENDPOINT', 'batch_scope', 'api_client', 'batch_lines', 'batch_answers']
+__all__ = ['BATCH_ENDPOINT', 'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_TABLE', 'BATCH_GATHER_S', 'batch_scope',
+           'api_client', 'redact_scopes', 'batch_record', 'batch_status', 'batches', 'batch_lines', 'batch_answers',
+           'fail_future', 'BatchQueue']
 
 # %% ../nbs/01b_batch.ipynb #0621270c
 BATCH_ENDPOINT = "/v1/chat/completions"
+BATCH_MAX_REQUESTS = 50_000  # the OpenAI Batch API's limits per input file: requests
+BATCH_MAX_BYTES = 200_000_000  # and bytes (200 MB)
 
 def batch_scope(spec) -> str:
     "The endpoint and served model of a `ModelSpec`, as recorded: without the base URL's credentials."
@@ -44,6 +48,36 @@ def _error_reason(e: Exception) -> str:
     if isinstance(e, openai.APIConnectionError):
         return redact(f"connection error (after retries): {e.__cause__ or e}")[:400]
     return redact(f"{type(e).__name__}: {e}")[:300]
+
+# %% ../nbs/01b_batch.ipynb #0bfd7df2
+BATCH_TABLE = ("CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, scope TEXT NOT NULL, batch_id TEXT NOT NULL, "
+               "input_file_id TEXT, status TEXT NOT NULL, n INTEGER, keys TEXT NOT NULL, created REAL, updated REAL)")
+
+def redact_scopes(cache):
+    "Rewrite the batch scopes an older version recorded with a base URL's credentials."
+    for k, sc in cache.execute("SELECT key, scope FROM batches"):
+        if redact(sc) != sc:
+            cache.execute("UPDATE batches SET scope=? WHERE key=?", (redact(sc), k))
+
+def batch_record(cache, key: str, scope: str, batch_id: str, input_file_id: str, status: str, keys: list):
+    "Record a submitted batch: its id, input file, status and the cache keys of its requests."
+    row = (key, scope, batch_id, input_file_id, status, len(keys), json.dumps(keys), time.time(), time.time())
+    cache.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+
+def batch_status(cache, batch_id: str, status: str, key: str | None = None):
+    "Set the status of the batch `batch_id` (or of the record `key`)."
+    col, val = ("key", key) if key is not None else ("batch_id", batch_id)
+    cache.execute(f"UPDATE batches SET status=?, updated=? WHERE {col}=?", (status, time.time(), val))
+
+def batches(cache, scope: str | None = None, pending: bool = True) -> list[dict]:
+    "Recorded batches (of endpoint+model `scope`), oldest first; `pending`: only those not yet collected."
+    q, args = "SELECT key, scope, batch_id, input_file_id, status, keys FROM batches WHERE 1=1", []
+    if scope is not None:
+        q, args = q + " AND scope=?", [scope]
+    if pending:
+        q += " AND status NOT IN ('collected', 'lost')"
+    names = ("key", "scope", "batch_id", "input_file_id", "status", "keys")
+    return [{**dict(zip(names, r)), "keys": json.loads(r[5])} for r in cache.execute(q + " ORDER BY created", args)]
 
 # %% ../nbs/01b_batch.ipynb #3eb4ce7f
 def batch_lines(llm, todo: dict):
@@ -105,10 +139,10 @@ class _Batches:
             self.bar.write(f"{self.llm.spec.name}: {msg}", file=sys.stderr)
 
     def record(self, **row):  # without a cache nothing is recorded (and nothing can be resumed)
-        self.llm.cache is not None and self.llm.cache.batch_record(**row)
+        self.llm.cache is not None and batch_record(self.llm.cache, **row)
 
     def status(self, batch_id: str, status: str, key: str | None = None):
-        self.llm.cache is not None and self.llm.cache.batch_status(batch_id, status, key)
+        self.llm.cache is not None and batch_status(self.llm.cache, batch_id, status, key)
 
     def fail(self, keys, why: str, secs: float = 0.0) -> str:
         for k in keys:
@@ -262,7 +296,7 @@ async def batch_answers(llm, todo: dict, desc: str | None = None) -> dict:
     bar = tqdm(total=len(todo), desc=f"{desc or llm.spec.name} (batch)", disable=not llm.progress, mininterval=1,
                file=sys.stderr, unit="req", dynamic_ncols=True)
     left, resumed = dict(todo), []
-    for row in llm.cache.batches(batch_scope(llm.spec)) if llm.cache is not None else []:
+    for row in batches(llm.cache, batch_scope(llm.spec)) if llm.cache is not None else []:
         if any(k in left for k in row["keys"]):
             resumed.append(row)
             for k in row["keys"]:
@@ -283,3 +317,46 @@ async def batch_answers(llm, todo: dict, desc: str | None = None) -> dict:
                 t.cancel()
     bar.close()
     return {k: b.got.get(k) or _batch_fail("batch: no result for this request") for k in todo}
+
+# %% ../nbs/01b_batch.ipynb #563e8dbe
+BATCH_GATHER_S = 0.3  # a queue unchanged this long (every item waiting) is submitted
+
+def fail_future(fut, e: BaseException):
+    "End `fut` with `e` (cancelled for a cancellation), marked as seen: no 'exception never retrieved' warning."
+    if isinstance(e, asyncio.CancelledError):
+        fut.cancel()
+    else:
+        fut.set_exception(e)
+        fut.exception()
+
+class BatchQueue:
+    "An LLM's requests in one event loop, gathered until the queue stops growing, then answered by `batch_answers`."
+
+    def __init__(self, llm, desc: str | None = None):
+        self.llm, self.desc, self.queue, self.next, self.tasks = llm, desc, {}, None, set()
+
+    async def answer(self, key: str, req) -> dict:
+        "The result of `req` (cache key `key`), from the next batch submitted."
+        self.queue[key] = req
+        if self.next is None:  # the first request of a new batch
+            self.next = asyncio.get_running_loop().create_future()
+            t = asyncio.ensure_future(self._submit(self.next))
+            self.tasks.add(t)
+            t.add_done_callback(self.tasks.discard)
+        return (await asyncio.shield(self.next))[key]
+
+    async def _submit(self, fut):
+        n = -1
+        while n != len(self.queue):
+            n = len(self.queue)
+            await asyncio.sleep(BATCH_GATHER_S)
+        todo, self.queue, self.next = self.queue, {}, None
+        try:
+            fut.set_result(await batch_answers(self.llm, todo, self.desc))
+        except BaseException as e:
+            fail_future(fut, e)
+            raise
+
+    def close(self):
+        for t in list(self.tasks):
+            t.cancel()

@@ -14,14 +14,15 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, unquote
 from .core import project_root, cache_dir, read_text
 from .redaction import note_key_vars, note_url_secrets, redact, secret_values
-from .batch import batch_answers, batch_scope
+from .batch import BATCH_MAX_BYTES, BATCH_MAX_REQUESTS, BATCH_TABLE, BatchQueue, batch_record, batch_scope
+from .batch import batch_status, batches, fail_future, redact_scopes
 
 # %% auto #0
 __all__ = ['STRUCTURED', 'TOKEN_FIELDS', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 'MAX_ANSWER_BYTES',
-           'BATCH_MAX_REQUESTS', 'BATCH_MAX_BYTES', 'BATCH_GATHER_S', 'PROBE_HEADER', 'ModelSpec', 'public_url',
-           'check_spec', 'load_registry', 'get_model', 'token_field', 'Request', 'msgs', 'cache_key', 'Cache', 'Usage',
-           'tls_context', 'LLMOptions', 'LLM', 'run_sync', 'detect_structured', 'resolve_structured', 'detected',
-           'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'server_slots', 'ping', 'check_params']
+           'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec', 'load_registry', 'get_model', 'token_field',
+           'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions', 'LLM', 'run_sync',
+           'detect_structured', 'resolve_structured', 'pipeline_window', 'apipeline', 'pipeline', 'parse_json',
+           'server_slots', 'ping', 'check_params']
 
 # %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
@@ -213,11 +214,7 @@ def cache_key(spec: ModelSpec, req: Request) -> str:
 
 # %% ../nbs/01_llm.ipynb #cd700090
 _CHECKED: set = set()  # cache files (path, inode, size, mtime) this process has checked
-_TABLES = (
-    "CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)",
-    "CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, scope TEXT NOT NULL, batch_id TEXT NOT NULL, "
-    "input_file_id TEXT, status TEXT NOT NULL, n INTEGER, keys TEXT NOT NULL, created REAL, updated REAL)",
-)
+_TABLES = ("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)", BATCH_TABLE)
 
 def _db_files(path: Path) -> list[Path]:
     "The SQLite database `path` and its WAL files."
@@ -238,10 +235,9 @@ class Cache:
         except sqlite3.DatabaseError as e:  # a truncated or garbled file: moved aside, a fresh cache in its place
             _set_aside(self.path, e)
             self._open()
-        with self._lock:  # batch scopes recorded by older versions with a base URL's credentials: rewritten
-            for k, sc in self.con.execute("SELECT key, scope FROM batches").fetchall():
-                if redact(sc) != sc:
-                    self.con.execute("UPDATE batches SET scope=? WHERE key=?", (redact(sc), k))
+        redact_scopes(self)  # the Batch API's records (`scibench.batch`) keep no credentials
+
+    batch_record, batch_status, batches = batch_record, batch_status, batches
 
     def _open(self):
         "Connect, check the file (`PRAGMA quick_check`, once per process and file) and make the tables."
@@ -262,16 +258,19 @@ class Cache:
             self.con.close()
             raise
 
-    def get(self, key):
+    def execute(self, sql: str, args=()) -> list:
+        "The rows of one SQL statement, run under the cache's lock (one transaction)."
         with self._lock:
-            row = self.con.execute("SELECT value FROM cache WHERE key=?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+            return self.con.execute(sql, args).fetchall()
+
+    def get(self, key):
+        rows = self.execute("SELECT value FROM cache WHERE key=?", (key,))
+        return json.loads(rows[0][0]) if rows else None
 
     def put(self, key, value: dict):
         "Store an answer (one transaction); when it cannot be stored (a full disk), say so once, naming the file."
         try:
-            with self._lock:
-                self.con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
+            self.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, json.dumps(value), time.time()))
         except sqlite3.OperationalError as e:
             if self.full is None:
                 print(f"warning: the response cache {self.path} cannot store answers ({e}): the run goes on and keeps "
@@ -314,33 +313,6 @@ def _set_aside(path: Path, e: Exception):
                 os.replace(src, dst)
     print(f"scibench: the response cache {path} is corrupt ({e}); moved it to {aside.name} and started a fresh one",
           file=sys.stderr)
-
-# %% ../nbs/01_llm.ipynb #7eb63294
-def _batch_record(self: Cache, key: str, scope: str, batch_id: str, input_file_id: str, status: str, keys: list):
-    "Record a submitted batch: its id, input file, status and the cache keys of its requests."
-    with self._lock:
-        row = (key, scope, batch_id, input_file_id, status, len(keys), json.dumps(keys), time.time(), time.time())
-        self.con.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-
-def _batch_status(self: Cache, batch_id: str, status: str, key: str | None = None):
-    "Set the status of the batch `batch_id` (or of the record `key`)."
-    col, val = ("key", key) if key is not None else ("batch_id", batch_id)
-    with self._lock:
-        self.con.execute(f"UPDATE batches SET status=?, updated=? WHERE {col}=?", (status, time.time(), val))
-
-def _batches(self: Cache, scope: str | None = None, pending: bool = True) -> list[dict]:
-    "Recorded batches (of endpoint+model `scope`), oldest first; `pending`: only those not yet collected."
-    q, args = "SELECT key, scope, batch_id, input_file_id, status, keys FROM batches WHERE 1=1", []
-    if scope is not None:
-        q, args = q + " AND scope=?", [scope]
-    if pending:
-        q += " AND status NOT IN ('collected', 'lost')"
-    with self._lock:
-        rows = self.con.execute(q + " ORDER BY created", args).fetchall()
-    names = ("key", "scope", "batch_id", "input_file_id", "status", "keys")
-    return [{**dict(zip(names, r)), "keys": json.loads(r[5])} for r in rows]
-
-Cache.batch_record, Cache.batch_status, Cache.batches = _batch_record, _batch_status, _batches
 
 # %% ../nbs/01_llm.ipynb #c8475c6b
 @dataclass
@@ -617,9 +589,6 @@ async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_ret
         await asyncio.sleep(_retry_delay(tries, headers))
 
 # %% ../nbs/01_llm.ipynb #cfc6b0ae
-BATCH_MAX_REQUESTS = 50_000  # the OpenAI Batch API's limits per input file: requests
-BATCH_MAX_BYTES = 200_000_000  # and bytes (200 MB)
-
 def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: float) -> dict:
     "The result of a chat completion whose message is `text` (None: no content): redacted, cut at the model's cap."
     sv = secret_values()  # a key or URL credential that the server echoes into its answer is never stored
@@ -709,6 +678,8 @@ class LLM:
         return self.map([Request(messages=prompt if isinstance(prompt, list) else msgs(prompt), **kw)])[0]
 
 # %% ../nbs/01_llm.ipynb #b132c7af
+_STRUCTURED_FIX = "; a server that refuses response_format takes --structured none (or the role's --<role>-structured)"
+
 async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
     "Send `req` within the endpoint's limit (to its `transport`, or over the network) → a result."
     body = self.body(req)
@@ -723,13 +694,13 @@ async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
             data = json.dumps(body, ensure_ascii=False).encode()
             d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), self._parts, data, self.usage.retry)
     secs = time.perf_counter() - t0
+    structured = "response_format" in body
     if err is None:
         try:
-            structured = req.schema is not None and _schema_mode(self.spec) is not None
             return _result(self.spec, *_completion_parts(d), structured, secs)
         except Exception as e:  # a shape the body check let through
             err = redact(f"bad response: {type(e).__name__}: {e}")[:230]
-    return _not_sent(err, secs)
+    return _not_sent(err + (_STRUCTURED_FIX if structured and err.startswith("http 400") else ""), secs)
 
 # %% ../nbs/01_llm.ipynb #eb177b32
 async def _acall(self: LLM, req: Request) -> dict:
@@ -767,8 +738,8 @@ async def _live(self: LLM, desc: str | None = None, endpoint: _Endpoint | None =
     finally:
         lv.users -= 1
         if lv.users == 0:  # the last to leave closes it
-            for t in list(lv.tasks):
-                t.cancel()
+            if lv.batch is not None:
+                lv.batch.close()
             lv.bar.close()
             self._lives.pop(lid, None)
             lv.ep.users -= 1
@@ -778,16 +749,6 @@ async def _live(self: LLM, desc: str | None = None, endpoint: _Endpoint | None =
 LLM.acall, LLM.live = _acall, _live
 
 # %% ../nbs/01_llm.ipynb #389ad82f
-BATCH_GATHER_S = 0.3  # batch mode: a queue unchanged this long (every item waiting) is submitted
-
-def _fail(fut, e: BaseException):
-    "End `fut` with `e` (cancelled for a cancellation), marked as seen: no 'exception never retrieved' warning."
-    if isinstance(e, asyncio.CancelledError):
-        fut.cancel()
-    else:
-        fut.set_exception(e)
-        fut.exception()
-
 class _Live:
     "One LLM opened in the running event loop: its endpoint, requests in flight, batch queue and progress bar."
 
@@ -795,53 +756,30 @@ class _Live:
         from tqdm.auto import tqdm
         self.llm, self.ep, self.desc = llm, ep, desc or llm.spec.name
         self.inflight: dict = {}  # cache key → future of the first identical request still in flight
-        self.queue: dict = {}  # batch mode: cache key → Request waiting to be submitted
-        self.gathering, self.tasks, self.fails, self.hits, self.users = False, set(), 0, 0, 0
+        self.batch = BatchQueue(llm, self.desc) if llm.batch else None
+        self.fails, self.hits, self.users = 0, 0, 0
         self.bar = tqdm(total=0, desc=self.desc, disable=not llm.progress or quiet, mininterval=1, file=sys.stderr,
                         unit="call", dynamic_ncols=True)
 
     async def fresh(self, key, req: Request) -> dict:
-        "A request no cache holds: sent (or queued for a batch); a successful answer is stored under `key`."
+        "A request no cache holds: sent (or answered in a batch); a successful answer is stored under `key`."
         fut = asyncio.get_running_loop().create_future()
         self.inflight[key], self.bar.total = fut, self.bar.total + 1
         try:
-            if self.llm.batch:
-                self.queue[key] = req
-                if not self.gathering:
-                    self.gathering = True
-                    t = asyncio.ensure_future(self.submit())
-                    self.tasks.add(t)
-                    t.add_done_callback(self.tasks.discard)
-                return await asyncio.shield(fut)
-            res = await _send(self.llm, self.ep, req)
-            if res["ok"] and self.llm.cache is not None:
-                self.llm.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
+            if self.batch is not None:  # the batch stores its answers
+                res = await self.batch.answer(key, req)
+            else:
+                res = await _send(self.llm, self.ep, req)
+                if res["ok"] and self.llm.cache is not None:
+                    self.llm.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
             fut.set_result(res)
             return res
         except BaseException as e:
             if not fut.done():
-                _fail(fut, e)
+                fail_future(fut, e)
             raise
         finally:
             self.inflight.pop(key, None)
-
-    async def submit(self):
-        "Batch mode: once the queue stops growing, submit it (`scibench.batch`) and hand out the answers."
-        n = -1
-        while n != len(self.queue):
-            n = len(self.queue)
-            await asyncio.sleep(BATCH_GATHER_S)
-        self.gathering, (todo, self.queue) = False, (self.queue, {})
-        try:
-            got = await batch_answers(self.llm, todo, self.desc)
-        except BaseException as e:
-            for k in todo:
-                if (f := self.inflight.get(k)) is not None and not f.done():
-                    _fail(f, e)
-            raise
-        for k, res in got.items():
-            if (f := self.inflight.get(k)) is not None and not f.done():
-                f.set_result(res)
 
     def note(self, res: dict):
         self.bar.update(not res["cached"])
@@ -861,9 +799,9 @@ def run_sync(coro):
         return ex.submit(asyncio.run, coro).result()
 
 # %% ../nbs/01_llm.ipynb #27ade3b5
-PROBE_HEADER = "X-Scibench-Probe"  # marks the structured-output probe (a test server keeps it out of its counts)
-_PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+PROBE_HEADER = "X-Scibench-Probe"  # marks the preflight's requests (a test server keeps them out of its counts)
 _MODES: dict = {}  # endpoint scope → (mode, how it was told), detected once per endpoint and process
+_LLAMA_PROPS = {"default_generation_settings", "build_info", "chat_template"}  # keys of llama.cpp's `GET /props`
 
 def _server_root(spec: ModelSpec) -> str:
     "The server's own root: the base URL without `/v1` (where llama.cpp answers `GET /props`)."
@@ -878,64 +816,24 @@ def _json(r) -> dict:
         return {}
     return d if isinstance(d, dict) else {}
 
-def _mode_of_models(d: dict) -> tuple | None:
-    "(mode, how) from a `GET /models` answer that names its server (llama.cpp: owned_by llamacpp; vLLM), else None."
-    owners = {str(m.get("owned_by", "")).lower() for m in d.get("data") or [] if isinstance(m, dict)}
-    if owners & {"llamacpp", "llama.cpp"}:
-        return "llama", "llama.cpp (/models)"
-    return ("json_schema", "vLLM (/models)") if "vllm" in owners else None
-
-# %% ../nbs/01_llm.ipynb #76ac127c
-def _probe(spec: ModelSpec, get, mode: str) -> bool | None:
-    "One-token probe of `mode`'s response_format: True followed, False refused (4xx) or ignored, None: cannot tell."
-    body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), temperature=0.0,
-                **{token_field(spec): 1})
-    body["response_format"] = _response_format(replace(spec, structured=mode), _PROBE_SCHEMA)
-    r = get(spec.base_url.rstrip("/") + "/chat/completions", body)
-    if r is None or r.status_code >= 500 or r.status_code in (401, 403, 408, 429):
-        return None
-    if r.status_code >= 400:
-        return False
-    try:
-        text, _, _ = _completion_parts(r.json())
-    except Exception:
-        return None
-    return text is not None and (text.lstrip().startswith("{") or not text.strip())
-
 def _ask_server(spec: ModelSpec, get) -> tuple:
-    "(mode, how) from the server: `/props`, `/openapi.json`, `/models`, then probes; mode None: it cannot tell."
+    "(mode, how) from the server's `GET /props`: llama.cpp's → llama, else json_schema; mode None: no answer."
     r = get(_server_root(spec) + "/props")
     if r is None:
         return None, f"no answer from {public_url(spec.base_url)}"
-    if _json(r).keys() & {"default_generation_settings", "build_info", "chat_template"}:
-        return "llama", "llama.cpp (/props)"
-    # llama-cpp-python's server: no /props, and /models may wait behind its queue
-    if "llama.cpp Python API" in str(_json(get(_server_root(spec) + "/openapi.json")).get("info")):
-        return "llama", "llama-cpp-python (/openapi.json)"
-    if found := _mode_of_models(_json(get(spec.base_url.rstrip("/") + "/models"))):
-        return found
-    unsure = 0  # a probe that got no usable answer (llama-cpp-python's server answers an unknown form with HTTP 500)
-    for mode in ("json_schema", "llama"):
-        ok = _probe(spec, get, mode)
-        if ok:
-            return mode, f"a one-token probe ({mode} followed)"
-        unsure += ok is None
-    if unsure == 2:
-        return None, "its probes got no usable answer"
-    return "none", "a one-token probe (response_format refused or ignored: text)"
-
+    if _json(r).keys() & _LLAMA_PROPS:
+        return "llama", "the server answers llama.cpp's GET /props"
+    return "json_schema", "the OpenAI-compatible form: no llama.cpp GET /props"
 
 # %% ../nbs/01_llm.ipynb #04dbfcae
 def _getter(spec: ModelSpec, timeout: float, **headers):
-    "`get(url, body=None)`: a GET of `url` (a POST of `body`, within the spec's timeout) → the answer, or None."
+    "`get(url)`: a GET of `url` with `spec`'s key → the answer, or None (no answer)."
     import httpx
     headers = {"Authorization": _auth(spec), **headers}
 
-    def get(url, body=None):
+    def get(url):
         try:
-            if body is None:
-                return httpx.get(url, timeout=timeout, headers=headers, verify=tls_context())
-            return httpx.post(url, timeout=spec.timeout, headers=headers, json=body, verify=tls_context())
+            return httpx.get(url, timeout=timeout, headers=headers, verify=tls_context())
         except Exception:
             return None
     return get
@@ -959,17 +857,12 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
               "--<role>-structured) if the server follows a response_format", file=sys.stderr, flush=True)
         return "none", why
     _MODES[scope] = (mode, how)
-    print(f"note: model '{spec.name}': structured output {mode}, detected from {how}", file=sys.stderr, flush=True)
+    print(f"note: model '{spec.name}': structured output {mode} ({how})", file=sys.stderr, flush=True)
     return mode, how
 
 def resolve_structured(specs: dict) -> dict:
     '`specs` ({name: ModelSpec}) with every "auto" mode detected (`detect_structured`); the others as they are.'
     return {n: replace(s, structured=detect_structured(s)[0]) for n, s in specs.items()}
-
-def detected(spec: ModelSpec) -> str | None:
-    'How this process detected `spec`\'s mode (e.g. "llama.cpp (/props)"), if it did and `spec` has it (run header).'
-    m = _MODES.get(batch_scope(spec))
-    return m[1] if m and m[0] == spec.structured else None
 
 # %% ../nbs/01_llm.ipynb #d6f79f1c
 def pipeline_window(llms) -> int | None:

@@ -287,11 +287,13 @@ def _on_one_thread():
 
 
 def serve_on_one_thread() -> None:
-    "llama-cpp-python's server (`python -m llama_cpp.server`, its command line) with every completion on one thread."
-    import llama_cpp.server.app as app
+    """llama-cpp-python's server (`python -m llama_cpp.server`, its command line) with every completion on one thread;
+    it answers `GET /props` as llama.cpp's server does (it takes llama.cpp's structured-output form)."""
+    import llama_cpp, llama_cpp.server.app as app
     from llama_cpp.server.__main__ import main
 
     app.run_in_threadpool = _on_one_thread()
+    app.router.add_api_route("/props", lambda: {"build_info": f"llama-cpp-python {llama_cpp.__version__}"})
     watch_users()
     main()
 

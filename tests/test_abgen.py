@@ -23,9 +23,9 @@ def registry(tmp_path, fs, **kw):
 
 @pytest.fixture
 def fake_env(tmp_path, monkeypatch, fake_server):
-    def make(**server_kw):
+    def make(models_kw=None, **server_kw):   # models_kw: fields of the `fake` registry entry
         fs = fake_server(**server_kw)
-        monkeypatch.setenv("SCIBENCH_MODELS", str(registry(tmp_path, fs)))
+        monkeypatch.setenv("SCIBENCH_MODELS", str(registry(tmp_path, fs, **(models_kw or {}))))
         monkeypatch.setenv("SCIBENCH_TEST_KEY", SECRET)
         return fs
     return make
@@ -251,7 +251,8 @@ def test_judge_calls_go_out_before_the_slowest_generation(fake_env, run_bench):
         order.append("judge" if judge else "gen")
         return "Rationale: fine. Therefore, the score is: 3" if judge else "Research Objective: x.\nExperiment Process: y."
     first = abgen.load_abgen("sample")[0]["ablation_study"]["module_name"]
-    fake_env(slow={f"## Module to Ablate\n{first}": 1.5}, reply=reply)   # the first example's generation takes 1.5 s
+    fake_env(slow={f"## Module to Ablate\n{first}": 1.5}, reply=reply,   # the first example's generation takes 1.5 s
+             models_kw=dict(structured="none"))                             # the replies are text
     meta, d = run_bench("abgen", dict(model="fake", judge="fake", max_tokens=32, protocol="scibench"))
     assert meta["status"] == "complete" and order.count("gen") == 8 and order.count("judge") == 32
     last_gen = max(i for i, k in enumerate(order) if k == "gen")

@@ -199,8 +199,7 @@ def answers(request, tmp_path_factory):
 
 def test_detected_llama(answers):
     """No --structured given: both ad-hoc names on the embedded server are detected as llama.cpp's grammar. (The
-    detection asks the server with 5 s timeouts: a server busy with other clients' completions answers neither
-    `/models` nor the probes in time and is read as `none`; this test then fails, and so would such a run.)"""
+    detection asks the server's `GET /props`, which the embedded server answers as llama.cpp's does.)"""
     for n, (mode, how) in answers["modes"].items():
         assert mode == "llama", (n, mode, how)
 

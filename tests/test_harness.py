@@ -8,8 +8,8 @@ FAST = {"max_tokens": 16, "judge_max_tokens": 64}
 
 
 def _adhoc(fs, **kw):
-    "Params and ad-hoc endpoints of an abgen run whose model and judge are the fake server."
-    return {"model": "m", "judge": "j", **FAST, **kw}, {n: {"base_url": fs.base_url} for n in ("m", "j")}
+    "Params and ad-hoc endpoints of an abgen run whose model and judge are the fake server (its replies are text)."
+    return {"model": "m", "judge": "j", **FAST, **kw}, {n: {"base_url": fs.base_url, "structured": "none"} for n in ("m", "j")}
 
 
 def test_ids_run_only_those_items_in_the_split_order(run_bench, fake_server):

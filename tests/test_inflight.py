@@ -169,15 +169,15 @@ def test_a_timed_out_attempt_is_retried_within_the_limit(fake_server, wire):
 
 
 def test_the_structured_probe_and_readiness_checks_send_before_the_run(fake_server, wire):
-    """`structured = "auto"` is resolved when the LLM is made (GETs, then one-token probes, outside the run): during
-    `map` the server only ever sees the run's requests, one at a time."""
-    fs = fake_server(latency=LAT)  # answers no /props and ignores response_format: detection ends in probes
+    """`structured = "auto"` is resolved when the LLM is made (a `GET /props`, outside the run): during `map` the
+    server only ever sees the run's requests, one at a time."""
+    fs = fake_server(latency=LAT)  # answers no /props: the OpenAI-compatible json_schema
     spec = ModelSpec("fake", fs.base_url, "fake-model", max_concurrency=4, timeout=5.0, structured="auto")
     L._MODES.pop(L.batch_scope(spec), None)
     llm = LLM(spec, cache=False, max_concurrency=1, progress=False)
-    assert llm.spec.structured == "none" and fs.calls == 0  # the probes are answered outside the counts
+    assert llm.spec.structured == "json_schema" and fs.calls == 0  # the detection is answered outside the counts
     probes = [h for h in fs.headers_seen if "x-scibench-probe" in h]
-    assert len(probes) >= 2
+    assert len(probes) == 1
     seen = len(fs.headers_seen)
     res = llm.map(_reqs("auto", 6))
     assert all(r["ok"] for r in res) and fs.peak_inflight == 1 and wire.peak == 1

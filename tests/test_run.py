@@ -94,7 +94,7 @@ def test_adhoc_endpoints_served_id_and_cache_keyed_by_endpoint(cli, env, results
         seen.append(body["model"]); return "Rationale: ok. Therefore, the score is: 4"
     a, b = fake_server(reply=reply), fake_server(reply=reply)
     args = ["run", "abgen", "--model", "mymodel", "--served-model", "org/ckpt-1", "--judge", "myjudge", "--judge-base-url", a.base_url,
-            "--limit", "2", "-p", "max_tokens", "16", "--no-notebook"]
+            "--limit", "2", "-p", "max_tokens", "16", "--no-notebook", "--judge-structured", "none"]  # text replies
     r = cli(*args, "--base-url", a.base_url, env=env)
     assert r.returncode == 0, r.stderr
     assert "status    complete" in r.stdout and "importance" in r.stdout and "results   " in r.stdout
@@ -190,7 +190,7 @@ def test_models_toml_cap_lowers_defaults_keeps_given_values_and_cache_keys(fake_
     bodies = []
     fs = fake_server(reply=lambda b: bodies.append(b) or "Rationale: fine. Therefore, the score is: 3")
     reg = tmp_path / "models.toml"
-    reg.write_text(f'[models.capped]\nbase_url = "{fs.base_url}"\nmodel = "fake"\nmax_tokens = 48\ntimeout = 5\n')
+    reg.write_text(f'[models.capped]\nbase_url = "{fs.base_url}"\nmodel = "fake"\nmax_tokens = 48\ntimeout = 5\nstructured = "none"\n')
     monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
     params = dict(model="capped", judge="capped", limit=1, judge_max_tokens=500)
     meta, d = run_bench("abgen", params)

@@ -1,7 +1,7 @@
 "Issue 21 item 2: the structured-output mode of an endpoint is asked of the server when the spec does not set it."
 import json
 import pytest
-from scibench.llm import LLM, ModelSpec, Request, msgs, cache_key, detect_structured, resolve_structured, detected
+from scibench.llm import LLM, ModelSpec, Request, msgs, cache_key, detect_structured, resolve_structured
 from scibench.core import read_jsonl
 
 SCHEMA = {"type": "object", "properties": {"rationale": {"type": "string"}, "score": {"type": "integer", "minimum": 1,
@@ -13,17 +13,15 @@ def spec_for(fs, name="fake", **kw):
 
 
 @pytest.mark.parametrize("kind, mode, how", [
-    ("llama", "llama", "llama.cpp (/props)"),
-    ("json_schema", "json_schema", "a one-token probe (json_schema followed)"),
-    ("reject", "none", "a one-token probe (response_format refused or ignored: text)"),
-    (None, "none", "a one-token probe (response_format refused or ignored: text)"),
+    ("llama", "llama", "the server answers llama.cpp's GET /props"),
+    ("json_schema", "json_schema", "the OpenAI-compatible form: no llama.cpp GET /props"),
+    (None, "json_schema", "the OpenAI-compatible form: no llama.cpp GET /props"),
 ])
 def test_mode_from_the_server(fake_server, kind, mode, how):
     fs = fake_server(structured=kind)
     assert detect_structured(spec_for(fs)) == (mode, how)
-    assert fs.calls == 0 and not fs.completions          # the probes are not the benchmark's requests
+    assert fs.calls == 0 and not fs.completions          # the detection sends no chat request
     assert detect_structured(spec_for(fs, name="other")) == (mode, how)   # once per endpoint and process
-    assert detected(spec_for(fs, structured=mode)) == how
 
 
 def test_explicit_mode_is_kept_and_never_asked(fake_server):
@@ -37,7 +35,6 @@ def test_unreachable_server_reads_text_and_is_asked_again():
     spec = ModelSpec("gone", "http://127.0.0.1:9/v1", "m", timeout=1.0)
     mode, how = detect_structured(spec)
     assert mode == "none" and how.startswith("not detected")
-    assert detected(spec) is None
 
 
 def test_llama_like_endpoint_gets_llama_and_its_answers_parse(fake_server):
@@ -58,16 +55,18 @@ def test_detected_mode_keeps_the_cache_key_of_the_explicit_one(fake_server):
     assert cache_key(spec_for(fs, structured="auto"), req) == cache_key(spec_for(fs, structured="none"), req)   # undetected: text
 
 
-def test_rejecting_server_falls_back_to_text(fake_server):
+def test_rejecting_server_fails_naming_the_fix(fake_server):
+    "A server that refuses response_format: each such request fails with HTTP 400 naming the flag; with it, text."
     fs = fake_server(structured="reject")
-    llm = LLM(spec_for(fs), cache=False, progress=False)
+    llm = LLM(spec_for(fs, max_retries=0), cache=False, progress=False)
     r = llm.map([Request(msgs("judge this"), schema=SCHEMA)])[0]
-    assert llm.spec.structured == "none" and r["ok"] and not r["structured"] and "score is" in r["text"]
-    forced = LLM(spec_for(fs, structured="json_schema", max_retries=0), cache=False, progress=False)
-    assert "http 400" in forced.map([Request(msgs("judge this"), schema=SCHEMA)])[0]["error"]
+    assert llm.spec.structured == "json_schema" and not r["ok"] and "http 400" in r["error"]
+    assert "--structured none" in r["error"] and "--<role>-structured" in r["error"]
+    plain = LLM(spec_for(fs, structured="none"), cache=False, progress=False).map([Request(msgs("q"), schema=SCHEMA)])[0]
+    assert plain["ok"] and not plain["structured"] and "score is" in plain["text"]
 
 
-@pytest.mark.parametrize("kind, mode", [("llama", "llama"), ("reject", "none")])
+@pytest.mark.parametrize("kind, mode", [("llama", "llama"), ("json_schema", "json_schema")])
 def test_ad_hoc_run_with_no_flag(kind, mode, fake_server, run_bench):
     "A whole AbGen run against an ad-hoc endpoint, no structured-output flag: every judge answer parses."
     reply = (lambda body: "A fine design.") if kind == "llama" else None   # llama: free text would not parse
@@ -80,53 +79,8 @@ def test_ad_hoc_run_with_no_flag(kind, mode, fake_server, run_bench):
     assert all(isinstance(v, (int, float)) for r in recs for v in r["scores"].values()), recs[0]["scores"]
 
 
-class _R:
-    "A scripted HTTP answer for `_ask_server`'s `get`."
-    def __init__(self, status, body): self.status_code, self._body = status, body
-    def json(self): return self._body
-
-
-def _script(json_schema_status, openapi=None):
-    """llama-cpp-python's server: no /props, /models owned by 'me', json_schema refused with HTTP 500, json_object+schema
-    followed; `openapi`: the title its /openapi.json gives (None: 404, as an older or proxied server)."""
-    def get(url, body=None):
-        if url.endswith("/props"): return _R(404, {"detail": "Not Found"})
-        if url.endswith("/openapi.json"):
-            return _R(200, {"openapi": "3.1.0", "info": {"title": openapi}}) if openapi else _R(404, {"detail": "Not Found"})
-        if url.endswith("/models"): return _R(200, {"data": [{"id": "m", "owned_by": "me"}]})
-        rf = body["response_format"]["type"]
-        if rf == "json_schema": return _R(json_schema_status, {"error": {"message": "Input should be 'text' or 'json_object'"}})
-        return _R(200, {"choices": [{"message": {"content": "{", "role": "assistant"}, "finish_reason": "length"}]})
-    return get
-
-
-def test_a_500_to_one_form_does_not_hide_the_form_the_server_follows():
-    "llama-cpp-python answers an unknown response_format with HTTP 500: the next form is still probed (found on the embedded server)."
-    from scibench.llm import _ask_server
-    spec = ModelSpec("adhoc", "http://127.0.0.1:9/v1", "adhoc")
-    assert _ask_server(spec, _script(500)) == ("llama", "a one-token probe (llama followed)")
-    assert _ask_server(spec, _script(400))[0] == "llama"
-    def dead(url, body=None):
-        return _R(404, {}) if url.endswith("/props") else _R(200, {"data": []}) if url.endswith("/models") else _R(503, {})
-    assert _ask_server(spec, dead) == (None, "its probes got no usable answer")
-
-
-def test_llama_cpp_python_is_told_by_its_openapi_page_before_any_probe():
-    """The embedded server's /models and probes wait behind its queue when it is busy (found: a busy server read as
-    'none'); its /openapi.json answers at once and names it, so no probe is sent."""
-    from scibench.llm import _ask_server
-    spec = ModelSpec("adhoc", "http://127.0.0.1:9/v1", "adhoc")
-    asked = []
-    def get(url, body=None):
-        asked.append(url)
-        return _script(500, openapi="🦙 llama.cpp Python API")(url, body)
-    assert _ask_server(spec, get) == ("llama", "llama-cpp-python (/openapi.json)")
-    assert not any(u.endswith("/models") or u.endswith("/completions") for u in asked), asked
-    assert _ask_server(spec, _script(500, openapi="FastAPI"))[0] == "llama"   # another app's page: the probes decide
-
-
 def test_an_undetected_mode_is_a_warning_naming_the_flag(capsys):
-    "A server whose probes give no usable answer is read as text, and the run says so with the flag to set."
+    "A server that does not answer is read as text, and the run says so with the flag to set."
     from scibench.llm import detect_structured
     spec = ModelSpec("nowhere", "http://127.0.0.1:9/v1", "nowhere", structured="auto", timeout=1)
     mode, how = detect_structured(spec, timeout=0.5)
