@@ -28,7 +28,7 @@ def env(tmp_path, monkeypatch, fake_server, results, own_data):
         return "A design."
     fs = fake_server(reply=reply)
     reg = tmp_path / "models.toml"
-    reg.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake-model"\nmax_retries = 2\ntimeout = 5\n')
+    reg.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake-model"\nmax_retries = 2\ntimeout = 5\nstructured = "none"\n')
     monkeypatch.setenv("SCIBENCH_MODELS", str(reg))
     return d, fs, bodies
 
