@@ -22,7 +22,7 @@ def table2():
 
 def registry(tmp_path, fs):
     p = tmp_path / "models.toml"
-    p.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake-model"\nmax_retries = 2\ntimeout = 5\n')
+    p.write_text(f'[models.fake]\nbase_url = "{fs.base_url}"\nmodel = "fake-model"\nmax_retries = 2\ntimeout = 5\nstructured = "none"\n')
     return p
 
 
