@@ -6,13 +6,13 @@
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #78dae3a6
 from __future__ import annotations
-import asyncio, contextlib, itertools, json, os, re, shutil, tarfile
+import asyncio, contextlib, hashlib, itertools, json, os, re, shutil, tarfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ...core import DataError, data_dir, read_json_lines, read_json_records, read_text, write_json
+from ...core import DataError, cache_dir, data_dir, read_json_lines, read_json_records, read_text, write_json
 from ...judge import judge_request, judge_result
 from ...llm import Request, parse_json, run_sync
 from ...metrics import mean_ci
@@ -35,18 +35,26 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
-_NODE_FIELDS = ("id", "requirements", "weight", "sub_tasks")
+_FIELD_RULES = (  # (field, is its value bad, what it must be); every field but `task_category` is required
+    ("id", lambda v: isinstance(v, bool) or not isinstance(v, (str, int)), "expected a string"),
+    ("requirements", lambda v: not isinstance(v, str), "expected text"),
+    ("weight", lambda v: isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"),
+     "weight must be a number >= 0"),
+    ("sub_tasks", lambda v: not isinstance(v, list), "expected a list of nodes"),
+    ("task_category", lambda v: not isinstance(v or "", str), "expected a string"))
 
 def _read_tree(path, leaf_scores: bool = False) -> dict:
-    "A rubric tree, checked node by node (`_check_fields`); with `leaf_scores`, each leaf's `score` is 0 or 1."
+    "A rubric tree, checked node by node (`_FIELD_RULES`); with `leaf_scores`, each leaf's `score` is 0 or 1."
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{p} not found")
     tree, line_of = read_json_lines(p)
     def check(n, where, line):
         if not isinstance(n, dict): raise DataError(p, line, where, f"node is not an object (got {type(n).__name__})")
-        line = line_of(n) or line
-        _check_fields(p, n, where, line)
-        nid = n["id"]
+        line, nid = line_of(n) or line, n.get("id", "?")
+        for f, bad, want in _FIELD_RULES:
+            why = (f"missing field in node {nid!r}" if f not in n and f != "task_category" else
+                   f"node {nid!r}: {want}, got {type(n[f]).__name__} {n[f]!r}" if bad(n.get(f)) else None)
+            if why: raise DataError(p, line, f"{where}.{f}", why)
         for i, c in enumerate(n["sub_tasks"]): check(c, f"{where}.sub_tasks[{i}]", line)
         if n["sub_tasks"] and sum(c["weight"] for c in n["sub_tasks"]) <= 0:
             raise DataError(p, line, f"{where}.sub_tasks", f"node {nid!r}: children weights sum to 0")
@@ -56,39 +64,24 @@ def _read_tree(path, leaf_scores: bool = False) -> dict:
     check(tree, "root", 1)
     return tree
 
-_FIELD_RULES = (  # (field, is its value bad, what it must be)
-    ("id", lambda v: isinstance(v, bool) or not isinstance(v, (str, int)), "expected a string"),
-    ("requirements", lambda v: not isinstance(v, str), "expected text"),
-    ("weight", lambda v: isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"),
-     "weight must be a number >= 0"),
-    ("sub_tasks", lambda v: not isinstance(v, list), "expected a list of nodes"),
-    ("task_category", lambda v: not isinstance(v or "", str), "expected a string"))
-
-def _check_fields(p: Path, n: dict, where: str, line: int) -> None:
-    "A tree node's own fields (a `DataError` for the first missing or bad one); its children are checked by the caller."
-    for f in _NODE_FIELDS:
-        if f not in n: raise DataError(p, line, f"{where}.{f}", f"missing field in node {n.get('id', '?')!r}")
-    for f, bad, want in _FIELD_RULES:
-        v = n.get(f)
-        if bad(v): raise DataError(p, line, f"{where}.{f}", f"node {n['id']!r}: {want}, got {type(v).__name__} {v!r}")
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #fa5a9bc1
-def rubric_leaves(tree: dict) -> list[dict]:
-    "Leaves in order: effective weight, `path` (ids root→parent), `ancestors` (their texts), `prior` (above)."
+def _walk(tree: dict) -> list[tuple]:
+    "(node, effective weight, `ancestors`, `prior`) of every node of a tree, in pre-order."
     out, first = [], {}
-    def walk(n, share, path, anc, prior):
-        subs, mine = n["sub_tasks"], first.setdefault(n["id"], prior)   # by id, as PaperBench finds a node
-        if not subs:
-            out.append(dict(id=n["id"], requirements=n["requirements"], task_category=n.get("task_category"),
-                            weight=share, raw_weight=n["weight"], path=path, ancestors=anc, prior=mine,
-                            score=n.get("score")))
-            return
-        tot = sum(c["weight"] for c in subs)
+    def walk(n, share, anc, prior):
+        out.append((n, share, anc, first.setdefault(n["id"], prior)))   # by id, as PaperBench finds a node
+        subs = n["sub_tasks"]; tot = sum(c["weight"] for c in subs)
         for j, c in enumerate(subs):
-            walk(c, share * c["weight"] / tot, path + [n["id"]], anc + [n["requirements"]],
+            walk(c, share * c["weight"] / tot, anc + [n["requirements"]],
                  prior + [n["requirements"]] + [s["requirements"] for s in subs[:j]])
-    walk(tree, 1.0, [], [], [])
+    walk(tree, 1.0, [], [])
     return out
+
+def rubric_leaves(tree: dict) -> list[dict]:
+    "Leaves in order: effective weight, `ancestors` (the texts root→parent), `prior` (above), human `score`."
+    return [dict(id=n["id"], requirements=n["requirements"], task_category=n.get("task_category"), weight=share,
+                 ancestors=anc, prior=prior, score=n.get("score"))
+            for n, share, anc, prior in _walk(tree) if not n["sub_tasks"]]
 
 def load_paperbench_rubric(path) -> list[dict]:
     "The leaves of a PaperBench `rubric.json` (or graded tree), as `rubric_leaves` gives them."
@@ -128,65 +121,44 @@ def _item(obj) -> tuple[dict|None, str|None]:
 def _json_parts(text: str) -> tuple[list|None, str|None]:
     "Items of a text of JSON values only → (items, how); (None, None) when it is not."
     s = re.sub(r"(?m)^\s*```(?:json|jsonl)?\s*$", "", text)
-    dec, pos, parts = json.JSONDecoder(strict=False), 0, []
+    dec, pos, raw, n = json.JSONDecoder(strict=False), 0, [], 0
     while True:
         while pos < len(s) and (s[pos].isspace() or s[pos] == ","): pos += 1
         if pos >= len(s): break
         try: v, pos = dec.raw_decode(s, pos)
         except json.JSONDecodeError: return None, None
-        parts.append(v)
-    raw = []
-    for v in parts:
         if isinstance(v, dict) and isinstance(v.get("items"), list): raw += v["items"]
         elif isinstance(v, list): raw += v
         elif isinstance(v, dict) and ("criterion" in v or "requirements" in v): raw.append(v)
         else: return None, None
-    if not parts: return None, None
-    return raw, "json" if len(parts) == 1 else f"json ({len(parts)} parts)"
+        n += 1
+    return (raw, "json" if n == 1 else f"json ({n} parts)") if n else (None, None)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #dddf977d
-def _salvaged(text: str) -> tuple[list|None, str|None]:
-    "Items of a text that is not JSON only → (items, how); (None, None) when it has none."
-    raw, how = None, None
+def _salvaged(text: str) -> tuple[list, str]:
+    "Items of a text that is not JSON only → (items, how): a JSON object's, else item objects found in it."
     obj, _ = parse_json(text)
-    if isinstance(obj, dict) and isinstance(obj.get("items"), list): raw, how = obj["items"], "json"
+    raw = obj["items"] if isinstance(obj, dict) and isinstance(obj.get("items"), list) else None
     objs = []
     for m in re.finditer(r"\{[^{}]*\}", text):
-        try: objs.append(json.loads(m.group(0)))
-        except json.JSONDecodeError: pass
-    n_crit = sum(isinstance(o, dict) and "criterion" in o for o in objs)
-    if n_crit and (raw is None or n_crit > len(raw)): raw, how = objs, "salvaged json objects"
-    return raw, how
+        with contextlib.suppress(json.JSONDecodeError): objs.append(json.loads(m.group(0)))
+    if sum(isinstance(o, dict) and "criterion" in o for o in objs) > len(raw or ()): return objs, "salvaged json objects"
+    return (raw, "json") if raw is not None else ([], "not JSON")
 
 def parse_rubric(text: str|None) -> dict:
     "Checklist items from a model answer or a rubric file written in parts → {items, dropped, how, failure}."
     if text is None: return dict(items=[], dropped=[], how=None, failure="no response")
     raw, how = _json_parts(text)
     if raw is None: raw, how = _salvaged(text)
-    if raw is None: raw, how = [], "not JSON"
-    items, dropped = [], []
-    for o in raw:
-        it, why = _item(o)
-        if it: items.append(it)
-        else: dropped.append(why)
+    checked = [_item(o) for o in raw]
+    items, dropped = [it for it, _ in checked if it], [why for it, why in checked if not it]
     return dict(items=items, dropped=dropped, how=how,
                 failure=None if items else f"no valid rubric item ({how}; {len(dropped)} dropped)")
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #56bcec78
-def _nodes(tree: dict) -> list[tuple]:
-    "(node, effective weight, pre-order position, ancestor requirement texts) for every node of a tree."
-    out = []
-    def walk(n, share, anc):
-        out.append((n, share, len(out), anc))
-        subs = n["sub_tasks"]; tot = sum(c["weight"] for c in subs)
-        for c in subs: walk(c, share * c["weight"] / tot, anc + [n["requirements"]])
-    walk(tree, 1.0, [])
-    return out
-
 def rank_importance(weights) -> list[int]:
     "Importance 1-5 from the weights' rank: mid-rank percentile q → 1 + floor(5q); equal weights share an importance."
     w = np.asarray(weights, float); n = len(w)
-    if not n: return []
     q = [((w < x).sum() + 0.5 * np.isclose(w, x, rtol=1e-9, atol=0).sum()) / n for x in w]
     return [int(min(5, 1 + np.floor(5 * x))) for x in q]
 
@@ -197,24 +169,22 @@ def _majority_category(node: dict):
     w = Counter()
     for l in rubric_leaves(node):
         if l["task_category"]: w[l["task_category"]] += l["weight"]
-    if not w: return None
     order = {c: i for i, c in enumerate(CATEGORIES)}
-    return min(w, key=lambda c: (-w[c], order.get(c, len(order)), c))
+    return min(w, key=lambda c: (-w[c], order.get(c, len(order)), c), default=None)
 
 def checklist_view(tree: dict, n_items: int = 80) -> list[dict]:
     "A PaperBench tree cut into about `n_items` checklist items (above); deterministic."
     if n_items < 1: raise ValueError(f"n_items must be >= 1, got {n_items}")
-    info = {id(n): (share, pos, anc) for n, share, pos, anc in _nodes(tree)}
+    info = {id(n): (share, pos, anc) for pos, (n, share, anc, _) in enumerate(_walk(tree))}
     key = lambda n: (-info[id(n)][0], info[id(n)][1])
     front = [tree]
-    while True:
-        cands = sorted((n for n in front if n["sub_tasks"]), key=key)
-        cur, pick = len(front), None
-        pick = next((n for n in cands if cur - 1 + len(n["sub_tasks"]) <= n_items), None)
-        if pick is None and cands:
+    grown = lambda n: len(front) - 1 + len(n["sub_tasks"])     # the front's size once `n` is split
+    while cands := sorted((n for n in front if n["sub_tasks"]), key=key):
+        pick = next((n for n in cands if grown(n) <= n_items), None)
+        if pick is None:
             n = min(cands, key=lambda n: (len(n["sub_tasks"]),) + key(n))
-            if abs(cur - 1 + len(n["sub_tasks"]) - n_items) < abs(cur - n_items): pick = n
-        if pick is None: break
+            if abs(grown(n) - n_items) >= abs(len(front) - n_items): break
+            pick = n
         i = next(j for j, x in enumerate(front) if x is pick); front[i:i + 1] = pick["sub_tasks"]
     imp = rank_importance([info[id(n)][0] for n in front])
     return [dict(criterion=n["requirements"], importance=i, category=_majority_category(n), weight=info[id(n)][0],
@@ -230,35 +200,23 @@ def _archive_name(p: Path) -> str|None:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3be155e9
 MAX_EXPANDED = 256 << 20  # bytes an archive's files may expand to (256 MiB); over it, it is not extracted
 
-def _expanded(t: tarfile.TarFile, cap: int) -> int:
-    "The bytes the files of archive `t` expand to, counted from its headers until past `cap`."
-    n = 0
-    for m in t:
-        n += m.size if m.isfile() else 0
-        if n > cap: break
-    return n
-
 def _extract(archive: Path) -> Path:
     "An archive extracted once into the cache → the extraction folder (its members as they are)."
-    import hashlib
-    from scibench.core import cache_dir
     a = Path(archive); st = a.stat()
     key = hashlib.sha1(str(a.resolve()).encode()).hexdigest()[:12]
     dest = cache_dir()/"paperbench_archives"/f"{_archive_name(a) or a.name}-{key}-{st.st_size}-{st.st_mtime_ns}"
     if dest.exists(): return dest
     tmp = dest.with_name(dest.name + ".part"); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+    why = None
     try:
         with tarfile.open(a) as t:
-            size = _expanded(t, MAX_EXPANDED)
-            if size <= MAX_EXPANDED: t.extractall(tmp, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as e:
+            if sum(m.size for m in t if m.isfile()) <= MAX_EXPANDED: t.extractall(tmp, filter="data")
+            else: why = (f"the archive ({st.st_size:,} bytes) expands to more than {MAX_EXPANDED:,} bytes "
+                         "(MAX_EXPANDED): not extracted; unpack what should be graded into a folder entry instead")
+    except (tarfile.TarError, OSError, EOFError) as e: why = f"cannot extract the archive: {e}"
+    if why:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise DataError(a, None, None, f"cannot extract the archive: {e}") from None
-    if size > MAX_EXPANDED:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise DataError(a, None, None,
-                        f"the archive ({st.st_size:,} bytes) expands to more than {MAX_EXPANDED:,} bytes "
-                        "(MAX_EXPANDED): not extracted; unpack what should be graded into a folder entry instead")
+        raise DataError(a, None, None, why)
     os.replace(tmp, dest)
     return dest
 
@@ -278,13 +236,11 @@ def _submission_in(d: Path, rel: str = "", descend_any: bool = False) -> tuple[P
     "The `submission/` folder of a PaperBench layout under `d` → (folder, path in the entry, left out), or None."
     j = lambda name: f"{rel}/{name}" if rel else name
     if (d/"submission").is_dir():
-        left = [_left_out(c, j(c.name)) for c in sorted(d.iterdir()) if c.name != "submission"]
-        return d/"submission", j("submission"), left
-    kids = [c for c in d.iterdir() if not c.name.startswith(".")] if d.is_dir() else []
+        return d/"submission", j("submission"), [_left_out(c, j(c.name)) for c in sorted(d.iterdir())
+                                                 if c.name != "submission"]
+    kids = [c for c in d.iterdir() if not c.name.startswith(".")]
     if len(kids) == 1 and kids[0].is_dir():
-        found = _submission_in(kids[0], j(kids[0].name))
-        if found: return found
-        if descend_any: return kids[0], j(kids[0].name), []
+        return _submission_in(kids[0], j(kids[0].name)) or ((kids[0], j(kids[0].name), []) if descend_any else None)
     return None
 
 def locate_repo(repo) -> tuple[Path, str, list[dict]]:
@@ -296,28 +252,23 @@ def locate_repo(repo) -> tuple[Path, str, list[dict]]:
         root = _extract(p)
         return _submission_in(root, descend_any=True) or (root, "", [])
     if not p.is_dir(): raise FileNotFoundError(f"{p}: repository not found")
-    found = _submission_in(p)
-    if found: return found
-    for name in SUBMISSION_ARCHIVES:           # a PaperBench case folder: `submission.tar` beside `grading/`
-        if (p/name).is_file():
-            folder, rel, left = locate_repo(p/name)
-            left = [_left_out(c, c.name) for c in sorted(p.iterdir()) if c.name != name] + \
-                   [dict(x, path=f"{name}/{x['path']}") for x in left]
-            return folder, f"{name}/{rel}" if rel else name, left
-    return p, "", []
+    if found := _submission_in(p): return found
+    name = next((n for n in SUBMISSION_ARCHIVES if (p/n).is_file()), None)
+    if name is None: return p, "", []
+    folder, within, left = locate_repo(p/name)     # a PaperBench case folder: `submission.tar` beside `grading/`
+    left = [_left_out(c, c.name) for c in sorted(p.iterdir()) if c.name != name] + \
+           [dict(x, path=f"{name}/{x['path']}") for x in left]
+    return folder, f"{name}/{within}" if within else name, left
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #b15f6204
 def repo_entries(folder) -> dict:
     "The repositories of one paper, `repos/<paper>/`: {name: path} for each folder and archive file, sorted by name."
-    folder = Path(folder); out: dict = {}
-    if not folder.is_dir(): return out
-    for p in sorted(folder.iterdir()):
-        if p.name.startswith("."): continue
+    out: dict = {}
+    for p in sorted(Path(folder).glob("[!.]*")):
         name = p.name if p.is_dir() else _archive_name(p)
-        if name is None: continue
         if name in out:
             raise DataError(p, None, None, f"two entries for repository {name!r}: {out[name].name} and {p.name}")
-        out[name] = p
+        if name: out[name] = p
     return out
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #a4c2878b
@@ -372,13 +323,10 @@ class RepoIndex:
 
     def retrieve(self, query: str, k: int = 10) -> list[tuple[str, list[str]]]:
         "Top-k files (ranked by their best chunk) with their chunks in rank order."
-        if not self.chunks: return []
-        order = [i for i, _ in self.index.search(query, len(self.chunks), self.method)]
         files: dict = {}
-        for i in order:
+        for i, _ in self.index.search(query, len(self.chunks), self.method) if self.chunks else ():
             path, text = self.chunks[i]
-            if path not in files and len(files) >= k: continue
-            files.setdefault(path, []).append(text)
+            if path in files or len(files) < k: files.setdefault(path, []).append(text)
         return list(files.items())
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3078bfad
