@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ...core import DataError, cache_dir, data_dir, read_json_lines, read_json_records, read_text, write_json
+from ...core import DataError, cache_dir, data_dir, read_json_lines, read_json_records, read_text
 from ...judge import judge_request, judge_result
 from ...llm import Request, parse_json, run_sync
 from ...metrics import mean_ci
@@ -28,10 +28,10 @@ __all__ = ['CATEGORIES', 'ARCHIVES', 'MAX_EXPANDED', 'SUBMISSION_ARCHIVES', 'LEF
            'PB_DEPARTURES', 'PB_REPO', 'PB_DATA', 'PB_MEDIA', 'rubric_leaves', 'load_paperbench_rubric', 'to_checklist',
            'category_shares', 'parse_rubric', 'rank_importance', 'checklist_view', 'locate_repo', 'repo_entries',
            'repo_files', 'RepoIndex', 'judge_context', 'context_budget', 'paper_view', 'paper_summary', 'grader_paper',
-           'fit_files', 'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade_verdict', 'grade',
-           'agrade', 'pb_files', 'pb_tree', 'reduce_log', 'pb_case', 'pb_rank_messages', 'pb_read_files',
-           'pb_grade_messages', 'apb_leaf', 'pb_grade', 'judge_eval_cases', 'agreement', 'judge_eval',
-           'download_paperbench', 'download_judge_eval', 'split_root', 'load_papers']
+           'fit_files', 'grade_prompt', 'rubric_score', 'GradeOpts', 'grade_request', 'grade', 'agrade', 'pb_files',
+           'pb_tree', 'reduce_log', 'pb_case', 'pb_rank_messages', 'pb_read_files', 'pb_grade_messages', 'apb_leaf',
+           'pb_grade', 'judge_eval_cases', 'agreement', 'judge_eval', 'download_paperbench', 'download_judge_eval',
+           'split_root', 'load_papers']
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #d136f797
 CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -334,7 +334,6 @@ CHARS_PER_TOKEN = 3             # characters per token, conservative for code an
 DEFAULT_CONTEXT_TOKENS = 32_768 # the judge's window when models.toml does not give `context`
 TEMPLATE_TOKENS = 256           # chat template and role tokens
 MIN_FILE_CHARS = 200            # the least a retrieved file is given
-
 PAPER_AUTO = -1                 # paper_chars: the whole paper where it fits the judge's window, else none (and said so)
 ITEM_CHARS = 2000               # room for a criterion and its ancestors when sizing the paper (real trees: <= ~1,700)
 
@@ -351,15 +350,13 @@ def paper_view(spec, paper: str|None, title: str = "", max_tokens: int = 256, k:
                context_chars: int|None = None, paper_chars: int = PAPER_AUTO) -> dict:
     "What of the paper the judge reads → {text, chars (the paper's), shown, note (None: all of it)}."
     paper = paper or ""
-    none = lambda note: dict(text="", chars=len(paper), shown=0, note=note)
-    if not paper: return none("no paper text given")
-    if paper_chars == 0: return none("paper not shown (paper_chars=0)")
-    mark = " [truncated: 000000 of 000000 characters shown]"
-    files = context_chars or k * (MIN_FILE_CHARS + len(_file_block("", "", mark)) + 2)
-    need = len(grade_prompt(title, "", "", (), paper)) + ITEM_CHARS + files
-    if need > context_budget(spec, max_tokens):
-        return none(f"paper omitted (judge context {judge_context(spec)} tokens)")
-    return dict(text=paper, chars=len(paper), shown=len(paper), note=None)
+    files = context_chars or k * (MIN_FILE_CHARS + len(_file_block("", "", _CUT_MARK)) + 2)
+    fits = len(grade_prompt(title, "", "", (), paper)) + ITEM_CHARS + files <= context_budget(spec, max_tokens)
+    note = ("no paper text given" if not paper else "paper not shown (paper_chars=0)" if paper_chars == 0 else
+            None if fits else f"paper omitted (judge context {judge_context(spec)} tokens)")
+    return dict(text="" if note else paper, chars=len(paper), shown=0 if note else len(paper), note=note)
+
+def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown", "note")}
 
 def paper_summary(views: dict) -> str:
     "One line on what the judge read of each paper, from {name: `paper_view`}."
@@ -371,38 +368,31 @@ def paper_summary(views: dict) -> str:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #03590d15
 def grader_paper(spec, papers: list[dict], cfg) -> dict:
     "What judge `spec` reads of each paper under `cfg` (`paper_view`) → {paper_chars, context, papers, note}."
-    views = {p["id"]: paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k, cfg.context_chars or None,
-                                 cfg.paper_chars) for p in papers}
-    return dict(paper_chars=cfg.paper_chars, context=judge_context(spec),
-                papers={k: {kk: v[kk] for kk in ("chars", "shown", "note")}
-                for k, v in views.items()}, note=paper_summary(views))
+    views = {p["id"]: _paper_of(paper_view(spec, p["text"], p["title"], cfg.judge_max_tokens, cfg.k,
+                                           cfg.context_chars or None, cfg.paper_chars)) for p in papers}
+    return dict(paper_chars=cfg.paper_chars, context=judge_context(spec), papers=views, note=paper_summary(views))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #69d811ad
+_CUT_MARK = " [truncated: 000000 of 000000 characters shown]"   # room kept in each file's header for its cut mark
+
 def _file_block(path: str, body: str, note: str = "") -> str:
     return f"### File: {path}{note}\n```\n{body}\n```"
 
 def fit_files(hits, texts: dict|None, budget: int) -> tuple[str, list[dict]]:
     "The retrieved files as prompt text within `budget` characters → (text, [{path, chars, of, truncated}])."
     if not hits: return "(the repository has no readable text files)", []
-    texts = texts or {}
-    full = [texts.get(p) or "\n...\n".join(ch) for p, ch in hits]
-    overhead = [len(_file_block(p, "", " [truncated: 000000 of 000000 characters shown]")) + 2 for p, _ in hits]
-    avail = max(0, budget - sum(overhead))
-    alloc, left, order = [0] * len(hits), avail, sorted(range(len(hits)), key=lambda i: (len(full[i]), i))
-    for n, i in enumerate(order):
+    full = [(texts or {}).get(p) or "\n...\n".join(ch) for p, ch in hits]
+    left, alloc = max(0, budget - sum(len(_file_block(p, "", _CUT_MARK)) + 2 for p, _ in hits)), [0] * len(hits)
+    for n, i in enumerate(sorted(range(len(hits)), key=lambda i: (len(full[i]), i))):    # max-min fair shares
         alloc[i] = max(MIN_FILE_CHARS, min(len(full[i]), left // (len(hits) - n)))
         left = max(0, left - alloc[i])
     parts, seen = [], []
-    for i, (path, chunks) in enumerate(hits):
-        body = full[i]
-        if len(body) <= alloc[i]:
-            parts.append(_file_block(path, body))
-            seen.append(dict(path=path, chars=len(body), of=len(body), truncated=False))
-        else:
-            best = "\n...\n".join(chunks)[:alloc[i]]
-            why = f" [truncated: {len(best)} of {len(body)} characters shown, the parts most relevant to the criterion]"
-            parts.append(_file_block(path, best, why))
-            seen.append(dict(path=path, chars=len(best), of=len(body), truncated=True))
+    for (path, chunks), body, cap in zip(hits, full, alloc):
+        cut = len(body) > cap
+        shown = "\n...\n".join(chunks)[:cap] if cut else body
+        mark = f" [truncated: {len(shown)} of {len(body)} characters shown, the parts most relevant to the criterion]"
+        parts.append(_file_block(path, shown, mark if cut else ""))
+        seen.append(dict(path=path, chars=len(shown), of=len(body), truncated=cut))
     return "\n\n".join(parts), seen
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #c198d49f
@@ -422,22 +412,15 @@ def grade_prompt(title: str, criterion: str, context: str, ancestors=(), paper: 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #b6c71bc6
 def rubric_score(items: list[dict], verdicts: list) -> dict:
     "Eq. 1 over every item: {score, judged_share, passed, judged, failures}; `verdicts` holds 'pass'/'fail'/None."
-    w = np.array([float(i["importance"]) for i in items]); v = np.array([x is not None for x in verdicts])
-    p = np.array([x == "pass" for x in verdicts])
-    tot = w.sum() if len(w) else 0.0
+    w = np.array([float(i["importance"]) for i in items]); tot = w.sum()
+    v, p = np.array([x is not None for x in verdicts], bool), np.array([x == "pass" for x in verdicts], bool)
     return dict(score=float((w * p).sum() / tot) if tot > 0 and v.any() else None,
                 judged_share=float(w[v].sum() / tot) if tot > 0 else None,
-                passed=int(p.sum()), judged=int(v.sum()), failures=int((~v).sum()) if len(w) else 0)
+                passed=int(p.sum()), judged=int(v.sum()), failures=int((~v).sum()))
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #5a461e61
 GRADE_CHOICES = ("pass", "fail")
 GRADERS = ("paperbench", "retrieval")  # JudgeEval's grader: PaperBench's judge (below) or the Rubrics paper's
-
-def _index(indexes: dict, repo, method: str) -> RepoIndex:
-    "The repository's index, built once per (repository, method) and shared by every rubric that grades it."
-    key = (str(repo), method)
-    if key not in indexes: indexes[key] = RepoIndex(repo, method)
-    return indexes[key]
 
 @dataclass
 class GradeOpts:
@@ -459,31 +442,21 @@ def grade_request(llm, ix: RepoIndex, job: dict, it: dict, opts: GradeOpts|None 
                   view: dict|None = None) -> tuple[Request, list[dict], int]:
     "The request of one item against one repository → (request, files shown, prompt characters)."
     o = opts or GradeOpts()
-    anc = it.get("ancestors") or ()
-    view = view or _view(llm, job, o)
+    anc, view = it.get("ancestors") or (), view or _view(llm, job, o)
     # None or 0 (a config's "no fixed budget"): the files get what the window leaves
-    budget = o.context_chars or context_budget(llm.spec, o.max_tokens) - len(grade_prompt(job["title"], it["criterion"],
-                                                                                           "", anc, view["text"]))
+    budget = o.context_chars or context_budget(
+        llm.spec, o.max_tokens, len(grade_prompt(job["title"], it["criterion"], "", anc, view["text"])))
     text, seen = fit_files(ix.retrieve(it["criterion"], o.k), ix.texts, budget)
     prompt = grade_prompt(job["title"], it["criterion"], text, anc, view["text"])
     req = judge_request(prompt, GRADE_CHOICES, max_tokens=o.max_tokens, max_rationale=300, answer_first=True)
     req.stage = o.stage  # a fresh request: tagged in place (a dataclass `replace` per call costs more)
     return req, seen, len(prompt)
 
-def grade_verdict(r: dict, seen: list[dict], prompt_chars: int) -> dict:
-    "One verdict from the judge's answer `r` (`judge_result`)."
-    j = judge_result(r, GRADE_CHOICES)
-    return dict(verdict=j["value"], rationale=j["rationale"], failure=j["failure"], files=seen,
-                prompt_chars=prompt_chars)
-
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3885833e
-def _paper_of(view: dict) -> dict: return {k: view[k] for k in ("chars", "shown", "note")}
-
 def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None = None, desc: str|None = None,
           **kw) -> list[dict]:
     "Grade many (rubric, repository) jobs at once (`agrade` each) → per job {score, ..., paper_seen, verdicts}."
-    o = opts or GradeOpts(**kw)
-    indexes = {} if indexes is None else indexes
+    o, indexes = opts or GradeOpts(**kw), {} if indexes is None else indexes
     async def go():
         async with llm.live(desc or f"grade {llm.spec.name}", quiet=sum(len(j["items"]) for j in jobs) < 2):
             return await asyncio.gather(*(agrade(llm, job, o, indexes) for job in jobs))
@@ -492,13 +465,15 @@ def grade(llm, jobs: list[dict], opts: GradeOpts|None = None, indexes: dict|None
 async def agrade(llm, job: dict, opts: GradeOpts|None = None, indexes: dict|None = None,
                  ahead: asyncio.Semaphore|None = None, **kw) -> dict:
     "`grade` of one job inside `pipeline`; `ahead` bounds the prompts built and not yet answered."
-    o = opts or GradeOpts(**kw)
-    ix = _index({} if indexes is None else indexes, job["repo"], o.method)
+    o, indexes = opts or GradeOpts(**kw), {} if indexes is None else indexes
+    key = (str(job["repo"]), o.method)     # one index per (repository, method), shared by every rubric grading it
+    ix = indexes[key] = indexes.get(key) or RepoIndex(job["repo"], o.method)
     view = _view(llm, job, o)
     async def one(it):
         async with ahead or contextlib.nullcontext():
             req, seen, chars = grade_request(llm, ix, job, it, o, view)
-            return grade_verdict(await llm.acall(req), seen, chars)
+            j = judge_result(await llm.acall(req), GRADE_CHOICES)
+        return dict(verdict=j["value"], rationale=j["rationale"], failure=j["failure"], files=seen, prompt_chars=chars)
     vs = await asyncio.gather(*(one(it) for it in job["items"]))
     return dict(**rubric_score(job["items"], [x["verdict"] for x in vs]), paper_seen=_paper_of(view), verdicts=list(vs))
 
@@ -738,16 +713,11 @@ async def apb_leaf(llm, case: dict, leaf: dict, max_tokens: int = PB_MAX_TOKENS,
     return {**out, "verdict": "pass" if s == 1 else "fail", "score": int(s), "valid": obj.get("valid_score") is True,
             "rationale": obj.get("explanation"), "response": g["text"]}
 
-def _pb_paper(p) -> dict:
-    "A paper given as its text or as a `load_papers` entry → `pb_case`'s paper keywords."
-    if isinstance(p, dict):
-        return dict(paper=p.get("text", ""), addendum=p.get("addendum"), judge_addendum=p.get("judge_addendum"))
-    return dict(paper=p or "")
-
 def pb_grade(llm, cases: list[dict], papers: dict, max_tokens: int = PB_MAX_TOKENS,
              stage: str = "judge_eval") -> list[dict]:
-    "Every leaf of every JudgeEval case graded by PaperBench's judge → per case {verdicts, paper_seen}."
-    ctx = [pb_case(llm.spec, c["submission"], **_pb_paper(papers.get(c["paper"]))) for c in cases]
+    "Every leaf of every JudgeEval case graded by PaperBench's judge (`papers`: by id, as `load_papers` gives them)."
+    paper = lambda p: (p.get("text", ""), p.get("addendum"), p.get("judge_addendum"))
+    ctx = [pb_case(llm.spec, c["submission"], *paper(papers.get(c["paper"]) or {})) for c in cases]
     async def go():
         async with llm.live("judge-eval"):
             return await asyncio.gather(*(asyncio.gather(*(apb_leaf(llm, x, l, max_tokens, stage) for l in c["leaves"]))
@@ -769,36 +739,25 @@ PB_DEPARTURES = (
     "no subtree grading (PaperBench's max_depth 999 never reaches it on JudgeEval's trees)")
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3fe0bb5b
-def _submission_dir(d: Path) -> tuple[Path, Path]:
-    "The submission of a JudgeEval case folder → (the folder indexed, the archive or folder it came from)."
-    sub, within, _ = locate_repo(d)
-    if not within: raise FileNotFoundError(f"{d}: no submission/ folder or submission.tar[.gz]")
-    first = within.split("/")[0]
-    return sub, d/first if first in SUBMISSION_ARCHIVES else d/within
-
 def _case_dirs(root: Path) -> list[tuple[str, Path, Path]]:
-    "(case name, case folder, expected_result.json) for both layouts, sorted by case name."
-    out = []
-    for f in root.rglob("expected_result.json"):
-        d = f.parent.parent if f.parent.name == "grading" else f.parent
-        if root not in d.parents: continue       # a tree at the root itself is not a case
-        out.append((d.relative_to(root).as_posix(), d, f))
-    return sorted(out)
+    "(case name, case folder, expected_result.json) for both layouts, sorted by case name (a tree at `root`: none)."
+    found = [(f.parent.parent if f.parent.name == "grading" else f.parent, f) for f in root.rglob("expected_result.json")]
+    return sorted((d.relative_to(root).as_posix(), d, f) for d, f in found if root in d.parents)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #766098f3
 def judge_eval_cases(root) -> tuple[list[dict], list[dict]]:
     "JudgeEval cases under `root` → (cases, skipped [{case, reason}])."
-    root = Path(root); cases, skipped = [], []
-    if not root.exists(): return cases, skipped
+    root, cases, skipped = Path(root), [], []
     for name, d, f in _case_dirs(root):
         tree = _read_tree(f, leaf_scores=True)
-        try: sub, src = _submission_dir(d)
-        except FileNotFoundError:
+        try: sub, within, _ = locate_repo(d)
+        except DataError as e: skipped.append(dict(case=name, reason=str(e))); continue
+        if not within:
             skipped.append(dict(case=name, reason="no submission archive (submission.tar) or submission/ folder"))
             continue
-        except DataError as e: skipped.append(dict(case=name, reason=str(e))); continue
+        first = within.split("/")[0]     # the archive or folder the submission came from
         cases.append(dict(case=name, paper=name.split("/")[0], tree=tree, leaves=rubric_leaves(tree), submission=sub,
-                          source=src, folder=d))
+                          source=d/(first if first in SUBMISSION_ARCHIVES else within), folder=d))
     return cases, skipped
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3bb67164
@@ -819,27 +778,22 @@ def agreement(human: list, pred: list) -> dict:
                 accuracy_hi=hi, precision=prec, recall=rec, f1=f_pass, f1_pass=f_pass, f1_macro=macro)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #205eb674
-def _je_items(c: dict) -> list[dict]:
-    return [dict(criterion=l["requirements"], importance=l["weight"], ancestors=l["ancestors"]) for l in c["leaves"]]
-
-def _je_table(recs: list[dict]) -> pd.DataFrame:
+def _je_table(recs: list[dict]) -> list[dict]:
+    "Agreement rows, overall and per category (NaN as None)."
     rows = []
     for cat in ("Overall",) + CATEGORIES:
-        sel = [r for r in recs if cat == "Overall" or r["category"] == cat]
-        if sel: rows.append(dict(category=cat, **agreement([r["human"] for r in sel], [r["predicted"] for r in sel]),
-                                 failed=sum(r["failure"] is not None for r in sel)))
-    return pd.DataFrame(rows)
+        if sel := [r for r in recs if cat in ("Overall", r["category"])]:
+            row = dict(category=cat, **agreement([r["human"] for r in sel], [r["predicted"] for r in sel]),
+                       failed=sum(r["failure"] is not None for r in sel))
+            rows.append({k: None if isinstance(v, float) and np.isnan(v) else v for k, v in row.items()})
+    return rows
 
 def _je_records(cases, graded) -> list[dict]:
-    recs = []
-    for c, g in zip(cases, graded):
-        for l, v in zip(c["leaves"], g["verdicts"]):
-            recs.append(dict(case=c.get("case", c["paper"]), paper=c["paper"], leaf=l["id"],
-                             category=l["task_category"], weight=l["weight"], human=int(l["score"]),
-                             predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
-                             failure=v["failure"], rationale=v["rationale"], files=v["files"],
-                             prompt_chars=v.get("prompt_chars"), response=v.get("response")))
-    return recs
+    return [dict(case=c["case"], paper=c["paper"], leaf=l["id"], category=l["task_category"], weight=l["weight"],
+                 human=int(l["score"]), predicted=None if v["verdict"] is None else int(v["verdict"] == "pass"),
+                 failure=v["failure"], rationale=v["rationale"], files=v["files"], prompt_chars=v.get("prompt_chars"),
+                 response=v.get("response"))
+            for c, g in zip(cases, graded) for l, v in zip(c["leaves"], g["verdicts"])]
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #de7c3519
 def _je_index(cases: list[dict], o: GradeOpts, skipped: list) -> tuple[list, dict]:
@@ -848,7 +802,7 @@ def _je_index(cases: list[dict], o: GradeOpts, skipped: list) -> tuple[list, dic
     for c in cases:
         try:
             if o.grader == "retrieval":
-                indexes[(str(c["submission"]), o.method)] = RepoIndex(c.get("folder", c["submission"]), o.method)
+                indexes[(str(c["submission"]), o.method)] = RepoIndex(c["folder"], o.method)
             ok.append(c)
         except (OSError, DataError, ValueError) as e:
             skipped.append(dict(case=c["case"], reason=f"cannot index the submission: {e}"))
@@ -856,30 +810,25 @@ def _je_index(cases: list[dict], o: GradeOpts, skipped: list) -> tuple[list, dic
 
 def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None, **kw) -> tuple[list[dict], dict]:
     "JudgeEval on the cases under `root` (`opts` or its fields; default grader: paperbench) → (leaf records, summary)."
-    o = opts or GradeOpts(**{"grader": "paperbench", **kw})
+    o, papers, recs = opts or GradeOpts(**{"grader": "paperbench", **kw}), papers or {}, []
     if o.grader not in GRADERS: raise ValueError(f"grader must be one of {', '.join(GRADERS)}, got {o.grader!r}")
     cases, skipped = judge_eval_cases(root)
     summary = dict(root=rel(root), grader=o.grader, cases_found=len(cases) + len(skipped), cases_graded=0,
                    cases_skipped=skipped, leaves=0, judge_failures=0, metrics=[], repos=[], paper={}, paper_note=None,
                    failure=None)
-    recs: list = []
     try:
         ok, indexes = _je_index(cases, o, skipped)
         rep = lambda c: indexes[(str(c["submission"]), o.method)].report if indexes else {}
-        summary["repos"] = [dict(case=c["case"], **{**rep(c), "repo": rel(c.get("source", c["submission"]))})
-                            for c in ok]
-        if o.grader == "paperbench": graded = pb_grade(llm, ok, papers or {}, o.pb_max_tokens, o.stage or "judge_eval")
+        summary["repos"] = [dict(case=c["case"], **{**rep(c), "repo": rel(c["source"])}) for c in ok]
+        if o.grader == "paperbench": graded = pb_grade(llm, ok, papers, o.pb_max_tokens, o.stage or "judge_eval")
         else:
-            jobs = [dict(title=c["paper"], items=_je_items(c), repo=c["submission"],
-                         paper=_pb_paper((papers or {}).get(c["paper"]))["paper"]) for c in ok]
+            jobs = [dict(title=c["paper"], items=to_checklist(c["leaves"]), repo=c["submission"],
+                         paper=(papers.get(c["paper"]) or {}).get("text", "")) for c in ok]
             graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
         recs = _je_records(ok, graded)
         summary["paper"] = {c["case"]: g["paper_seen"] for c, g in zip(ok, graded)}
-        summary["paper_note"] = paper_summary(summary["paper"]) if ok else None
-        summary.update(cases_graded=len(ok), leaves=len(recs),
-                       judge_failures=sum(r["failure"] is not None for r in recs))
-        summary["metrics"] = [{kk: (None if isinstance(v, float) and np.isnan(v) else v) for kk, v in row.items()}
-                              for row in _je_table(recs).to_dict("records")]
+        summary.update(cases_graded=len(ok), leaves=len(recs), judge_failures=sum(r["failure"] is not None for r in recs),
+                       paper_note=paper_summary(summary["paper"]) if ok else None, metrics=_je_table(recs))
     except Exception as e:     # never lose the work: the records so far and the reason are returned
         summary["failure"] = f"{type(e).__name__}: {e}"
     return recs, summary
@@ -896,21 +845,15 @@ PB_DATA = "project/paperbench/data"
 PB_MEDIA = f"https://media.githubusercontent.com/media/{PB_REPO}/main/{PB_DATA}/"
 
 def download_paperbench(dest=None, ids=None) -> list[Path]:
-    "PaperBench papers, rubrics and addenda into `data/paperbench/papers/<id>/`, plus `papers.json`."
+    "PaperBench papers, rubrics and addenda into `data/paperbench/papers/<id>/`."
     from scibench.data import fetch_url, OfflineError
-    dest = Path(dest or data_dir()/"paperbench"); out, meta = [], []
-    cats = _categories()
-    for pid in ids or sorted(cats):
-        for f in ("paper.md", "rubric.json"):
-            out.append(fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/"papers"/pid/f))
+    dest, out = Path(dest or data_dir()/"paperbench")/"papers", []
+    get = lambda pid, f: fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/pid/f)
+    for pid in ids or sorted(_categories()):
+        out += [get(pid, "paper.md"), get(pid, "rubric.json")]
         for f in ("addendum.md", "judge.addendum.md"):
-            try: out.append(fetch_url(PB_MEDIA + f"papers/{pid}/{f}", dest/"papers"/pid/f))
-            except OfflineError: pass    # not every paper has one
-        _read_tree(dest/"papers"/pid/"rubric.json")     # fail now, naming the file, if the format is not as expected
-        text = (dest/"papers"/pid/"paper.md").read_text(encoding="utf-8", errors="replace")
-        title = next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), pid)
-        meta.append(dict(id=pid, title=title, category=cats.get(pid, "Uncategorized")))
-    write_json(dest/"papers.json", meta); out.append(dest/"papers.json")
+            with contextlib.suppress(OfflineError): out.append(get(pid, f))    # not every paper has one
+        _read_tree(dest/pid/"rubric.json")     # fail now, naming the file, if the format is not as expected
     return out
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #4451ac9d
@@ -952,27 +895,19 @@ def split_root(split: str = "sample") -> Path:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #7edd2ed8
 def load_papers(split: str = "sample", limit: int|None = None, root=None) -> list[dict]:
     "Papers of a split: id, title, topic category, text, addenda (None: absent), reference rubric, repositories."
-    root = Path(root or split_root(split))
-    pdir = root/"papers"
+    root = Path(root or split_root(split)); pdir = root/"papers"
     if not pdir.exists():
         raise FileNotFoundError(f"{pdir} not found: run `make data` to download the PaperBench papers")
     types = {"id": str, "title": str, "category": str}
     listed = read_json_records(root/"papers.json", ["id"], types, unique="id") if (root/"papers.json").exists() else []
-    meta = {m["id"]: m for m in listed}
-    cats = _categories()
-    out = []
-    for d in sorted(p for p in pdir.iterdir() if p.is_dir()):
-        if not (d/"rubric.json").exists() or not (d/"paper.md").exists(): continue
-        tree = _read_tree(d/"rubric.json")
-        m = meta.get(d.name, {})
-        text = read_text(d/"paper.md")
+    meta, cats, out = {m["id"]: m for m in listed}, _categories(), []
+    for d in sorted(p for p in pdir.iterdir() if (p/"rubric.json").exists() and (p/"paper.md").exists()):
+        tree, m, text = _read_tree(d/"rubric.json"), meta.get(d.name, {}), read_text(d/"paper.md")
         if not text.strip(): raise DataError(d/"paper.md", None, None, "empty file: no text")
         title = m.get("title") or next((l.lstrip("# ").strip() for l in text.splitlines() if l.startswith("#")), d.name)
-        rdir = root/"repos"/d.name
-        repos = repo_entries(rdir)     # folders and submission archives (<repo>.tar[.gz]/.tgz)
         out.append(dict(id=d.name, title=title, category=m.get("category") or cats.get(d.name, "Uncategorized"),
-                        text=text, tree=tree, leaves=rubric_leaves(tree), repos=repos,
+                        text=text, tree=tree, leaves=rubric_leaves(tree), repos=repo_entries(root/"repos"/d.name),
                         **{k: read_text(d/f) if (d/f).is_file() else None
                            for k, f in (("addendum", "addendum.md"), ("judge_addendum", "judge.addendum.md"))}))
     if not out: raise FileNotFoundError(f"no paper with paper.md and rubric.json under {pdir}")
-    return out[:limit] if limit else out
+    return out[:limit or None]
