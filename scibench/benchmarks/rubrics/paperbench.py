@@ -142,7 +142,8 @@ def _salvaged(text: str) -> tuple[list, str]:
     objs = []
     for m in re.finditer(r"\{[^{}]*\}", text):
         with contextlib.suppress(json.JSONDecodeError): objs.append(json.loads(m.group(0)))
-    if sum(isinstance(o, dict) and "criterion" in o for o in objs) > len(raw or ()): return objs, "salvaged json objects"
+    if sum(isinstance(o, dict) and "criterion" in o for o in objs) > len(raw or ()):
+        return objs, "salvaged json objects"
     return (raw, "json") if raw is not None else ([], "not JSON")
 
 def parse_rubric(text: str|None) -> dict:
@@ -741,7 +742,8 @@ PB_DEPARTURES = (
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #3fe0bb5b
 def _case_dirs(root: Path) -> list[tuple[str, Path, Path]]:
     "(case name, case folder, expected_result.json) for both layouts, sorted by case name (a tree at `root`: none)."
-    found = [(f.parent.parent if f.parent.name == "grading" else f.parent, f) for f in root.rglob("expected_result.json")]
+    found = [(f.parent.parent if f.parent.name == "grading" else f.parent, f)
+             for f in root.rglob("expected_result.json")]
     return sorted((d.relative_to(root).as_posix(), d, f) for d, f in found if root in d.parents)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #766098f3
@@ -827,8 +829,9 @@ def judge_eval(llm, root, opts: GradeOpts|None = None, papers: dict|None = None,
             graded = grade(llm, jobs, o, indexes=indexes, desc="judge-eval") if jobs else []
         recs = _je_records(ok, graded)
         summary["paper"] = {c["case"]: g["paper_seen"] for c, g in zip(ok, graded)}
-        summary.update(cases_graded=len(ok), leaves=len(recs), judge_failures=sum(r["failure"] is not None for r in recs),
-                       paper_note=paper_summary(summary["paper"]) if ok else None, metrics=_je_table(recs))
+        summary.update(cases_graded=len(ok), leaves=len(recs),
+                       judge_failures=sum(r["failure"] is not None for r in recs), metrics=_je_table(recs),
+                       paper_note=paper_summary(summary["paper"]) if ok else None)
     except Exception as e:     # never lose the work: the records so far and the reason are returned
         summary["failure"] = f"{type(e).__name__}: {e}"
     return recs, summary
