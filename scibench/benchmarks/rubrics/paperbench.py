@@ -6,7 +6,7 @@
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #78dae3a6
 from __future__ import annotations
-import asyncio, contextlib, hashlib, itertools, json, os, re, shutil, tarfile
+import asyncio, contextlib, hashlib, itertools, json, os, re, shutil, tarfile, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -620,7 +620,6 @@ def _pb_read(p: Path) -> str:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #pb0a0008
 def _pb_since(sub: Path) -> float:
     "When reproduce.sh ran: `reproduce.log.creation_time`, else the log's modification time, else now."
-    import time
     f, log = sub/"reproduce.log.creation_time", sub/"reproduce.log"
     if f.is_file():
         try: return float(int(_pb_read(f).strip()))
@@ -892,8 +891,7 @@ def download_judge_eval(dest=None) -> list[Path]:
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #4de19dc5
 def split_root(split: str = "sample") -> Path:
     "The folder of a split: the synthetic sample, PaperBench's papers (`make data`), or `data/<split>`."
-    if split == "sample": return data_dir()/"samples"/"rubrics"
-    return data_dir()/"paperbench" if split == "paperbench" else data_dir()/split
+    return data_dir()/("samples/rubrics" if split == "sample" else split)
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #7edd2ed8
 def load_papers(split: str = "sample", limit: int|None = None, root=None) -> list[dict]:
