@@ -142,13 +142,11 @@ def tmp_owner(tmp) -> str | None:
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # taken: nobody holds it (closing the file lets it go)
+        return None
     except BlockingIOError:
         pid, _, host = os.read(fd, 200).decode("utf-8", "replace").strip().partition(" ")
         return f"pid {pid} on {host}" if host else f"pid {pid}"
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
     finally:
         os.close(fd)
 
@@ -305,10 +303,6 @@ class RunRow:
         return self.meta.get("config", {})
 
     @property
-    def split(self) -> str:
-        return self.dir.parent.parent.name
-
-    @property
     def label(self) -> str:
         return run_label(self.dir)
 
@@ -316,7 +310,7 @@ class RunRow:
         "The columns every table may show: source, run, model, judge, split, protocol, settings."
         c = self.config
         return dict(source="scibench", run=self.label, model=c.get("model"), system=c.get("model"),
-                    judge=c.get("judge"), split=self.split, protocol=c.get("protocol", "–"),
+                    judge=c.get("judge"), split=self.dir.parent.parent.name, protocol=c.get("protocol", "–"),
                     settings=settings(self.dir, skip=self.skip))
 
 # %% ../nbs/06a_runs.ipynb #61934bb0
