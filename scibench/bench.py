@@ -142,16 +142,14 @@ def coerce(p: Param, value):
     return v
 
 
-def _or(v, default):
-    return default if v is None else v
-
-
 def _check_bounds(p: Param, x) -> None:
     "`p`'s bounds (min, max, finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
     if isinstance(x, float) and p.finite and not math.isfinite(x):
         raise ConfigError(f"parameter '{p.name}' must be a finite number, got {x}")
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        lo, hi = (p.min, p.max) if isinstance(x, float) else (_or(p.min, -MAX_INT), _or(p.max, MAX_INT))
+        lo, hi = p.min, p.max
+        if isinstance(x, int):  # every int has a bound
+            lo, hi = -MAX_INT if lo is None else lo, MAX_INT if hi is None else hi
         if lo is not None and x < lo:
             raise ConfigError(f"parameter '{p.name}' must be >= {lo}, got {x}")
         if hi is not None and x > hi:

@@ -30,8 +30,7 @@ async def astage(stage, state: dict, llms, setup) -> None:
     elif isinstance(reqs, Request):
         answers = await llm.acall(_tag(reqs, stage))
     else:
-        keys = list(reqs)
-        answers = dict(zip(keys, await asyncio.gather(*(llm.acall(_tag(reqs[k], stage)) for k in keys))))
+        answers = dict(zip(reqs, await asyncio.gather(*(llm.acall(_tag(r, stage)) for r in reqs.values()))))
     stage.result(state, answers, setup)
 
 # %% ../nbs/06c_flow.ipynb #a1f0c002
@@ -91,10 +90,7 @@ class _Run:
 
     def _turn(self, sid, k: int) -> asyncio.Future:
         "The future that item `k` has passed its turn of the ordered step `sid`."
-        t = self.turns[sid]
-        if k not in t:
-            t[k] = asyncio.get_running_loop().create_future()
-        return t[k]
+        return self.turns[sid].setdefault(k, asyncio.get_running_loop().create_future())
 
     def release(self, k: int) -> None:
         "Item `k` has ended: its turn of every ordered step is passed."

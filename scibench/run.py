@@ -8,8 +8,7 @@ import contextlib, dataclasses, io, json, math, os, platform, subprocess, sys, t
 from collections import Counter
 from pathlib import Path
 import pandas as pd
-from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit, tables_dir
-from .core import figures_dir
+from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit, tables_dir, figures_dir
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .llm import check_params, parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
@@ -40,8 +39,7 @@ ENDPOINT_FIELDS = {
     "timeout": "seconds per request (including time queued at the server)",
     "structured": "structured-output mode: auto | json_schema | llama | none (auto, the default: asked of the server)",
 }
-# bounds of the endpoint fields a run option can set (`--timeout`, `--concurrency`): min, max
-ENDPOINT_BOUNDS = {"timeout": (0.001, 7 * 24 * 3600.0), "max_concurrency": (1, 4096)}
+ENDPOINT_BOUNDS = {"timeout": (0.001, 7 * 24 * 3600.0), "max_concurrency": (1, 4096)}  # (min, max): see above
 
 
 def check_endpoint_value(f: str, v, what: str):
@@ -102,9 +100,9 @@ def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, Model
             except (TypeError, ValueError) as e:
                 raise ConfigError(f"model '{n}': {e}") from None
             check_endpoint(specs[n])
-    for n in endpoints:
-        if n not in specs:
-            raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
+    if unused := [n for n in endpoints if n not in specs]:
+        raise ConfigError(f"endpoint options given for '{unused[0]}', which no role of this run uses "
+                          f"({', '.join(specs)})")
     return specs
 
 # %% ../nbs/06_run.ipynb #a2c0cap2
@@ -182,9 +180,8 @@ class ParseWatch:
 
     def note(self, role: str, spec: ModelSpec, req: Request, res: dict) -> None:
         "Count `res`, the answer to `req` by `role`'s model `spec`; set `reason` when the role's answers fail the rule."
-        if self.reason or req.schema is None or not res.get("ok") or not res.get("structured"):
-            return
-        if res.get("finish_reason") == "length" or res.get("truncated") or self.seen[role] >= self.window:
+        if (self.reason or req.schema is None or not res.get("ok") or not res.get("structured")
+                or res.get("finish_reason") == "length" or res.get("truncated") or self.seen[role] >= self.window):
             return
         self.seen[role] += 1
         self.bad[role] += parse_json(res.get("text"))[0] is None
@@ -265,9 +262,8 @@ class CountingLLM(LLM):
 
     def __init__(self, spec: ModelSpec, reply=None, keep: str | None = None):
         super().__init__(spec, cache=False, progress=False, batch=False, transport=self.answer)
-        self.reply, self.keep = reply, keep  # keep: the stage whose request bodies are kept (`--requests`)
-        self.stages: Counter = Counter()
-        self.kept: list = []
+        # keep: the stage whose request bodies are kept (`--requests`); stages: calls per stage
+        self.reply, self.keep, self.stages, self.kept = reply, keep, Counter(), []
 
     async def answer(self, body: dict, req: Request) -> dict:
         "The stub's chat completion for `body` (the LLM's `transport`: nothing is sent)."
@@ -377,9 +373,7 @@ class PreflightError(RuntimeError):
 def preflight(specs: dict, timeout: float = 10.0) -> dict:
     "Every non-embedded endpoint answers (else `PreflightError`) → {name: the ids served} where its id is not one."
     served = {}
-    for n, s in specs.items():
-        if s.embedded:
-            continue
+    for n, s in [(n, s) for n, s in specs.items() if not s.embedded]:
         why, ids = ping(s, timeout)
         if why:
             raise PreflightError(f"model '{n}': {why}")
@@ -413,14 +407,13 @@ def estimate_text(rows: list[dict]) -> str:
     return f"{sum(r['calls'] for r in rows)} calls, ${sum(r['cost_usd'] for r in rows):.4f}{t}"
 
 # %% ../nbs/06_run.ipynb #02d30bea
-def _exists(path) -> str:
-    return f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
+_EXISTS = "--requests: {} exists; remove it or name another file (it is never overwritten)"
 
 
 def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
     "Write `derive_requests` (of `ctx`, the plan's `stub_run`, when given) to `path` (see above) → requests per role."
     if Path(path).exists():
-        raise ConfigError(_exists(path))
+        raise ConfigError(_EXISTS.format(path))
     lines = derive_requests(b, cfg, specs, ctx)
     write_text(path, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
     return dict(Counter(x["role"] for x in lines))
@@ -455,7 +448,7 @@ def _check_options(b: Benchmark, o: RunOptions) -> None:
     if o.requests and not o.dry_run:
         raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
     if o.requests and Path(o.requests).exists():
-        raise ConfigError(_exists(o.requests))
+        raise ConfigError(_EXISTS.format(o.requests))
     if o.requests and not b.stages:
         raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): "
                           "--requests is not available for it")
@@ -517,7 +510,7 @@ def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None
             raise
         return [], None
     if dry_run and log:
-        _echo(*log, sep="\n")
+        _echo("\n".join(log))
     return rows, ctx
 
 # %% ../nbs/06_run.ipynb #4c7ef7f6
@@ -536,7 +529,7 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     lines = [f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})", *describe_roles(specs, roles)]
     shown = dict(preset=preset and preset_text(preset), caps=caps and caps_text(caps))
     lines += [f"warning: {x['note']}" for x in served.values()] + [f"  {k:14s} {v}" for k, v in shown.items() if v]
-    _echo(*lines, sep="\n")
+    _echo("\n".join(lines))
     rows, stub = _plan(b, cfg, specs, o.dry_run, b.stages[0].name if o.requests else None)
     rows = plan_epochs(rows, o.epochs)
     if not o.dry_run and (est := estimate_text(rows)):
@@ -612,9 +605,8 @@ def by_slots(specs: dict, names) -> dict:
 # %% ../nbs/06_run.ipynb #a0049868
 def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
     "With the servers up: the run in its own folder, moved into place at the end → meta (`auto`: see `by_slots`)."
-    for n, s in specs.items():
-        if s.embedded and not port_open(s):
-            raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
+    if down := [n for n, s in specs.items() if s.embedded and not port_open(s)]:
+        raise PreflightError(f"model '{down[0]}': the embedded server is not running (make serve)")
     specs = resolve_structured(by_slots(specs, auto))  # "auto" modes asked of their servers (a line each): in meta.json
     cd = config_dict(cfg)
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
@@ -629,8 +621,9 @@ def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float
         r, ctxs = run_epochs(b, cfg, tmp, specs, o)
         meta.update(status=r["status"], status_reason=r["status_reason"], n=r["n"], failures=sum(r["fails"].values()),
                     failures_by_reason=dict(r["fails"].most_common(20)), headline=[e.to_dict() for e in r["headline"]],
-                    usage=epochs_usage(ctxs), provenance=ctxs[0].provenance, seconds=round(time.time() - t0, 1),
+                    usage=epochs_usage(ctxs),
                     roles_models={k: l.spec.public() for x in ctxs for k, l in x._llms.items()},
+                    provenance=ctxs[0].provenance, seconds=round(time.time() - t0, 1),
                     max_failure_share=o.max_failure_share)
         meta.update({"epochs": r["epochs"]} if "epochs" in r else {})
         write_json(tmp / "meta.json", meta)
@@ -681,9 +674,8 @@ def retry(d, endpoints: dict | None = None, **kw) -> dict:
     _echo(f"retry of {rel(d)}")
     meta = execute(bench, params, endpoints, **kw)
     if meta.get("dir") is not None:
-        p = Path(meta["dir"]) / "meta.json"
-        write_json(p, {**json.loads(p.read_text()), "retry_of": rel(d)})
         meta["retry_of"] = rel(d)
+        write_json(Path(meta["dir"]) / "meta.json", {**read_meta(meta["dir"]), "retry_of": rel(d)})
     return meta
 
 # %% ../nbs/06_run.ipynb #e90c0e02

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_runs.ipynb #65ec25a8
 from __future__ import annotations
-import fcntl, hashlib, itertools, json, os, platform, shutil, sys, time
+import contextlib, fcntl, hashlib, itertools, json, os, platform, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
@@ -201,9 +201,7 @@ def _table_problem(bench: str, d) -> str | None:
     key = (str(d), *(os.stat(Path(d) / f).st_mtime_ns for f in ("meta.json", "scores.json")))
     if key not in _PROBED:
         _PROBED[key] = None
-        for t in specs if isinstance(specs, list) else ():
-            if getattr(t, "ours", None) is None:
-                continue
+        for t in [t for t in specs if getattr(t, "ours", None)] if isinstance(specs, list) else ():
             try:
                 t.ours(RunRow.of(d, t.skip))
             except Exception as e:  # its reason is listed in runs.md and by `scibench runs`
@@ -248,8 +246,7 @@ def complete_runs(bench: str) -> list[Path]:
 # %% ../nbs/06a_runs.ipynb #2e645869
 def run_label(d) -> str:
     "`<split>/<model>/<run-id>`: a run as tables name it (its folder under results/<bench>/)."
-    d = Path(d)
-    return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
+    return "/".join(Path(d).parts[-3:])
 
 
 def epochs_of(m: dict) -> dict | None:
@@ -266,10 +263,8 @@ def settings(d, skip=("model", "split", "judge")) -> str:
     except (ConfigError, KeyError):
         return "?"
     if "protocol" in defaults and "protocol" in m.get("config", {}):  # a default set by the protocol is a default
-        try:
+        with contextlib.suppress(ValueError, OSError):  # a `ConfigError` too
             defaults.update(config_dict(b.make_config({"protocol": m["config"]["protocol"]})))
-        except (ConfigError, ValueError, OSError):
-            pass
     diff = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in m.get("config", {}).items()
             if k not in skip and k in defaults and v != defaults[k]]
     if ep := epochs_of(m):
@@ -386,6 +381,5 @@ def runs_text(bench: str | None = None, width: int = 100) -> str:
 # %% ../nbs/06a_runs.ipynb #802ddf77
 def has_run(bench: str, split: str, model: str) -> bool:
     "Is there a finished run of (bench, split, model)? (A partial or failed one counts.)"
-    done = ("complete", "partial", "failed")
-    return any(run_meta(d).get("status") in done for d in run_dirs(bench)
+    return any(run_meta(d).get("status") in ("complete", "partial", "failed") for d in run_dirs(bench)
                if d.parent == run_parent(bench, split, model))
