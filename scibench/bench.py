@@ -33,7 +33,6 @@ class Param:
     positional: bool = False
     min: float | None = None
     max: float | None = None
-    finite: bool = True
     folder: bool = False
     caps: tuple | None = None
 
@@ -50,7 +49,7 @@ class Param:
         return f">= {lo}" if lo is not None else f"<= {hi}" if hi is not None else ""
 
 # %% ../nbs/06_bench.ipynb #d81a0437
-_PARAM_OPTS = dict(positional=False, min=None, max=None, finite=True, folder=False, caps=None)
+_PARAM_OPTS = dict(positional=False, min=None, max=None, folder=False, caps=None)
 
 
 def param(default, doc: str, choices=None, role: bool = False, **opts):
@@ -143,8 +142,8 @@ def coerce(p: Param, value):
 
 
 def _check_bounds(p: Param, x) -> None:
-    "`p`'s bounds (min, max, finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
-    if isinstance(x, float) and p.finite and not math.isfinite(x):
+    "`p`'s bounds (min, max; a float finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
+    if isinstance(x, float) and not math.isfinite(x):
         raise ConfigError(f"parameter '{p.name}' must be a finite number, got {x}")
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         lo, hi = p.min, p.max
