@@ -142,7 +142,7 @@ def coerce(p: Param, value):
 
 
 def _check_bounds(p: Param, x) -> None:
-    "`p`'s bounds (min, max; a float finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
+    "`p`'s bounds (min, max, finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
     if isinstance(x, float) and not math.isfinite(x):
         raise ConfigError(f"parameter '{p.name}' must be a finite number, got {x}")
     if isinstance(x, (int, float)) and not isinstance(x, bool):
