@@ -301,9 +301,9 @@ def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = No
     return ctx
 
 
-def _plan_row(role: str, llm: CountingLLM) -> dict:
-    "A stub's calls, tokens, cost (its registry prices) and calls per stage; for the embedded model, its time at most."
-    s, u = llm.spec, llm.usage
+def _plan_row(role: str, llm: CountingLLM, s: ModelSpec) -> dict:
+    "A stub's calls, tokens, cost at `s`'s prices (with its `batch`) and calls per stage; the embedded model's time."
+    u = llm.usage
     cost = (u.prompt_tokens * s.price_in + u.completion_tokens * s.price_out) / 1e6 * (s.batch_price if s.batch else 1)
     row = dict(role=role, model=s.name, calls=u.calls, prompt_tokens=u.prompt_tokens,
                completion_tokens=u.completion_tokens, cost_usd=round(cost, 4), note="", stages=dict(llm.stages))
@@ -320,7 +320,7 @@ def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None =
     if log is not None:
         log += [x for x in ctx.log.splitlines() if x.strip()]
     order = [p.name for p in b.roles()]
-    rows = [_plan_row(k.split(":")[0], l) for k, l in ctx._llms.items()]
+    rows = [_plan_row(k.split(":")[0], l, ctx.specs.get(l.spec.name, l.spec)) for k, l in ctx._llms.items()]
     return sorted(rows, key=lambda r: (order.index(r["role"]) if r["role"] in order else len(order), r["model"]))
 
 
