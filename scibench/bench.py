@@ -10,10 +10,10 @@ from typing import Callable
 from .llm import token_field
 
 # %% auto #0
-__all__ = ['MAX_LIST', 'MAX_INT', 'REGISTRY', 'ConfigError', 'Param', 'param', 'params_of', 'Config', 'coerce', 'check_name',
-           'make_config', 'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark', 'token_roles',
-           'load_limit', 'select_items', 'note_protocol', 'wire_notes', 'register', 'benchmark_packages', 'benchmarks',
-           'get_benchmark', 'describe']
+__all__ = ['MAX_LIST', 'MAX_INT', 'DEPARTURES', 'REGISTRY', 'ConfigError', 'Param', 'param', 'params_of', 'Config', 'coerce',
+           'check_name', 'make_config', 'config_dict', 'Paper', 'Stage', 'filler', 'Command', 'Benchmark',
+           'token_roles', 'load_limit', 'select_items', 'note_protocol', 'wire_notes', 'register', 'benchmark_packages',
+           'benchmarks', 'get_benchmark', 'describe']
 
 # %% ../nbs/06_bench.ipynb #d81a0432
 class ConfigError(ValueError):
@@ -33,7 +33,6 @@ class Param:
     positional: bool = False
     min: float | None = None
     max: float | None = None
-    finite: bool = True
     folder: bool = False
     caps: tuple | None = None
 
@@ -50,7 +49,7 @@ class Param:
         return f">= {lo}" if lo is not None else f"<= {hi}" if hi is not None else ""
 
 # %% ../nbs/06_bench.ipynb #d81a0437
-_PARAM_OPTS = dict(positional=False, min=None, max=None, finite=True, folder=False, caps=None)
+_PARAM_OPTS = dict(positional=False, min=None, max=None, folder=False, caps=None)
 
 
 def param(default, doc: str, choices=None, role: bool = False, **opts):
@@ -67,13 +66,9 @@ def param(default, doc: str, choices=None, role: bool = False, **opts):
 def params_of(cls) -> list[Param]:
     "The parameters of config class `cls`, in declaration order."
     hints = typing.get_type_hints(cls)
-
-    def one(f) -> Param:
-        t = list if typing.get_origin(hints[f.name]) is list else hints[f.name]
-        d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        return Param(f.name, t, d, **f.metadata)
-
-    return [one(f) for f in dataclasses.fields(cls)]
+    return [Param(f.name, list if typing.get_origin(hints[f.name]) is list else hints[f.name],
+                  f.default if f.default is not dataclasses.MISSING else f.default_factory(), **f.metadata)
+            for f in dataclasses.fields(cls)]
 
 
 @dataclass
@@ -146,16 +141,14 @@ def coerce(p: Param, value):
     return v
 
 
-def _or(v, default):
-    return default if v is None else v
-
-
 def _check_bounds(p: Param, x) -> None:
     "`p`'s bounds (min, max, finite) and names (a role's models, a folder) on one value `x`; else `ConfigError`."
-    if isinstance(x, float) and p.finite and not math.isfinite(x):
+    if isinstance(x, float) and not math.isfinite(x):
         raise ConfigError(f"parameter '{p.name}' must be a finite number, got {x}")
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        lo, hi = (p.min, p.max) if isinstance(x, float) else (_or(p.min, -MAX_INT), _or(p.max, MAX_INT))
+        lo, hi = p.min, p.max
+        if isinstance(x, int):  # every int has a bound
+            lo, hi = -MAX_INT if lo is None else lo, MAX_INT if hi is None else hi
         if lo is not None and x < lo:
             raise ConfigError(f"parameter '{p.name}' must be >= {lo}, got {x}")
         if hi is not None and x > hi:
@@ -296,7 +289,7 @@ class Benchmark:
         "A validated config of this benchmark from `params` (strings or typed values); retired ones at their value go."
         params = dict(params or {})
         for k, v in self.retired.items():
-            if k in params and str(params.pop(k)).lower() != str(v).lower():
+            if k in params and coerce(Param(k, type(v), v), params.pop(k)) != v:  # typed as the parameter was
                 raise ConfigError(f"parameter '{k}' of {self.name} is retired: runs now always use {k}={v}")
         cfg = make_config(self.config, params, self.name)
         if self.validate:
@@ -342,13 +335,15 @@ def select_items(cfg, items: list, key) -> list:
     return [x for x, k in zip(items, have) if k in want]
 
 # %% ../nbs/06_bench.ipynb #b2e5a0c2
+DEPARTURES = {"differences": " differs from the original", "notes": ""}  # a protocol's lists of them, as printed
+
+
 def note_protocol(cfg, ctx, notes: dict) -> dict:
-    "Record a run's protocol `notes` in `ctx.provenance` (`meta.json`); print its differences and departures → `notes`."
+    "Record a run's protocol `notes` in `ctx.provenance` (`meta.json`); print each of its `DEPARTURES` → `notes`."
     ctx.provenance["protocol"] = notes
-    for n in notes.get("differences", []):
-        print(f"note: protocol {cfg.protocol} differs from the original: {n}", file=sys.stderr, flush=True)
-    for n in notes["notes"]:
-        print(f"note: protocol {cfg.protocol}: {n}", file=sys.stderr, flush=True)
+    for key, what in DEPARTURES.items():
+        for n in notes.get(key) or []:
+            print(f"note: protocol {cfg.protocol}{what}: {n}", file=sys.stderr, flush=True)
     return notes
 
 # %% ../nbs/06_bench.ipynb #98052c72

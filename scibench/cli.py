@@ -10,18 +10,17 @@ from tabulate import tabulate
 from .bench import Config, ConfigError, Param, benchmarks, describe, get_benchmark, make_config, params_of
 from .core import DataError, write_text
 from .data import all_downloaders, download
-from .llm import Cache, get_model, load_registry
+from .llm import Cache, get_model
 from .run import ENDPOINT_BOUNDS, ENDPOINT_FIELDS, PRESETS, PreflightError, RunOptions, caps_text
-from .run import EXIT_CODES, check_endpoint, check_endpoint_value, preset_text
+from .run import EXIT_CODES, check_endpoint, check_endpoint_value, preset_text, registry
 from .run import execute, execute_all, make_tables, retry, role_models, summary_all_text, summary_text
 from .runs import read_meta, rel, runs_text
 from .server import ServerError, start_server, stop_server
 from .view import compare_html, compare_runs, compare_text, resolve_run, write_report
 
 # %% auto #0
-__all__ = ['ENDPOINT_OPTS', 'ENDPOINT_TYPES', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all',
-           'command_parser', 'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main',
-           'retry_parser']
+__all__ = ['ENDPOINT_OPTS', 'VERBS', 'metavar', 'run_parser', 'run_all_parser', 'parse_run', 'parse_run_all', 'command_parser',
+           'run_command', 'bench_verbs', 'plan_all_text', 'plan_text', 'install_signals', 'main', 'retry_parser']
 
 # %% ../nbs/90_cli.ipynb #29435e29
 class _Parser(argparse.ArgumentParser):
@@ -35,11 +34,10 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-# an endpoint field → its option (`--base-url`, `--judge-base-url`) and its placeholder in help texts
-ENDPOINT_OPTS = dict(base_url=("base-url", "URL"), model=("served-model", "ID"), api_key_env=("api-key-env", "VAR"),
-                     max_concurrency=("concurrency", "N"), timeout=("timeout", "SECONDS"),
-                     structured=("structured", "MODE"))
-ENDPOINT_TYPES = dict(max_concurrency=int, timeout=float)
+# an endpoint field → its option (`--base-url`, `--judge-base-url`), its placeholder in help texts and its type
+ENDPOINT_OPTS = dict(base_url=("base-url", "URL", str), model=("served-model", "ID", str),
+                     api_key_env=("api-key-env", "VAR", str), max_concurrency=("concurrency", "N", int),
+                     timeout=("timeout", "SECONDS", float), structured=("structured", "MODE", str))
 _MODEL_NAMES = {"model", "judge", "generator", "solver", "skill_model", "split"}  # a command's model or split names
 _PATH_NAMES = {"index", "out", "bench", "paper", "repo", "rubric", "file", "path"}
 
@@ -79,9 +77,8 @@ def _endpoint_args(p, roles) -> None:
     for role in roles:
         e = p.add_argument_group(f"endpoint of the {role} (ad-hoc, or overriding its models.toml entry)")
         pre = "" if role == "model" else role.replace("_", "-") + "-"
-        for f, (opt, mv) in ENDPOINT_OPTS.items():
-            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f],
-                           type=ENDPOINT_TYPES.get(f, str))
+        for f, (opt, mv, t) in ENDPOINT_OPTS.items():
+            e.add_argument(f"--{pre}{opt}", dest=f"ep:{role}:{f}", metavar=mv, help=ENDPOINT_FIELDS[f], type=t)
 
 
 _EXIT = "exit codes: 0 complete, 1 partial/failed, 2 bad configuration, 3 endpoint or key missing, 130 interrupted"
@@ -153,7 +150,7 @@ def _given_endpoints(a: argparse.Namespace, names_of) -> dict:
         _, role, f = k.split(":")
         if not (names := names_of(role)):
             raise ConfigError(f"endpoint option for {role} given, but no {role} is set")
-        if f in ENDPOINT_BOUNDS:  # typed by argparse (`ENDPOINT_TYPES`)
+        if f in ENDPOINT_BOUNDS:  # typed by argparse (`ENDPOINT_OPTS`)
             v = check_endpoint_value(f, v, f"--{ENDPOINT_OPTS[f][0]} for {role}")
         for name in names:
             endpoints.setdefault(name, {})[f] = v  # a list role: every model in the list
@@ -230,9 +227,7 @@ def _parser():
     d.add_argument("names", nargs="*",
                    help="benchmarks (all their downloaders) or downloaders by name (see --list); default: all")
     d.add_argument("--base", default=None, metavar="URL_OR_DIR", help="read every file from this mirror instead of "
-                   "its source: a URL prefix or a local folder holding the same files by the same relative paths (a "
-                   "GitHub file by its path in the repository, a Hugging Face dataset as a copy of its repository, any "
-                   "other URL by its path on its host)")
+                   "its source: a URL prefix or a local folder holding the same files by the same relative paths")
     d.add_argument("--list", action="store_true", help="list the benchmarks' downloaders and exit")
     sub.add_parser("models", help="list the model registry")
     sub.add_parser("retry", add_help=False, help="rerun a run's config: cached answers reused, only failed items' "
@@ -333,14 +328,10 @@ def plan_text(meta: dict) -> str:
     return head + "\n" + "\n".join(out)
 
 # %% ../nbs/90_cli.ipynb #89c24879
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def install_signals() -> None:
     "Ctrl-C (SIGINT) and SIGTERM end a run as interrupted, whatever disposition this process inherited (see above)."
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.default_int_handler)  # raises KeyboardInterrupt
 
 
 # what ends the command: its exit code and the first words of its one line
@@ -432,12 +423,9 @@ def _retry_cmd(argv) -> int:
 
 
 def _models(a):
-    try:
-        reg = load_registry()
-        for s in reg.values():
-            check_endpoint(s)
-    except (ValueError, TypeError) as e:  # the same one-line error `run` prints (exit 2)
-        raise ConfigError(str(e)) from None
+    reg = registry()
+    for s in reg.values():  # the same one-line error `run` prints (exit 2)
+        check_endpoint(s)
     for n, s in reg.items():
         print(f"{n:20s} {s.model:35s} {s.public()['base_url']}  key env: {s.api_key_env or '-'}")
 
@@ -453,12 +441,10 @@ VERBS = dict(  # each verb's action on its parsed arguments: a line, or a functi
 
 
 def _main(argv) -> int:
-    if argv and argv[0] not in VERBS and argv[0] != "run" and argv[0] in bench_verbs():  # whole, `--help` too
+    if argv and argv[0] in ("run", "retry"):  # parsers of their own
+        return (_run if argv[0] == "run" else _retry_cmd)(argv[1:])
+    if argv and argv[0] not in VERBS and argv[0] in bench_verbs():  # whole, `--help` too
         return run_command(argv[0], get_benchmark(argv[0]).commands, argv[1:])
-    if argv and argv[0] == "run":
-        return _run(argv[1:])
-    if argv and argv[0] == "retry":
-        return _retry_cmd(argv[1:])
     a = _parser().parse_args(argv)
     return VERBS[a.verb](a) or 0
 

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06c_flow.ipynb #913be8d5
 from __future__ import annotations
-import asyncio, contextlib, dataclasses, threading
+import asyncio, contextlib, dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 from .bench import note_protocol
@@ -30,8 +30,7 @@ async def astage(stage, state: dict, llms, setup) -> None:
     elif isinstance(reqs, Request):
         answers = await llm.acall(_tag(reqs, stage))
     else:
-        keys = list(reqs)
-        answers = dict(zip(keys, await asyncio.gather(*(llm.acall(_tag(reqs[k], stage)) for k in keys))))
+        answers = dict(zip(reqs, await asyncio.gather(*(llm.acall(_tag(r, stage)) for r in reqs.values()))))
     stage.result(state, answers, setup)
 
 # %% ../nbs/06c_flow.ipynb #a1f0c002
@@ -85,15 +84,13 @@ class _Run:
     "What the items of one run share (see above); `window` None: children unbounded."
 
     def __init__(self, stages=(), setup=None, window: int | None = None):
-        self.setup, self.window, self.lock, self.sem = setup, window, threading.Lock(), None
+        self.setup, self.cpu = setup, asyncio.Lock()  # asyncio's primitives bind to the loop that first uses them
+        self.window = asyncio.Semaphore(window) if window else contextlib.nullcontext()
         self.turns = {id(s): {} for s in steps_of(stages) if isinstance(s, Step) and s.ordered}
 
     def _turn(self, sid, k: int) -> asyncio.Future:
         "The future that item `k` has passed its turn of the ordered step `sid`."
-        t = self.turns[sid]
-        if k not in t:
-            t[k] = asyncio.get_running_loop().create_future()
-        return t[k]
+        return self.turns[sid].setdefault(k, asyncio.get_running_loop().create_future())
 
     def release(self, k: int) -> None:
         "Item `k` has ended: its turn of every ordered step is passed."
@@ -109,22 +106,17 @@ class _Run:
         if turn and k > 0:
             await self._turn(id(step), k - 1)
         if step.cpu:
-            def locked():
-                with self.lock:
-                    step.fn(state, self.setup)
-            await asyncio.to_thread(locked)
+            async with self.cpu:
+                await asyncio.to_thread(step.fn, state, self.setup)
         else:
             step.fn(state, self.setup)
         if turn:
             self._pass(id(step), k)
 
     async def fan(self, fan: Fan, state: dict, llms, k: int | None) -> None:
-        if self.sem is None:  # made inside the event loop
-            self.sem = asyncio.Semaphore(self.window) if self.window else contextlib.nullcontext()
-
         async def child(c):
             b = c if isinstance(c, Branch) else Branch(fan.stages, c)
-            async with self.sem if fan.window else contextlib.nullcontext():
+            async with self.window if fan.window else contextlib.nullcontext():
                 await aflow(b.stages, b.state, {**llms, **b.models} if b.models else llms, self.setup, self)
             return b.state
 

@@ -4,16 +4,16 @@
 
 # %% ../nbs/06_run.ipynb #11879d01
 from __future__ import annotations
-import contextlib, dataclasses, io, json, math, os, platform, sys, tempfile, time, traceback
+import contextlib, dataclasses, io, json, math, os, platform, subprocess, sys, tempfile, time, traceback
 from collections import Counter
 from pathlib import Path
 import pandas as pd
-from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit, tables_dir
-from .core import figures_dir
+from .core import DataError, project_root, iter_jsonl, write_json, write_text, git_commit, tables_dir, figures_dir
 from .llm import LLM, Request, Usage, ModelSpec, get_model, load_registry, ping, redact, resolve_structured
 from .llm import check_params, parse_json, public_url, server_slots
 from .server import serving, port_open, embedded_seconds, embedded_speed
-from .bench import ConfigError, Benchmark, get_benchmark, benchmarks, config_dict, make_config, token_roles
+from .bench import ConfigError, Benchmark, DEPARTURES, get_benchmark, benchmarks, config_dict, make_config
+from .bench import token_roles
 from .report import Estimate, fmt, save_table
 from .runs import TABLE_STATUSES, run_parent, new_run_id, rel, run_meta, select_runs, run_label, has_run
 from .runs import claim_tmp, release_tmp, remove_killed, set_latest, read_meta, epochs_of
@@ -22,14 +22,13 @@ from .view import retries_text, write_index, write_report
 
 # %% auto #0
 __all__ = ['ENDPOINT_FIELDS', 'ENDPOINT_BOUNDS', 'PRESETS', 'EPOCH_STRIDE', 'STATUSES', 'EPOCHS_BOUNDS', 'EPOCH_CI',
-           'EPOCH_CI_MIN', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'resolve',
-           'apply_caps', 'caps_text', 'preset_params', 'preset_text', 'seeded', 'unparsable_hint', 'ParseWatch',
-           'RunContext', 'epochs_usage', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan',
-           'derive_requests', 'splits_here', 'data_check', 'describe_roles', 'PreflightError', 'preflight',
-           'served_notes', 'plan_rows', 'estimate_text', 'write_requests', 'RunOptions', 'execute', 'by_slots',
-           'retry_params', 'retry', 'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epoch_text',
-           'split_params', 'execute_all', 'summary_text', 'summary_all_text', 'render_notebook', 'default_runs',
-           'make_tables', 'remove_stale']
+           'EPOCH_CI_MIN', 'EXIT_CODES', 'check_endpoint_value', 'check_endpoint', 'role_models', 'registry', 'resolve',
+           'apply_caps', 'caps_text', 'preset_params', 'preset_text', 'unparsable_hint', 'ParseWatch', 'RunContext',
+           'epochs_usage', 'decide_status', 'CountingLLM', 'PlanContext', 'stub_run', 'derive_plan', 'derive_requests',
+           'splits_here', 'data_check', 'describe_roles', 'PreflightError', 'preflight', 'served_notes',
+           'estimate_text', 'write_requests', 'RunOptions', 'execute', 'by_slots', 'retry_params', 'retry',
+           'plan_epochs', 'epoch_estimate', 'combine_epochs', 'run_epochs', 'epoch_text', 'split_params', 'execute_all',
+           'summary_text', 'summary_all_text', 'render_notebook', 'make_tables', 'remove_stale']
 
 # %% ../nbs/06_run.ipynb #b3d1d38f
 ENDPOINT_FIELDS = {
@@ -40,8 +39,7 @@ ENDPOINT_FIELDS = {
     "timeout": "seconds per request (including time queued at the server)",
     "structured": "structured-output mode: auto | json_schema | llama | none (auto, the default: asked of the server)",
 }
-# bounds of the endpoint fields a run option can set (`--timeout`, `--concurrency`): min, max
-ENDPOINT_BOUNDS = {"timeout": (0.001, 7 * 24 * 3600.0), "max_concurrency": (1, 4096)}
+ENDPOINT_BOUNDS = {"timeout": (0.001, 7 * 24 * 3600.0), "max_concurrency": (1, 4096)}  # (min, max): see above
 
 
 def check_endpoint_value(f: str, v, what: str):
@@ -79,7 +77,7 @@ def role_models(b: Benchmark, cfg) -> dict[str, list[str]]:
     return out
 
 
-def _registry() -> dict:
+def registry() -> dict:
     "The models of models.toml; a bad file is a `ConfigError`."
     try:
         return load_registry()
@@ -89,7 +87,7 @@ def _registry() -> dict:
 
 def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, ModelSpec]:
     "Every model the run needs, by name; an unknown name or a bad endpoint field raises `ConfigError`."
-    endpoints, reg, specs = endpoints or {}, _registry(), {}
+    endpoints, reg, specs = endpoints or {}, registry(), {}
     for role, names in role_models(b, cfg).items():
         for n in (n for n in names if n not in specs):
             ep = endpoints.get(n, {})
@@ -102,9 +100,9 @@ def resolve(b: Benchmark, cfg, endpoints: dict | None = None) -> dict[str, Model
             except (TypeError, ValueError) as e:
                 raise ConfigError(f"model '{n}': {e}") from None
             check_endpoint(specs[n])
-    for n in endpoints:
-        if n not in specs:
-            raise ConfigError(f"endpoint options given for '{n}', which no role of this run uses ({', '.join(specs)})")
+    if unused := [n for n in endpoints if n not in specs]:
+        raise ConfigError(f"endpoint options given for '{unused[0]}', which no role of this run uses "
+                          f"({', '.join(specs)})")
     return specs
 
 # %% ../nbs/06_run.ipynb #a2c0cap2
@@ -161,12 +159,6 @@ def preset_text(p: dict) -> str:
     return f"{p['name']} ({p['source']}): " + " ".join(f"{k}={v}" for k, v in p["params"].items())
 
 # %% ../nbs/06_run.ipynb #50fd242f
-def seeded(llm: LLM, seed: int) -> LLM:
-    "`llm` with every request's sample index (its `seed`, part of the cache key) shifted by `seed`; 0 changes nothing."
-    llm.seed += seed
-    return llm
-
-
 def unparsable_hint(role: str, spec: ModelSpec, bad: int, n: int) -> str:
     "The one-line reason of a run stopped for unparsable answers, naming the setting to change."
     opt = "--structured" if role == "model" else f"--{role.replace('_', '-')}-structured"
@@ -188,9 +180,8 @@ class ParseWatch:
 
     def note(self, role: str, spec: ModelSpec, req: Request, res: dict) -> None:
         "Count `res`, the answer to `req` by `role`'s model `spec`; set `reason` when the role's answers fail the rule."
-        if self.reason or req.schema is None or not res.get("ok") or not res.get("structured"):
-            return
-        if res.get("finish_reason") == "length" or res.get("truncated") or self.seen[role] >= self.window:
+        if (self.reason or req.schema is None or not res.get("ok") or not res.get("structured")
+                or res.get("finish_reason") == "length" or res.get("truncated") or self.seen[role] >= self.window):
             return
         self.seen[role] += 1
         self.bad[role] += parse_json(res.get("text"))[0] is None
@@ -214,15 +205,10 @@ class RunContext:
 
     planning = False
 
-    def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True,
-                 batch: bool = False, epoch: int = 0):
+    def __init__(self, bench: str, cfg, out, specs: dict, refresh: bool = False, progress: bool = True, epoch: int = 0):
         self.bench, self.cfg, self.out, self.specs = bench, cfg, Path(out), specs
         self.refresh, self.progress, self.epoch = refresh, progress, epoch  # epoch: `--epochs`, 0 the run itself
-        self.batch = batch  # every non-embedded model through the Batch API (else: each model's registry `batch`)
-        # what the run read that a reader must know (a snapshot's date, a prompt set): goes into meta.json
-        self.provenance: dict = {}
-        self._llms: dict = {}
-        self.watch = ParseWatch()  # a role whose answers are mostly unparsable stops the run (`stopped`)
+        self.provenance, self._llms, self.watch = {}, {}, ParseWatch()  # provenance: what a reader must know (above)
         self.out.mkdir(parents=True, exist_ok=True)
 
     def llm(self, role: str, name: str | None = None) -> LLM:
@@ -230,14 +216,10 @@ class RunContext:
         name = (name or getattr(self.cfg, role)).split("+")[0]
         key = role if name == str(getattr(self.cfg, role, "")).split("+")[0] else f"{role}:{name}"
         if key not in self._llms:
-            llm = seeded(self._new_llm(self.specs.get(name) or get_model(name)), self.seed)
+            llm = self._new_llm(self.specs.get(name) or get_model(name))
+            llm.seed += self.seed  # every request's sample index (the `seed` sent, part of its cache key) shifted
             self._llms[key] = llm if self.planning else self.watch.wrap(llm, key)
         return self._llms[key]
-
-    @property
-    def stopped(self) -> str | None:
-        "Why the run stopped early (a role's answers mostly unparsable: `ParseWatch`), or None."
-        return self.watch.reason
 
     @property
     def seed(self) -> int:
@@ -245,15 +227,7 @@ class RunContext:
         return (getattr(self.cfg, "seed", 0) or 0) + self.epoch * EPOCH_STRIDE
 
     def _new_llm(self, spec: ModelSpec) -> LLM:
-        batch = True if self.batch and not spec.embedded else None
-        return LLM(spec, refresh=self.refresh, progress=self.progress, batch=batch)
-
-    def models(self) -> dict:
-        return {k: l.spec.public() for k, l in self._llms.items()}
-
-    def usage(self) -> dict:
-        "Usage per role and in total (fresh calls, cached answers, failures, tokens, cost)."
-        return epochs_usage([self])
+        return LLM(spec, refresh=self.refresh, progress=self.progress)  # `--batch`: in the specs (`_batch_specs`)
 
 # %% ../nbs/06_run.ipynb #ffd5a36b
 def epochs_usage(ctxs: list) -> dict:
@@ -288,9 +262,8 @@ class CountingLLM(LLM):
 
     def __init__(self, spec: ModelSpec, reply=None, keep: str | None = None):
         super().__init__(spec, cache=False, progress=False, batch=False, transport=self.answer)
-        self.reply, self.keep = reply, keep  # keep: the stage whose request bodies are kept (`--requests`)
-        self.stages: Counter = Counter()
-        self.kept: list = []
+        # keep: the stage whose request bodies are kept (`--requests`); stages: calls per stage
+        self.reply, self.keep, self.stages, self.kept = reply, keep, Counter(), []
 
     async def answer(self, body: dict, req: Request) -> dict:
         "The stub's chat completion for `body` (the LLM's `transport`: nothing is sent)."
@@ -328,15 +301,26 @@ def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = No
     return ctx
 
 
+def _plan_row(role: str, llm: CountingLLM, s: ModelSpec) -> dict:
+    "A stub's calls, tokens, cost at `s`'s prices (with its `batch`) and calls per stage; the embedded model's time."
+    u = llm.usage
+    cost = (u.prompt_tokens * s.price_in + u.completion_tokens * s.price_out) / 1e6 * (s.batch_price if s.batch else 1)
+    row = dict(role=role, model=s.name, calls=u.calls, prompt_tokens=u.prompt_tokens,
+               completion_tokens=u.completion_tokens, cost_usd=round(cost, 4), note="", stages=dict(llm.stages))
+    if s.embedded:  # one request at a time on this machine's CPU: time is its cost
+        row["est_minutes"] = round(embedded_seconds(u.prompt_tokens, u.completion_tokens) / 60, 1)
+        row["note"] = f"time at most (completions at their caps), rates: {embedded_speed()['source']}"
+    return row
+
+
 def derive_plan(b: Benchmark, cfg, specs: dict | None = None, log: list | None = None,
                 ctx: PlanContext | None = None) -> list[dict]:
-    "The calls a cold run of `b` on `cfg` makes, one row per role and model (`log`: gets the lines the run printed)."
+    "The calls a cold run of `b` on `cfg` makes, a `_plan_row` per role and model (`log`: gets what the run printed)."
     ctx = stub_run(b, cfg, specs) if ctx is None else ctx
     if log is not None:
         log += [x for x in ctx.log.splitlines() if x.strip()]
     order = [p.name for p in b.roles()]
-    rows = [dict(role=k.split(":")[0], model=l.spec.name, calls=l.usage.calls, prompt_tokens=l.usage.prompt_tokens,
-                 completion_tokens=l.usage.completion_tokens, stages=dict(l.stages)) for k, l in ctx._llms.items()]
+    rows = [_plan_row(k.split(":")[0], l, ctx.specs.get(l.spec.name, l.spec)) for k, l in ctx._llms.items()]
     return sorted(rows, key=lambda r: (order.index(r["role"]) if r["role"] in order else len(order), r["model"]))
 
 
@@ -389,9 +373,7 @@ class PreflightError(RuntimeError):
 def preflight(specs: dict, timeout: float = 10.0) -> dict:
     "Every non-embedded endpoint answers (else `PreflightError`) → {name: the ids served} where its id is not one."
     served = {}
-    for n, s in specs.items():
-        if s.embedded:
-            continue
+    for n, s in [(n, s) for n, s in specs.items() if not s.embedded]:
         why, ids = ping(s, timeout)
         if why:
             raise PreflightError(f"model '{n}': {why}")
@@ -416,25 +398,6 @@ def served_notes(specs: dict, served: dict, roles: dict) -> dict:
     return out
 
 # %% ../nbs/06_run.ipynb #02d30be7
-def plan_rows(b: Benchmark, cfg, specs: dict, log: list | None = None, ctx: PlanContext | None = None) -> list[dict]:
-    "Calls, estimated tokens and cost per role and model (registry prices), from `derive_plan` (of `ctx`, when given)."
-    rows = []
-    for r in derive_plan(b, cfg, specs, log, ctx):
-        s = specs.get(r["model"])
-        price = (r["prompt_tokens"] * s.price_in + r["completion_tokens"] * s.price_out) if s else 0.0
-        cost = price / 1e6 * (s.batch_price if s.batch else 1.0) if s else 0.0
-        row = dict(role=r["role"], model=r["model"], calls=int(r["calls"]), prompt_tokens=int(r["prompt_tokens"]),
-                   completion_tokens=int(r["completion_tokens"]), cost_usd=round(cost, 4), note=r.get("note", ""))
-        if r.get("stages"):
-            row["stages"] = r["stages"]
-        if s is not None and s.embedded:  # one request at a time on this machine's CPU: time is its cost
-            row["est_minutes"] = round(embedded_seconds(row["prompt_tokens"], row["completion_tokens"]) / 60, 1)
-            rate = f"time at most (completions at their caps), rates: {embedded_speed()['source']}"
-            row["note"] = "; ".join(x for x in (row["note"], rate) if x)
-        rows.append(row)
-    return rows
-
-
 def estimate_text(rows: list[dict]) -> str:
     "One line before a run starts: its calls and cost, and the embedded model's time at most ('' for no plan)."
     if not rows:
@@ -444,14 +407,13 @@ def estimate_text(rows: list[dict]) -> str:
     return f"{sum(r['calls'] for r in rows)} calls, ${sum(r['cost_usd'] for r in rows):.4f}{t}"
 
 # %% ../nbs/06_run.ipynb #02d30bea
-def _exists(path) -> str:
-    return f"--requests: {path} exists; remove it or name another file (it is never overwritten)"
+_EXISTS = "--requests: {} exists; remove it or name another file (it is never overwritten)"
 
 
 def write_requests(b: Benchmark, cfg, specs: dict, path, ctx: PlanContext | None = None) -> dict[str, int]:
     "Write `derive_requests` (of `ctx`, the plan's `stub_run`, when given) to `path` (see above) → requests per role."
     if Path(path).exists():
-        raise ConfigError(_exists(path))
+        raise ConfigError(_EXISTS.format(path))
     lines = derive_requests(b, cfg, specs, ctx)
     write_text(path, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
     return dict(Counter(x["role"] for x in lines))
@@ -486,7 +448,7 @@ def _check_options(b: Benchmark, o: RunOptions) -> None:
     if o.requests and not o.dry_run:
         raise ConfigError("--requests writes the requests of a dry run: give --dry-run too")
     if o.requests and Path(o.requests).exists():
-        raise ConfigError(_exists(o.requests))
+        raise ConfigError(_EXISTS.format(o.requests))
     if o.requests and not b.stages:
         raise ConfigError(f"benchmark '{b.name}' does not declare its requests (Benchmark.stages): "
                           "--requests is not available for it")
@@ -542,14 +504,13 @@ def _plan(b: Benchmark, cfg, specs: dict, dry_run: bool, keep: str | None = None
     log: list = []
     try:
         ctx = stub_run(b, cfg, specs, keep)
-        rows = plan_rows(b, cfg, specs, log, ctx)
+        rows = derive_plan(b, cfg, specs, log, ctx)
     except Exception as e:
         if dry_run or isinstance(e, (ConfigError, DataError, OSError)):
             raise
         return [], None
-    if dry_run:
-        for line in log:
-            _echo(line)
+    if dry_run and log:
+        _echo("\n".join(log))
     return rows, ctx
 
 # %% ../nbs/06_run.ipynb #4c7ef7f6
@@ -561,17 +522,14 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
     _check_options(b, o)
     if not isinstance(cfg, b.config):  # parameters: the config built from them, each of them given
         given, cfg = cfg or {}, b.make_config(cfg)
-    given = given if isinstance(given, dict) else dict.fromkeys(given or ())
-    cfg, specs, caps, preset = _configure(b, cfg, given, endpoints, o)
+    cfg, specs, caps, preset = _configure(b, cfg, given or {}, endpoints, o)
     data_check(b, cfg)
-    served = {} if o.dry_run else served_notes(specs, preflight(specs), role_models(b, cfg))  # exit 3: before the plan
-    _echo(f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})")
-    for line in describe_roles(specs, role_models(b, cfg)) + [f"warning: {x['note']}" for x in served.values()]:
-        _echo(line)
-    if preset:
-        _echo(f"  preset         {preset_text(preset)}")
-    if caps:
-        _echo(f"  caps           {caps_text(caps)}")
+    roles = role_models(b, cfg)
+    served = {} if o.dry_run else served_notes(specs, preflight(specs), roles)  # exit 3: before the plan
+    lines = [f"{b.name} · split {cfg.split} · {b.paper.title} ({b.paper.url})", *describe_roles(specs, roles)]
+    shown = dict(preset=preset and preset_text(preset), caps=caps and caps_text(caps))
+    lines += [f"warning: {x['note']}" for x in served.values()] + [f"  {k:14s} {v}" for k, v in shown.items() if v]
+    _echo("\n".join(lines))
     rows, stub = _plan(b, cfg, specs, o.dry_run, b.stages[0].name if o.requests else None)
     rows = plan_epochs(rows, o.epochs)
     if not o.dry_run and (est := estimate_text(rows)):
@@ -586,7 +544,7 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
         return meta
     t0 = time.time()
     with serving(*([n for n, s in specs.items() if s.embedded] if o.serve else [])):
-        auto = {n for n, s in specs.items() if not s.embedded and n not in _registry()
+        auto = {n for n, s in specs.items() if not s.embedded and n not in registry()
                 and "max_concurrency" not in (endpoints or {}).get(n, {})}  # ad hoc, no --concurrency
         meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0, auto)
     if o.notebook and meta["status"] != "interrupted":
@@ -620,20 +578,18 @@ def _run_stages(b: Benchmark, cfg, ctx: RunContext, max_failure_share: float) ->
     try:
         headline = list(b.run(cfg, ctx) or [])
         n, fails = _records_failures(ctx.out)
-        status, reason = decide_status(n, sum(fails.values()), ctx.usage(), max_failure_share)
+        status, reason = decide_status(n, sum(fails.values()), epochs_usage([ctx]), max_failure_share)
         r = dict(status=status, status_reason=reason, n=n, fails=fails, headline=headline)
-    except KeyboardInterrupt:
-        r.update(status="interrupted", status_reason="interrupted (Ctrl-C or SIGTERM); rerun to resume from the cache")
-    except Exception as e:
+    except (KeyboardInterrupt, Exception) as e:
         if _of_interrupt(e):
             why = "interrupted (Ctrl-C or SIGTERM, or its output pipe closed); rerun to resume from the cache"
             r.update(status="interrupted", status_reason=why)
         else:
             write_text(ctx.out / "error.txt", redact(traceback.format_exc()))
             r.update(status="failed", status_reason=redact(f"{type(e).__name__}: {e}")[:500])
-    if ctx.stopped and r["status"] != "interrupted":
+    if ctx.watch.reason and r["status"] != "interrupted":
         n, fails = _records_failures(ctx.out)
-        r.update(status="failed", status_reason=f"stopped early: {ctx.stopped}", n=n, fails=fails)
+        r.update(status="failed", status_reason=f"stopped early: {ctx.watch.reason}", n=n, fails=fails)
     return r
 
 # %% ../nbs/06_run.ipynb #44e9faae
@@ -649,9 +605,8 @@ def by_slots(specs: dict, names) -> dict:
 # %% ../nbs/06_run.ipynb #a0049868
 def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float, auto=()) -> dict:
     "With the servers up: the run in its own folder, moved into place at the end → meta (`auto`: see `by_slots`)."
-    for n, s in specs.items():
-        if s.embedded and not port_open(s):
-            raise PreflightError(f"model '{n}': the embedded server is not running (make serve)")
+    if down := [n for n, s in specs.items() if s.embedded and not port_open(s)]:
+        raise PreflightError(f"model '{down[0]}': the embedded server is not running (make serve)")
     specs = resolve_structured(by_slots(specs, auto))  # "auto" modes asked of their servers (a line each): in meta.json
     cd = config_dict(cfg)
     parent, run_id = run_parent(b.name, cfg.split, cfg.model), new_run_id(cd)
@@ -666,7 +621,8 @@ def _launch(b: Benchmark, cfg, specs: dict, plan: dict, o: RunOptions, t0: float
         r, ctxs = run_epochs(b, cfg, tmp, specs, o)
         meta.update(status=r["status"], status_reason=r["status_reason"], n=r["n"], failures=sum(r["fails"].values()),
                     failures_by_reason=dict(r["fails"].most_common(20)), headline=[e.to_dict() for e in r["headline"]],
-                    usage=epochs_usage(ctxs), roles_models={k: v for x in ctxs for k, v in x.models().items()},
+                    usage=epochs_usage(ctxs),
+                    roles_models={k: l.spec.public() for x in ctxs for k, l in x._llms.items()},
                     provenance=ctxs[0].provenance, seconds=round(time.time() - t0, 1),
                     max_failure_share=o.max_failure_share)
         meta.update({"epochs": r["epochs"]} if "epochs" in r else {})
@@ -691,7 +647,7 @@ def _foreign(d, n: str, s: dict, roles: dict) -> ConfigError:
 
 def retry_params(d, given: dict | None = None) -> tuple[str, dict, dict]:
     "(bench, params, endpoints) of a new run with the config of run folder `d`; `given`: endpoints given (see above)."
-    m, given, reg = read_meta(d), given or {}, _registry()
+    m, given, reg = read_meta(d), given or {}, registry()
     try:
         b = get_benchmark(m["bench"])
     except ConfigError as e:
@@ -718,9 +674,8 @@ def retry(d, endpoints: dict | None = None, **kw) -> dict:
     _echo(f"retry of {rel(d)}")
     meta = execute(bench, params, endpoints, **kw)
     if meta.get("dir") is not None:
-        p = Path(meta["dir"]) / "meta.json"
-        write_json(p, {**json.loads(p.read_text()), "retry_of": rel(d)})
         meta["retry_of"] = rel(d)
+        write_json(Path(meta["dir"]) / "meta.json", {**read_meta(meta["dir"]), "retry_of": rel(d)})
     return meta
 
 # %% ../nbs/06_run.ipynb #e90c0e02
@@ -733,17 +688,12 @@ def plan_epochs(rows: list[dict], k: int) -> list[dict]:
     "The plan of `k` epochs from one epoch's plan `rows`: calls, tokens, cost, stages and time each × `k`."
     if k == 1:
         return rows
-    out = []
-    for r in rows:
-        x = dict(r, **{c: r[c] * k for c in ("calls", "prompt_tokens", "completion_tokens")},
-                 cost_usd=round(r["cost_usd"] * k, 4))
-        if r.get("stages"):
-            x["stages"] = {s: v * k for s, v in r["stages"].items()}
-        if r.get("est_minutes") is not None:
-            x["est_minutes"] = round(r["est_minutes"] * k, 1)
-        x["note"] = "; ".join(v for v in (r.get("note", ""), f"{k} epochs: every request sent {k} times") if v)
-        out.append(x)
-    return out
+    note = f"{k} epochs: every request sent {k} times"
+    return [dict(r, **{c: r[c] * k for c in ("calls", "prompt_tokens", "completion_tokens")},
+                 cost_usd=round(r["cost_usd"] * k, 4), stages={s: v * k for s, v in (r.get("stages") or {}).items()},
+                 note="; ".join(v for v in (r.get("note", ""), note) if v),
+                 **({"est_minutes": round(r["est_minutes"] * k, 1)} if r.get("est_minutes") is not None else {}))
+            for r in rows]
 
 
 def epoch_estimate(name: str, ests: list) -> Estimate:
@@ -753,13 +703,11 @@ def epoch_estimate(name: str, ests: list) -> Estimate:
     got = [e for e in ests if e is not None]
     vals = [float(e.value) for e in got if _num(e.value)]
     n, f = sum(int(e.n or 0) for e in got), sum(int(e.failures or 0) for e in got)
-    if not vals:
-        return Estimate(name, None, None, None, n, f)
-    m = statistics.fmean(vals)
+    m = statistics.fmean(vals) if vals else None
     if len(vals) < EPOCH_CI_MIN:
         return Estimate(name, m, None, None, n, f)
-    h = float(stats.t.ppf(0.975, len(vals) - 1)) * statistics.stdev(vals) / math.sqrt(len(vals))
-    return Estimate(name, m, m - h, m + h, n, f)
+    lo, hi = stats.t.interval(0.95, len(vals) - 1, loc=m, scale=stats.sem(vals))
+    return Estimate(name, m, float(lo), float(hi), n, f)
 
 # %% ../nbs/06_run.ipynb #e90c0e05
 def _epoch_row(e: int, r: dict) -> dict:
@@ -788,12 +736,12 @@ def run_epochs(b: Benchmark, cfg, out: Path, specs: dict, o: RunOptions) -> tupl
     "(result, contexts) of `b.run` once per epoch (`o.epochs`) in the run folder `out` (see above)."
     rs, ctxs = [], []
     for e in range(o.epochs):
-        ctx = RunContext(b.name, cfg, out / "epochs" / str(e) if e else out, specs, o.refresh, o.progress, o.batch, e)
+        ctx = RunContext(b.name, cfg, out / "epochs" / str(e) if e else out, specs, o.refresh, o.progress, epoch=e)
         if o.epochs > 1:
             _echo(f"epoch {e} (epochs 0–{o.epochs - 1}; files: {f'epochs/{e}/' if e else 'the run folder'})")
         rs.append(_run_stages(b, cfg, ctx, o.max_failure_share))
         ctxs.append(ctx)
-        if rs[-1]["status"] == "interrupted" or ctx.stopped:
+        if rs[-1]["status"] == "interrupted" or ctx.watch.reason:
             break
     return (rs[0] if o.epochs == 1 else combine_epochs(rs, o.epochs)), ctxs
 
@@ -897,8 +845,8 @@ def summary_text(meta: dict) -> str:
         lines.append(f"  {role:14s} {m['name']} = {m['model']} @ {m['base_url']}")
     lines += [f"served    {x.get('note')}" for x in (meta.get("served") or {}).values() if isinstance(x, dict)]
     prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
-    if isinstance(pr := prov.get("protocol"), dict):  # its notes were printed before the run; here how many departures
-        k = len(pr.get("notes") or [])
+    if isinstance(pr := prov.get("protocol"), dict):  # its departures were printed before the run; here how many
+        k = sum(len(pr.get(x) or []) for x in DEPARTURES)
         lines.append(f"protocol  {pr.get('name')} (prompts {pr.get('prompts', '–')}; "
                      f"{k} departure{'s' * (k != 1)} listed in report.html)")
     if meta.get("caps"):
@@ -940,40 +888,19 @@ def summary_all_text(res: dict) -> str:
 # %% ../nbs/06_run.ipynb #4d27d0b0
 def render_notebook(d) -> Path | None:
     "Execute `nbs/runs/run.ipynb` on run folder `d` into `d/run.ipynb` (see above)."
-    import logging, warnings
     nb, out = project_root() / "nbs" / "runs" / "run.ipynb", Path(d) / "run.ipynb"
     if not nb.exists():
         return None
-    try:
-        import nbformat, papermill as pm
-        for name in ("papermill", "traitlets"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, 2)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                pm.execute_notebook(str(nb), str(out), parameters=dict(run=rel(d)), cwd=str(project_root()),
-                                    progress_bar=False, log_output=False, kernel_name="python3", language="python")
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            os.close(null)
-        x = nbformat.read(out, as_version=4)
-        pmm = x.metadata.get("papermill", {})
-        pmm["input_path"], pmm["output_path"] = rel(nb), rel(out)
-        write_text(out, nbformat.writes(x).rstrip("\n") + "\n")
-        return out
-    except Exception as e:
-        _echo(f"warning: run notebook not written ({type(e).__name__}: {str(e)[:200]})")
+    cmd = [sys.executable, "-m", "papermill", rel(nb), rel(out), "-r", "run", rel(d), "--no-progress-bar",
+           "--kernel", "python3", "--language", "python"]
+    r = subprocess.run(cmd, cwd=project_root(), stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if r.returncode or not out.exists():
+        _echo(f"warning: run notebook not written ({(r.stderr.strip().splitlines() or ['?'])[-1][:200]})")
         return None
+    write_text(out, out.read_text(encoding="utf-8").rstrip("\n") + "\n")
+    return out
 
 # %% ../nbs/06_run.ipynb #fb2bc412
-def default_runs() -> list[tuple[str, dict]]:
-    "Every benchmark's default runs: (bench, params)."
-    return [(n, dict(r)) for n, b in benchmarks().items() for r in b.default_runs]
-
-
 def make_tables(run_missing: bool = True, include=None) -> list[Path]:
     "Run missing default runs, then write every table and figure and `runs.md` (see above)."
     saved = list(TABLE_STATUSES)
@@ -986,7 +913,8 @@ def make_tables(run_missing: bool = True, include=None) -> list[Path]:
 
 def _run_missing() -> None:
     "The default runs that have no run yet, made (one Ctrl-C stops them all)."
-    missing = [(b, p) for b, p in default_runs() if not has_run(b, p.get("split", "sample"), p.get("model", "local"))]
+    runs = [(n, dict(r)) for n, b in benchmarks().items() for r in b.default_runs]
+    missing = [(b, p) for b, p in runs if not has_run(b, p.get("split", "sample"), p.get("model", "local"))]
     if not missing:
         return
     with serving(*{n for _, p in missing for k, n in p.items() if k in ("model", "judge")}):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_runs.ipynb #65ec25a8
 from __future__ import annotations
-import fcntl, hashlib, itertools, json, os, platform, shutil, sys, time
+import contextlib, fcntl, hashlib, itertools, json, os, platform, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
@@ -142,13 +142,11 @@ def tmp_owner(tmp) -> str | None:
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # taken: nobody holds it (closing the file lets it go)
+        return None
     except BlockingIOError:
         pid, _, host = os.read(fd, 200).decode("utf-8", "replace").strip().partition(" ")
         return f"pid {pid} on {host}" if host else f"pid {pid}"
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
     finally:
         os.close(fd)
 
@@ -203,9 +201,7 @@ def _table_problem(bench: str, d) -> str | None:
     key = (str(d), *(os.stat(Path(d) / f).st_mtime_ns for f in ("meta.json", "scores.json")))
     if key not in _PROBED:
         _PROBED[key] = None
-        for t in specs if isinstance(specs, list) else ():
-            if getattr(t, "ours", None) is None:
-                continue
+        for t in [t for t in specs if getattr(t, "ours", None)] if isinstance(specs, list) else ():
             try:
                 t.ours(RunRow.of(d, t.skip))
             except Exception as e:  # its reason is listed in runs.md and by `scibench runs`
@@ -250,8 +246,7 @@ def complete_runs(bench: str) -> list[Path]:
 # %% ../nbs/06a_runs.ipynb #2e645869
 def run_label(d) -> str:
     "`<split>/<model>/<run-id>`: a run as tables name it (its folder under results/<bench>/)."
-    d = Path(d)
-    return f"{d.parent.parent.name}/{d.parent.name}/{d.name}"
+    return "/".join(Path(d).parts[-3:])
 
 
 def epochs_of(m: dict) -> dict | None:
@@ -268,10 +263,8 @@ def settings(d, skip=("model", "split", "judge")) -> str:
     except (ConfigError, KeyError):
         return "?"
     if "protocol" in defaults and "protocol" in m.get("config", {}):  # a default set by the protocol is a default
-        try:
+        with contextlib.suppress(ValueError, OSError):  # a `ConfigError` too
             defaults.update(config_dict(b.make_config({"protocol": m["config"]["protocol"]})))
-        except (ConfigError, ValueError, OSError):
-            pass
     diff = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in m.get("config", {}).items()
             if k not in skip and k in defaults and v != defaults[k]]
     if ep := epochs_of(m):
@@ -305,10 +298,6 @@ class RunRow:
         return self.meta.get("config", {})
 
     @property
-    def split(self) -> str:
-        return self.dir.parent.parent.name
-
-    @property
     def label(self) -> str:
         return run_label(self.dir)
 
@@ -316,7 +305,7 @@ class RunRow:
         "The columns every table may show: source, run, model, judge, split, protocol, settings."
         c = self.config
         return dict(source="scibench", run=self.label, model=c.get("model"), system=c.get("model"),
-                    judge=c.get("judge"), split=self.split, protocol=c.get("protocol", "–"),
+                    judge=c.get("judge"), split=self.dir.parent.parent.name, protocol=c.get("protocol", "–"),
                     settings=settings(self.dir, skip=self.skip))
 
 # %% ../nbs/06a_runs.ipynb #61934bb0
@@ -392,6 +381,5 @@ def runs_text(bench: str | None = None, width: int = 100) -> str:
 # %% ../nbs/06a_runs.ipynb #802ddf77
 def has_run(bench: str, split: str, model: str) -> bool:
     "Is there a finished run of (bench, split, model)? (A partial or failed one counts.)"
-    done = ("complete", "partial", "failed")
-    return any(run_meta(d).get("status") in done for d in run_dirs(bench)
+    return any(run_meta(d).get("status") in ("complete", "partial", "failed") for d in run_dirs(bench)
                if d.parent == run_parent(bench, split, model))

@@ -264,3 +264,26 @@ def test_the_cli_builds_each_typed_config_once(cli, env, monkeypatch):
     r = cli("run", "all", "--limit", "1", "--dry-run", env=env)
     assert r.returncode == 0, r.stderr
     assert sorted(built) == sorted(benchmarks())   # one config a benchmark, for its plan and its run
+
+
+def test_the_summary_counts_the_departures_printed_before_the_run(capsys):
+    "A protocol's departures: its differences and its notes, each printed before the run and counted in the summary."
+    import types
+    from scibench.bench import note_protocol
+    from scibench.run import summary_text
+    p = dict(name="authors", prompts="authors", notes=["a"], quirks=["kept"], differences=["b", "c"])
+    note_protocol(types.SimpleNamespace(protocol="authors"), types.SimpleNamespace(provenance={}), p)
+    printed = len(capsys.readouterr().err.splitlines())
+    meta = dict(bench="b", run_id="r", status="complete", config=dict(split="sample", model="m"),
+                provenance=dict(protocol=p))
+    assert printed == 3 and f"(prompts authors; {printed} departures listed in report.html)" in summary_text(meta)
+
+
+def test_a_retired_list_parameter_loads_as_the_command_line_gives_it():
+    "`-p types tf,mcq,...` equal to the retired value loads, as the list meta.json recorded does; another is refused."
+    from scibench.bench import ConfigError
+    b = get_benchmark("autobench")
+    given = {k: ",".join(v) for k, v in b.retired.items() if isinstance(v, list)}
+    assert given and b.make_config(given) == b.make_config({k: b.retired[k] for k in given}) == b.make_config({})
+    with pytest.raises(ConfigError, match="is retired: runs now always use"):
+        b.make_config({next(iter(given)): "tf"})
