@@ -20,9 +20,9 @@ from .batch import batch_status, batches, fail_future, redact_scopes
 # %% auto #0
 __all__ = ['STRUCTURED', 'TOKEN_FIELDS', 'RETRY_INITIAL_S', 'RETRY_MAX_S', 'RETRY_AFTER_MAX_S', 'MAX_ANSWER_BYTES',
            'PROBE_HEADER', 'ModelSpec', 'public_url', 'check_spec', 'load_registry', 'get_model', 'token_field',
-           'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLMOptions', 'LLM', 'run_sync',
-           'detect_structured', 'resolve_structured', 'pipeline_window', 'apipeline', 'pipeline', 'parse_json',
-           'server_slots', 'ping', 'check_params']
+           'Request', 'msgs', 'cache_key', 'Cache', 'Usage', 'tls_context', 'LLM', 'run_sync', 'detect_structured',
+           'resolve_structured', 'pipeline_window', 'apipeline', 'pipeline', 'parse_json', 'server_slots', 'ping',
+           'check_params']
 
 # %% ../nbs/01_llm.ipynb #3b7ae0a2
 @dataclass
@@ -39,8 +39,7 @@ class ModelSpec:
     max_concurrency: int = 32
     timeout: float = 120.0  # seconds for a whole request (connect, send, answer), after its concurrency slot is taken
     max_retries: int = 6
-    # "auto" (asked of the server when a run starts: `detect_structured`) | "json_schema" | "llama" | "none"
-    structured: str = "auto"
+    structured: str = "auto"  # "auto" (asked of the server: `detect_structured`) | "json_schema" | "llama" | "none"
     embedded: bool = False  # served by `scibench serve` on loopback
     context: int | None = None  # context window in tokens, if known
     max_response_chars: int = 200_000  # longer answers are cut (and flagged `truncated`) before they are stored
@@ -48,8 +47,7 @@ class ModelSpec:
     batch_price: float = 0.5  # share of the live prices a Batch API call costs (OpenAI: half)
     max_tokens: int | None = None  # cap on completion tokens per request in every role (a run applies it; recorded)
     preset: str | None = None  # run parameters a run of this model alone takes by default (`scibench.run.PRESETS`)
-    # the field the completion cap is sent in: "auto" (`token_field`) | "max_tokens" | "max_completion_tokens"
-    token_field: str = "auto"
+    token_field: str = "auto"  # the cap's field: "auto" (`token_field`) | "max_tokens" | "max_completion_tokens"
 
     def api_key(self) -> str:
         "The key from the environment (read at call time, never stored; surrounding whitespace is not part of it)."
@@ -66,6 +64,7 @@ class ModelSpec:
         return {**asdict(self), "base_url": public_url(self.base_url)}
 
 STRUCTURED = ("auto", "json_schema", "llama", "none")
+_FORMATS = ("json_schema", "llama")  # the modes sent with a response_format ("auto" not yet detected: as "none")
 TOKEN_FIELDS = ("auto", "max_tokens", "max_completion_tokens")
 
 # %% ../nbs/01_llm.ipynb #3645705f
@@ -112,8 +111,7 @@ def check_spec(spec: ModelSpec, where: str = "") -> ModelSpec:
         if not good:  # the value is shown redacted; a mistyped api_key_env may be the key itself: never shown
             sk = f == "api_key_env" and isinstance(v, str)
             got = f"a string of {len(v)} characters" if sk else f"{redact(repr(v))} ({type(v).__name__})"
-            at = where + ': ' if where else ''
-            raise ValueError(f"{at}model '{spec.name}': field '{f}' must be {what}, got {got}")
+            raise ValueError(f"{where}{': ' * bool(where)}model '{spec.name}': field '{f}' must be {what}, got {got}")
     note_url_secrets(spec.base_url)  # its credentials are redacted from everything written
     return spec
 
@@ -142,7 +140,7 @@ def load_registry(path=None) -> dict[str, ModelSpec]:
 def get_model(name: str, base_url=None, model=None, api_key_env=None, registry=None, **overrides) -> ModelSpec:
     "A registry model by name; `base_url` (and `model`) override it or define an ad-hoc model."
     reg = load_registry(registry) if not isinstance(registry, dict) else registry
-    note_key_vars([str(api_key_env)] if api_key_env else [])
+    note_key_vars([api_key_env])
     kw = {k: v for k, v in dict(base_url=base_url, model=model, api_key_env=api_key_env, **overrides).items()
           if v is not None}
     if name in reg:
@@ -181,8 +179,7 @@ class Request:
     token_field: str | None = None  # the cap's field this request asks for (`token_field` decides)
     schema_name: str = "answer"  # json_schema's name, and its `strict` flag
     strict: bool = False
-    # the benchmark's declared stage this request belongs to (the plan counts by it); not sent, not in the cache key
-    stage: str = field(default="", compare=False)
+    stage: str = field(default="", compare=False)  # the benchmark's stage (the plan counts by it); not sent or hashed
 
     def sampling(self, spec: ModelSpec) -> dict:
         "The sampling fields of the body as sent to `spec`."
@@ -196,7 +193,7 @@ class Request:
     def params(self, spec: ModelSpec) -> dict:
         "Sampling parameters as sent (and as hashed into the cache key)."
         p = self.sampling(spec)
-        if self.schema is not None and _schema_mode(spec):  # "auto" not yet detected: as "none"
+        if self.schema is not None and spec.structured in _FORMATS:
             named = spec.structured == "json_schema" and (self.schema_name, self.strict) != ("answer", False)
             p["structured"] = [spec.structured, self.schema] + ([self.schema_name, self.strict] if named else [])
         return p
@@ -220,7 +217,6 @@ def _db_files(path: Path) -> list[Path]:
     "The SQLite database `path` and its WAL files."
     return [path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm")]
 
-
 # %% ../nbs/01_llm.ipynb #3df805bc
 class Cache:
     "On-disk response cache (SQLite, WAL), safe under crashes and concurrent writers."
@@ -243,10 +239,7 @@ class Cache:
         "Connect, check the file (`PRAGMA quick_check`, once per process and file) and make the tables."
         self.con = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
         try:
-            self.con.execute("PRAGMA journal_mode=WAL")
-            self.con.execute("PRAGMA synchronous=NORMAL")
-            for sql in _TABLES:
-                self.con.execute(sql)
+            self.con.executescript(";".join(("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL") + _TABLES))
             st = self.path.stat()
             seen = (str(self.path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)  # WAL: rarely changes
             if seen not in _CHECKED:
@@ -356,7 +349,6 @@ class Usage:
             setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
-
 # %% ../nbs/01_llm.ipynb #4f9cbc1a
 def _cap_lengths(schema, cap: int = 1000):
     "`schema` without `maxLength`/`maxItems` bounds above `cap`."
@@ -367,12 +359,8 @@ def _cap_lengths(schema, cap: int = 1000):
         return [_cap_lengths(v, cap) for v in schema]
     return schema
 
-def _schema_mode(spec: ModelSpec) -> str | None:
-    'The structured-output form requests to `spec` are sent with; None: text (mode "none", or "auto" undetected).'
-    return None if spec.structured in ("none", "auto") else spec.structured
-
 def _response_format(spec: ModelSpec, schema: dict | None, name: str = "answer", strict: bool = False):
-    if schema is None or _schema_mode(spec) is None:
+    if schema is None or spec.structured not in _FORMATS:
         return None
     if spec.structured == "llama":
         return {"type": "json_object", "schema": _cap_lengths(schema)}
@@ -392,13 +380,12 @@ def _completion_check(body: bytes, ct: str, status: int) -> tuple:
         ch = data.get("choices") if isinstance(data, dict) else None
         if isinstance(ch, list) and all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in ch[:1]):
             return data, None
-        if isinstance(data, dict) and "choices" not in data:
-            kind = f"a JSON object without 'choices' (keys: {', '.join(map(str, list(data)[:8])) or 'none'})"
-        elif isinstance(data, dict):
-            kind = "a JSON object whose 'choices' is not a list of messages"
-        else:
-            names = {list: "array", str: "string", type(None): "null", bool: "boolean"}
-            kind = "a JSON " + names.get(type(data), "number")
+        names = {dict: "object", list: "array", str: "string", type(None): "null", bool: "boolean"}
+        kind = "a JSON " + names.get(type(data), "number")
+        if isinstance(data, dict):
+            keys = ", ".join(map(str, list(data)[:8])) or "none"
+            kind += (" whose 'choices' is not a list of messages" if "choices" in data
+                     else f" without 'choices' (keys: {keys})")
     start = redact(body[:4096].decode("utf-8", "replace"))[:200]  # redacted before it is cut: no half key survives
     what = f"not a chat completion (content-type {ct}, {len(body)} bytes)"
     return None, f"HTTP {status} body is {kind}, {what}: {start!r}"
@@ -406,25 +393,18 @@ def _completion_check(body: bytes, ct: str, status: int) -> tuple:
 # %% ../nbs/01_llm.ipynb #5f006503
 def _completion_parts(d: dict) -> tuple:
     "(text, finish_reason, usage) of a chat completion (a dict); text is None when the message has no content."
-    chs = d.get("choices")
-    ch = chs[0] if isinstance(chs, list) and chs and isinstance(chs[0], dict) else {}
-    msg = ch.get("message")
-    text = msg.get("content") if isinstance(msg, dict) else None
+    ch = (d.get("choices") or [{}])[0]  # an odd shape raises (a failure record, `_result`)
+    text, u = (ch.get("message") or {}).get("content"), d.get("usage")
     if isinstance(text, list):
         text = "".join((p.get("text") or "") if isinstance(p, dict) else str(p) for p in text)  # content parts
     elif text is not None and not isinstance(text, str):
         raise TypeError(f"message content is a {type(text).__name__}")
-    u = d.get("usage")
-
-    def tok(k, o=u):
-        v = o.get(k) if isinstance(o, dict) else None
-        return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-    usage = None
-    if isinstance(u, dict):
-        usage = dict(prompt_tokens=tok("prompt_tokens"), completion_tokens=tok("completion_tokens"))
-        if pc := tok("cached_tokens", u.get("prompt_tokens_details")):  # the provider's prefix cache (OpenAI, vLLM)
-            usage["prefix_cached_tokens"] = pc
+    if not isinstance(u, dict):
+        return text, ch.get("finish_reason"), None
+    tok = lambda o, k: o.get(k) if isinstance(o, dict) and _int(o.get(k)) else 0
+    usage = dict(prompt_tokens=tok(u, "prompt_tokens"), completion_tokens=tok(u, "completion_tokens"))
+    if pc := tok(u.get("prompt_tokens_details"), "cached_tokens"):  # the provider's prefix cache (OpenAI, vLLM)
+        usage["prefix_cached_tokens"] = pc
     return text, ch.get("finish_reason"), usage
 
 # %% ../nbs/01_llm.ipynb #2fe6136a
@@ -433,21 +413,15 @@ RETRY_INITIAL_S, RETRY_MAX_S, RETRY_AFTER_MAX_S = 0.5, 8.0, 120.0
 
 def _retry_after(headers) -> float | None:
     "Seconds asked for before a retry: `retry-after-ms`, then `retry-after` (seconds or HTTP date); None: unreadable."
+    headers = headers or {}
     for name, div in (("retry-after-ms", 1000), ("retry-after", 1)):
-        v = headers.get(name) if headers else None
-        try:
-            d = float(v) if v is not None else None
-        except ValueError:
-            continue
-        if d == math.inf and v.strip().lower() not in ("inf", "+inf", "infinity", "+infinity"):
-            return RETRY_AFTER_MAX_S + 1  # an overflowing number: too long a wait, so no retry
-        if d is not None:
-            return d / div
-    try:
-        t = email.utils.parsedate_tz(headers.get("retry-after")) if headers else None
-        return None if t is None else float(email.utils.mktime_tz(t) - time.time())
-    except (TypeError, ValueError, OverflowError, OSError):
-        return None
+        with contextlib.suppress(TypeError, ValueError):  # absent, or not a number
+            d, v = float(headers.get(name)), headers.get(name)
+            overflow = d == math.inf and v.strip().lower() not in ("inf", "+inf", "infinity", "+infinity")
+            return RETRY_AFTER_MAX_S + 1 if overflow else d / div  # an overflowing number: too long a wait, no retry
+    with contextlib.suppress(TypeError, ValueError, OverflowError, OSError):  # absent, or not a date
+        return float(email.utils.mktime_tz(email.utils.parsedate_tz(headers.get("retry-after"))) - time.time())
+    return None
 
 def _should_retry(status: int, headers) -> bool:
     "Is an HTTP error answer sent again? (openai's `_should_retry`)"
@@ -489,7 +463,6 @@ def _status_reason(status: int) -> str:
 
 # %% ../nbs/01_llm.ipynb #8bef06fb
 MAX_ANSWER_BYTES = 32 * 2**20  # an answer is read up to this many bytes (decompressed); a longer one is a failure
-_USER_AGENT = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"
 @functools.cache
 def tls_context():
     "One TLS context per process (certifi's roots)."
@@ -501,9 +474,6 @@ def _loopback(host: str | None) -> bool:
     except ValueError:
         return False
 
-class _TooLarge(Exception):
-    "An answer over `MAX_ANSWER_BYTES`."
-
 class _Endpoint:
     "One endpoint in the running event loop: its concurrency limit, and an aiohttp session made at the first request."
 
@@ -514,9 +484,9 @@ class _Endpoint:
         import aiohttp
         if self.session is None:
             u = urlsplit(url)
-            conn = aiohttp.TCPConnector(limit=0, ssl=tls_context() if u.scheme == "https" else True)
-            # no defaults but the User-Agent: a header in the session's defaults is also sent to a proxy
-            self.session = aiohttp.ClientSession(connector=conn, headers={"User-Agent": _USER_AGENT},
+            conn = aiohttp.TCPConnector(limit=0, ssl=tls_context())  # (not used for http)
+            agent = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"  # the one default (a proxy sees it)
+            self.session = aiohttp.ClientSession(connector=conn, headers={"User-Agent": agent},
                 cookie_jar=aiohttp.DummyCookieJar(), trust_env=not _loopback(u.hostname))
         return self.session
 
@@ -524,13 +494,13 @@ class _Endpoint:
         if self.session is not None:
             await self.session.close()
 
-async def _read(r) -> bytes:
-    "The body of the answer `r`, up to `MAX_ANSWER_BYTES` decompressed."
+async def _read(r) -> bytes | None:
+    "The body of the answer `r`, decompressed; None when it is over `MAX_ANSWER_BYTES` (not read further)."
     buf = bytearray()
     async for chunk in r.content.iter_chunked(1 << 16):
         buf += chunk
         if len(buf) > MAX_ANSWER_BYTES:
-            raise _TooLarge(f"answer over {MAX_ANSWER_BYTES // 2**20} MB (decompressed): not read")
+            return None
     return bytes(buf)
 
 # %% ../nbs/01_llm.ipynb #5fa4cfb4
@@ -548,32 +518,28 @@ def _chat_url(spec: ModelSpec):
     root = f"{u.scheme}://{u.netloc.rpartition('@')[2]}{u.path.rstrip('/')}"
     return URL(f"{root}/chat/completions" + (f"?{u.query}" if u.query else ""), encoded=False)
 
-def _request_parts(spec: ModelSpec) -> tuple:
-    "(chat URL, headers, timeout) of every chat request to `spec`."
+async def _attempt(session, spec: ModelSpec, body: bytes) -> tuple:
+    "One POST → (status, headers, body bytes or None: over `MAX_ANSWER_BYTES`), all of it within `spec`'s timeout."
     import aiohttp
     head = {"Authorization": _auth(spec), "Content-Type": "application/json", "Accept": "application/json"}
-    return _chat_url(spec), head, aiohttp.ClientTimeout(total=spec.timeout, sock_connect=min(10.0, spec.timeout))
-
-async def _attempt(session, parts: tuple, body: bytes) -> tuple:
-    "One POST → (status, headers, body bytes), all of it within the timeout of `parts`."
-    url, headers, timeout = parts
-    async with session.post(url, data=body, headers=headers, timeout=timeout) as r:  # 307/308 followed, body kept
+    timeout = aiohttp.ClientTimeout(total=spec.timeout, sock_connect=min(10.0, spec.timeout))
+    async with session.post(_chat_url(spec), data=body, headers=head, timeout=timeout) as r:  # 307/308 followed
         return r.status, r.headers, await _read(r)
 
-async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_retry) -> tuple:
+async def _post_chat(spec: ModelSpec, session, body: bytes, on_retry) -> tuple:
     "POST a chat request with openai's retry policy → (completion dict, None) or (None, failure reason)."
     import aiohttp
     for tries in range(spec.max_retries + 1):
         headers = None
         try:
-            status, headers, data = await _attempt(session, parts, body)
-        except _TooLarge as e:
-            return None, str(e)
+            status, headers, data = await _attempt(session, spec, body)
         except TimeoutError:
             why, err = "timeout", "timeout (after retries)"
         except (aiohttp.ClientError, OSError, ValueError) as e:
             why, err = "connection", redact(f"connection error (after retries): {type(e).__name__}: {e}")[:400]
         else:
+            if data is None:
+                return None, f"answer over {MAX_ANSWER_BYTES // 2**20} MB (decompressed): not read"
             if 200 <= status < 300:
                 d, bad = _completion_check(data, headers.get("content-type", "?"), status)
                 if bad is None:
@@ -589,8 +555,12 @@ async def _post_chat(spec: ModelSpec, session, parts: tuple, body: bytes, on_ret
         await asyncio.sleep(_retry_delay(tries, headers))
 
 # %% ../nbs/01_llm.ipynb #cfc6b0ae
-def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: float) -> dict:
-    "The result of a chat completion whose message is `text` (None: no content): redacted, cut at the model's cap."
+def _result(spec: ModelSpec, d: dict, structured: bool, seconds: float) -> dict:
+    "The result of the chat completion `d`, redacted and cut at the model's cap; `ValueError`: a shape not read."
+    try:
+        text, finish, usage = _completion_parts(d)
+    except Exception as e:  # a shape the body check let through
+        raise ValueError(f"{type(e).__name__}: {str(e)[:200]}") from None
     sv = secret_values()  # a key or URL credential that the server echoes into its answer is never stored
     finish = None if finish is None else redact(str(finish), False, sv)[:100]
     text = redact(text, patterns=False, secrets=sv)
@@ -600,16 +570,6 @@ def _result(spec: ModelSpec, text, finish, usage, structured: bool, seconds: flo
         res.update(text=text[: spec.max_response_chars], truncated=True, response_chars=len(text))
     return res
 
-@dataclass
-class LLMOptions:
-    "An `LLM`'s keyword options: the Batch API's (first seconds between status checks, input file limits) and hooks."
-
-    batch_poll: float | None = None  # default: $SCIBENCH_BATCH_POLL or 15 s
-    batch_max_requests: int = BATCH_MAX_REQUESTS
-    batch_max_bytes: int = BATCH_MAX_BYTES
-    transport: object = None  # async (body dict, Request) → chat completion dict, in place of the endpoint
-    seed: int = 0  # added to every request's sample index
-
 def _not_sent(why: str, seconds: float = 0.0) -> dict:
     return dict(ok=False, text=None, error=why, usage=None, cached=False, seconds=seconds)
 
@@ -618,20 +578,19 @@ class LLM:
     "Async OpenAI-compatible client with cache, bounded concurrency, retries and failure records."
 
     def __init__(self, spec: ModelSpec | str, cache: Cache | None | bool = None, max_concurrency: int | None = None,
-                 progress: bool = True, refresh: bool = False, batch: bool | None = None, **opts):
-        "`opts`: the fields of `LLMOptions` (`batch_poll=`, `batch_max_requests=`, `transport=`, ...)."
-        o = LLMOptions(**opts)  # an unknown keyword is a TypeError
+                 progress: bool = True, refresh: bool = False, batch: bool | None = None, *, transport=None, seed=0,
+                 batch_poll=None, batch_max_requests=BATCH_MAX_REQUESTS, batch_max_bytes=BATCH_MAX_BYTES):
+        "`transport`, `seed`: the hooks below; `batch_*`: the Batch API's first poll (s) and input file limits."
         self.spec = get_model(spec) if isinstance(spec, str) else spec
-        self.transport, self.seed = o.transport, o.seed
+        self.transport, self.seed = transport, seed
         self.on_answer: list = []  # (request, result) → None, for every result of `acall`
         self.stop_checks: list = []  # () → reason or None, asked before each request is sent
         if self.spec.structured == "auto" and self.transport is None:  # a transport has no server to ask
             self.spec = replace(self.spec, structured=detect_structured(self.spec)[0])
         if batch is not None and bool(batch) != self.spec.batch:
             self.spec = replace(self.spec, batch=bool(batch))  # as recorded in meta.json
-        self.batch = self.spec.batch
-        self.batch_poll = float(o.batch_poll or os.environ.get("SCIBENCH_BATCH_POLL") or 15.0)
-        self.batch_max_requests, self.batch_max_bytes = o.batch_max_requests, o.batch_max_bytes
+        self.batch_poll = float(batch_poll or os.environ.get("SCIBENCH_BATCH_POLL") or 15.0)
+        self.batch_max_requests, self.batch_max_bytes = batch_max_requests, batch_max_bytes
         self.cache = Cache() if cache is None else (None if cache is False else cache)
         caps = [self.spec.max_concurrency, max_concurrency, os.environ.get("MAX_CONCURRENCY")]  # either lowers it
         self.concurrency = max(1, min(int(c) for c in caps if c))
@@ -640,7 +599,6 @@ class LLM:
         note_key_vars([self.spec.api_key_env])
         note_url_secrets(self.spec.base_url)
         self._lives: dict = {}  # event loop id → its open `_Live` (see `live`, `acall`)
-        self._parts = None  # (URL, headers, timeout) of its requests, at the first one (`_request_parts`)
 
     def body(self, req: Request) -> dict:
         "The chat-completion request body (the same for a live call and a Batch API line)."
@@ -652,13 +610,9 @@ class LLM:
     def read(self, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0) -> dict:
         "The result of a 2xx answer's `body` (a Batch API result line's), or `ValueError` (why it is not one)."
         d, why = _completion_check(body, "application/json", status)
-        try:
-            parts = _completion_parts(d) if why is None else None
-        except Exception as e:  # a shape the body check let through
-            why = f"{type(e).__name__}: {str(e)[:200]}"
         if why:
             raise ValueError(why)
-        return _result(self.spec, *parts, structured, seconds)
+        return _result(self.spec, d, structured, seconds)
 
     def stopped(self) -> str | None:
         "The first reason one of `stop_checks` gives for sending nothing more, or None."
@@ -690,16 +644,15 @@ async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
         if self.transport is not None:
             d, err = await self.transport(body, req), None
         else:
-            self._parts = self._parts or _request_parts(self.spec)
             data = json.dumps(body, ensure_ascii=False).encode()
-            d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), self._parts, data, self.usage.retry)
+            d, err = await _post_chat(self.spec, ep.open(self.spec.base_url), data, self.usage.retry)
     secs = time.perf_counter() - t0
     structured = "response_format" in body
     if err is None:
         try:
-            return _result(self.spec, *_completion_parts(d), structured, secs)
-        except Exception as e:  # a shape the body check let through
-            err = redact(f"bad response: {type(e).__name__}: {e}")[:230]
+            return _result(self.spec, d, structured, secs)
+        except ValueError as e:
+            err = redact(f"bad response: {e}")[:230]
     return _not_sent(err + (_STRUCTURED_FIX if structured and err.startswith("http 400") else ""), secs)
 
 # %% ../nbs/01_llm.ipynb #eb177b32
@@ -756,7 +709,7 @@ class _Live:
         from tqdm.auto import tqdm
         self.llm, self.ep, self.desc = llm, ep, desc or llm.spec.name
         self.inflight: dict = {}  # cache key → future of the first identical request still in flight
-        self.batch = BatchQueue(llm, self.desc) if llm.batch else None
+        self.batch = BatchQueue(llm, self.desc) if llm.spec.batch else None
         self.fails, self.hits, self.users = 0, 0, 0
         self.bar = tqdm(total=0, desc=self.desc, disable=not llm.progress or quiet, mininterval=1, file=sys.stderr,
                         unit="call", dynamic_ncols=True)
@@ -787,7 +740,6 @@ class _Live:
         if not res["ok"] or res["cached"]:
             self.bar.set_postfix_str(f"{self.fails} failed, {self.hits} cached", refresh=False)
 
-
 # %% ../nbs/01_llm.ipynb #1aa79e94
 def run_sync(coro):
     "Run a coroutine to completion, also from inside a running event loop (Jupyter)."
@@ -803,41 +755,31 @@ PROBE_HEADER = "X-Scibench-Probe"  # marks the preflight's requests (a test serv
 _MODES: dict = {}  # endpoint scope → (mode, how it was told), detected once per endpoint and process
 _LLAMA_PROPS = {"default_generation_settings", "build_info", "chat_template"}  # keys of llama.cpp's `GET /props`
 
-def _server_root(spec: ModelSpec) -> str:
-    "The server's own root: the base URL without `/v1` (where llama.cpp answers `GET /props`)."
-    u = urlsplit(spec.base_url)
-    return urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1"), "", ""))
+def _http(spec: ModelSpec, url: str, timeout: float, probe: str | None = None, **kw):
+    "A preflight request (a POST with `json=`) of `url` with `spec`'s key → the answer, or None (no answer)."
+    import httpx
+    head = {"Authorization": _auth(spec)} | ({PROBE_HEADER: probe} if probe else {})
+    try:
+        return httpx.request("POST" if "json" in kw else "GET", url, timeout=timeout, headers=head,
+                             verify=tls_context(), **kw)
+    except Exception:
+        return None
 
 def _json(r) -> dict:
-    "The JSON object of a 200 answer `r` (None: no answer), else {}."
-    try:
-        d = r.json() if r is not None and r.status_code == 200 else {}
-    except Exception:
-        return {}
-    return d if isinstance(d, dict) else {}
+    "The JSON object of a 200 answer `r`, else {}."
+    with contextlib.suppress(ValueError):
+        d = r.json() if r.status_code == 200 else {}
+        return d if isinstance(d, dict) else {}
+    return {}
 
-def _ask_server(spec: ModelSpec, get) -> tuple:
-    "(mode, how) from the server's `GET /props`: llama.cpp's → llama, else json_schema; mode None: no answer."
-    r = get(_server_root(spec) + "/props")
-    if r is None:
-        return None, f"no answer from {public_url(spec.base_url)}"
-    if _json(r).keys() & _LLAMA_PROPS:
-        return "llama", "the server answers llama.cpp's GET /props"
-    return "json_schema", "the OpenAI-compatible form: no llama.cpp GET /props"
+def _props(spec: ModelSpec, timeout: float, probe: str | None = None) -> dict | None:
+    "The JSON object of llama.cpp's `GET /props` at the server's root (base URL less `/v1`), {}; None: no answer."
+    u = urlsplit(spec.base_url)
+    r = _http(spec, urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1") + "/props", "", "")),
+              timeout, probe)
+    return None if r is None else _json(r)
 
 # %% ../nbs/01_llm.ipynb #04dbfcae
-def _getter(spec: ModelSpec, timeout: float, **headers):
-    "`get(url)`: a GET of `url` with `spec`'s key → the answer, or None (no answer)."
-    import httpx
-    headers = {"Authorization": _auth(spec), **headers}
-
-    def get(url):
-        try:
-            return httpx.get(url, timeout=timeout, headers=headers, verify=tls_context())
-        except Exception:
-            return None
-    return get
-
 def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
     '`spec`\'s structured-output mode → (mode, how it was told); "auto" asks the server once per endpoint and process.'
     if spec.structured != "auto":
@@ -846,17 +788,16 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
     if scope in _MODES:
         return _MODES[scope]
     try:
-        get = _getter(spec, min(timeout, spec.timeout), **{PROBE_HEADER: "structured"})
-    except RuntimeError as e:
+        props = _props(spec, min(timeout, spec.timeout), "structured")
+    except RuntimeError as e:  # its key is not set
         return "none", f"not detected ({e})"
-    mode, how = _ask_server(spec, get)
-    how = redact(how)
-    if mode is None:
-        why = f"not detected ({how}): answers are read as text"
+    if props is None:
+        why = redact(f"not detected (no answer from {public_url(spec.base_url)}): answers are read as text")
         print(f"warning: model '{spec.name}': structured output {why}; pass --structured (or the role's "
               "--<role>-structured) if the server follows a response_format", file=sys.stderr, flush=True)
         return "none", why
-    _MODES[scope] = (mode, how)
+    mode, how = _MODES[scope] = (("llama", "the server answers llama.cpp's GET /props") if props.keys() & _LLAMA_PROPS
+                                 else ("json_schema", "the OpenAI-compatible form: no llama.cpp GET /props"))
     print(f"note: model '{spec.name}': structured output {mode} ({how})", file=sys.stderr, flush=True)
     return mode, how
 
@@ -868,7 +809,7 @@ def resolve_structured(specs: dict) -> dict:
 def pipeline_window(llms) -> int | None:
     "Items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in batch mode."
     llms = [x for x in llms if x is not None]
-    if any(x.batch for x in llms):
+    if any(x.spec.batch for x in llms):
         return None  # a window would cut a stage into many batches
     return max(256, 4 * max((x.concurrency for x in llms), default=1))
 
@@ -924,43 +865,33 @@ def parse_json(text: str | None):
     "First JSON object in `text` → (dict, None), or (None, reason)."
     if text is None:
         return None, "no response"
-    s = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
     dec = json.JSONDecoder(strict=False)  # tolerate raw newlines inside strings (small models write them)
-    try:
-        v = dec.decode(s)
+    with contextlib.suppress(json.JSONDecodeError):  # the whole answer, less a code fence
+        v = dec.decode(re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip()))
         return (v, None) if isinstance(v, dict) else (None, "JSON is not an object")
-    except json.JSONDecodeError:
-        pass
-    for m in re.finditer(r"\{", text):
-        try:
-            v, _ = dec.raw_decode(text, m.start())
-            if isinstance(v, dict):
-                return v, None
-        except json.JSONDecodeError:
-            continue
+    for m in re.finditer(r"\{", text):  # else the first object in it
+        with contextlib.suppress(json.JSONDecodeError):
+            return dec.raw_decode(text, m.start())[0], None
     return None, "no JSON object in response"
 
 # %% ../nbs/01_llm.ipynb #ba9d6f28
 _API_PATHS = ("/chat/completions", "/completions", "/models", "/chat")
 
-
 def server_slots(spec: ModelSpec, timeout: float = 5.0) -> int | None:
     "The requests a llama.cpp server handles at once (`GET /props`: `total_slots`), or None when it does not say."
     try:
-        n = _json(_getter(spec, timeout)(_server_root(spec) + "/props")).get("total_slots")
+        n = (_props(spec, timeout) or {}).get("total_slots")
     except RuntimeError:  # its key is not set
         return None
-    return n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4096 else None
-
+    return n if _int(n) and 1 <= n <= 4096 else None
 
 def _v1_hint(spec: ModelSpec, timeout: float) -> str:
     "After HTTP 404 at `/models` of a base URL without `/v1`: the `/v1` URL to give when it answers there (one line)."
     v1 = spec.base_url.rstrip("/") + "/v1"
-    r = _getter(spec, timeout)(v1 + "/models")
+    r = _http(spec, v1 + "/models", timeout)
     fix = (f"use the base URL {public_url(v1)}" if r is not None and r.status_code < 400
            else "give the URL the API paths go under (usually ending in /v1)")
     return f"{public_url(spec.base_url)}/models answers HTTP 404: not an API base URL; {fix}"
-
 
 def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     "Preflight: does the endpoint answer? → (None, served model ids) or (reason, []). Sends the key; never shows it."
@@ -991,15 +922,10 @@ _UNSUPPORTED = re.compile(r"unsupported (?:parameter|value)|not supported|unreco
 
 def check_params(spec: ModelSpec, timeout: float = 30.0) -> str | None:
     "Preflight: does the endpoint take the cap's field? → None, or the refusal and its fix in one line."
-    import httpx
     f = token_field(spec)
     body = dict(model=spec.model, messages=msgs('Reply with the word "hello".'), **{f: 16})
-    try:
-        r = httpx.post(str(_chat_url(spec)), json=body, timeout=timeout, verify=tls_context(),
-                       headers={"Authorization": _auth(spec), PROBE_HEADER: "params"})
-    except Exception:
-        return None  # `ping` has said whether it answers; a request that fails is counted as usual
-    why = _status_failure(r.status_code, r.content) if r.status_code == 400 else ""
+    r = _http(spec, str(_chat_url(spec)), timeout, "params", json=body)  # None: one that fails is counted as usual
+    why = _status_failure(r.status_code, r.content) if r is not None and r.status_code == 400 else ""
     if not _UNSUPPORTED.search(why):
         return None
     other = "max_completion_tokens" if f == "max_tokens" else "max_tokens"
