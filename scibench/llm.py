@@ -64,7 +64,6 @@ class ModelSpec:
         return {**asdict(self), "base_url": public_url(self.base_url)}
 
 STRUCTURED = ("auto", "json_schema", "llama", "none")
-_FORMATS = ("json_schema", "llama")  # the modes sent with a response_format ("auto" not yet detected: as "none")
 TOKEN_FIELDS = ("auto", "max_tokens", "max_completion_tokens")
 
 # %% ../nbs/01_llm.ipynb #3645705f
@@ -193,7 +192,7 @@ class Request:
     def params(self, spec: ModelSpec) -> dict:
         "Sampling parameters as sent (and as hashed into the cache key)."
         p = self.sampling(spec)
-        if self.schema is not None and spec.structured in _FORMATS:
+        if self.schema is not None and spec.structured in ("json_schema", "llama"):  # "auto" undetected: as "none"
             named = spec.structured == "json_schema" and (self.schema_name, self.strict) != ("answer", False)
             p["structured"] = [spec.structured, self.schema] + ([self.schema_name, self.strict] if named else [])
         return p
@@ -281,8 +280,7 @@ class Cache:
         with self._lock:
             n = self.count()
             try:
-                self.con.execute("DELETE FROM cache")
-                self.con.execute("VACUUM")
+                self.con.executescript("DELETE FROM cache; VACUUM")
             except sqlite3.OperationalError:
                 self.con.close()
                 for p in _db_files(self.path):
@@ -294,12 +292,9 @@ class Cache:
 def _set_aside(path: Path, e: Exception):
     "Move the corrupt cache file `path` (and its WAL) aside, unless another process did so already."
     with filelock.FileLock(path.with_name(path.name + ".lock")):
-        try:  # another process may have set it aside already: then its fresh cache opens fine
-            with contextlib.closing(sqlite3.connect(path, timeout=60)) as probe:
-                if probe.execute("PRAGMA quick_check(1)").fetchone() == ("ok",):
-                    return
-        except sqlite3.DatabaseError:
-            pass
+        with contextlib.suppress(sqlite3.DatabaseError), contextlib.closing(sqlite3.connect(path, timeout=60)) as db:
+            if db.execute("PRAGMA quick_check(1)").fetchone() == ("ok",):
+                return  # another process set it aside already: its fresh cache opens fine
         aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
         for src, dst in zip(_db_files(path), _db_files(aside)):
             if src.exists():
@@ -359,13 +354,6 @@ def _cap_lengths(schema, cap: int = 1000):
         return [_cap_lengths(v, cap) for v in schema]
     return schema
 
-def _response_format(spec: ModelSpec, schema: dict | None, name: str = "answer", strict: bool = False):
-    if schema is None or spec.structured not in _FORMATS:
-        return None
-    if spec.structured == "llama":
-        return {"type": "json_object", "schema": _cap_lengths(schema)}
-    js = {"name": name, "schema": schema} | ({"strict": True} if strict else {})
-    return {"type": "json_schema", "json_schema": js}  # "json_schema", the one other mode `check_spec` lets through
 
 # %% ../nbs/01_llm.ipynb #0e6b85ce
 def _completion_check(body: bytes, ct: str, status: int) -> tuple:
@@ -448,12 +436,10 @@ _STATUS_ERRORS = {400: "BadRequestError", 401: "AuthenticationError", 403: "Perm
 def _status_failure(status: int, data: bytes) -> str:
     "The failure record of an HTTP error answer (redacted before it is cut)."
     name = _STATUS_ERRORS.get(status) or ("InternalServerError" if status >= 500 else "APIStatusError")
-    text = data.decode("utf-8", "replace").strip()
-    try:
+    body = text = data.decode("utf-8", "replace").strip()
+    with contextlib.suppress(ValueError):
         body = json.loads(text)
-        body = body.get("error", body) if isinstance(body, dict) else body
-    except ValueError:
-        body = text
+    body = body.get("error", body) if isinstance(body, dict) else body
     msg = redact(json.dumps(body))[:300] if text else ""
     return redact(f"http {status}: {name} {msg}".strip())
 
@@ -469,10 +455,9 @@ def tls_context():
     return ssl.create_default_context(cafile=certifi.where())
 
 def _loopback(host: str | None) -> bool:
-    try:
+    with contextlib.suppress(ValueError):  # not an IP address
         return host == "localhost" or ipaddress.ip_address(host or "").is_loopback
-    except ValueError:
-        return False
+    return False
 
 class _Endpoint:
     "One endpoint in the running event loop: its concurrency limit, and an aiohttp session made at the first request."
@@ -483,11 +468,10 @@ class _Endpoint:
     def open(self, url: str):
         import aiohttp
         if self.session is None:
-            u = urlsplit(url)
             conn = aiohttp.TCPConnector(limit=0, ssl=tls_context())  # (not used for http)
             agent = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"  # the one default (a proxy sees it)
             self.session = aiohttp.ClientSession(connector=conn, headers={"User-Agent": agent},
-                cookie_jar=aiohttp.DummyCookieJar(), trust_env=not _loopback(u.hostname))
+                cookie_jar=aiohttp.DummyCookieJar(), trust_env=not _loopback(urlsplit(url).hostname))
         return self.session
 
     async def close(self):
@@ -603,8 +587,11 @@ class LLM:
     def body(self, req: Request) -> dict:
         "The chat-completion request body (the same for a live call and a Batch API line)."
         kw = dict(model=self.spec.model, messages=req.messages, **req.sampling(self.spec))
-        if rf := _response_format(self.spec, req.schema, req.schema_name, req.strict):
-            kw["response_format"] = rf
+        if req.schema is not None and self.spec.structured == "llama":
+            kw["response_format"] = {"type": "json_object", "schema": _cap_lengths(req.schema)}
+        elif req.schema is not None and self.spec.structured == "json_schema":
+            js = {"name": req.schema_name, "schema": req.schema} | ({"strict": True} if req.strict else {})
+            kw["response_format"] = {"type": "json_schema", "json_schema": js}
         return kw
 
     def read(self, body: bytes, status: int = 200, structured: bool = False, seconds: float = 0.0) -> dict:
@@ -821,27 +808,24 @@ def _shared_endpoints(llms) -> dict:
 # %% ../nbs/01_llm.ipynb #096999a3
 async def apipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
     "`pipeline` inside a running event loop."
-    descs = {id(x): k for k, x in llms.items()} if isinstance(llms, dict) else {}
-    llms = [x for x in dict.fromkeys(llms.values() if isinstance(llms, dict) else llms) if x is not None]
-    window = None if any(x.batch for x in llms) else window or pipeline_window(llms)
-    out, done, nxt = ([] if on_result is None else None), {}, [0]
+    pairs = llms.items() if isinstance(llms, dict) else [(None, x) for x in llms]
+    descs = {x: k for k, x in pairs if x is not None}  # each LLM once, with its progress label
+    window = None if any(x.spec.batch for x in descs) else window or pipeline_window(descs)
+    out, done, nxt = [], {}, 0
 
-    def deliver(i, res):
-        done[i] = res
-        while nxt[0] in done:  # in input order, as soon as every earlier item is done
-            r = done.pop(nxt[0])
-            out.append(r) if on_result is None else on_result(nxt[0], r)
-            nxt[0] += 1
+    async def one(i, item):
+        nonlocal nxt
+        done[i] = await fn(item)
+        while nxt in done:  # in input order, as soon as every earlier item is done
+            res = done.pop(nxt)
+            out.append(res) if on_result is None else on_result(nxt, res)
+            nxt += 1
 
-    eps = _shared_endpoints(llms)
+    eps = _shared_endpoints(descs)
     async with contextlib.AsyncExitStack() as stack:
-        for x in llms:
-            await stack.enter_async_context(x.live(descs.get(id(x)), eps[batch_scope(x.spec)]))
+        for x, desc in descs.items():
+            await stack.enter_async_context(x.live(desc, eps[batch_scope(x.spec)]))
         running: set = set()
-
-        async def one(i, item):
-            deliver(i, await fn(item))
-
         try:
             for i, item in enumerate(items):  # `items` may be a generator: read as the window allows
                 if window and len(running) >= window:
@@ -849,12 +833,11 @@ async def apipeline(items, fn, llms, window: int | None = None, on_result=None) 
                     for t in fin:
                         t.result()  # raise an item's exception now
                 running.add(asyncio.ensure_future(one(i, item)))
-            if running:
-                await asyncio.gather(*running)
+            await asyncio.gather(*running)
         finally:
             for t in running:
                 t.cancel()
-    return out
+    return out if on_result is None else None
 
 def pipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
     "`await fn(item)` for every item with every LLM of `llms` open: results in order, or each to `on_result(i, r)`."
