@@ -80,8 +80,7 @@ _FIELD_CHECKS = {  # field → (test, what it must be)
     "name": (lambda v: isinstance(v, str) and v != "", "a non-empty string"),
     "base_url": (lambda v: urlsplit(v).scheme in ("http", "https") and bool(urlsplit(v).hostname), "an http(s) URL"),
     "model": (lambda v: isinstance(v, str) and v != "", "a non-empty string (the served model id)"),
-    "api_key_env": (_opt(lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z_]\w*", v, re.ASCII) is not None),
-                    "the name of an environment variable (not the key itself)"),
+    "api_key_env": (_opt(lambda v: v.isidentifier() and v.isascii()), "the name of an environment variable"),
     "price_in": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
     "price_out": (lambda v: _num(v) and v >= 0, "a number >= 0 (USD per million tokens)"),
     "price_cached": (_opt(lambda v: _num(v) and v >= 0), "a number >= 0 (USD per million cached prompt tokens)"),
@@ -658,7 +657,7 @@ async def _acall(self: LLM, req: Request) -> dict:
     elif self.cache is not None and not self.refresh:
         hit = self.cache.get(key)
     res = {**hit, "cached": True} if hit is not None else await lv.fresh(key, req)
-    lv.note(res)
+    lv.bar.update(not res["cached"])  # fresh calls
     self.usage.add(res, self.spec)
     for f in self.on_answer:
         f(req, res)
@@ -697,7 +696,7 @@ class _Live:
         self.llm, self.ep, self.desc = llm, ep, desc or llm.spec.name
         self.inflight: dict = {}  # cache key → future of the first identical request still in flight
         self.batch = BatchQueue(llm, self.desc) if llm.spec.batch else None
-        self.fails, self.hits, self.users = 0, 0, 0
+        self.users = 0  # `live` contexts open on it
         self.bar = tqdm(total=0, desc=self.desc, disable=not llm.progress or quiet, mininterval=1, file=sys.stderr,
                         unit="call", dynamic_ncols=True)
 
@@ -714,18 +713,12 @@ class _Live:
                     self.llm.cache.put(key, {k: v for k, v in res.items() if k != "cached"})
             fut.set_result(res)
             return res
-        except BaseException as e:
-            if not fut.done():
-                fail_future(fut, e)
+        except BaseException as e:  # the identical requests waiting on it end as it did
+            fail_future(fut, e)
             raise
         finally:
             self.inflight.pop(key, None)
 
-    def note(self, res: dict):
-        self.bar.update(not res["cached"])
-        self.fails, self.hits = self.fails + (not res["ok"]), self.hits + bool(res["cached"])
-        if not res["ok"] or res["cached"]:
-            self.bar.set_postfix_str(f"{self.fails} failed, {self.hits} cached", refresh=False)
 
 # %% ../nbs/01_llm.ipynb #1aa79e94
 def run_sync(coro):
@@ -747,8 +740,7 @@ def _http(spec: ModelSpec, url: str, timeout: float, probe: str | None = None, *
     import httpx
     try:
         head = {"Authorization": _auth(spec)} | ({PROBE_HEADER: probe} if probe else {})
-        return httpx.request("POST" if "json" in kw else "GET", url, timeout=timeout, headers=head,
-                             verify=tls_context(), **kw)
+        return httpx.request("POST" if "json" in kw else "GET", url, timeout=timeout, headers=head, **kw)
     except Exception:  # no answer, or the key is not set (`ping` says which)
         return None
 
@@ -858,14 +850,6 @@ def server_slots(spec: ModelSpec, timeout: float = 5.0) -> int | None:
     n = (_props(spec, timeout) or {}).get("total_slots")
     return n if _int(n) and 1 <= n <= 4096 else None
 
-def _v1_hint(spec: ModelSpec, timeout: float) -> str:
-    "After HTTP 404 at `/models` of a base URL without `/v1`: the `/v1` URL to give when it answers there (one line)."
-    v1 = spec.base_url.rstrip("/") + "/v1"
-    r = _http(spec, v1 + "/models", timeout)
-    fix = (f"use the base URL {public_url(v1)}" if r is not None and r.status_code < 400
-           else "give the URL the API paths go under (usually ending in /v1)")
-    return f"{public_url(spec.base_url)}/models answers HTTP 404: not an API base URL; {fix}"
-
 def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
     "Preflight: does the endpoint answer? → (None, served model ids) or (reason, []). Sends the key; never shows it."
     import httpx
@@ -884,8 +868,11 @@ def ping(spec: ModelSpec, timeout: float = 10.0) -> tuple[str | None, list]:
         return f"{where} refused the key in ${spec.api_key_env} (HTTP {r.status_code})", []
     if r.status_code >= 500:
         return f"{where} answers HTTP {r.status_code}", []
-    if r.status_code == 404 and not urlsplit(base).path.endswith("/v1"):
-        return _v1_hint(spec, timeout), []
+    if r.status_code == 404 and not urlsplit(base).path.endswith("/v1"):  # the URL to give when /v1 answers
+        v1 = _http(spec, base + "/v1/models", timeout)
+        fix = (f"use the base URL {public_url(base + '/v1')}" if v1 is not None and v1.status_code < 400
+               else "give the URL the API paths go under (usually ending in /v1)")
+        return f"{where}/models answers HTTP 404: not an API base URL; {fix}", []
     data = _json(r).get("data")
     return None, [redact(m.get("id")) for m in data if isinstance(m, dict)] if isinstance(data, list) else []
 
