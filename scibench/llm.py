@@ -69,8 +69,7 @@ TOKEN_FIELDS = ("auto", "max_tokens", "max_completion_tokens")
 def public_url(url: str) -> str:
     "`url` without user:password and without query parameters (which can hold keys)."
     u = urlsplit(url)
-    host = (u.hostname or "") + (f":{u.port}" if u.port else "")
-    return urlunsplit((u.scheme, host, u.path, "", ""))
+    return urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, "", ""))
 
 # %% ../nbs/01_llm.ipynb #6e1d6357
 _num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -480,9 +479,8 @@ def _auth(spec: ModelSpec) -> str:
 
 def _chat_url(spec: ModelSpec):
     from yarl import URL
-    u = urlsplit(spec.base_url)
-    root = f"{u.scheme}://{u.netloc.rpartition('@')[2]}{u.path.rstrip('/')}"
-    return URL(f"{root}/chat/completions" + (f"?{u.query}" if u.query else ""), encoded=False)
+    query = urlsplit(spec.base_url).query  # kept: an endpoint may need it (user:password goes in the header)
+    return URL(f"{public_url(spec.base_url).rstrip('/')}/chat/completions?{query}", encoded=False)  # no query: no "?"
 
 async def _attempt(session, spec: ModelSpec, body: bytes) -> tuple:
     "One POST → (status, headers, body bytes or None: over `MAX_ANSWER_BYTES`), all of it within `spec`'s timeout."
@@ -562,9 +560,8 @@ class LLM:
     def __init__(self, spec: ModelSpec | str, cache: Cache | None | bool = None, max_concurrency: int | None = None,
                  progress: bool = True, refresh: bool = False, batch: bool | None = None, **opts):
         "`opts`: the fields of `LLMOptions` (`batch_poll=`, `batch_max_requests=`, `transport=`, ...)."
-        o = LLMOptions(**opts)  # an unknown keyword is a TypeError
+        vars(self).update(vars(LLMOptions(**opts)))  # its fields as attributes; an unknown keyword is a TypeError
         self.spec = get_model(spec) if isinstance(spec, str) else spec
-        self.transport, self.seed = o.transport, o.seed
         self.on_answer: list = []  # (request, result) → None, for every result of `acall`
         self.stop_checks: list = []  # () → reason or None, asked before each request is sent
         if self.spec.structured == "auto" and self.transport is None:  # a transport has no server to ask
@@ -572,8 +569,7 @@ class LLM:
         if batch is not None and bool(batch) != self.spec.batch:
             self.spec = replace(self.spec, batch=bool(batch))  # as recorded in meta.json
         self.batch = self.spec.batch
-        self.batch_poll = float(o.batch_poll or os.environ.get("SCIBENCH_BATCH_POLL") or 15.0)
-        self.batch_max_requests, self.batch_max_bytes = o.batch_max_requests, o.batch_max_bytes
+        self.batch_poll = float(self.batch_poll or os.environ.get("SCIBENCH_BATCH_POLL") or 15.0)
         self.cache = Cache() if cache is None else (None if cache is False else cache)
         caps = [self.spec.max_concurrency, max_concurrency, os.environ.get("MAX_CONCURRENCY")]  # either lowers it
         self.concurrency = max(1, min(int(c) for c in caps if c))
