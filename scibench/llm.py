@@ -368,8 +368,7 @@ def _completion_check(body: bytes, ct: str, status: int) -> tuple:
         no_choices = isinstance(data, dict) and "choices" not in data
         kind = "a JSON " + names.get(type(data), "number") + (" without 'choices'" if no_choices else "")
     start = redact(body[:4096].decode("utf-8", "replace"))[:200]  # redacted before it is cut: no half key survives
-    what = f"not a chat completion (content-type {ct}, {len(body)} bytes)"
-    return None, f"HTTP {status} body is {kind}, {what}: {start!r}"
+    return None, f"HTTP {status} body is {kind}, not a chat completion ({ct}, {len(body)} bytes): {start!r}"
 
 # %% ../nbs/01_llm.ipynb #5f006503
 def _completion_parts(d: dict) -> tuple:
@@ -406,8 +405,7 @@ def _retry_after(headers) -> float | None:
 
 def _should_retry(status: int, headers) -> bool:
     "Is an HTTP error answer sent again? (openai's `_should_retry`)"
-    ra = _retry_after(headers)
-    if ra is not None and math.isfinite(ra) and ra > RETRY_AFTER_MAX_S:
+    if (ra := _retry_after(headers)) is not None and math.isfinite(ra) and ra > RETRY_AFTER_MAX_S:
         return False
     said = headers.get("x-should-retry") if headers else None
     if said in ("true", "false"):
@@ -416,8 +414,7 @@ def _should_retry(status: int, headers) -> bool:
 
 def _retry_delay(retries_taken: int, headers=None, rand=None) -> float:
     "Seconds before retry number `retries_taken + 1` (openai's `_calculate_retry_timeout`)."
-    ra = _retry_after(headers)
-    if ra is not None and math.isfinite(ra) and 0 < ra <= RETRY_AFTER_MAX_S:
+    if (ra := _retry_after(headers)) is not None and math.isfinite(ra) and 0 < ra <= RETRY_AFTER_MAX_S:
         return ra
     wait = min(RETRY_INITIAL_S * pow(2.0, min(retries_taken, 1000)), RETRY_MAX_S)
     return max(0.0, wait * (1 - 0.25 * (rand or random.random)()))
@@ -640,12 +637,10 @@ async def _send(self: LLM, ep: _Endpoint, req: Request) -> dict:
 # %% ../nbs/01_llm.ipynb #eb177b32
 async def _acall(self: LLM, req: Request) -> dict:
     "One request inside `live()`: the stop checks, the cache, identical requests in flight sent once, the limit."
-    if self.seed:
-        req = replace(req, sample=req.sample + self.seed)
+    req = replace(req, sample=req.sample + self.seed) if self.seed else req
     if why := self.stopped():
         return _not_sent(why)
-    lv = self._lives.get(id(asyncio.get_running_loop()))
-    if lv is None:
+    if (lv := self._lives.get(id(asyncio.get_running_loop()))) is None:
         raise RuntimeError(f"LLM '{self.spec.name}': acall outside `async with llm.live()` (or `pipeline`)")
     key, hit = cache_key(self.spec, req), None
     if key in lv.inflight:
@@ -663,8 +658,7 @@ async def _acall(self: LLM, req: Request) -> dict:
 async def _live(self: LLM, desc: str | None = None, endpoint: _Endpoint | None = None, quiet: bool = False):
     "Open this LLM for `acall` in this event loop; `endpoint`: a limit and session shared with other LLMs."
     lid = id(asyncio.get_running_loop())
-    lv = self._lives.get(lid)
-    if lv is None:
+    if (lv := self._lives.get(lid)) is None:
         lv = self._lives[lid] = _Live(self, desc, endpoint or _Endpoint(self.concurrency), quiet)
         lv.ep.users += 1
     lv.users += 1
@@ -749,9 +743,7 @@ def _json(r) -> dict:
 
 def _props(spec: ModelSpec, timeout: float, probe: str | None = None) -> dict | None:
     "The JSON object of llama.cpp's `GET /props` at the server's root (base URL less `/v1`), {}; None: no answer."
-    u = urlsplit(spec.base_url)
-    r = _http(spec, urlunsplit((u.scheme, u.netloc, u.path.rstrip("/").removesuffix("/v1") + "/props", "", "")),
-              timeout, probe)
+    r = _http(spec, public_url(spec.base_url).rstrip("/").removesuffix("/v1") + "/props", timeout, probe)
     return None if r is None else _json(r)
 
 # %% ../nbs/01_llm.ipynb #04dbfcae
@@ -759,8 +751,7 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
     '`spec`\'s structured-output mode → (mode, how it was told); "auto" asks the server once per endpoint and process.'
     if spec.structured != "auto":
         return spec.structured, "set"
-    scope = batch_scope(spec)  # base URL (without credentials) and served model
-    if scope in _MODES:
+    if (scope := batch_scope(spec)) in _MODES:  # base URL (without credentials) and served model
         return _MODES[scope]
     if (props := _props(spec, min(timeout, spec.timeout), "structured")) is None:
         why = redact(f"not detected (no answer from {public_url(spec.base_url)}): answers are read as text")
@@ -778,11 +769,9 @@ def resolve_structured(specs: dict) -> dict:
 
 # %% ../nbs/01_llm.ipynb #d6f79f1c
 def pipeline_window(llms) -> int | None:
-    "Items in progress at once: 4 x the largest concurrency (at least 256); None (no window) in batch mode."
+    "Items in progress at once: 4 x the largest concurrency (at least 256); None in batch mode (a stage is one batch)."
     llms = [x for x in llms if x is not None]
-    if any(x.spec.batch for x in llms):
-        return None  # a window would cut a stage into many batches
-    return max(256, 4 * max((x.concurrency for x in llms), default=1))
+    return None if any(x.spec.batch for x in llms) else max(256, 4 * max((x.concurrency for x in llms), default=1))
 
 # %% ../nbs/01_llm.ipynb #096999a3
 async def apipeline(items, fn, llms, window: int | None = None, on_result=None) -> list | None:
