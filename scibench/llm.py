@@ -350,7 +350,6 @@ def _cap_lengths(schema, cap: int = 1000):
         return [_cap_lengths(v, cap) for v in schema]
     return schema
 
-
 # %% ../nbs/01_llm.ipynb #0e6b85ce
 def _completion_check(body: bytes, ct: str, status: int) -> tuple:
     "(chat completion as a dict, None) for the body of a 2xx answer to a chat request, or (None, why it is not one)."
@@ -454,8 +453,8 @@ class _Endpoint:
     def open(self, url: str):
         import aiohttp
         if self.session is None:
-            conn = aiohttp.TCPConnector(limit=0, ssl=tls_context())  # (not used for http)
-            agent = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"  # the one default (a proxy sees it)
+            conn = aiohttp.TCPConnector(limit=0, ssl=tls_context())  # certifi's roots, for https
+            agent = f"scibench Python/{sys.version_info[0]}.{sys.version_info[1]}"  # the one default header
             self.session = aiohttp.ClientSession(connector=conn, headers={"User-Agent": agent},
                 cookie_jar=aiohttp.DummyCookieJar(), trust_env=not _loopback(urlsplit(url).hostname))
         return self.session
@@ -463,7 +462,6 @@ class _Endpoint:
     async def close(self):
         if self.session is not None:
             await self.session.close()
-
 
 # %% ../nbs/01_llm.ipynb #5fa4cfb4
 def _auth(spec: ModelSpec) -> str:
@@ -477,7 +475,7 @@ def _auth(spec: ModelSpec) -> str:
 def _chat_url(spec: ModelSpec):
     from yarl import URL
     query = urlsplit(spec.base_url).query  # kept: an endpoint may need it (user:password goes in the header)
-    return URL(f"{public_url(spec.base_url).rstrip('/')}/chat/completions?{query}", encoded=False)  # no query: no "?"
+    return URL(f"{public_url(spec.base_url).rstrip('/')}/chat/completions?{query}", encoded=False)  # a bare "?" goes
 
 async def _attempt(session, spec: ModelSpec, body: bytes) -> tuple:
     "One POST → (status, headers, body bytes or None: over `MAX_ANSWER_BYTES`), all of it within `spec`'s timeout."
@@ -709,7 +707,6 @@ class _Live:
         finally:
             self.inflight.pop(key, None)
 
-
 # %% ../nbs/01_llm.ipynb #1aa79e94
 def run_sync(coro):
     "Run a coroutine to completion, also from inside a running event loop (Jupyter)."
@@ -742,7 +739,7 @@ def _json(r) -> dict:
     return {}
 
 def _props(spec: ModelSpec, timeout: float, probe: str | None = None) -> dict | None:
-    "The JSON object of llama.cpp's `GET /props` at the server's root (base URL less `/v1`), {}; None: no answer."
+    "What llama.cpp's `GET /props` answers at the server's root (base URL less `/v1`): {} if not it; None: no answer."
     r = _http(spec, public_url(spec.base_url).rstrip("/").removesuffix("/v1") + "/props", timeout, probe)
     return None if r is None else _json(r)
 
