@@ -648,6 +648,8 @@ async def _acall(self: LLM, req: Request) -> dict:
     res = {**hit, "cached": True} if hit is not None else await lv.fresh(key, req)
     lv.bar.update(not res["cached"])  # fresh calls
     self.usage.add(res, self.spec)
+    if not res["ok"] or res["cached"]:  # failures and cached answers so far, beside the bar
+        lv.bar.set_postfix_str(f"{self.usage.failures} failed, {self.usage.cached} cached", refresh=False)
     for f in self.on_answer:
         f(req, res)
     return res
