@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #38a6518f
 from __future__ import annotations
-import re
+import hashlib, json, random, re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,12 +15,11 @@ from ...metrics import mean_ci
 from ...retrieval import embed_cached
 from ...texts import EmbedAhead
 from ...report import Estimate
-from ...bench import Benchmark, load_limit, note_protocol, register, select_items
+from ...bench import Benchmark, filler, load_limit, note_protocol, register, select_items
 from ...runs import rel
-from .data import (
-    ABLATIONS, STAGES, TYPES, control_path, control_questions, data_files, load_split, protocol_notes)
-from .review import CONTROL, MAIN, review_csv
-from .stub import stub_reply
+from scibench.benchmarks.autobench.data import (
+    ABLATIONS, CONTROL, MAIN, STAGES, TYPES, control_path, control_questions, data_files, load_split, protocol_notes,
+    review_csv)
 from .views import RECORD, TABLES
 from .method import (
     CHECK, CHECKS, EVALUATE, FLOW, PAPER, PAPER_STEPS, AutoBenchConfig, Retriever, apply_filters, difficulty,
@@ -28,7 +27,8 @@ from .method import (
     select_points, set_metrics, solvers_of, solving, validate)
 
 # %% auto #0
-__all__ = ['STEPS', 'BENCH_KEYS', 'CONTROL_EVAL', 'run', 'AUTOBENCH', 'AutoBenchSetup', 'setup_run', 'finalize', 'evaluate']
+__all__ = ['STEPS', 'BENCH_KEYS', 'CONTROL_EVAL', 'run', 'STUB_WORDS', 'AUTOBENCH', 'AutoBenchSetup', 'setup_run', 'finalize',
+           'evaluate', 'stub_reply']
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #8ceaa6d3
 @dataclass
@@ -294,6 +294,63 @@ def evaluate(llm, judge, questions: list[dict], out, context: str = "none", pape
              benchmark=str(benchmark) if benchmark else None, questions=len(questions), subsets=subsets)
     write_json(out/"scores.json", s)
     return s
+
+# %% ../../../nbs/benchmarks/autobench/06_run.ipynb #7c0e1c2c
+STUB_WORDS = ('protein gene cell tissue enzyme membrane receptor pathway mutation expression sequence genome plant '
+              'leaf root soil climate ocean river glacier carbon nitrogen oxygen sodium galaxy star planet orbit '
+              'telescope spectrum photon electron laser crystal magnet voltage current circuit sensor battery '
+              'polymer fluid pressure heat entropy wave particle quantum field lattice spin graph tree network node '
+              'edge path query index cache memory processor compiler kernel thread socket packet router protocol '
+              'market price income trade policy survey vote city school hospital patient dose drug trial vaccine '
+              'virus bacteria immune tumor brain neuron cortex sleep language grammar syntax word sentence '
+              'translation speech audio image video pixel camera vision robot motor grasp navigation satellite '
+              'weather storm rainfall drought forest species habitat bird insect coral reef island volcano '
+              'earthquake fault mineral sediment fossil model training ablation module baseline accuracy method '
+              'dataset evaluation layer attention encoder retrieval signal noise sample metric variant control '
+              'experiment benchmark representation objective').split()
+_STUB_KEY = "the stated"   # how the stub's answers (and only they) begin: its solvers and judge recognise the key by it
+_ID = r"\[(S\d+\.P\d+)\]"
+
+def _words(seed: str, n: int) -> str:
+    "`n` words of `STUB_WORDS` drawn by a generator seeded with `seed` (random text: never a near duplicate)."
+    r = random.Random(hashlib.sha256(seed.encode()).hexdigest())
+    return " ".join(r.choice(STUB_WORDS) for _ in range(n))
+
+# %% ../../../nbs/benchmarks/autobench/06_run.ipynb #f161f026
+def _points(p: str) -> str:
+    "The extraction answer: the points asked for, levels in the prompt's order, each citing the window's first one."
+    n = int(re.search(r"Write up to (\d+) knowledge points", p).group(1))
+    levels = re.findall(r"^- (\w+): ", p.partition("\n\nLevels:\n")[2], flags=re.M)
+    win = re.findall(rf"^{_ID} ", p.partition("\n\nOther sections")[0], flags=re.M)[:1]
+    return json.dumps(dict(knowledge_points=[dict(level=levels[j % len(levels)],
+                                                  statement=f"The passage states {_words(p + str(j), 16)}.",
+                                                  paragraphs=win, confidence=0.9) for j in range(n)]))
+
+def _question(p: str) -> str:
+    "The generation answer: a question naming its evidence paragraph, the answer starting with the stub's key."
+    ev = re.findall(rf"^{_ID} ", p.partition("Excerpts:\n")[2], flags=re.M)[:1]
+    q, a = f"What does [{''.join(ev)}] state about {_words(p, 16)}?", f"{_STUB_KEY} {_words(p + 'a', 2)}"
+    if "Write a true/false statement" in p:
+        return json.dumps(dict(statement=q, answer=True, explanation="stub", evidence=ev))
+    mcq = "Write a multiple-choice question" in p
+    ds = dict(distractors=[f"{w} {a}" for w in ("not", "never", "hardly")]) if mcq else {}
+    return json.dumps(dict(question=q, answer=a, **ds, explanation="stub", evidence=ev))
+
+def stub_reply(body: dict) -> str:
+    "The counting stub's answer to any AutoBench request (its assumptions above)."
+    p = body["messages"][-1]["content"]
+    if p.startswith("Extract testable knowledge points"): return _points(p)
+    if p.startswith("Write an exam question"): return _question(p)
+    if "Which paragraphs of the paper hold the evidence" in p:
+        return json.dumps(dict(paragraph_ids=re.findall(_ID, p.rpartition("\n\nQuestion: ")[2])[:1], answer="stub"))
+    key = next((l for l, o in re.findall(r"^([A-D])\. (.*)$", p, flags=re.M) if o.startswith(_STUB_KEY)), None)
+    if "which options are correct?" in p: return json.dumps(dict(correct_options=[key] if key else []))
+    if "Does the candidate answer mean the same" in p: return json.dumps(dict(rationale="stub", answer="correct"))
+    if "Question: " in p:
+        a = key or ("true" if "Question: True or false: " in p else _words(p, 3))
+        short = "Difficulty test" in p or a not in (key, "true")
+        return json.dumps(dict(answer=a) if short else dict(rationale="stub", answer=a))
+    return filler(body)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #8311e5e2
 AUTOBENCH = register(Benchmark(

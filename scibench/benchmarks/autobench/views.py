@@ -9,8 +9,7 @@ import numpy as np
 from ...core import read_json
 from ...report import fmt, fmt_ci, fmt_est, reference
 from ...runs import run_label
-from .data import ABLATIONS
-from .review import CONTROL, MAIN, human_correctness
+from .data import ABLATIONS, CONTROL, MAIN, human_correctness
 
 # %% auto #0
 __all__ = ['THRESHOLDS', 'MAIN_TABLE', 'STAGES_TABLE', 'ABLATION_COLUMNS', 'ABLATION_TABLE', 'EVAL_TABLE', 'TABLES', 'RECORD',
