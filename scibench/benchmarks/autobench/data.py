@@ -14,10 +14,10 @@ from ...retrieval import Index
 from .papers import load_manifest, load_paper, paragraphs
 
 # %% auto #0
-__all__ = ['LEVELS', 'TYPES', 'STAGES', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS',
-           'PAPER_GENERATOR', 'PAPER_SOLVERS', 'MAIN', 'CONTROL', 'REVIEW_COLUMNS', 'split_dir', 'load_split',
-           'load_control_set', 'ControlSetMissing', 'control_path', 'control_questions', 'data_files', 'choices',
-           'protocol_notes', 'review_csv', 'human_correctness']
+__all__ = ['LEVELS', 'TYPES', 'STAGES', 'CONTEXTS', 'ABLATIONS', 'CONTROL_FIELDS', 'PAPER_CHOICES', 'PAPER_GAPS', 'MAIN',
+           'CONTROL', 'REVIEW_COLUMNS', 'split_dir', 'load_split', 'load_control_set', 'ControlSetMissing',
+           'control_path', 'control_questions', 'data_files', 'choices', 'protocol_notes', 'review_csv',
+           'human_correctness']
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #bbaebcb6
 LEVELS = ("factual", "conceptual", "reasoning")
@@ -36,7 +36,6 @@ def split_dir(split: str) -> Path:
 
 def load_split(split: str = "sample", limit: int|None = None) -> tuple[list[dict], list[dict]]:
     "(papers, related corpus) of `split` (manifests: `load_manifest`); `limit` keeps the first papers."
-    if limit is not None and limit < 0: raise ValueError(f"limit must be >= 0 (0 = all), got {limit}")
     d = split_dir(split)
     papers = [load_paper(d/r["path"], r["paper_id"], r["field"]) for r in load_manifest(d/"papers.jsonl")]
     related = ([load_paper(d/r["path"], r["paper_id"], r["field"]) for r in load_manifest(d/"related.jsonl")]
@@ -165,16 +164,14 @@ PAPER_GAPS = (
     "reviewed it",
     "'Factual-level only' is the factual subset of the same run, not a separate factual-only extraction (not yet "
     "implemented)")
-PAPER_GENERATOR, PAPER_SOLVERS = "GPT-4", 5
 
 def protocol_notes(cfg, solver_is_generator: bool = False, solvers=(), cal_note: str|None = None) -> dict:
     "What a run's protocol is and where this run departs from it (→ `meta.json` `provenance.protocol`)."
     notes = [n for ok, n in [
-        ("gpt-4" not in str(cfg.model).lower(), f"model={cfg.model} generates (the paper: {PAPER_GENERATOR})"),
+        ("gpt-4" not in str(cfg.model).lower(), f"model={cfg.model} generates (the paper: GPT-4)"),
         (solver_is_generator, "the correctness solver serves the generator's model (the paper: a different model, e.g. "
                               "Claude-3)"),
-        (len(solvers) != PAPER_SOLVERS,
-         f"{len(solvers)} calibration solvers (the paper: {PAPER_SOLVERS} LLMs of 7B-70B)"),
+        (len(solvers) != 5, f"{len(solvers)} calibration solvers (the paper: 5 LLMs of 7B-70B)"),
         (cal_note, cal_note),
         *[(getattr(cfg, k), f"{k}={getattr(cfg, k)}: not every knowledge point of each paper (the paper: no cap)")
           for k in ("max_windows", "points_per_paper")],

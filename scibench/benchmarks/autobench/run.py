@@ -69,9 +69,8 @@ def setup_run(cfg, ctx) -> AutoBenchSetup:
     validate(cfg)
     papers_l, related = load_split(cfg.split, load_limit(cfg))
     papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
-    method = "bm25" if ctx.planning else "hybrid"
-    embeds = None if ctx.planning else EmbedAhead()
-    retr = Retriever(papers_l, related, method, None if method == "bm25" else embeds)
+    embeds = None if ctx.planning else EmbedAhead()   # planning: BM25 alone, no embedding model
+    retr = Retriever(papers_l, related, "bm25" if ctx.planning else "hybrid", embeds)
     solver, entries, note = solvers_of(cfg)
     llms = dict(model=ctx.llm("model"), judge=ctx.llm("judge"), solver=ctx.llm("solver", solver))
     cal = [(s, ctx.llm("solvers", parse_solver(s)[0]), parse_solver(s)[1]) for s in entries]
@@ -134,9 +133,7 @@ class _Questions:
     def metrics(self, idx: list[int], mask) -> dict:
         "`set_metrics` of the questions `idx` that `mask` keeps."
         return set_metrics([self.qs[i] for i in idx], mask, self.E[idx], self.C[idx], self.cfg.n_resamples,
-                           _bands(self.cfg))
-
-def _bands(cfg) -> tuple[float, float]: return cfg.hard_below, cfg.easy_above
+                           (self.cfg.hard_below, self.cfg.easy_above))
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #646920ad
 def _configurations(Q: _Questions) -> dict:
@@ -173,7 +170,8 @@ def _records(Q: _Questions, conf: dict) -> list[dict]:
         ch = {st: Q.checks[st][i] for st in Q.checks}
         records.append(dict(id=q["qid"], failure=_failure(q, ch, Q.answers[i]), **q, checks=ch,
                             calibration=Q.answers[i], pass_rate=None if np.isnan(pr[i]) else float(pr[i]),
-                            difficulty=difficulty(pr[i], *_bands(Q.cfg)), kept=bool(kept_of.get(i, False)),
+                            difficulty=difficulty(pr[i], Q.cfg.hard_below, Q.cfg.easy_above),
+                            kept=bool(kept_of.get(i, False)),
                             kept_by=kept_by[i], dropped_at=f["dropped_at"] if q["variant"] in ("full", "control")
                             else None, flags=f["flags"]))
     return records
