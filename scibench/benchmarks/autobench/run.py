@@ -8,6 +8,7 @@ import hashlib, json, random, re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 import numpy as np
 from ...core import write_json, write_jsonl, write_text
 from ...flow import Flow, Route, run_stages
@@ -17,9 +18,9 @@ from ...texts import EmbedAhead
 from ...report import Estimate
 from ...bench import Benchmark, filler, load_limit, note_protocol, register, select_items
 from ...runs import rel
-from scibench.benchmarks.autobench.data import (
-    ABLATIONS, CONTROL, MAIN, STAGES, TYPES, control_path, control_questions, data_files, load_split, protocol_notes,
-    review_csv)
+from .data import (
+    ABLATIONS, CONTROL, MAIN, STAGES, TYPES, review_csv,
+    control_path, control_questions, data_files, load_split, protocol_notes)
 from .views import RECORD, TABLES
 from .method import (
     CHECK, CHECKS, EVALUATE, FLOW, PAPER, PAPER_STEPS, AutoBenchConfig, Retriever, apply_filters, difficulty,
@@ -27,32 +28,11 @@ from .method import (
     select_points, set_metrics, solvers_of, solving, validate)
 
 # %% auto #0
-__all__ = ['STEPS', 'BENCH_KEYS', 'CONTROL_EVAL', 'run', 'STUB_WORDS', 'AUTOBENCH', 'AutoBenchSetup', 'setup_run', 'finalize',
-           'evaluate', 'stub_reply']
+__all__ = ['STEPS', 'BENCH_KEYS', 'CONTROL_EVAL', 'run', 'STUB_WORDS', 'AUTOBENCH', 'setup_run', 'finalize', 'evaluate',
+           'stub_reply']
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #8ceaa6d3
-@dataclass
-class AutoBenchSetup:
-    "What one run's steps are built from (their `setup`); the config's parameters read through."
-    cfg: AutoBenchConfig
-    papers_l: list
-    papers: dict
-    related: list
-    retriever: Retriever
-    solver_name: str
-    entries: list
-    cal_note: str | None
-    llms: dict
-    calibrators: list
-    embeds: EmbedAhead | None = None
-    planning: bool = False
-    counts: tuple = (0, 0)
-    solver_is_generator: bool = False
-    def __getattr__(self, k):
-        if k == "cfg": raise AttributeError(k)
-        return getattr(self.cfg, k)
-
-def _note(cfg, ctx, S: AutoBenchSetup) -> None:
+def _note(cfg, ctx, S: SimpleNamespace) -> None:
     "Which calibration solvers serve the filter solver's or the generator's model (into `S.cal_note`); the protocol."
     served = lambda llm: (llm.spec.base_url, llm.spec.model)
     filt = (served(S.llms["solver"]), served(S.llms["model"]))
@@ -64,24 +44,25 @@ def _note(cfg, ctx, S: AutoBenchSetup) -> None:
     note_protocol(cfg, ctx, protocol_notes(cfg, solver_is_generator=S.solver_is_generator, solvers=S.entries,
                                            cal_note=S.cal_note))
 
-def setup_run(cfg, ctx) -> AutoBenchSetup:
-    "The run's papers (into `papers.jsonl`), retriever and models, and its protocol notes."
+def setup_run(cfg, ctx) -> SimpleNamespace:
+    "The run's `setup` (the config's parameters, papers, retriever, models), `papers.jsonl` and its protocol notes."
     validate(cfg)
     papers_l, related = load_split(cfg.split, load_limit(cfg))
     papers_l = select_items(cfg, papers_l, lambda p: p["paper_id"])
     embeds = None if ctx.planning else EmbedAhead()   # planning: BM25 alone, no embedding model
-    retr = Retriever(papers_l, related, "bm25" if ctx.planning else "hybrid", embeds)
     solver, entries, note = solvers_of(cfg)
-    llms = dict(model=ctx.llm("model"), judge=ctx.llm("judge"), solver=ctx.llm("solver", solver))
-    cal = [(s, ctx.llm("solvers", parse_solver(s)[0]), parse_solver(s)[1]) for s in entries]
-    S = AutoBenchSetup(cfg, papers_l, {p["paper_id"]: p for p in papers_l}, related, retr, solver, entries, note, llms,
-                       cal, embeds, ctx.planning)
+    S = SimpleNamespace(
+        **vars(cfg), papers_l=papers_l, papers={p["paper_id"]: p for p in papers_l}, related=related,
+        retriever=Retriever(papers_l, related, "bm25" if ctx.planning else "hybrid", embeds), solver_name=solver,
+        entries=entries, cal_note=note, embeds=embeds, planning=ctx.planning, counts=(0, 0), solver_is_generator=False,
+        llms=dict(model=ctx.llm("model"), judge=ctx.llm("judge"), solver=ctx.llm("solver", solver)),
+        calibrators=[(s, ctx.llm("solvers", parse_solver(s)[0]), parse_solver(s)[1]) for s in entries])
     _note(cfg, ctx, S)
     write_jsonl(ctx.out/"papers.jsonl", papers_l)
     return S
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #8ceaa6d5
-def _items(cfg, S: AutoBenchSetup) -> list[tuple[str, dict]]:
+def _items(cfg, S: SimpleNamespace) -> list[tuple[str, dict]]:
     return [("paper", p) for p in S.papers_l] + [("control", q) for q in control_questions(cfg, S.papers)]
 
 def _start(item) -> dict:
@@ -93,7 +74,7 @@ def _result(s: dict, cfg) -> dict:
     if s["kind"] == "control": return dict(control=s["row"])
     return {k: s[k] for k in ("extraction", "points", "full", "no_retrieval")}
 
-def _labels(S: AutoBenchSetup) -> dict:
+def _labels(S: SimpleNamespace) -> dict:
     "Every model of the run by progress label (each calibration solver its own)."
     return {"extract, generate": S.llms["model"], "checks: judge": S.llms["judge"],
             "checks: correctness": S.llms["solver"], **{f"calibrate {e}": llm for e, llm, _ in S.calibrators}}
@@ -166,14 +147,12 @@ def _records(Q: _Questions, conf: dict) -> list[dict]:
             if k: kept_by[i].append(name)
     kept_of, records = dict(zip(*conf["masks"][MAIN])), []
     for i, q in enumerate(Q.qs):
-        f = conf["fate"].get(i, dict(dropped_at=None, flags=[]))
+        fate = conf["fate"].get(i, dict(dropped_at=None, flags=[]))   # a no_retrieval question has none
         ch = {st: Q.checks[st][i] for st in Q.checks}
         records.append(dict(id=q["qid"], failure=_failure(q, ch, Q.answers[i]), **q, checks=ch,
                             calibration=Q.answers[i], pass_rate=None if np.isnan(pr[i]) else float(pr[i]),
                             difficulty=difficulty(pr[i], Q.cfg.hard_below, Q.cfg.easy_above),
-                            kept=bool(kept_of.get(i, False)),
-                            kept_by=kept_by[i], dropped_at=f["dropped_at"] if q["variant"] in ("full", "control")
-                            else None, flags=f["flags"]))
+                            kept=bool(kept_of.get(i, False)), kept_by=kept_by[i], **fate))
     return records
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #1044f20e
@@ -205,7 +184,7 @@ def _headline(main: dict, evals: dict) -> list[Estimate]:
               for e, v in evals.items()]]
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #462f111c
-def _summary(Q: _Questions, conf: dict, S: AutoBenchSetup, ext: list[dict], points: list[dict]) -> dict:
+def _summary(Q: _Questions, conf: dict, S: SimpleNamespace, ext: list[dict], points: list[dict]) -> dict:
     papers, related, sl, note = S.papers, S.related, S.entries, S.cal_note
     cfg, qs, full, (_, mask) = Q.cfg, Q.qs, Q.variant("full"), conf["masks"][MAIN]
     fields = {}
@@ -233,7 +212,7 @@ def _summary(Q: _Questions, conf: dict, S: AutoBenchSetup, ext: list[dict], poin
                 **gen)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #9737d3bc
-def _questions(cfg, S: AutoBenchSetup, kept: list) -> _Questions:
+def _questions(cfg, S: SimpleNamespace, kept: list) -> _Questions:
     "The items' rows (every paper's full questions, then its no_retrieval ones, then the control) as one `_Questions`."
     per = [x for x in kept if "control" not in x]
     rows = [r for x in per for r in x["full"]] + [r for x in per for r in x["no_retrieval"]]
@@ -242,7 +221,7 @@ def _questions(cfg, S: AutoBenchSetup, kept: list) -> _Questions:
     checks = {st: [r[1][st] for r in rows] for st in CHECKS}
     return _Questions(cfg, [r[0] for r in rows], checks, C, [r[3] for r in rows])
 
-def finalize(kept: list, cfg, ctx, S: AutoBenchSetup) -> list[Estimate]:
+def finalize(kept: list, cfg, ctx, S: SimpleNamespace) -> list[Estimate]:
     "The set-level steps (see above) → the headline estimates; writes the run's files."
     d, per = ctx.out, [x for x in kept if "control" not in x]
     ext, points = [r for x in per for r in x["extraction"]], [m for x in per for m in x["points"]]
