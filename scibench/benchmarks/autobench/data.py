@@ -78,8 +78,7 @@ def _control_answer(p: Path, i: int, r: dict, t: str) -> tuple[str, str]:
 def _control_evidence(p: Path, i: int, r: dict, known: dict, text: str) -> tuple[list[str], str]:
     "(evidence ids, where they come from): the row's, else the 2 paragraphs BM25 ranks highest for question and answer."
     ev = r.get("evidence")
-    if ev is not None and (not all(isinstance(e, str) for e in ev) or [e for e in ev if e not in known]):
-        bad = [e for e in ev if not isinstance(e, str) or e not in known]
+    if bad := [e for e in ev or [] if not isinstance(e, str) or e not in known]:
         raise DataError(p, i, "evidence", f"unknown paragraph ids {bad} (the paper has {list(known)[:3]}…)")
     if ev: return list(ev), "control set"
     ids = list(known); sc = Index([known[k] for k in ids]).scores(r["question"] + " " + text, "bm25")

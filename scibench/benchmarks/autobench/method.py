@@ -312,9 +312,8 @@ def _answer_fields(qid: str, qtype: str, obj: dict) -> tuple[dict, str|None]:
     opts, key = make_options(qid, a, obj.get("distractors"))
     return ({}, key) if opts is None else (dict(answer=key, answer_text=a, options=opts), None)
 
-def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) -> tuple[dict, str|None]:
-    "Question record fields from the model's JSON, or a failure reason."
-    if obj is None: return {}, "no JSON object"
+def build_question(qid: str, kp: dict, qtype: str, obj: dict, paper: dict) -> tuple[dict, str|None]:
+    "Question record fields from the model's JSON object, or a failure reason."
     text = str(obj.get("statement" if qtype == "tf" else "question") or "").strip()
     if len(text.split()) < 3: return {}, "question shorter than 3 words"
     ev = [str(i).strip().strip("[]") for i in (obj.get("evidence") or []) if isinstance(i, (str, int))]
@@ -561,7 +560,6 @@ AMBIGUITY = Stage("ambiguity", "judge", "the judge lists every correct option of
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #a74db94c
 def _uniqueness(questions: list[dict], alive: list[int], threshold: float, emb) -> set:
     "The questions of `alive` that are not near duplicates of an earlier one."
-    if not alive: return set()
     return {alive[j] for j in dedup([questions[i]["question"] for i in alive], threshold,
                                     emb=None if emb is None else np.asarray(emb)[alive])}
 
@@ -649,8 +647,7 @@ def item_discrimination(C) -> np.ndarray:
 
 def discrimination(C) -> float:
     "Upper-lower discrimination index of an items × solvers correctness matrix (1/0/NaN)."
-    d = item_discrimination(C); d = d[~np.isnan(d)]
-    return float(d.mean()) if len(d) else float("nan")
+    return float(_nanmean(item_discrimination(C), 0))
 
 def discrimination_ci(C, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
     "D with a bootstrap CI over items (solver ranking fixed on the full set); n = items with both groups answered."
@@ -724,10 +721,8 @@ class AutoBenchConfig(Config):
     k_same: int = param(2, "retrieved same-paper paragraphs per question", min=0)
     k_related: int = param(1, "retrieved related-corpus paragraphs per question", min=0)
     ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row)")
-    uniq_threshold: float = param(0.9, "uniqueness: cosine at or above which a question duplicates an earlier one",
-                                  **_SHARE)
-    support_share: float = param(0.5, "answerability: share of the answer's content words the cited paragraphs hold",
-                                 **_SHARE)
+    uniq_threshold: float = param(0.9, "uniqueness: cosine at/above which a question repeats an earlier one", **_SHARE)
+    support_share: float = param(0.5, "answerability: min share of answer content words in cited paragraphs", **_SHARE)
     on_disagree: str = param("drop", "correctness: drop a question the solver disagrees with, or flag it",
                              choices=("drop", "flag"))
     extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction", **_CAP, caps=("model",))
@@ -739,8 +734,7 @@ class AutoBenchConfig(Config):
     easy_above: float = param(0.667, "a calibration pass rate above this is easy (between: medium)", **_SHARE)
     control_set: str = param("", "human-written control questions (.jsonl; relative: the split folder, then here)")
     n_resamples: int = param(1000, "bootstrap resamples of each confidence interval", **_CAP)
-    protocol: str = param("paper", "whose choices: paper (its text, ours where silent)",
-                          choices=PROTOCOLS)
+    protocol: str = param("paper", "whose choices: paper (its text, ours where silent)", choices=PROTOCOLS)
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #22e7a3cf
 FILTER_NOTE = "calibration by the filter solver's model: difficulty not independent"

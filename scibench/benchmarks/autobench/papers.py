@@ -131,7 +131,6 @@ def _pick_paper(p: Path, papers: list, paper_id: str | None) -> dict:
 def load_paper(path, paper_id: str | None = None, field: str = "") -> dict:
     "Ingest one paper file (format by extension); `paper_id` picks one record of a multi-paper S2ORC file."
     p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"{p} not found")
     ext = p.suffix.lower()
     if ext in (".md", ".markdown", ".txt"): return _load_text_paper(p, ext, paper_id, field)
     if ext not in (".json", ".jsonl"):

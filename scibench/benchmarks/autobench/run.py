@@ -251,14 +251,13 @@ run = Flow(_items, STEPS, _result, finalize, setup=setup_run, start=_start, stre
            roles=lambda S: S.llms, models=_labels)
 
 # %% ../../../nbs/benchmarks/autobench/06_run.ipynb #1bb1026d
-def _acc(rows, n_resamples=1000):
-    m, lo, hi, n = mean_ci([None if r["correct"] is None else float(r["correct"]) for r in rows], n_resamples)
+def _acc(rows):
+    m, lo, hi, n = mean_ci([None if r["correct"] is None else float(r["correct"]) for r in rows])
     return dict(mean=m, lo=lo, hi=hi, n=n, failures=sum(r["correct"] is None for r in rows), total=len(rows))
 
-def evaluate(llm, judge, questions: list[dict], out, context: str = "none", papers: dict|None = None,
+def evaluate(llm, judge, questions: list[dict], out: Path, context: str = "none", papers: dict|None = None,
              max_tokens: int = 120, benchmark=None) -> dict:
     "`llm` answers `questions` (`judge` grades short answers) → scores, into `out`/`records.jsonl` and `scores.json`."
-    out = Path(out)
     states = [solving(q, (papers or {}).get(q["paper_id"]), context, max_tokens) for q in questions]
     res = [s["x"] for s in run_stages(EVALUATE, states, dict(evaluate_models=llm, judge=judge), start=lambda s: s)]
     recs = [dict(id=q["qid"], qid=q["qid"], type=q["type"], level=q["level"], difficulty=q.get("difficulty"), **r)
@@ -334,11 +333,9 @@ AUTOBENCH = register(Benchmark(
     "autobench", "generate, filter and calibrate a question benchmark from papers; evaluate models on it", PAPER,
     AutoBenchConfig, run, validate=validate, data=data_files, stages=FLOW, stub_reply=stub_reply, record=RECORD,
     tables=TABLES,
-    # the paper drops no question to balance difficulty; it asks every type, filters by every stage (the ablation
-    # switches them off), retrieves by keyword and meaning; an evaluated model is closed book unless it says `+evidence`
+    # what the paper does, always: no balancing, every type and stage, hybrid retrieval, closed-book evaluation
     retired=dict(balance="", types=list(TYPES), stages=list(STAGES), retrieval_method="hybrid", eval_context="none"),
-    # sized for the embedded 135M model: disagreements flagged, answerability at a quarter of the content words, so
-    # that questions reach calibration and evaluation (the captions state the thresholds)
+    # sized for the embedded 135M model, so that questions reach calibration (the captions state the thresholds)
     default_runs=[dict(model="local", split="sample", judge="local", points_per_paper=2, points_per_window=2,
                        extract_max_tokens=220, generate_max_tokens=400, check_max_tokens=90, evaluate_models="local",
                        ablate_retrieval=False, control_set="control.jsonl", on_disagree="flag", support_share=0.25)]))
