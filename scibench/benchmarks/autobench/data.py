@@ -54,18 +54,14 @@ def _control_rows(p: Path) -> list[tuple[int, dict]]:
                       unique="qid", numbered=True)
 
 # %% ../../../nbs/benchmarks/autobench/04_data.ipynb #a45fa824
-def _options_ok(opts) -> bool:
-    return isinstance(opts, list) and 2 <= len(opts) <= 4 and all(isinstance(o, str) and o.strip() for o in opts)
-
 def _control_answer(p: Path, i: int, r: dict, t: str) -> tuple[str, str]:
     "(answer, answer text) of control row `r` (line `i`) of type `t`, or a `DataError`."
     opts, a = r.get("options"), r["answer"]
     if t == "mcq":
-        if not _options_ok(opts):
+        if not (isinstance(opts, list) and 2 <= len(opts) <= 4 and all(isinstance(o, str) and o.strip() for o in opts)):
             raise DataError(p, i, "options", "a multiple-choice question needs 2 to 4 non-empty options (strings)")
-        if (a := str(a).strip().upper()) not in "ABCD"[:len(opts)] or len(a) != 1:
-            raise DataError(p, i, "answer",
-                            f"{r['answer']!r} is not the letter of an option (A-{'ABCD'[len(opts) - 1]})")
+        if (a := str(a).strip().upper()) not in (letters := list("ABCD"[:len(opts)])):
+            raise DataError(p, i, "answer", f"{r['answer']!r} is not the letter of an option (A-{letters[-1]})")
         return a, opts["ABCD".index(a)]
     if opts: raise DataError(p, i, "options", f"only multiple-choice questions have options (type {t})")
     if t == "tf":
