@@ -12,7 +12,7 @@ from scibench.retrieval import embed
 from scibench.run import execute
 from bench.perf import W1_CONCURRENCY, W1_LATENCY, WholeRun, whole_run
 from scibench.benchmarks.autobench.method import content_words
-from scibench.benchmarks.autobench.stub import STUB_WORDS
+from scibench.benchmarks.autobench.run import STUB_WORDS
 
 __all__ = ['W4_SECTIONS', 'W4_WINDOWS', 'W4_SCRIPTED', 'W4_FAILURES_ARE', 'W4_PARAMS', 'PERF', 'scripted_reply', 'fake_registry',
            'perf_pipeline', 'w4_data', 'w4_reply', 'w4_setup', 'w4_failures', 'w4_autobench']

@@ -13,9 +13,7 @@ from scibench.benchmarks.autobench import papers as sp
 from bench import autobench as pa
 from scibench.benchmarks.autobench import data as ad
 from scibench.benchmarks.autobench import run as abr
-from scibench.benchmarks.autobench import stub
 from scibench.benchmarks.autobench import views as av
-from scibench.benchmarks.autobench import review as ar
 from scibench.core import DataError, read_json, read_jsonl
 from scibench.flow import run_stages
 from scibench.llm import LLM, ModelSpec
@@ -242,20 +240,20 @@ def test_set_metrics_counts_everything():
 
 
 def test_human_review_roundtrip(tmp_path):
-    text = ar.review_csv([dict(qid="q0", kept=True, question="Q?", answer="A", options=["x", "y"]), dict(qid="q1", kept=False)])
+    text = ad.review_csv([dict(qid="q0", kept=True, question="Q?", answer="A", options=["x", "y"]), dict(qid="q1", kept=False)])
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert [r["qid"] for r in rows] == ["q0"] and set(ar.REVIEW_COLUMNS) == set(rows[0])
+    assert [r["qid"] for r in rows] == ["q0"] and set(ad.REVIEW_COLUMNS) == set(rows[0])
     p = tmp_path/"review_reviewed.csv"
     def write(vals):
         with p.open("w", newline="") as f:
-            w = csv.DictWriter(f, ar.REVIEW_COLUMNS); w.writeheader()
+            w = csv.DictWriter(f, ad.REVIEW_COLUMNS); w.writeheader()
             for i, v in enumerate(vals): w.writerow({**rows[0], "qid": f"q{i}", "reviewer_correct": v})
     write(["yes", "no", "", "YES"])
-    m, lo, hi, n = ar.human_correctness(p)
+    m, lo, hi, n = ad.human_correctness(p)
     assert (m, n) == (pytest.approx(2/3), 3)                    # blank rows are not reviewed, not counted
     write(["maybe"])
-    with pytest.raises(DataError, match=r"review_reviewed.csv:2: field 'reviewer_correct'"): ar.human_correctness(p)
-    assert ar.human_correctness(tmp_path/"none.csv") is None
+    with pytest.raises(DataError, match=r"review_reviewed.csv:2: field 'reviewer_correct'"): ad.human_correctness(p)
+    assert ad.human_correctness(tmp_path/"none.csv") is None
 
 
 # --- the pipeline on the fake server, through scibench.run.execute ------------------------------------
@@ -307,7 +305,7 @@ def test_pipeline_fake(fake_models, run_bench, results):
     # the control set went through the same checks and calibration, never into the benchmark
     ctl = [r for r in recs if r["variant"] == "control"]
     assert len(ctl) == 3 == s["control"]["questions"] and not any(r["kept"] for r in ctl)
-    assert s["control"]["metrics"]["kept"] == sum(ar.CONTROL in r["kept_by"] for r in ctl)
+    assert s["control"]["metrics"]["kept"] == sum(ad.CONTROL in r["kept_by"] for r in ctl)
     assert all(r["qid"].startswith("control:") and r["checks"]["correctness"] is not None for r in ctl)
     # review.csv: every configuration's kept questions, once each, naming the configurations
     rev = list(csv.DictReader((d/"review.csv").open()))
@@ -340,7 +338,7 @@ def test_pipeline_fake(fake_models, run_bench, results):
     assert "solvers=fake-solver" in main                                             # the settings column
     assert "synthetic sample" in (results/"tables"/"autobench_main.md").read_text()  # the caption says what the sample is
     abl = (results/"tables"/"autobench_ablation.csv").read_text()
-    assert "0.78" in abl and "w/o Uniqueness Check" in abl and ar.CONTROL in abl
+    assert "0.78" in abl and "w/o Uniqueness Check" in abl and ad.CONTROL in abl
     assert ab.FILTER_NOTE in main                                                   # fake-solver filters and calibrates: labelled
     ev = (results/"tables"/"autobench_eval.csv").read_text()
     assert "fake-solver" in ev and "evidence" in ev
@@ -479,7 +477,7 @@ def test_registration():
     from scibench.bench import get_benchmark
     b = get_benchmark("autobench")
     assert b.config is ab.AutoBenchConfig and b.run is abr.run and b.data is ad.data_files and b.tables is av.TABLES
-    assert b.stub_reply is stub.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
+    assert b.stub_reply is abr.stub_reply and b.stages is ab.FLOW and [s.name for s in b.stages][0] == "extract"
     assert b.downloaders == [] and pa.PERF == {"AB1": pa.perf_pipeline, "W4": pa.w4_autobench}
     assert not getattr(b, "perf", None)                                      # the figures live in bench.autobench
     assert [r["evaluate_models"] for r in b.default_runs] == ["local"] and all(b.make_config(r) for r in b.default_runs)
@@ -632,17 +630,17 @@ def test_control_set_schema_and_errors(tmp_path):
 def test_human_correctness_per_configuration(tmp_path):
     recs = [dict(qid="q0", kept=True, kept_by=["main", "Full MDQF", "w/o Correctness Verification"]),
             dict(qid="q1", kept=False, kept_by=["w/o Correctness Verification"]),
-            dict(qid="control:h1", variant="control", kept=False, kept_by=[ar.CONTROL]), dict(qid="q2", kept=False, kept_by=[])]
-    rows = list(csv.DictReader(io.StringIO(ar.review_csv(recs))))
+            dict(qid="control:h1", variant="control", kept=False, kept_by=[ad.CONTROL]), dict(qid="q2", kept=False, kept_by=[])]
+    rows = list(csv.DictReader(io.StringIO(ad.review_csv(recs))))
     assert [r["qid"] for r in rows] == ["q0", "q1", "control:h1"]
     p = tmp_path/"review_reviewed.csv"
     with p.open("w", newline="") as f:
-        w = csv.DictWriter(f, ar.REVIEW_COLUMNS); w.writeheader()
+        w = csv.DictWriter(f, ad.REVIEW_COLUMNS); w.writeheader()
         for r, v in zip(rows, ["yes", "no", "yes"]): w.writerow({**r, "reviewer_correct": v})
-    assert ar.human_correctness(p, "main")[::3] == (1.0, 1)
-    assert ar.human_correctness(p, "w/o Correctness Verification")[::3] == (0.5, 2)
-    assert ar.human_correctness(p, ar.CONTROL)[::3] == (1.0, 1)
-    assert ar.human_correctness(p, "w/o Uniqueness Check") is None
+    assert ad.human_correctness(p, "main")[::3] == (1.0, 1)
+    assert ad.human_correctness(p, "w/o Correctness Verification")[::3] == (0.5, 2)
+    assert ad.human_correctness(p, ad.CONTROL)[::3] == (1.0, 1)
+    assert ad.human_correctness(p, "w/o Uniqueness Check") is None
 
 
 def test_ablation_table_reads_reviews(fake_models, run_bench, results):
@@ -650,7 +648,7 @@ def test_ablation_table_reads_reviews(fake_models, run_bench, results):
     rev = list(csv.DictReader((d/"review.csv").open()))
     assert rev and all(r["configurations"] for r in rev)
     with (d/"review_reviewed.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, ar.REVIEW_COLUMNS); w.writeheader()
+        w = csv.DictWriter(f, ad.REVIEW_COLUMNS); w.writeheader()
         for r in rev: w.writerow({**r, "reviewer_correct": "yes"})
     t = table(av.ABLATION_TABLE); ours = t[t.source == "scibench"].set_index("configuration")
     for name in ad.ABLATIONS:
@@ -740,7 +738,7 @@ def test_committed_sample_run_fills_every_table_and_figure():
     assert all(len(t[t["run"] == label]) for t in tab.values())
     comb = tab["main"][(tab["main"]["run"] == label) & (tab["main"]["area"] == "Combined")].iloc[0]
     assert int(comb["post-filtering"]) >= 2 and comb["diversity"] != "–" and comb["discrimination"] != "–"
-    assert ar.CONTROL in set(tab["ablation"][tab["ablation"]["run"] == label]["configuration"])
+    assert ad.CONTROL in set(tab["ablation"][tab["ablation"]["run"] == label]["configuration"])
     ev = tab["eval"][(tab["eval"]["run"] == label) & (tab["eval"]["subset"] == "overall")]
     assert {"benchmark.jsonl of this run", "control.jsonl: the human-written control questions"} == set(ev["questions of"])
     assert "thresholds: on_disagree=" in (root/"results"/"tables"/"autobench_main.md").read_text()

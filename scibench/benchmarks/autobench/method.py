@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses, hashlib, re, warnings
 from collections import Counter
 from itertools import zip_longest
-from dataclasses import dataclass
 import numpy as np
 from ...llm import Request, msgs, parse_json
 from ...flow import Branch, Fan, Step
@@ -27,11 +26,10 @@ __all__ = ['LEVEL_DEF', 'EXTRACT', 'TYPE_INSTR', 'GENERATE', 'CALIBRATION_INSTR'
            'extraction_prompt', 'validate_point', 'merge_points', 'extraction_request', 'extraction_record',
            'number_points', 'extracting', 'select_points', 'Retriever', 'numeric_distractors', 'make_options',
            'question_schema', 'generation_prompt', 'build_question', 'generation_jobs', 'generation_request',
-           'question_record', 'generating', 'question_text', 'solve_prompt', 'calibration_prompt', 'answer_schema',
-           'parse_answer', 'short_schema', 'grade_prompt', 'solve_request', 'solve_result', 'grade_request',
-           'grade_result', 'solving', 'solve_stages', 'answerability_schema', 'answerability_prompt', 'content_words',
-           'supports', 'ambiguity_schema', 'ambiguity_prompt', 'correctness_result', 'answerability_request',
-           'answerability_result', 'ambiguity_request', 'ambiguity_result', 'apply_filters', 'parse_solver',
+           'question_record', 'generating', 'question_text', 'solve_prompt', 'calibration_prompt', 'parse_answer',
+           'short_schema', 'grade_prompt', 'solve_request', 'solve_result', 'grade_request', 'grade_result', 'solving',
+           'solve_stages', 'answerability_prompt', 'content_words', 'supports', 'ambiguity_prompt',
+           'correctness_result', 'answerability_result', 'ambiguity_result', 'apply_filters', 'parse_solver',
            'difficulty', 'pass_rates', 'diversity', 'diversity_ci', 'item_discrimination', 'discrimination',
            'discrimination_ci', 'calibration_row', 'set_metrics', 'AutoBenchConfig', 'solvers_of', 'eval_targets',
            'eval_dir', 'validate']
@@ -144,7 +142,7 @@ def _cut(why: str|None, r: dict) -> str|None:
     return why + " (answer cut at max_tokens)" if why and r.get("finish_reason") == "length" else why
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #66af1b42
-def extraction_record(paper: dict, k: int, window: list[str], r: dict, levels=LEVELS) -> tuple[dict, list[dict]]:
+def extraction_record(paper: dict, k: int, window: list[str], r: dict) -> tuple[dict, list[dict]]:
     "(the record of window `k` with its failure and invalid points, its valid knowledge points) from the answer `r`."
     rec = dict(paper_id=paper["paper_id"], window=k, paragraphs=window, failure=None, invalid=[], points=0,
                finish_reason=r.get("finish_reason"))
@@ -154,7 +152,6 @@ def extraction_record(paper: dict, k: int, window: list[str], r: dict, levels=LE
     for kp in obj["knowledge_points"]:
         c, bad = validate_point(kp, paper, window)
         if bad: rec["invalid"].append(dict(point=kp, reason=bad)); continue
-        if c["level"] not in levels: continue
         pts.append(dict(paper_id=paper["paper_id"], field=paper["field"], windows=[k], **c)); rec["points"] += 1
     return rec, pts
 
@@ -315,9 +312,8 @@ def _answer_fields(qid: str, qtype: str, obj: dict) -> tuple[dict, str|None]:
     opts, key = make_options(qid, a, obj.get("distractors"))
     return ({}, key) if opts is None else (dict(answer=key, answer_text=a, options=opts), None)
 
-def build_question(qid: str, kp: dict, qtype: str, obj: dict|None, paper: dict) -> tuple[dict, str|None]:
-    "Question record fields from the model's JSON, or a failure reason."
-    if obj is None: return {}, "no JSON object"
+def build_question(qid: str, kp: dict, qtype: str, obj: dict, paper: dict) -> tuple[dict, str|None]:
+    "Question record fields from the model's JSON object, or a failure reason."
     text = str(obj.get("statement" if qtype == "tf" else "question") or "").strip()
     if len(text.split()) < 3: return {}, "question shorter than 3 words"
     ev = [str(i).strip().strip("[]") for i in (obj.get("evidence") or []) if isinstance(i, (str, int))]
@@ -400,10 +396,6 @@ def calibration_prompt(q: dict, context: str = "none", paper: dict|None = None) 
             f"about a scientific paper {src}. {CALIBRATION_INSTR[q['type']]} Give no explanation. "
             'JSON: {"answer": "..."}')
 
-def answer_schema(choices_) -> dict:
-    "JSON schema of an answer-only reply: one of `choices_`."
-    return _obj({"answer": {"type": "string", "enum": list(choices_)}})
-
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #dea46a1e
 _LETTER_RES = [r"(?i:answer|option|choice)\s*(?i:is)?\s*[:=]?\s*\**\s*[\[(]?\s*(?:([{U}])\b|([{L}])\b(?!\s+[a-z]))",
                r"[\[(]([{U}{L}])[\])]", r"(?m)^\s*\**([{U}])\**\s*(?:[.):]|$)", r"\b(?:([{UB}])|(A)(?!\s+[a-z]))\b"]
@@ -431,9 +423,9 @@ def grade_prompt(q: dict, response: str) -> str:
 def solve_request(q: dict, context: str = "none", paper: dict|None = None, max_tokens: int = 120,
                   stage: str = "evaluate") -> Request:
     "The answering request of one question in `stage`: `calibration_prompt` to calibrate, else `solve_prompt`."
-    calib = stage == "calibrate"
-    schema = ((answer_schema(choices(q)) if calib else choice_schema(choices(q), 200)) if q["type"] != "short"
-              else short_schema())
+    calib, opts = stage == "calibrate", choices(q)
+    schema = (short_schema() if q["type"] == "short" else _obj({"answer": {"type": "string", "enum": opts}}) if calib
+              else choice_schema(opts, 200))
     return Request(msgs((calibration_prompt if calib else solve_prompt)(q, context, paper)), max_tokens=max_tokens,
                    stage=stage, schema=schema)
 
@@ -485,10 +477,6 @@ def solve_stages(name: str, role: str, doc: str) -> list[Stage]:
 EVALUATE = solve_stages("evaluate", "evaluate_models", "each evaluated model answers the kept questions")
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #4621b695
-def answerability_schema(ids=None) -> dict:
-    return _obj({"paragraph_ids": {"type": "array", "items": _ids(ids), "minItems": 1, "maxItems": 3},
-                 "answer": _schema_str(150)})
-
 def answerability_prompt(q: dict, paper: dict) -> str:
     return (f"Paper:\n{paper_text(paper)}\n\nQuestion: {question_text(q)}\n\nWhich paragraphs of the paper hold the "
             'evidence needed to answer? Cite their ids (in brackets above), then answer. JSON: {"paragraph_ids": '
@@ -511,10 +499,6 @@ def supports(q: dict, cited: list[str], paper: dict, share_min: float = SUPPORT_
     share = len(target & content_words(" ".join(known[i] for i in ok))) / len(target)
     return (share >= share_min, f"cited paragraphs hold {share:.0%} of the answer's content words")
 
-def ambiguity_schema(letters) -> dict:
-    return _obj({"correct_options": {"type": "array", "items": {"type": "string", "enum": list(letters)},
-                                     "maxItems": len(letters)}})
-
 def ambiguity_prompt(q: dict) -> str:
     return (f"Paper excerpt:\n{q['evidence_text']}\n\nQuestion: {question_text(q)}\n\nAccording to the excerpt, which "
             'options are correct? List every correct option letter (none, one or several). JSON: {"correct_options": '
@@ -530,9 +514,11 @@ def correctness_result(q: dict, x: dict) -> dict:
 CORRECTNESS = solve_stages("correctness", "solver",
                            "the filter solver answers every generated and control question with its evidence")
 
-def answerability_request(q: dict, paper: dict, max_tokens: int = 120) -> Request:
-    return Request(msgs(answerability_prompt(q, paper)), max_tokens=max_tokens,
-                   schema=answerability_schema(list(paragraphs(paper))), stage="answerability")
+def _answerability_request(s: dict, cfg) -> Request:
+    "The judge's request: the whole paper; the schema's paragraph ids are the paper's."
+    ids = {"type": "array", "items": _ids(list(paragraphs(s["paper"]))), "minItems": 1, "maxItems": 3}
+    return Request(msgs(answerability_prompt(s["q"], s["paper"])), max_tokens=s["max_tokens"],
+                   schema=_obj({"paragraph_ids": ids, "answer": _schema_str(150)}), stage="answerability")
 
 def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPORT_SHARE) -> dict:
     "The answerability verdict from the judge's answer `r`: an unparsable answer is unverified, with its reason."
@@ -545,12 +531,8 @@ def answerability_result(q: dict, r: dict, paper: dict, share_min: float = SUPPO
 def _answerable(s: dict, r: dict, cfg) -> None:
     s["check"] = answerability_result(s["q"], r, s["paper"], cfg.support_share)
 ANSWERABILITY = Stage("answerability", "judge", "the judge cites the paragraphs of the whole paper that answer each "
-                      "question", lambda s, _: answerability_request(s["q"], s["paper"], s["max_tokens"]), _answerable)
+                      "question", _answerability_request, _answerable)
 NOT_MCQ = dict(passed=True, verified=True, applicable=False, reason="not multiple choice")
-
-def ambiguity_request(q: dict, max_tokens: int = 80) -> Request:
-    return Request(msgs(ambiguity_prompt(q)), max_tokens=max_tokens, schema=ambiguity_schema(choices(q)),
-                   stage="ambiguity")
 
 def ambiguity_result(q: dict, r: dict) -> dict:
     "The ambiguity verdict from the judge's answer `r` (a multiple-choice question)."
@@ -566,7 +548,10 @@ def ambiguity_result(q: dict, r: dict) -> dict:
 def _ambiguity_request(s: dict, cfg) -> Request|None:
     "Multiple choice only: another type is not applicable (`NOT_MCQ`) and makes no call."
     if s["q"]["type"] != "mcq": s["check"] = dict(NOT_MCQ); return None
-    return ambiguity_request(s["q"], s["max_tokens"])
+    letters = choices(s["q"])
+    options = {"type": "array", "items": {"type": "string", "enum": letters}, "maxItems": len(letters)}
+    return Request(msgs(ambiguity_prompt(s["q"])), max_tokens=s["max_tokens"],
+                   schema=_obj({"correct_options": options}), stage="ambiguity")
 
 def _unambiguous(s: dict, r: dict, cfg) -> None: s["check"] = ambiguity_result(s["q"], r)
 AMBIGUITY = Stage("ambiguity", "judge", "the judge lists every correct option of each multiple-choice question",
@@ -575,7 +560,6 @@ AMBIGUITY = Stage("ambiguity", "judge", "the judge lists every correct option of
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #a74db94c
 def _uniqueness(questions: list[dict], alive: list[int], threshold: float, emb) -> set:
     "The questions of `alive` that are not near duplicates of an earlier one."
-    if not alive: return set()
     return {alive[j] for j in dedup([questions[i]["question"] for i in alive], threshold,
                                     emb=None if emb is None else np.asarray(emb)[alive])}
 
@@ -663,8 +647,7 @@ def item_discrimination(C) -> np.ndarray:
 
 def discrimination(C) -> float:
     "Upper-lower discrimination index of an items × solvers correctness matrix (1/0/NaN)."
-    d = item_discrimination(C); d = d[~np.isnan(d)]
-    return float(d.mean()) if len(d) else float("nan")
+    return float(_nanmean(item_discrimination(C), 0))
 
 def discrimination_ci(C, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, int]:
     "D with a bootstrap CI over items (solver ranking fixed on the full set); n = items with both groups answered."
@@ -703,10 +686,8 @@ def set_metrics(questions: list[dict], mask, E, C, n_resamples: int = 1000, band
     "Survival (over the questions generated), diversity, discrimination, pass rate and distributions of the kept."
     idx = [i for i, m in enumerate(mask) if m]
     gen = [i for i, q in enumerate(questions) if q.get("generation_failure") is None]
-    surv = mean_ci([1.0 if mask[i] else 0.0 for i in gen], n_resamples)
-    dv = diversity_ci(np.asarray(E)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
-    dc = discrimination_ci(np.asarray(C)[idx], n_resamples) if len(idx) else (float("nan"),)*3 + (0,)
-    pr = pass_rates(np.asarray(C)[idx]) if len(idx) else np.zeros(0)
+    surv, C = mean_ci([1.0 if mask[i] else 0.0 for i in gen], n_resamples), np.asarray(C)[idx]
+    dv, dc, pr = diversity_ci(np.asarray(E)[idx], n_resamples), discrimination_ci(C, n_resamples), pass_rates(C)
     pm, kept = mean_ci(list(pr), n_resamples), [questions[i] for i in idx]
     return dict(attempted=len(mask), generation_failures=len(mask) - len(gen), generated=len(gen), kept=len(idx),
                 survival=dict(zip(("mean", "lo", "hi", "n"), surv)),
@@ -721,10 +702,9 @@ PROTOCOLS = ("paper",)   # no released code: no `authors` protocol; ours would s
 _CAP = dict(min=1, max=1_000_000)
 _SHARE = dict(min=0, max=1)
 
-@dataclass
+@dataclasses.dataclass
 class AutoBenchConfig(Config):
     "AutoBench: `model` generates the knowledge points and questions from the papers of `split`."
-    limit: int = param(0, "use only the first N papers of the split (0 = all)")
     judge: str = param("local", "judge: answerability and ambiguity checks, grades short answers", role=True)
     solver: str = param("", "correctness-check solver ('' = the judge; the paper: not the generator)", role=True)
     solvers: str = param("", "calibration solvers, comma-separated, `+evidence`/`+paper` = open book ('' = the "
@@ -741,10 +721,8 @@ class AutoBenchConfig(Config):
     k_same: int = param(2, "retrieved same-paper paragraphs per question", min=0)
     k_related: int = param(1, "retrieved related-corpus paragraphs per question", min=0)
     ablate_retrieval: bool = param(True, "also generate every question without retrieval (the ablation row)")
-    uniq_threshold: float = param(0.9, "uniqueness: cosine at or above which a question duplicates an earlier one",
-                                  **_SHARE)
-    support_share: float = param(0.5, "answerability: share of the answer's content words the cited paragraphs hold",
-                                 **_SHARE)
+    uniq_threshold: float = param(0.9, "uniqueness: cosine at/above which a question repeats an earlier one", **_SHARE)
+    support_share: float = param(0.5, "answerability: min share of answer content words in cited paragraphs", **_SHARE)
     on_disagree: str = param("drop", "correctness: drop a question the solver disagrees with, or flag it",
                              choices=("drop", "flag"))
     extract_max_tokens: int = param(400, "completion cap of each knowledge-point extraction", **_CAP, caps=("model",))
@@ -756,8 +734,7 @@ class AutoBenchConfig(Config):
     easy_above: float = param(0.667, "a calibration pass rate above this is easy (between: medium)", **_SHARE)
     control_set: str = param("", "human-written control questions (.jsonl; relative: the split folder, then here)")
     n_resamples: int = param(1000, "bootstrap resamples of each confidence interval", **_CAP)
-    protocol: str = param("paper", "whose choices: paper (its text, ours where silent)",
-                          choices=PROTOCOLS)
+    protocol: str = param("paper", "whose choices: paper (its text, ours where silent)", choices=PROTOCOLS)
 
 # %% ../../../nbs/benchmarks/autobench/00_method.ipynb #22e7a3cf
 FILTER_NOTE = "calibration by the filter solver's model: difficulty not independent"

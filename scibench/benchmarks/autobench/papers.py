@@ -5,6 +5,7 @@
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #0c6362fd
 from __future__ import annotations
 import re
+from itertools import groupby
 from pathlib import Path
 from ...core import DataError, check_fields, check_unique, read_json_lines, read_jsonl, read_text
 
@@ -36,11 +37,7 @@ def paragraphs(paper: dict) -> dict:
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #64f110f6
 def _blocks(lines):
     "Blank-line separated blocks of `lines`."
-    out, cur = [], []
-    for l in lines:
-        if l.strip(): cur.append(l)
-        elif cur: out.append("\n".join(cur)); cur = []
-    return out + (["\n".join(cur)] if cur else [])
+    return ["\n".join(b) for text, b in groupby(lines, key=lambda l: bool(l.strip())) if text]
 
 def _sections(lines, heading) -> list[tuple[str, list[str]]]:
     "(title, paragraphs) of `lines`, where `heading(line)` is a section's title, or None for a line of text."
@@ -62,13 +59,11 @@ def parse_markdown(text: str, paper_id: str, field: str = "") -> dict:
     return make_paper(paper_id, title, _sections(lines, lambda l: (m := _MD_HEAD.match(l)) and m.group(2)), field)
 
 # %% ../../../nbs/benchmarks/autobench/01_papers.ipynb #d4f7bcf6
-_CAPS = re.compile(r"^[A-Z][A-Z0-9 ,:&\-]{2,79}$")
-_HEAD = re.compile(r"^(?:abstract|(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+\S.*|[A-Z][A-Z0-9 ,:&\-]{2,79})$", re.I)
+_HEAD = re.compile(r"^(?:(?i:abstract)|(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+\S.*|[A-Z][A-Z0-9 ,:&\-]{2,79})$")
 
 def _is_heading(l: str) -> bool:
     l = l.strip()
-    if not l or len(l) > 80 or l.endswith(".") or not _HEAD.match(l): return False
-    return bool(re.match(r"^(\d|[IVX]+\.)", l) or l.lower() == "abstract" or _CAPS.match(l))
+    return len(l) <= 80 and not l.endswith(".") and bool(_HEAD.match(l))
 
 def parse_text(text: str, paper_id: str, field: str = "") -> dict:
     "Sections and paragraphs of a plain-text paper (title = first line; headings as documented above)."
@@ -136,7 +131,6 @@ def _pick_paper(p: Path, papers: list, paper_id: str | None) -> dict:
 def load_paper(path, paper_id: str | None = None, field: str = "") -> dict:
     "Ingest one paper file (format by extension); `paper_id` picks one record of a multi-paper S2ORC file."
     p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"{p} not found")
     ext = p.suffix.lower()
     if ext in (".md", ".markdown", ".txt"): return _load_text_paper(p, ext, paper_id, field)
     if ext not in (".json", ".jsonl"):

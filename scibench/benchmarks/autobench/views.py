@@ -5,12 +5,10 @@
 # %% ../../../nbs/benchmarks/autobench/05_views.ipynb #fedbe594
 from __future__ import annotations
 from pathlib import Path
-import numpy as np
 from ...core import read_json
 from ...report import fmt, fmt_ci, fmt_est, reference
 from ...runs import run_label
-from .data import ABLATIONS
-from .review import CONTROL, MAIN, human_correctness
+from .data import ABLATIONS, CONTROL, MAIN, human_correctness
 
 # %% auto #0
 __all__ = ['THRESHOLDS', 'MAIN_TABLE', 'STAGES_TABLE', 'ABLATION_COLUMNS', 'ABLATION_TABLE', 'EVAL_TABLE', 'TABLES', 'RECORD',
@@ -18,8 +16,6 @@ __all__ = ['THRESHOLDS', 'MAIN_TABLE', 'STAGES_TABLE', 'ABLATION_COLUMNS', 'ABLA
 
 # %% ../../../nbs/benchmarks/autobench/05_views.ipynb #403fe1db
 from ...tables import RunRow, Table
-
-def _pct(x): return None if x is None or (isinstance(x, float) and np.isnan(x)) else 100 * x
 
 def _est(d: dict, nd: int = 2, scale: float = 1.0) -> str:
     "`fmt_est` of a scores.json summary (`n_items` counts as n)."
@@ -48,22 +44,19 @@ _PAPER = dict(source="paper", run="GPT-4 generator", settings="paper", protocol=
 def _human(d, config: str = MAIN):
     "(human correctness % of `config` over its reviewed kept questions, n) from the run's `review_reviewed.csv`."
     h = human_correctness(d/"review_reviewed.csv", config)
-    return ("not reviewed", "–") if h is None else (fmt_ci(*[_pct(x) for x in h[:3]], 1, h[3]), str(h[3]))
+    return ("not reviewed", "–") if h is None else (fmt_ci(*[100 * x for x in h[:3]], 1, h[3]), str(h[3]))
 
 def _gen(m: dict) -> tuple[int, int, str]:
     "(generated, generation failures, survival % over generated) of a metrics dict."
     return m["generated"], m["generation_failures"], _est(m["survival"], 1, 100)
 
-def _calibration(s: dict) -> str:
-    c = s["calibration"]
-    return (c["note"] or "independent of the filter solver and generator") + f" ({', '.join(c['solvers'])})"
-
 # %% ../../../nbs/benchmarks/autobench/05_views.ipynb #65329d03
 def _main_rows(r: RunRow) -> list[dict]:
     s = r.scores
     (hc, hn), (cc, cn) = _human(r.dir), _human(r.dir, CONTROL) if s.get("control") else ("no control set", "–")
+    how = s["calibration"]["note"] or "independent of the filter solver and generator"
     comb = {"human correctness %": hc, "reviewed": hn, "human-written control %": cc, "control reviewed": cn,
-            "calibration": _calibration(s)}
+            "calibration": how + f" ({', '.join(s['calibration']['solvers'])})"}
     rows = []
     for area, m in list(s["fields"].items()) + [("Combined", s["main"])]:
         g, gf, sv = _gen(m)
@@ -158,9 +151,10 @@ TABLES = [MAIN_TABLE, STAGES_TABLE, ABLATION_TABLE, EVAL_TABLE]
 # %% ../../../nbs/benchmarks/autobench/05_views.ipynb #ad6da608
 from ... import records as rv
 
-_LETTERS = "ABCDEFGHIJ"
 _Q_FIELDS = ("qid", "paper_id", "field", "kp_id", "level", "type", "variant", "difficulty", "pass_rate", "kept",
              "dropped_at", "flags", "finish_reason", "generation_failure")
+_ANSWER = {"answer": "answer", "answer text": "answer_text", "explanation": "explanation", "evidence": "evidence",
+           "evidence from": "evidence_from", "invalid evidence ids": "evidence_invalid"}   # label: record field
 
 def _filter_rows(ch: dict) -> list:
     return [[st, c.get("passed"), c.get("verified"), c.get("reason"),
@@ -173,12 +167,9 @@ def record_sections(r, ctx):
             rv.text("Knowledge point", r.get("knowledge_point")), rv.text("Question", r.get("question"))]
     if opts := r.get("options") or []:
         key = str(r.get("answer"))
-        rows = [[_LETTERS[i] if i < 10 else i, o, "✓" if _LETTERS[i:i+1] == key else ""] for i, o in enumerate(opts)]
+        rows = [["ABCD"[i], o, "✓" if "ABCD"[i] == key else ""] for i, o in enumerate(opts)]
         secs.append(rv.table("Options", ["", "option", "key"], rows))
-    secs.append(rv.kv("Answer", {"answer": r.get("answer"), "answer text": r.get("answer_text"),
-                                 "explanation": r.get("explanation"), "evidence": r.get("evidence"),
-                                 "evidence from": r.get("evidence_from"),
-                                 "invalid evidence ids": r.get("evidence_invalid")}))
+    secs.append(rv.kv("Answer", {label: r.get(k) for label, k in _ANSWER.items()}))
     if r.get("evidence_text"): secs.append(rv.text("Evidence paragraphs", r["evidence_text"]))
     if r.get("context"):
         secs.append(rv.table("Retrieved context", ["paper", "paragraph", "source"],
@@ -191,8 +182,8 @@ def record_sections(r, ctx):
         secs.append(rv.table("Solvers (difficulty)", ["solver", "response", "correct", "failure"],
                              [[m, c.get("response"), c.get("correct"), c.get("failure")] for m, c in sorted(cal.items())
                               if isinstance(c, dict)]))
-    used = {*_Q_FIELDS, "knowledge_point", "question", "options", "answer", "answer_text", "explanation", "evidence",
-            "evidence_from", "evidence_invalid", "evidence_text", "context", "checks", "calibration"}
+    used = {*_Q_FIELDS, *_ANSWER.values(), "knowledge_point", "question", "options", "evidence_text", "context",
+            "checks", "calibration"}
     return secs, used, r.get("question")
 
 def record_scores(r):
