@@ -16,12 +16,12 @@ from ...tables import Table
 from ...runs import complete_runs, rel, run_label
 
 # %% auto #0
-__all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'RELEASED_CONSTANTS', 'GENERATION_CONSTANT', 'HUMAN_FIELDS',
-           'ALIASES', 'SKIP', 'TABLE2', 'TABLE4', 'ABGEN_REPO', 'ABGEN_GITHUB', 'PROMPT_FILES', 'released_dir',
-           'released_prompts_path', 'released_generation_path', 'string_constants', 'released_prompts',
-           'released_generation_system', 'human_path', 'load_human_eval', 'canonical', 'released_human_path',
-           'human_rows', 'released_human_rows', 'table2_ours', 'study2_rows', 'stub_reply', 'download_abgen',
-           'download_abgen_released', 'download_abgen_prompts']
+__all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'RELEASED_CONSTANTS', 'HUMAN_FIELDS', 'ALIASES', 'SKIP', 'TABLE2',
+           'TABLE4', 'ABGEN_REPO', 'ABGEN_GITHUB', 'PROMPT_FILES', 'released_dir', 'released_prompts_path',
+           'released_generation_path', 'string_constants', 'released_prompts', 'released_generation_system',
+           'human_path', 'load_human_eval', 'canonical', 'released_human_path', 'human_rows', 'released_human_rows',
+           'table2_ours', 'study2_rows', 'stub_reply', 'download_abgen', 'download_abgen_released',
+           'download_abgen_prompts']
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #93eaebc8b
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -51,25 +51,21 @@ def string_constants(path) -> dict[str, str]:
         if isinstance(v, ast.Constant) and isinstance(v.value, str): out[node.targets[0].id] = v.value
     return out
 
+def _required(path, names: dict[str, str], marker: str = "") -> dict[str, str]:
+    "The constants `names` (key → NAME) of file `path`; one missing, blank or without `marker` is a `DataError`."
+    consts = string_constants(path)
+    for name in names.values():
+        if not consts.get(name, "").strip() or marker not in consts[name]:
+            raise DataError(Path(path), None, name, f"no string constant {name}" + (f" with {marker}" if marker else ""))
+    return {k: consts[name] for k, name in names.items()}
+
 def released_prompts(path=None) -> dict[str, str]:
     "The authors' per-criterion judge prompts ($module templates) from their `evaluation_prompt.py`, read as data."
-    p = Path(path or released_prompts_path())
-    consts = string_constants(p)
-    out = {}
-    for c, name in RELEASED_CONSTANTS.items():
-        if name not in consts: raise DataError(p, None, name, f"string constant {name} (the {c} prompt) not found")
-        if "$module" not in consts[name]: raise DataError(p, None, name, "expected a template with $module")
-        out[c] = consts[name]
-    return out
-
-GENERATION_CONSTANT = "GENERATION_SYSTEM_PROMPT"
+    return _required(path or released_prompts_path(), RELEASED_CONSTANTS, "$module")
 
 def released_generation_system(path=None) -> str:
     "The authors' `GENERATION_SYSTEM_PROMPT` from their `inference_prompt.py`, read as data (never imported)."
-    p = Path(path or released_generation_path())
-    text = string_constants(p).get(GENERATION_CONSTANT, "")
-    if not text.strip(): raise DataError(p, None, GENERATION_CONSTANT, "string constant not found (or empty)")
-    return text
+    return _required(path or released_generation_path(), {"system": "GENERATION_SYSTEM_PROMPT"})["system"]
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #2b30e123
 HUMAN_FIELDS = FIELDS + ["meta_id", "model_response"] + [f"{c}.score" for c in HUMAN_CRITERIA]

@@ -26,9 +26,9 @@ __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 
            'run', 'ABGEN_RECORD', 'COMMANDS', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen',
            'context_text', 'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
            'judge_user_prompt', 'authors_text', 'authors_context', 'authors_generation_user', 'authors_judge_user',
-           'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema', 'judge_requests', 'summarize',
-           'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes',
-           'protocol_of', 'examples_of', 'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper',
+           'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_requests', 'summarize', 'record',
+           'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes', 'protocol_of',
+           'examples_of', 'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper',
            'judge_prompts_block', 'AddSplitArgs', 'add_split']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
@@ -160,32 +160,24 @@ PROTOCOLS = ("authors", "paper", "scibench")
 _THEIRS = dict(max_tokens=2048, judge_max_tokens=8192)   # process_data's and evaluation.py's caps
 PROTOCOL_DEFAULTS = dict(authors=_THEIRS, paper=_THEIRS, scibench=dict(max_tokens=1024, judge_max_tokens=1024))
 AUTHORS_QUIRKS = (
-    "the method section is never sent: their f-string writes the literal text `example['method']` (generation and "
-    "judge)",
-    "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's default, "
-    "2048",
+    "the method section is never sent: their f-string writes the literal text `example['method']`",
+    "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's 2048",
     "generation and judge both sample at temperature 1.0; the judge may write 8,192 completion tokens",
-    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a judge user turn "
-    "that starts and ends with a newline",
-    "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go "
-    "through score_extraction.py",
-    "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single "
-    "digit 1-5 of the last sentence, else 0 ('Score: 4/5' → 0, 'Therefore, the score is: 4.5' → 4, but 'the score is: "
-    "4.5' → 5: without 'therefore' the last sentence is '5')")
+    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a newline around "
+    "the judge user turn",
+    "the judge answers {explanation, score: int} (no 1-5 range); text answers go through score_extraction.py: the "
+    "one digit 1-5 after 'therefore, the score is', else the lone digit 1-5 of the last sentence, else 0 "
+    "('Score: 4/5' → 0, 'Therefore, the score is: 4.5' → 4, 'the score is: 4.5' → 5)")
 AUTHORS_PATHS = ("api", "vllm")   # which of their scripts a system went through: utils/api.py, or vLLM's offline chat
 AUTHORS_DIFFERENCES = (
-    "to an OpenAI-style endpoint the bodies are theirs field for field (key order aside): `max_completion_tokens` "
-    "(vLLM path: `max_tokens`), temperature, no seed, the judge's json_schema EVALUATION_RESPONSE with strict: true; "
-    "what an endpoint cannot take is a departure the run prints",
-    "their retry loop is kept: a structured judge answer that is not {explanation, score: int} is re-sampled (a new "
-    "sample, cached apart) up to 10 times, then their 0; a cut one restarts the loop, up to 10 times, then a failure "
-    "(their run stops); HTTP errors are retried by openai's policy (`max_retries`), not their backoff of 10 tries",
-    "their vLLM path runs the model offline (vllm.LLM.chat); here the same caps, temperature and `</think>` handling "
-    "go to an OpenAI-compatible server",
+    "the bodies are theirs field for field (key order aside): `max_completion_tokens` (vLLM path: `max_tokens`), "
+    "temperature, no seed, their strict json_schema; what an endpoint cannot take is a departure the run prints",
+    "their retry loop is kept: an invalid structured answer is re-sampled (cached apart) up to 10 times, then their 0; "
+    "a cut one up to 10 times, then a failure; HTTP errors follow openai's `max_retries`, not their 10-try backoff",
+    "their vLLM path runs offline (vllm.LLM.chat); here its caps, temperature and `</think>` handling go to a server",
     "one endpoint per role (theirs: Azure OpenAI, or the Together, Gemini or DeepSeek client by model name)",
-    "a score of 0 from their extraction (no score found) is a judge failure with its reason, not a 0 in the mean; "
-    "scores.json keeps their mean with the zeros as `zeros_kept`",
-    "a structured score outside 1-5 is a judge failure (their code would keep it)")
+    "their score 0 (no score found) and a structured score outside 1-5 are judge failures with a reason, not numbers "
+    "in the mean; scores.json keeps their mean with the zeros as `zeros_kept`")
 
 def authors_text(text, path: str, model_id: str = "", judge: bool = False):
     "Their reasoning handling of a text answer: api: after `</think>` for a Qwen3 id; vllm: after `</think>`, stripped."
@@ -234,8 +226,7 @@ def authors_extract_score(text: str) -> int:
     "Their `score_extraction.py`: the phrase's one digit, else the lone digit 1-5 of the last sentence, else 0."
     found = set(_PHRASE_RE.findall(text))
     if len(found) == 1: return int(next(iter(found)))
-    last = next((s for s in reversed([s.strip() for s in _SENT_RE.split(text)]) if s and _ALNUM_RE.search(s)), None)
-    if last is None: return 0
+    last = next((s for s in reversed([s.strip() for s in _SENT_RE.split(text)]) if s and _ALNUM_RE.search(s)), "")
     ds = _DIGIT_RE.findall(last)
     return int(ds[0]) if len(ds) == 1 else 0
 
@@ -305,7 +296,7 @@ class Setup:
 
     @property
     def schema(self) -> dict|None:
-        if self.protocol == "scibench": return judge_schema(self.max_rationale)
+        if self.protocol == "scibench": return score_schema(1, 5, self.max_rationale)   # a rationale, then 1-5
         if self.judge_path == "vllm": return None   # their vLLM judges answer in text
         props = dict(AUTHORS_SCHEMA["properties"])
         if self.max_rationale: props["explanation"] = {**props["explanation"], "maxLength": self.max_rationale}
@@ -325,11 +316,6 @@ class Setup:
         if r.get("ok") and not r.get("structured"):
             r = {**r, "text": authors_text(r["text"], self.judge_path, self.judge_id, judge=True)}
         return authors_judge_result(r)
-
-# %% ../../../nbs/benchmarks/abgen/00_method.ipynb #8b1ac43a
-def judge_schema(max_rationale: int = 0) -> dict:
-    "Our structured output (a rationale, then an integer score 1-5); `max_rationale` 0 = no length cap."
-    return score_schema(1, 5, max_rationale)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #a6c3e911
 def _generation(s: dict, r: dict, setup: Setup) -> None:
@@ -409,17 +395,15 @@ def _caps(k: str) -> str: return "; ".join(f"{p}: {d[k]}" for p, d in PROTOCOL_D
 @dataclass
 class JudgeSetup:
     "How the judge is prompted and sampled: shared by AbGen and AbGen-Eval."
-    protocol: str = param("authors", "whose requests and parsing: authors (the released code, byte for byte, quirks "
-                          "included), paper (the same with the method section inserted), scibench (our prompt and "
-                          "parser)", choices=PROTOCOLS)
+    protocol: str = param("authors", "whose requests and parsing: authors (the released code, quirks included), "
+                          "paper (the same with the method section), scibench (ours)", choices=PROTOCOLS)
     prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
     judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)", min=0, max=2)
     judge_max_tokens: int = param(0, "completion cap of each judge answer; 0 = the protocol's "
                                   f"({_caps('judge_max_tokens')})", min=0, max=1_000_000)
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)", min=0)
-    authors_path: str = param("api", "protocols authors/paper: which of their scripts the system under test went "
-                              "through: api (utils/api.py) or vllm (offline vLLM: its caps, a text judge)",
-                              choices=AUTHORS_PATHS)
+    authors_path: str = param("api", "authors/paper: their script of the system under test: api (utils/api.py) or "
+                              "vllm (offline vLLM: its caps, a text judge)", choices=AUTHORS_PATHS)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #c3220a11
 @dataclass
@@ -433,8 +417,8 @@ class AbGenConfig(JudgeSetup, Config):
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
 def validate(cfg) -> None:
     "`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`."
-    asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
-    if asked == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
+    cfg.prompts = resolve_prompts(cfg.prompts)
+    if cfg.prompts == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
         raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
                           f"{rel(released_generation_path())}: run `make data` (or `scibench data abgen_prompts`)")
     for k, v in protocol_caps(cfg).items():
@@ -452,7 +436,7 @@ def protocol_caps(cfg) -> dict:
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #65a6316a
 def setup_of(cfg, judge_spec=None, model_spec=None) -> Setup:
     "The `Setup` a validated config asks for; behind llama.cpp's grammar their score is bounded to 1-5."
-    released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
+    released = cfg.prompts == "released" and _needs_generation_text(cfg)
     gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
     return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
                  temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0),
@@ -475,9 +459,6 @@ def _departures(cfg) -> list[str]:
     if cfg.prompts != "released":
         notes.append("the authors' prompt files are not downloaded (`make data`): their structure, roles, sampling and "
                      "parsing, with our texts (prompts=scibench) in the system turns: not their requests byte for byte")
-    elif _needs_generation_text(cfg) and not released_generation_path().exists():
-        notes.append(f"the authors' generation prompt {rel(released_generation_path())} is not downloaded "
-                     "(`make data`): our text stands in for their system turn")
     if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
     theirs = {**protocol_caps(cfg), "judge_temperature": 1.0, "temperature": 1.0}
     notes += [f"{k}={getattr(cfg, k)} (theirs: {v})" for k, v in theirs.items() if getattr(cfg, k, v) != v]
@@ -552,26 +533,26 @@ def abgen_context(ctx, eid, secs, label: str, design):
     return rv.pair("Design", (label, design), ("Reference design (paper)", reference_text(e)))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #a9622343
+_GENERATION_FIELDS = {"module": "module_name", "system": "system", "judge": "judge", "finish_reason": "finish_reason",
+                      "generation failure": "generation_failure"}   # shown label → record field
+
 def abgen_sections(r, ctx):
     "An AbGen record: the context, the generated design beside the paper's, the judge per criterion."
     secs = []
     design = abgen_context(ctx, r.get("example_id", r.get("id")), secs, "Generated design", r.get("design"))
-    secs.append(rv.kv("Generation", {"module": r.get("module_name"), "system": r.get("system"), "judge": r.get("judge"),
-                                     "finish_reason": r.get("finish_reason"),
-                                     "generation failure": r.get("generation_failure")}))
+    secs.append(rv.kv("Generation", {k: r.get(f) for k, f in _GENERATION_FIELDS.items()}))
     secs.append(design)
     sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
     secs.append(rv.table("Judge (per criterion)", ["criterion", "score", "rationale", "failure"],
                          [[c, sc.get(c), ra.get(c), fa.get(c)] for c in dict.fromkeys([*sc, *fa, *ra])]))
     if r.get("judge_raw"): secs.append(rv.kv("Raw judge responses", r["judge_raw"]))
-    used = {"example_id", "module_name", "system", "judge", "finish_reason", "generation_failure", "design", "scores",
-            "failures", "rationales", "judge_raw"}
+    used = {"example_id", *_GENERATION_FIELDS.values(), "design", "scores", "failures", "rationales", "judge_raw"}
     return secs, used, r.get("design")
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #2dceba9c
 def abgen_paper(name):
     "Table 2's LLM-judge range for a criterion."
-    if name in ("importance", "faithfulness", "soundness", "overall"):
+    if name in CRITERIA:
         judged = lambda d: ~d.system.isin(["Reference (orig)", "Human Expert"])
         return rv.ref_range("abgen_table2", f"llm_{name}", judged, "Table 2, LLM judge")
 
