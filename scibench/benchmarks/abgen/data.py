@@ -8,19 +8,19 @@ import ast, json, os, re, urllib.error, urllib.request
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ...core import DataError, data_dir, read_json, read_json_records, read_text, write_jsonl
+from ...core import DataError, data_dir, read_json_records, read_text, write_jsonl
 from ...report import Estimate, fmt, fmt_ci, fmt_est
 from ...data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
 from ...bench import filler
 from ...tables import Table
-from ...runs import complete_runs, rel, run_label
+from ...runs import rel
 
 # %% auto #0
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'RELEASED_CONSTANTS', 'HUMAN_FIELDS', 'ALIASES', 'SKIP', 'TABLE2',
            'TABLE4', 'ABGEN_REPO', 'ABGEN_GITHUB', 'PROMPT_FILES', 'released_dir', 'released_prompts_path',
            'released_generation_path', 'string_constants', 'released_prompts', 'released_generation_system',
            'human_path', 'load_human_eval', 'canonical', 'released_human_path', 'human_rows', 'released_human_rows',
-           'table2_ours', 'study2_rows', 'stub_reply', 'download_abgen', 'download_abgen_released',
+           'table2_ours', 'study2_ours', 'stub_reply', 'download_abgen', 'download_abgen_released',
            'download_abgen_prompts']
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #93eaebc8b
@@ -56,7 +56,7 @@ def _required(path, names: dict[str, str], marker: str = "") -> dict[str, str]:
     consts = string_constants(path)
     for name in names.values():
         if not consts.get(name, "").strip() or marker not in consts[name]:
-            raise DataError(Path(path), None, name, f"no string constant {name}" + (f" with {marker}" if marker else ""))
+            raise DataError(Path(path), None, name, f"no string constant {name}" + (marker and f" with {marker}"))
     return {k: consts[name] for k, name in names.items()}
 
 def released_prompts(path=None) -> dict[str, str]:
@@ -79,15 +79,11 @@ def load_human_eval(path=None, split="sample", require_context=True) -> list[dic
     p = Path(path or human_path(split))
     if not p.exists(): raise FileNotFoundError(f"{p} not found: run `make data` to download AbGen's human evaluation")
     req = HUMAN_FIELDS if require_context else ["meta_id"] + [f"{c}.score" for c in HUMAN_CRITERIA]
-    types = {**(TYPES if require_context else {}), "meta_id": str, "model_response": str}
+    types = {**(TYPES if require_context else {}), "meta_id": str, "model_response": str,
+             **{f"{c}.score": (int, float, type(None)) for c in HUMAN_CRITERIA}}
     rows = read_json_records(p, req, types=types, unique="meta_id", numbered=True)
-    for i, r in rows:
-        if "@" not in r["meta_id"]:
-            raise DataError(p, i, "meta_id", f"expected '<example_id>@<system>', got {r['meta_id']!r}")
-        for c in HUMAN_CRITERIA:
-            v = r[c]["score"]
-            if v is not None and (isinstance(v, (bool, dict, list)) or np.isnan(_num(v))):
-                raise DataError(p, i, f"{c}.score", f"expected a number (or null), got {type(v).__name__} {v!r}")
+    if bad := next(((i, r["meta_id"]) for i, r in rows if "@" not in r["meta_id"]), None):
+        raise DataError(p, bad[0], "meta_id", f"expected '<example_id>@<system>', got {bad[1]!r}")
     return [r for _, r in rows]
 
 def _num(v):
@@ -162,22 +158,21 @@ def table2_ours(r) -> list[dict]:
                   _FAILS: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)}]
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #2101315a
-_PAPER_SPLITS = dict(judge=("test", 1000), human=("testmini", 100))   # Table 2: what each paper row was scored on
+_HALVES = (   # Table 2's halves: the paper's columns, and what their rows were scored on and by
+    ([f"llm_{c}" for c in CRITERIA],
+     dict(evaluation="LLM judge", split="test", n=1000, judge="GPT-4.1-mini", protocol="authors", prompts="released")),
+    ([f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"],
+     dict(evaluation="human", split="testmini", n=100, judge="human experts", protocol="–", prompts="–")))
 
 def _paper2(ref: pd.DataFrame) -> list[dict]:
     "The paper's Table 2: each system's LLM-judge half and human half, as two rows."
     rows = []
     for _, r in ref.iterrows():
-        for half, cols in (("judge", [f"llm_{c}" for c in CRITERIA]),
-                           ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"])):
+        for cols, how in _HALVES:
             if pd.isna(r[cols]).all(): continue
-            j, human20 = half == "judge", r["system"] in ("Reference (orig)", "Human Expert")   # §4.1: 20 examples
-            split, n = ("testmini", 20) if human20 else _PAPER_SPLITS[half]
-            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n,
-                             system=r.system,
-                             judge="GPT-4.1-mini" if j else "human experts", protocol="authors" if j else "–",
-                             prompts="released" if j else "–", run="paper", settings="paper",
-                             **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{_FAILS: "–"}))
+            n20 = dict(split="testmini", n=20) if r.system in ("Reference (orig)", "Human Expert") else {}   # §4.1
+            rows.append({**how, **n20, "source": "paper", "system": r.system, "run": "paper", "settings": "paper",
+                         **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, _FAILS: "–"})
     return rows
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #3cb2a4cb
@@ -190,17 +185,12 @@ TABLE2 = Table(
              *CRITERIA, _FAILS], rename={"overall": "overall (human: avg of 3)"})
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #eacaa6e4
-def study2_rows() -> list[dict]:
-    "Table 4's study 2: the complete runs on user-annotated splits (`user-*`)."
-    rows = []
-    for d in complete_runs("abgen"):
-        if not d.parent.parent.name.startswith("user-"): continue
-        meta, s = read_json(d/"meta.json"), read_json(d/"scores.json")
-        rows.append(dict(source="scibench", study="2: domain generalization", system=meta["config"]["model"],
-                         condition=f"split {d.parent.parent.name}", scorer=f"judge {meta['config']['judge']}",
-                         n=meta["n"], feedback="–", prompts=_prompts(meta), run=run_label(d),
-                         **{c: fmt_est(s[c]) for c in HUMAN_CRITERIA}))
-    return rows
+def study2_ours(r) -> list[dict]:
+    "Table 4's study 2: a run's row when it ran on a user-annotated split (`user-*`)."
+    if not r.split.startswith("user-"): return []
+    return [dict(study="2: domain generalization", condition=f"split {r.split}", scorer=f"judge {r.config['judge']}",
+                 n=r.meta["n"], feedback="–", prompts=_prompts(r.meta),
+                 **{c: fmt_est(r.scores[c]) for c in HUMAN_CRITERIA})]
 
 def _paper4(ref: pd.DataFrame) -> list[dict]:
     "The paper's Table 4: human scores; a revision with the change from its initial case."
@@ -219,7 +209,7 @@ def _paper4(ref: pd.DataFrame) -> list[dict]:
 TABLE4 = Table(
     "abgen_table4", "AbGen user studies (Table 4): the paper's scored by human experts; ours (study 2: runs on "
     "user-annotated splits `user-*`) by an LLM judge",
-    extra=study2_rows, paper="abgen_table4", paper_rows=_paper4, sample_note=False,
+    ours=study2_ours, paper="abgen_table4", paper_rows=_paper4, sample_note=False,
     columns=["source", "study", "system", "condition", "scorer", "n", "feedback", "prompts", "run", *HUMAN_CRITERIA])
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #0ded7903
