@@ -19,9 +19,8 @@ from ...runs import rel
 __all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'RELEASED_CONSTANTS', 'HUMAN_FIELDS', 'ALIASES', 'SKIP', 'TABLE2',
            'TABLE4', 'ABGEN_REPO', 'ABGEN_GITHUB', 'PROMPT_FILES', 'released_dir', 'released_prompts_path',
            'released_generation_path', 'string_constants', 'released_prompts', 'released_generation_system',
-           'human_path', 'load_human_eval', 'canonical', 'released_human_path', 'human_rows', 'released_human_rows',
-           'table2_ours', 'study2_ours', 'stub_reply', 'download_abgen', 'download_abgen_released',
-           'download_abgen_prompts']
+           'human_path', 'load_human_eval', 'canonical', 'human_rows', 'released_human_rows', 'table2_ours',
+           'study2_ours', 'stub_reply', 'download_abgen', 'download_abgen_released', 'download_abgen_prompts']
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #93eaebc8b
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -121,10 +120,6 @@ _FAILS = "failures (imp/faith/sound/overall)"
 def _prompts(meta) -> str: return meta["config"].get("prompts", "legacy (one-line, before the prompts parameter)")
 def _protocol(meta) -> str: return meta["config"].get("protocol", "scibench (a run from before the protocol parameter)")
 
-def released_human_path() -> Path|None:
-    ps = (released_dir()/"human_evaluation.json", human_path("human_evaluation"))
-    return next((p for p in ps if p.exists()), None)
-
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #28434e0a
 def human_rows(human: list[dict], run: str = "–") -> list[dict]:
     "Table 2's human half recomputed: per system, mean [CI] per criterion and the mean of the three (Avg.)."
@@ -143,8 +138,8 @@ def human_rows(human: list[dict], run: str = "–") -> list[dict]:
 
 def released_human_rows() -> list[dict]:
     "Table 2's human half recomputed from the released human scores (when `make data` fetched them)."
-    hp = released_human_path()
-    return [] if hp is None else human_rows(load_human_eval(hp, require_context=False), rel(hp))
+    hp = released_dir()/"human_evaluation.json"
+    return human_rows(load_human_eval(hp, require_context=False), rel(hp)) if hp.exists() else []
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #8d9287dd
 def table2_ours(r) -> list[dict]:

@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio, re, string
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from ...core import data_dir, read_jsonl, write_json, write_jsonl
+from ...core import data_dir, read_jsonl, write_json
 from ...llm import Request, msgs, parse_json
 from ...flow import Flow
 from ...judge import judge_result, score_schema
 from ...report import Estimate
-from ...bench import Benchmark, Command, Config, ConfigError, Paper, Stage, param, register
-from ...bench import load_limit, select_items, wire_notes
+from ...bench import Benchmark, Config, ConfigError, Paper, Stage, load_limit, param, register, select_items, wire_notes
 from ...runs import rel
 from .data import (CRITERIA, FIELDS, TABLE2, TABLE4, TYPES, download_abgen, download_abgen_prompts,
     download_abgen_released, released_generation_path, released_generation_system, released_prompts,
@@ -23,13 +22,13 @@ from .data import (CRITERIA, FIELDS, TABLE2, TABLE4, TYPES, download_abgen, down
 # %% auto #0
 __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_PATHS',
            'AUTHORS_DIFFERENCES', 'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'RESAMPLES', 'GENERATE', 'JUDGE',
-           'run', 'ABGEN_RECORD', 'COMMANDS', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen',
-           'context_text', 'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
+           'run', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen', 'context_text',
+           'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
            'judge_user_prompt', 'authors_text', 'authors_context', 'authors_generation_user', 'authors_judge_user',
            'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_requests', 'summarize', 'record',
            'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes', 'protocol_of',
            'examples_of', 'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper',
-           'judge_prompts_block', 'AddSplitArgs', 'add_split']
+           'judge_prompts_block']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -41,8 +40,8 @@ def load_abgen(split: str = "sample", limit: int|None = None, path=None) -> list
     "Examples of `split` (sample, validation, test, user-NAME), or of file `path`; bad input is a `DataError`."
     p = Path(path or split_path(split))
     if not p.exists():
-        how = ("" if path else f": add it with `scibench abgen add-split {split[5:]} FILE`" if split.startswith("user-")
-               else f": run `make data` to download AbGen split '{split}'")
+        how = ("" if path else ": write the split's examples there (AbGen's fields, JSON lines)" if split.startswith(
+               "user-") else f": run `make data` to download AbGen split '{split}'")
         raise FileNotFoundError(f"{p} not found{how}")
     rows = read_jsonl(p, FIELDS, types=TYPES, unique="example_id")
     return rows[:limit] if limit else rows
@@ -129,7 +128,6 @@ SCIBENCH_PROMPTS = dict(
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #9b48ecc2
 def resolve_prompts(name: str) -> str:
     "`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without it → `ConfigError`."
-    if name not in PROMPT_SETS: raise ConfigError(f"prompts must be one of {', '.join(PROMPT_SETS)}, not {name!r}")
     have = released_prompts_path().exists()
     if name == "auto": return "released" if have else "scibench"
     if name == "released" and not have:
@@ -568,28 +566,6 @@ def judge_prompts_block(run, ctx) -> list:
 
 ABGEN_RECORD = rv.Record(sections=abgen_sections, paper=abgen_paper, extras=judge_prompts_block)
 
-# %% ../../../nbs/benchmarks/abgen/00_method.ipynb #dd85386b
-@dataclass
-class AddSplitArgs:
-    "`scibench abgen add-split`: study 2's user-annotated examples."
-    name: str = param("", "the split's name: user-NAME", positional=True)
-    file: str = param("", "examples in the AbGen schema (JSON lines)", positional=True)
-    force: bool = param(False, "replace an existing split of that name (earlier runs on it no longer match it)")
-
-def add_split(a: AddSplitArgs) -> int:
-    "`scibench abgen add-split`: user-annotated examples in the AbGen schema (checked) as split `user-<name>`."
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", a.name):
-        raise ValueError(f"split name {a.name!r}: use letters, digits, '_' and '-'")
-    p = split_path(f"user-{a.name}")
-    if p.exists() and not a.force:
-        raise ConfigError(f"split user-{a.name} exists ({rel(p)}); earlier runs use it: pick another name, or --force")
-    write_jsonl(p, rows := load_abgen(path=a.file))
-    print(f"{len(rows)} examples → {rel(p)}; run them with "
-          f"`scibench run abgen --split user-{a.name} --model M --judge J`")
-    return 0
-
-COMMANDS = [Command("add-split", add_split, AddSplitArgs, "study 2: user-annotated examples: split user-NAME")]
-
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
               "Yilun Zhao et al. (ACL 2025)", "2507.13300", key="zhao-abgen", year="2025",
@@ -604,7 +580,7 @@ _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.spl
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
     AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2, TABLE4],
-    downloaders=DOWNLOADERS, stub_reply=stub_reply, stages=run.stages, commands=COMMANDS,
+    downloaders=DOWNLOADERS, stub_reply=stub_reply, stages=run.stages,
     retired={"judge_layout": "paper"},   # the judge's layout before it was fixed: the criterion as the system turn
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160,
                        max_rationale=200)]))
