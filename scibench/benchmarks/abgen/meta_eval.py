@@ -76,8 +76,7 @@ def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #eb5620ce
 @dataclass
 class AbGenEvalConfig(JudgeSetup, Config):
-    model: str = param("local", "the judge under evaluation: a models.toml name, or any name with --base-url",
-                       role=True)
+    model: str = param("local", "the judge under evaluation (a models.toml name, or any with --base-url)", role=True)
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #fba2e31c
 def _eval_rows(cfg) -> list[dict]:
@@ -108,8 +107,7 @@ def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     return [Estimate(f"{x.criterion} {lev} {corr}", x.value, x.lo, x.hi, int(x.examples), int(x.missing_judge))
             for lev, corr in (("instance", "pearson"), ("system", "kendall")) for _, x in sel(lev, corr)]
 
-EVAL_JUDGE = replace(JUDGE, role="model",
-                     doc="every human-evaluated response scored 1-5 on the four criteria (4 calls each)")
+EVAL_JUDGE = replace(JUDGE, role="model", doc="each human-evaluated response scored on the four criteria (4 calls)")
 run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], finalize=finalize_eval, protocol=protocol_of("model"),
                 setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("model").spec),
                 start=lambda r: dict(item=r, design=r["model_response"]),
@@ -124,10 +122,9 @@ def paper_name(name: str, names) -> str|None:
 _EQ3 = "examples in eq. 3 (imp/faith/sound/overall)"
 
 def _level_row(r, sel, lev: str, with_pooled: bool) -> dict:
+    ci = lambda c: fmt_ci(*sel.loc[c, ["value", "lo", "hi"]], 3, int(sel.loc[c, "examples"]))
     row = dict(source="scibench", judge=r.config["model"], level=lev, protocol=_protocol(r.meta),
-               prompts=_prompts(r.meta))
-    for c in CRITERIA:
-        row[c] = fmt_ci(sel.loc[c, "value"], sel.loc[c, "lo"], sel.loc[c, "hi"], 3, int(sel.loc[c, "examples"]))
+               prompts=_prompts(r.meta), **{c: ci(c) for c in CRITERIA})
     if with_pooled:
         row[_EQ3] = ("/".join(str(int(sel.loc[c, "used"])) for c in CRITERIA) + f" of {int(sel['examples'].max())}"
                      if lev.startswith("instance") else "–")

@@ -6,7 +6,7 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6e428e76
 from __future__ import annotations
 import asyncio, re, string
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from ...core import data_dir, read_jsonl, write_json
 from ...llm import Request, msgs, parse_json
@@ -435,14 +435,11 @@ def protocol_caps(cfg) -> dict:
 def setup_of(cfg, judge_spec=None, model_spec=None) -> Setup:
     "The `Setup` a validated config asks for; behind llama.cpp's grammar their score is bounded to 1-5."
     released = cfg.prompts == "released" and _needs_generation_text(cfg)
-    gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
-    return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
-                 temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0),
-                 sample=getattr(cfg, "sample", 0), judge_temperature=cfg.judge_temperature,
-                 judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
+    same = {f.name: getattr(cfg, f.name) for f in fields(Setup) if hasattr(cfg, f.name)}   # protocol, sampling, caps
+    return Setup(**{**same, "prompts": prompt_set(cfg.prompts)},
+                 generation_system=released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM,
                  bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama",
-                 seeded=cfg.protocol == "scibench" or bool(cfg.seed),
-                 **_paths(cfg, judge_spec, model_spec))
+                 seeded=cfg.protocol == "scibench" or bool(cfg.seed), **_paths(cfg, judge_spec, model_spec))
 
 def _paths(cfg, judge_spec, model_spec) -> dict:
     "Their script of each call: `authors_path` for AbGen's generation and AbGen-Eval's judge; AbGen's judge: api."
