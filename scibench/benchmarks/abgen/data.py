@@ -41,14 +41,10 @@ def string_constants(path) -> dict[str, str]:
     p = Path(path)
     try: tree = ast.parse(read_text(p), filename=str(p))
     except SyntaxError as e: raise DataError(p, e.lineno, None, f"not Python source: {e.msg}") from None
-    out = {}
-    for node in tree.body:
-        one = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        if not one: continue
-        v = node.value
-        if isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords: v = v.args[0]
-        if isinstance(v, ast.Constant) and isinstance(v.value, str): out[node.targets[0].id] = v.value
-    return out
+    unwrap = lambda v: v.args[0] if isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords else v  # Template
+    named = [(n.targets[0].id, unwrap(n.value)) for n in tree.body
+             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    return {k: v.value for k, v in named if isinstance(v, ast.Constant) and isinstance(v.value, str)}
 
 def _required(path, names: dict[str, str], marker: str = "") -> dict[str, str]:
     "The constants `names` (key → NAME) of file `path`; one missing, blank or without `marker` is a `DataError`."
@@ -126,10 +122,9 @@ def human_rows(human: list[dict], run: str = "–") -> list[dict]:
     out = []
     for s in sorted({r["meta_id"].rsplit("@", 1)[1] for r in human}):
         mine = [r for r in human if r["meta_id"].rsplit("@", 1)[1] == s]
-        vals = {c: [_num(r[c]["score"]) for r in mine] for c in HUMAN_CRITERIA}
-        avg = [float(np.mean(v)) if not np.isnan(v).any() else None for v in zip(*vals.values())]
-        ests = {c: Estimate.of(c, [None if np.isnan(x) else x for x in v]) for c, v in vals.items()}
-        ests["overall"] = Estimate.of("avg", avg)
+        vals = {c: [r[c]["score"] for r in mine] for c in HUMAN_CRITERIA}   # numbers or None (`load_human_eval`)
+        ests = {c: Estimate.of(c, v) for c, v in vals.items()}
+        ests["overall"] = Estimate.of("avg", [None if None in v else float(np.mean(v)) for v in zip(*vals.values())])
         out.append(dict(source="released (recomputed)", evaluation="human", split="testmini", n=len(mine),
                         system=canonical(s), judge="human experts", protocol="–", prompts="–", run=run, settings="–",
                         **{c: fmt_ci(e.value, e.lo, e.hi, 2, e.n) for c, e in ests.items()},
@@ -229,9 +224,8 @@ def download_abgen(dest=None) -> list[Path]:
         ds = datasets.load_dataset(str(hf_snapshot(ABGEN_REPO)) if current_mirror() else ABGEN_REPO)
     except Exception as e:
         where = f"mirror {current_mirror()}" if current_mirror() else "the Hugging Face hub"
-        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where}: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)"
-                           ) from None
+        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where} ({type(e).__name__}: "
+                           f"{str(e)[:200]}); offline? scibench data download_abgen --base MIRROR") from None
     out = [dest/f"{split}.jsonl" for split in ds]
     for split, p in zip(ds, out): write_jsonl(p, list(ds[split]))
     return out

@@ -22,15 +22,10 @@ from .method import DOWNLOADERS, JUDGE, PAPER, JudgeSetup, note_resamples, proto
 
 # %% auto #0
 __all__ = ['IMPUTE', 'EVAL_JUDGE', 'run_eval', 'TABLE5', 'TABLE9', 'RELEASED_TABLES', 'RELEASED', 'TABLES', 'ABGEN_EVAL_RECORD',
-           'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices', 'meta_evaluate',
-           'AbGenEvalConfig', 'finalize_eval', 'paper_name', 'released_tables', 'make_tables', 'eval_sections',
-           'eval_scores', 'eval_paper']
+           'ABGEN_EVAL', 'zeros_as_failures', 'score_matrices', 'meta_evaluate', 'AbGenEvalConfig', 'finalize_eval',
+           'paper_name', 'released_tables', 'make_tables', 'eval_sections', 'eval_scores', 'eval_paper']
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #06c12a31
-def load_judge_outputs(path) -> list[dict]:
-    "A released judge's outputs: `[{meta_id, importance: {explanation, score}, ...}]`."
-    return read_json_records(path, ["meta_id"], types={"meta_id": str}, unique="meta_id")
-
 def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict], dict]:
     "Released judge outputs with every score 0 (their code for no score) made missing; the count per criterion."
     zero = lambda s: isinstance(s, dict) and _num(s.get("score")) == 0
@@ -168,7 +163,7 @@ def _released_rows(human, files, level, corr, ref_name, n_resamples) -> list[dic
     "One recomputed table: per released judge file, a row (two when the file has zeros: failures, and kept as scores)."
     ref, rows = reference(ref_name).set_index("judge"), []
     for jp in files:
-        raw = load_judge_outputs(jp)
+        raw = read_json_records(jp, ["meta_id"], types={"meta_id": str}, unique="meta_id")   # [{meta_id, <criterion>}]
         judged, zeros = zeros_as_failures(raw)
         pname = paper_name(jp.stem, ref.index)
         for how, j in [("failure", judged)] + ([("score (authors' code)", raw)] if sum(zeros.values()) else []):

@@ -137,8 +137,7 @@ def resolve_prompts(name: str) -> str:
 
 def prompt_set(name: str) -> dict[str, str]:
     "The judge prompt templates of set `name` (criterion → text with $module)."
-    name = resolve_prompts(name)
-    return released_prompts() if name == "released" else dict(SCIBENCH_PROMPTS)
+    return released_prompts() if resolve_prompts(name) == "released" else dict(SCIBENCH_PROMPTS)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6828ad52
 def criterion_prompt(e: dict, criterion: str, prompts: dict) -> str:
@@ -408,8 +407,7 @@ class JudgeSetup:
 class AbGenConfig(JudgeSetup, Config):
     judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
     temperature: float = param(1.0, "sampling temperature of the generation (the released code: 1.0)", min=0, max=2)
-    max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})",
-                            min=0, max=1_000_000)
+    max_tokens: int = param(0, f"generation cap; 0 = the protocol's ({_caps('max_tokens')})", min=0, max=1_000_000)
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)", min=0)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
@@ -473,10 +471,9 @@ def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
         notes.append("llama.cpp grammar: the score of their schema is bounded to 1-5 (theirs: any integer; a small "
                      "model fills an unbounded one with digits), and response_format is llama.cpp's form of it")
     if spec.structured == "none" and theirs:
-        notes.append("the judge endpoint has no structured output: answers are parsed as text by their "
-                     "score_extraction.py (as their open-source judges were)" + ("" if hasattr(cfg, "max_tokens") else
-                     "; their open-source API judges (opensource_api_meta_evaluation.py) were capped at 20,480 tokens: "
-                     "-p judge_max_tokens 20480"))
+        notes.append("the judge endpoint has no structured output: answers are parsed as text by their score_extraction"
+                     ".py" + ("" if hasattr(cfg, "max_tokens") else "; their open-source API judges were capped at "
+                              "20,480 tokens (opensource_api_meta_evaluation.py): -p judge_max_tokens 20480"))
     return notes
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #79541f65
@@ -484,10 +481,9 @@ def protocol_notes(cfg, judge_spec=None, model_spec=None) -> dict:
     "A run's protocol, its quirks and differences, and where it departs from it → `meta.json` `provenance.protocol`."
     notes = _departures(cfg) if cfg.protocol != "scibench" else []
     notes += _endpoint_notes(cfg, judge_spec, model_spec) if judge_spec is not None else []
-    ours = ["our own prompts and parser (protocol scibench)"]
     return dict(name=cfg.protocol, prompts=cfg.prompts, notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [],
-                differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ours)
+                differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ["our own prompts and parser"])
 
 def protocol_of(role: str):
     "A `Flow`'s `protocol`: the run's `protocol_notes` with the endpoint of `role` (the judge, or AbGen-Eval's model)."
@@ -510,11 +506,10 @@ def note_resamples(kept: list[dict], ctx, setup) -> None:
     if setup.theirs:
         ctx.provenance["protocol"]["resamples"] = sum(sum((k.get("resamples") or {}).values()) for k in kept)
 
-run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec,
-                                                                            ctx.llm("model").spec),
-           finalize=finalize, protocol=protocol_of("judge"), record=lambda s, cfg: record(s, cfg.model, cfg.judge),
-           keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"],
-                               resamples=r.get("resamples")))
+run = Flow(examples_of, [GENERATE, JUDGE], finalize=finalize, protocol=protocol_of("judge"),
+           setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec, ctx.llm("model").spec),
+           record=lambda s, cfg: record(s, cfg.model, cfg.judge),
+           keep=lambda r: {k: r.get(k) for k in ("scores", "generation_failure", "resamples")})
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #ab67c725
 from ... import records as rv
@@ -572,8 +567,7 @@ PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design 
               "Lovekesh Vig, Arman Cohan")  # not in the text: year, venue (ACL Anthology 2025.acl-long.611), id
 DOWNLOADERS = [download_abgen, download_abgen_released, download_abgen_prompts]
 _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.split)]
-# small caps keep the embedded model's sample runs to minutes on 2 cores (the judge's JSON answer is
-# grammar-constrained: a 200-character rationale and the score fit in 160 tokens; 100 cut one answer of 32)
+# small caps keep the embedded model's sample runs short: a 200-character rationale and its score fit in 160 tokens
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
     AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2, TABLE4],
