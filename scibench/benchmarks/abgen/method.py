@@ -319,13 +319,11 @@ def _generation(s: dict, r: dict, setup: Setup) -> None:
     "Stage `generate`'s answer → the state's design (None when the call failed), failure and finish reason."
     ok = r["ok"]
     text = authors_text(r["text"], setup.gen_path, setup.model_id) if ok and setup.theirs else r["text"]
-    s.update(design=text if ok else None, failure=None if ok else r.get("error"),
-             finish_reason=r.get("finish_reason"))
+    s.update(design=text if ok else None, failure=None if ok else r.get("error"), finish_reason=r.get("finish_reason"))
 
 def judge_requests(s: dict, setup: Setup):
     "Stage `judge`'s calls: {criterion: Request} scoring the state's design (theirs: with their retry loop)."
-    d = s.get("design")
-    if d is None: return None
+    if (d := s.get("design")) is None: return None
     reqs = {c: setup.judge_request(s["item"], d, c) for c in CRITERIA}
     if not setup.theirs or setup.schema is None: return reqs
     return lambda llm: _resampled(llm, reqs, setup)
@@ -407,7 +405,8 @@ class JudgeSetup:
 class AbGenConfig(JudgeSetup, Config):
     judge: str = param("local", "judge model (the paper: GPT-4.1-mini); the embedded model is weak", role=True)
     temperature: float = param(1.0, "sampling temperature of the generation (the released code: 1.0)", min=0, max=2)
-    max_tokens: int = param(0, f"generation cap; 0 = the protocol's ({_caps('max_tokens')})", min=0, max=1_000_000)
+    max_tokens: int = param(0, f"completion cap of the generation; 0 = the protocol's ({_caps('max_tokens')})",
+                            min=0, max=1_000_000)
     sample: int = param(0, "sample index (sent as the seed; part of the cache key)", min=0)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
