@@ -8,20 +8,19 @@ import ast, json, os, re, urllib.error, urllib.request
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ...core import DataError, data_dir, read_json, read_json_records, read_text, write_jsonl
+from ...core import DataError, data_dir, read_json_records, read_text, write_jsonl
 from ...report import Estimate, fmt, fmt_ci, fmt_est
 from ...data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
 from ...bench import filler
 from ...tables import Table
-from ...runs import complete_runs, rel, run_label
+from ...runs import rel
 
 # %% auto #0
-__all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'RELEASED_CONSTANTS', 'GENERATION_CONSTANT', 'HUMAN_FIELDS',
-           'ALIASES', 'SKIP', 'TABLE2', 'TABLE4', 'ABGEN_REPO', 'ABGEN_GITHUB', 'PROMPT_FILES', 'released_dir',
-           'released_prompts_path', 'released_generation_path', 'string_constants', 'released_prompts',
-           'released_generation_system', 'human_path', 'load_human_eval', 'canonical', 'released_human_path',
-           'human_rows', 'released_human_rows', 'table2_ours', 'study2_rows', 'stub_reply', 'download_abgen',
-           'download_abgen_released', 'download_abgen_prompts']
+__all__ = ['FIELDS', 'TYPES', 'CRITERIA', 'HUMAN_CRITERIA', 'RELEASED_CONSTANTS', 'HUMAN_FIELDS', 'ALIASES', 'SKIP', 'TABLE2',
+           'TABLE4', 'ABGEN_REPO', 'ABGEN_GITHUB', 'PROMPT_FILES', 'released_dir', 'released_prompts_path',
+           'released_generation_path', 'string_constants', 'released_prompts', 'released_generation_system',
+           'human_path', 'load_human_eval', 'canonical', 'human_rows', 'released_human_rows', 'table2_ours',
+           'study2_ours', 'stub_reply', 'download_abgen', 'download_abgen_released', 'download_abgen_prompts']
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #93eaebc8b
 FIELDS = ["example_id", "research_background", "method", "main_experiment.experiment_setup", "main_experiment.results",
@@ -42,34 +41,26 @@ def string_constants(path) -> dict[str, str]:
     p = Path(path)
     try: tree = ast.parse(read_text(p), filename=str(p))
     except SyntaxError as e: raise DataError(p, e.lineno, None, f"not Python source: {e.msg}") from None
-    out = {}
-    for node in tree.body:
-        one = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        if not one: continue
-        v = node.value
-        if isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords: v = v.args[0]
-        if isinstance(v, ast.Constant) and isinstance(v.value, str): out[node.targets[0].id] = v.value
-    return out
+    unwrap = lambda v: v.args[0] if isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords else v  # Template
+    named = [(n.targets[0].id, unwrap(n.value)) for n in tree.body
+             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    return {k: v.value for k, v in named if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+
+def _required(path, names: dict[str, str], marker: str = "") -> dict[str, str]:
+    "The constants `names` (key → NAME) of file `path`; one missing, blank or without `marker` is a `DataError`."
+    consts = string_constants(path)
+    for name in names.values():
+        if not consts.get(name, "").strip() or marker not in consts[name]:
+            raise DataError(Path(path), None, name, f"no string constant {name}" + (marker and f" with {marker}"))
+    return {k: consts[name] for k, name in names.items()}
 
 def released_prompts(path=None) -> dict[str, str]:
     "The authors' per-criterion judge prompts ($module templates) from their `evaluation_prompt.py`, read as data."
-    p = Path(path or released_prompts_path())
-    consts = string_constants(p)
-    out = {}
-    for c, name in RELEASED_CONSTANTS.items():
-        if name not in consts: raise DataError(p, None, name, f"string constant {name} (the {c} prompt) not found")
-        if "$module" not in consts[name]: raise DataError(p, None, name, "expected a template with $module")
-        out[c] = consts[name]
-    return out
-
-GENERATION_CONSTANT = "GENERATION_SYSTEM_PROMPT"
+    return _required(path or released_prompts_path(), RELEASED_CONSTANTS, "$module")
 
 def released_generation_system(path=None) -> str:
     "The authors' `GENERATION_SYSTEM_PROMPT` from their `inference_prompt.py`, read as data (never imported)."
-    p = Path(path or released_generation_path())
-    text = string_constants(p).get(GENERATION_CONSTANT, "")
-    if not text.strip(): raise DataError(p, None, GENERATION_CONSTANT, "string constant not found (or empty)")
-    return text
+    return _required(path or released_generation_path(), {"system": "GENERATION_SYSTEM_PROMPT"})["system"]
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #2b30e123
 HUMAN_FIELDS = FIELDS + ["meta_id", "model_response"] + [f"{c}.score" for c in HUMAN_CRITERIA]
@@ -83,15 +74,11 @@ def load_human_eval(path=None, split="sample", require_context=True) -> list[dic
     p = Path(path or human_path(split))
     if not p.exists(): raise FileNotFoundError(f"{p} not found: run `make data` to download AbGen's human evaluation")
     req = HUMAN_FIELDS if require_context else ["meta_id"] + [f"{c}.score" for c in HUMAN_CRITERIA]
-    types = {**(TYPES if require_context else {}), "meta_id": str, "model_response": str}
+    types = {**(TYPES if require_context else {}), "meta_id": str, "model_response": str,
+             **{f"{c}.score": (int, float, type(None)) for c in HUMAN_CRITERIA}}
     rows = read_json_records(p, req, types=types, unique="meta_id", numbered=True)
-    for i, r in rows:
-        if "@" not in r["meta_id"]:
-            raise DataError(p, i, "meta_id", f"expected '<example_id>@<system>', got {r['meta_id']!r}")
-        for c in HUMAN_CRITERIA:
-            v = r[c]["score"]
-            if v is not None and (isinstance(v, (bool, dict, list)) or np.isnan(_num(v))):
-                raise DataError(p, i, f"{c}.score", f"expected a number (or null), got {type(v).__name__} {v!r}")
+    if bad := next(((i, r["meta_id"]) for i, r in rows if "@" not in r["meta_id"]), None):
+        raise DataError(p, bad[0], "meta_id", f"expected '<example_id>@<system>', got {bad[1]!r}")
     return [r for _, r in rows]
 
 def _num(v):
@@ -129,20 +116,15 @@ _FAILS = "failures (imp/faith/sound/overall)"
 def _prompts(meta) -> str: return meta["config"].get("prompts", "legacy (one-line, before the prompts parameter)")
 def _protocol(meta) -> str: return meta["config"].get("protocol", "scibench (a run from before the protocol parameter)")
 
-def released_human_path() -> Path|None:
-    ps = (released_dir()/"human_evaluation.json", human_path("human_evaluation"))
-    return next((p for p in ps if p.exists()), None)
-
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #28434e0a
 def human_rows(human: list[dict], run: str = "–") -> list[dict]:
     "Table 2's human half recomputed: per system, mean [CI] per criterion and the mean of the three (Avg.)."
     out = []
     for s in sorted({r["meta_id"].rsplit("@", 1)[1] for r in human}):
         mine = [r for r in human if r["meta_id"].rsplit("@", 1)[1] == s]
-        vals = {c: [_num(r[c]["score"]) for r in mine] for c in HUMAN_CRITERIA}
-        avg = [float(np.mean(v)) if not np.isnan(v).any() else None for v in zip(*vals.values())]
-        ests = {c: Estimate.of(c, [None if np.isnan(x) else x for x in v]) for c, v in vals.items()}
-        ests["overall"] = Estimate.of("avg", avg)
+        vals = {c: [r[c]["score"] for r in mine] for c in HUMAN_CRITERIA}   # numbers or None (`load_human_eval`)
+        ests = {c: Estimate.of(c, v) for c, v in vals.items()}
+        ests["overall"] = Estimate.of("avg", [None if None in v else float(np.mean(v)) for v in zip(*vals.values())])
         out.append(dict(source="released (recomputed)", evaluation="human", split="testmini", n=len(mine),
                         system=canonical(s), judge="human experts", protocol="–", prompts="–", run=run, settings="–",
                         **{c: fmt_ci(e.value, e.lo, e.hi, 2, e.n) for c, e in ests.items()},
@@ -151,8 +133,8 @@ def human_rows(human: list[dict], run: str = "–") -> list[dict]:
 
 def released_human_rows() -> list[dict]:
     "Table 2's human half recomputed from the released human scores (when `make data` fetched them)."
-    hp = released_human_path()
-    return [] if hp is None else human_rows(load_human_eval(hp, require_context=False), rel(hp))
+    hp = released_dir()/"human_evaluation.json"
+    return human_rows(load_human_eval(hp, require_context=False), rel(hp)) if hp.exists() else []
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #8d9287dd
 def table2_ours(r) -> list[dict]:
@@ -166,22 +148,21 @@ def table2_ours(r) -> list[dict]:
                   _FAILS: "/".join(f"{s[c]['zeros_kept']['zeros']} as 0" for c in CRITERIA)}]
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #2101315a
-_PAPER_SPLITS = dict(judge=("test", 1000), human=("testmini", 100))   # Table 2: what each paper row was scored on
+_HALVES = (   # Table 2's halves: the paper's columns, and what their rows were scored on and by
+    ([f"llm_{c}" for c in CRITERIA],
+     dict(evaluation="LLM judge", split="test", n=1000, judge="GPT-4.1-mini", protocol="authors", prompts="released")),
+    ([f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"],
+     dict(evaluation="human", split="testmini", n=100, judge="human experts", protocol="–", prompts="–")))
 
 def _paper2(ref: pd.DataFrame) -> list[dict]:
     "The paper's Table 2: each system's LLM-judge half and human half, as two rows."
     rows = []
     for _, r in ref.iterrows():
-        for half, cols in (("judge", [f"llm_{c}" for c in CRITERIA]),
-                           ("human", [f"human_{c}" for c in HUMAN_CRITERIA] + ["human_avg"])):
+        for cols, how in _HALVES:
             if pd.isna(r[cols]).all(): continue
-            j, human20 = half == "judge", r["system"] in ("Reference (orig)", "Human Expert")   # §4.1: 20 examples
-            split, n = ("testmini", 20) if human20 else _PAPER_SPLITS[half]
-            rows.append(dict(source="paper", evaluation="LLM judge" if j else "human", split=split, n=n,
-                             system=r.system,
-                             judge="GPT-4.1-mini" if j else "human experts", protocol="authors" if j else "–",
-                             prompts="released" if j else "–", run="paper", settings="paper",
-                             **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, **{_FAILS: "–"}))
+            n20 = dict(split="testmini", n=20) if r.system in ("Reference (orig)", "Human Expert") else {}   # §4.1
+            rows.append({**how, **n20, "source": "paper", "system": r.system, "run": "paper", "settings": "paper",
+                         **{c: fmt(r[k]) for c, k in zip(CRITERIA, cols)}, _FAILS: "–"})
     return rows
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #3cb2a4cb
@@ -194,17 +175,12 @@ TABLE2 = Table(
              *CRITERIA, _FAILS], rename={"overall": "overall (human: avg of 3)"})
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #eacaa6e4
-def study2_rows() -> list[dict]:
-    "Table 4's study 2: the complete runs on user-annotated splits (`user-*`)."
-    rows = []
-    for d in complete_runs("abgen"):
-        if not d.parent.parent.name.startswith("user-"): continue
-        meta, s = read_json(d/"meta.json"), read_json(d/"scores.json")
-        rows.append(dict(source="scibench", study="2: domain generalization", system=meta["config"]["model"],
-                         condition=f"split {d.parent.parent.name}", scorer=f"judge {meta['config']['judge']}",
-                         n=meta["n"], feedback="–", prompts=_prompts(meta), run=run_label(d),
-                         **{c: fmt_est(s[c]) for c in HUMAN_CRITERIA}))
-    return rows
+def study2_ours(r) -> list[dict]:
+    "Table 4's study 2: a run's row when it ran on a user-annotated split (`user-*`)."
+    if not r.split.startswith("user-"): return []
+    return [dict(study="2: domain generalization", condition=f"split {r.split}", scorer=f"judge {r.config['judge']}",
+                 n=r.meta["n"], feedback="–", prompts=_prompts(r.meta),
+                 **{c: fmt_est(r.scores[c]) for c in HUMAN_CRITERIA})]
 
 def _paper4(ref: pd.DataFrame) -> list[dict]:
     "The paper's Table 4: human scores; a revision with the change from its initial case."
@@ -223,7 +199,7 @@ def _paper4(ref: pd.DataFrame) -> list[dict]:
 TABLE4 = Table(
     "abgen_table4", "AbGen user studies (Table 4): the paper's scored by human experts; ours (study 2: runs on "
     "user-annotated splits `user-*`) by an LLM judge",
-    extra=study2_rows, paper="abgen_table4", paper_rows=_paper4, sample_note=False,
+    ours=study2_ours, paper="abgen_table4", paper_rows=_paper4, sample_note=False,
     columns=["source", "study", "system", "condition", "scorer", "n", "feedback", "prompts", "run", *HUMAN_CRITERIA])
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #0ded7903
@@ -248,9 +224,8 @@ def download_abgen(dest=None) -> list[Path]:
         ds = datasets.load_dataset(str(hf_snapshot(ABGEN_REPO)) if current_mirror() else ABGEN_REPO)
     except Exception as e:
         where = f"mirror {current_mirror()}" if current_mirror() else "the Hugging Face hub"
-        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where}: {type(e).__name__}: "
-                           f"{str(e)[:200]} (offline? give a mirror: scibench data download_abgen --base URL_OR_DIR)"
-                           ) from None
+        raise OfflineError(f"cannot download the AbGen dataset {ABGEN_REPO} from {where} ({type(e).__name__}: "
+                           f"{str(e)[:200]}); offline? scibench data download_abgen --base MIRROR") from None
     out = [dest/f"{split}.jsonl" for split in ds]
     for split, p in zip(ds, out): write_jsonl(p, list(ds[split]))
     return out

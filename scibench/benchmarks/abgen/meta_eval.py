@@ -22,15 +22,10 @@ from .method import DOWNLOADERS, JUDGE, PAPER, JudgeSetup, note_resamples, proto
 
 # %% auto #0
 __all__ = ['IMPUTE', 'EVAL_JUDGE', 'run_eval', 'TABLE5', 'TABLE9', 'RELEASED_TABLES', 'RELEASED', 'TABLES', 'ABGEN_EVAL_RECORD',
-           'ABGEN_EVAL', 'load_judge_outputs', 'zeros_as_failures', 'score_matrices', 'meta_evaluate',
-           'AbGenEvalConfig', 'finalize_eval', 'paper_name', 'released_tables', 'make_tables', 'eval_sections',
-           'eval_scores', 'eval_paper']
+           'ABGEN_EVAL', 'zeros_as_failures', 'score_matrices', 'meta_evaluate', 'AbGenEvalConfig', 'finalize_eval',
+           'paper_name', 'released_tables', 'make_tables', 'eval_sections', 'eval_scores', 'eval_paper']
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #06c12a31
-def load_judge_outputs(path) -> list[dict]:
-    "A released judge's outputs: `[{meta_id, importance: {explanation, score}, ...}]`."
-    return read_json_records(path, ["meta_id"], types={"meta_id": str}, unique="meta_id")
-
 def zeros_as_failures(judged: list[dict], criteria=CRITERIA) -> tuple[list[dict], dict]:
     "Released judge outputs with every score 0 (their code for no score) made missing; the count per criterion."
     zero = lambda s: isinstance(s, dict) and _num(s.get("score")) == 0
@@ -76,8 +71,7 @@ def meta_evaluate(human, judged, criteria=CRITERIA, corrs=CORRS, levels=("system
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #eb5620ce
 @dataclass
 class AbGenEvalConfig(JudgeSetup, Config):
-    model: str = param("local", "the judge under evaluation: a models.toml name, or any name with --base-url",
-                       role=True)
+    model: str = param("local", "the judge under evaluation (a models.toml name, or any with --base-url)", role=True)
 
 # %% ../../../nbs/benchmarks/abgen/02_meta_eval.ipynb #fba2e31c
 def _eval_rows(cfg) -> list[dict]:
@@ -108,8 +102,7 @@ def finalize_eval(kept: list[dict], cfg, ctx, setup) -> list[Estimate]:
     return [Estimate(f"{x.criterion} {lev} {corr}", x.value, x.lo, x.hi, int(x.examples), int(x.missing_judge))
             for lev, corr in (("instance", "pearson"), ("system", "kendall")) for _, x in sel(lev, corr)]
 
-EVAL_JUDGE = replace(JUDGE, role="model",
-                     doc="every human-evaluated response scored 1-5 on the four criteria (4 calls each)")
+EVAL_JUDGE = replace(JUDGE, role="model", doc="each human-evaluated response scored on the four criteria (4 calls)")
 run_eval = Flow(lambda cfg, setup: _eval_rows(cfg), [EVAL_JUDGE], finalize=finalize_eval, protocol=protocol_of("model"),
                 setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("model").spec),
                 start=lambda r: dict(item=r, design=r["model_response"]),
@@ -124,10 +117,9 @@ def paper_name(name: str, names) -> str|None:
 _EQ3 = "examples in eq. 3 (imp/faith/sound/overall)"
 
 def _level_row(r, sel, lev: str, with_pooled: bool) -> dict:
+    ci = lambda c: fmt_ci(*sel.loc[c, ["value", "lo", "hi"]], 3, int(sel.loc[c, "examples"]))
     row = dict(source="scibench", judge=r.config["model"], level=lev, protocol=_protocol(r.meta),
-               prompts=_prompts(r.meta))
-    for c in CRITERIA:
-        row[c] = fmt_ci(sel.loc[c, "value"], sel.loc[c, "lo"], sel.loc[c, "hi"], 3, int(sel.loc[c, "examples"]))
+               prompts=_prompts(r.meta), **{c: ci(c) for c in CRITERIA})
     if with_pooled:
         row[_EQ3] = ("/".join(str(int(sel.loc[c, "used"])) for c in CRITERIA) + f" of {int(sel['examples'].max())}"
                      if lev.startswith("instance") else "–")
@@ -171,7 +163,7 @@ def _released_rows(human, files, level, corr, ref_name, n_resamples) -> list[dic
     "One recomputed table: per released judge file, a row (two when the file has zeros: failures, and kept as scores)."
     ref, rows = reference(ref_name).set_index("judge"), []
     for jp in files:
-        raw = load_judge_outputs(jp)
+        raw = read_json_records(jp, ["meta_id"], types={"meta_id": str}, unique="meta_id")   # [{meta_id, <criterion>}]
         judged, zeros = zeros_as_failures(raw)
         pname = paper_name(jp.stem, ref.index)
         for how, j in [("failure", judged)] + ([("score (authors' code)", raw)] if sum(zeros.values()) else []):

@@ -6,15 +6,14 @@ Evaluation for Scientific Research* (ACL 2025), [arXiv:2507.13300](https://arxiv
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6e428e76
 from __future__ import annotations
 import asyncio, re, string
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from ...core import data_dir, read_jsonl, write_json, write_jsonl
+from ...core import data_dir, read_jsonl, write_json
 from ...llm import Request, msgs, parse_json
 from ...flow import Flow
 from ...judge import judge_result, score_schema
 from ...report import Estimate
-from ...bench import Benchmark, Command, Config, ConfigError, Paper, Stage, param, register
-from ...bench import load_limit, select_items, wire_notes
+from ...bench import Benchmark, Config, ConfigError, Paper, Stage, load_limit, param, register, select_items, wire_notes
 from ...runs import rel
 from .data import (CRITERIA, FIELDS, TABLE2, TABLE4, TYPES, download_abgen, download_abgen_prompts,
     download_abgen_released, released_generation_path, released_generation_system, released_prompts,
@@ -23,13 +22,13 @@ from .data import (CRITERIA, FIELDS, TABLE2, TABLE4, TYPES, download_abgen, down
 # %% auto #0
 __all__ = ['PROMPT_SETS', 'SCIBENCH_PROMPTS', 'PROTOCOLS', 'PROTOCOL_DEFAULTS', 'AUTHORS_QUIRKS', 'AUTHORS_PATHS',
            'AUTHORS_DIFFERENCES', 'SCIBENCH_GENERATION_SYSTEM', 'AUTHORS_SCHEMA', 'RESAMPLES', 'GENERATE', 'JUDGE',
-           'run', 'ABGEN_RECORD', 'COMMANDS', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen',
-           'context_text', 'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
+           'run', 'ABGEN_RECORD', 'PAPER', 'DOWNLOADERS', 'ABGEN', 'split_path', 'load_abgen', 'context_text',
+           'generation_prompt', 'reference_text', 'resolve_prompts', 'prompt_set', 'criterion_prompt',
            'judge_user_prompt', 'authors_text', 'authors_context', 'authors_generation_user', 'authors_judge_user',
-           'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_schema', 'judge_requests', 'summarize',
-           'record', 'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes',
-           'protocol_of', 'examples_of', 'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper',
-           'judge_prompts_block', 'AddSplitArgs', 'add_split']
+           'authors_extract_score', 'authors_judge_result', 'Setup', 'judge_requests', 'summarize', 'record',
+           'JudgeSetup', 'AbGenConfig', 'validate', 'protocol_caps', 'setup_of', 'protocol_notes', 'protocol_of',
+           'examples_of', 'finalize', 'note_resamples', 'abgen_context', 'abgen_sections', 'abgen_paper',
+           'judge_prompts_block']
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #93eaebc8
 def split_path(split: str) -> Path:
@@ -41,8 +40,8 @@ def load_abgen(split: str = "sample", limit: int|None = None, path=None) -> list
     "Examples of `split` (sample, validation, test, user-NAME), or of file `path`; bad input is a `DataError`."
     p = Path(path or split_path(split))
     if not p.exists():
-        how = ("" if path else f": add it with `scibench abgen add-split {split[5:]} FILE`" if split.startswith("user-")
-               else f": run `make data` to download AbGen split '{split}'")
+        how = ("" if path else ": write the split's examples there (AbGen's fields, JSON lines)" if split.startswith(
+               "user-") else f": run `make data` to download AbGen split '{split}'")
         raise FileNotFoundError(f"{p} not found{how}")
     rows = read_jsonl(p, FIELDS, types=TYPES, unique="example_id")
     return rows[:limit] if limit else rows
@@ -129,7 +128,6 @@ SCIBENCH_PROMPTS = dict(
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #9b48ecc2
 def resolve_prompts(name: str) -> str:
     "`auto` → `released` when the authors' file is downloaded, else `scibench`; `released` without it → `ConfigError`."
-    if name not in PROMPT_SETS: raise ConfigError(f"prompts must be one of {', '.join(PROMPT_SETS)}, not {name!r}")
     have = released_prompts_path().exists()
     if name == "auto": return "released" if have else "scibench"
     if name == "released" and not have:
@@ -139,8 +137,7 @@ def resolve_prompts(name: str) -> str:
 
 def prompt_set(name: str) -> dict[str, str]:
     "The judge prompt templates of set `name` (criterion → text with $module)."
-    name = resolve_prompts(name)
-    return released_prompts() if name == "released" else dict(SCIBENCH_PROMPTS)
+    return released_prompts() if resolve_prompts(name) == "released" else dict(SCIBENCH_PROMPTS)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6828ad52
 def criterion_prompt(e: dict, criterion: str, prompts: dict) -> str:
@@ -160,32 +157,24 @@ PROTOCOLS = ("authors", "paper", "scibench")
 _THEIRS = dict(max_tokens=2048, judge_max_tokens=8192)   # process_data's and evaluation.py's caps
 PROTOCOL_DEFAULTS = dict(authors=_THEIRS, paper=_THEIRS, scibench=dict(max_tokens=1024, judge_max_tokens=1024))
 AUTHORS_QUIRKS = (
-    "the method section is never sent: their f-string writes the literal text `example['method']` (generation and "
-    "judge)",
-    "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's default, "
-    "2048",
+    "the method section is never sent: their f-string writes the literal text `example['method']`",
+    "api_inference.py's `--max_tokens 1024` never reaches the call: generation is capped at process_data's 2048",
     "generation and judge both sample at temperature 1.0; the judge may write 8,192 completion tokens",
-    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a judge user turn "
-    "that starts and ends with a newline",
-    "the judge answers {explanation, score: int} (pydantic EVALUATION_RESPONSE: no 1-5 range); text answers go "
-    "through score_extraction.py",
-    "score_extraction.py: the one distinct digit 1-5 after 'therefore, the score is' (any case), else the single "
-    "digit 1-5 of the last sentence, else 0 ('Score: 4/5' → 0, 'Therefore, the score is: 4.5' → 4, but 'the score is: "
-    "4.5' → 5: without 'therefore' the last sentence is '5')")
+    "odd spaces kept: ' Main Experiment Results', '\\n\\n Design an ablation study about ...', a newline around "
+    "the judge user turn",
+    "the judge answers {explanation, score: int} (no 1-5 range); text answers go through score_extraction.py: the "
+    "one digit 1-5 after 'therefore, the score is', else the lone digit 1-5 of the last sentence, else 0 "
+    "('Score: 4/5' → 0, 'Therefore, the score is: 4.5' → 4, 'the score is: 4.5' → 5)")
 AUTHORS_PATHS = ("api", "vllm")   # which of their scripts a system went through: utils/api.py, or vLLM's offline chat
 AUTHORS_DIFFERENCES = (
-    "to an OpenAI-style endpoint the bodies are theirs field for field (key order aside): `max_completion_tokens` "
-    "(vLLM path: `max_tokens`), temperature, no seed, the judge's json_schema EVALUATION_RESPONSE with strict: true; "
-    "what an endpoint cannot take is a departure the run prints",
-    "their retry loop is kept: a structured judge answer that is not {explanation, score: int} is re-sampled (a new "
-    "sample, cached apart) up to 10 times, then their 0; a cut one restarts the loop, up to 10 times, then a failure "
-    "(their run stops); HTTP errors are retried by openai's policy (`max_retries`), not their backoff of 10 tries",
-    "their vLLM path runs the model offline (vllm.LLM.chat); here the same caps, temperature and `</think>` handling "
-    "go to an OpenAI-compatible server",
+    "the bodies are theirs field for field (key order aside): `max_completion_tokens` (vLLM path: `max_tokens`), "
+    "temperature, no seed, their strict json_schema; what an endpoint cannot take is a departure the run prints",
+    "their retry loop is kept: an invalid structured answer is re-sampled (cached apart) up to 10 times, then their 0; "
+    "a cut one up to 10 times, then a failure; HTTP errors follow openai's `max_retries`, not their 10-try backoff",
+    "their vLLM path runs offline (vllm.LLM.chat); here its caps, temperature and `</think>` handling go to a server",
     "one endpoint per role (theirs: Azure OpenAI, or the Together, Gemini or DeepSeek client by model name)",
-    "a score of 0 from their extraction (no score found) is a judge failure with its reason, not a 0 in the mean; "
-    "scores.json keeps their mean with the zeros as `zeros_kept`",
-    "a structured score outside 1-5 is a judge failure (their code would keep it)")
+    "their score 0 (no score found) and a structured score outside 1-5 are judge failures with a reason, not numbers "
+    "in the mean; scores.json keeps their mean with the zeros as `zeros_kept`")
 
 def authors_text(text, path: str, model_id: str = "", judge: bool = False):
     "Their reasoning handling of a text answer: api: after `</think>` for a Qwen3 id; vllm: after `</think>`, stripped."
@@ -234,8 +223,7 @@ def authors_extract_score(text: str) -> int:
     "Their `score_extraction.py`: the phrase's one digit, else the lone digit 1-5 of the last sentence, else 0."
     found = set(_PHRASE_RE.findall(text))
     if len(found) == 1: return int(next(iter(found)))
-    last = next((s for s in reversed([s.strip() for s in _SENT_RE.split(text)]) if s and _ALNUM_RE.search(s)), None)
-    if last is None: return 0
+    last = next((s for s in reversed([s.strip() for s in _SENT_RE.split(text)]) if s and _ALNUM_RE.search(s)), "")
     ds = _DIGIT_RE.findall(last)
     return int(ds[0]) if len(ds) == 1 else 0
 
@@ -305,7 +293,7 @@ class Setup:
 
     @property
     def schema(self) -> dict|None:
-        if self.protocol == "scibench": return judge_schema(self.max_rationale)
+        if self.protocol == "scibench": return score_schema(1, 5, self.max_rationale)   # a rationale, then 1-5
         if self.judge_path == "vllm": return None   # their vLLM judges answer in text
         props = dict(AUTHORS_SCHEMA["properties"])
         if self.max_rationale: props["explanation"] = {**props["explanation"], "maxLength": self.max_rationale}
@@ -326,23 +314,16 @@ class Setup:
             r = {**r, "text": authors_text(r["text"], self.judge_path, self.judge_id, judge=True)}
         return authors_judge_result(r)
 
-# %% ../../../nbs/benchmarks/abgen/00_method.ipynb #8b1ac43a
-def judge_schema(max_rationale: int = 0) -> dict:
-    "Our structured output (a rationale, then an integer score 1-5); `max_rationale` 0 = no length cap."
-    return score_schema(1, 5, max_rationale)
-
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #a6c3e911
 def _generation(s: dict, r: dict, setup: Setup) -> None:
     "Stage `generate`'s answer → the state's design (None when the call failed), failure and finish reason."
     ok = r["ok"]
     text = authors_text(r["text"], setup.gen_path, setup.model_id) if ok and setup.theirs else r["text"]
-    s.update(design=text if ok else None, failure=None if ok else r.get("error"),
-             finish_reason=r.get("finish_reason"))
+    s.update(design=text if ok else None, failure=None if ok else r.get("error"), finish_reason=r.get("finish_reason"))
 
 def judge_requests(s: dict, setup: Setup):
     "Stage `judge`'s calls: {criterion: Request} scoring the state's design (theirs: with their retry loop)."
-    d = s.get("design")
-    if d is None: return None
+    if (d := s.get("design")) is None: return None
     reqs = {c: setup.judge_request(s["item"], d, c) for c in CRITERIA}
     if not setup.theirs or setup.schema is None: return reqs
     return lambda llm: _resampled(llm, reqs, setup)
@@ -409,17 +390,15 @@ def _caps(k: str) -> str: return "; ".join(f"{p}: {d[k]}" for p, d in PROTOCOL_D
 @dataclass
 class JudgeSetup:
     "How the judge is prompted and sampled: shared by AbGen and AbGen-Eval."
-    protocol: str = param("authors", "whose requests and parsing: authors (the released code, byte for byte, quirks "
-                          "included), paper (the same with the method section inserted), scibench (our prompt and "
-                          "parser)", choices=PROTOCOLS)
+    protocol: str = param("authors", "whose requests and parsing: authors (the released code, quirks included), "
+                          "paper (the same with the method section), scibench (ours)", choices=PROTOCOLS)
     prompts: str = param("auto", _PROMPTS_DOC, choices=PROMPT_SETS)
     judge_temperature: float = param(1.0, "judge sampling temperature (the released code: 1.0)", min=0, max=2)
     judge_max_tokens: int = param(0, "completion cap of each judge answer; 0 = the protocol's "
                                   f"({_caps('judge_max_tokens')})", min=0, max=1_000_000)
     max_rationale: int = param(0, "longest judge rationale in characters, 0 = no cap (as released)", min=0)
-    authors_path: str = param("api", "protocols authors/paper: which of their scripts the system under test went "
-                              "through: api (utils/api.py) or vllm (offline vLLM: its caps, a text judge)",
-                              choices=AUTHORS_PATHS)
+    authors_path: str = param("api", "authors/paper: their script of the system under test: api (utils/api.py) or "
+                              "vllm (offline vLLM: its caps, a text judge)", choices=AUTHORS_PATHS)
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #c3220a11
 @dataclass
@@ -433,8 +412,8 @@ class AbGenConfig(JudgeSetup, Config):
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
 def validate(cfg) -> None:
     "`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`."
-    asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
-    if asked == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
+    cfg.prompts = resolve_prompts(cfg.prompts)
+    if cfg.prompts == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
         raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
                           f"{rel(released_generation_path())}: run `make data` (or `scibench data abgen_prompts`)")
     for k, v in protocol_caps(cfg).items():
@@ -452,15 +431,12 @@ def protocol_caps(cfg) -> dict:
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #65a6316a
 def setup_of(cfg, judge_spec=None, model_spec=None) -> Setup:
     "The `Setup` a validated config asks for; behind llama.cpp's grammar their score is bounded to 1-5."
-    released = cfg.prompts == "released" and _needs_generation_text(cfg) and released_generation_path().exists()
-    gen = released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM
-    return Setup(protocol=cfg.protocol, prompts=prompt_set(cfg.prompts), generation_system=gen,
-                 temperature=getattr(cfg, "temperature", 1.0), max_tokens=getattr(cfg, "max_tokens", 0),
-                 sample=getattr(cfg, "sample", 0), judge_temperature=cfg.judge_temperature,
-                 judge_max_tokens=cfg.judge_max_tokens, max_rationale=cfg.max_rationale,
+    released = cfg.prompts == "released" and _needs_generation_text(cfg)
+    same = {f.name: getattr(cfg, f.name) for f in fields(Setup) if hasattr(cfg, f.name)}   # protocol, sampling, caps
+    return Setup(**{**same, "prompts": prompt_set(cfg.prompts)},
+                 generation_system=released_generation_system() if released else SCIBENCH_GENERATION_SYSTEM,
                  bounded_score=cfg.protocol != "scibench" and getattr(judge_spec, "structured", None) == "llama",
-                 seeded=cfg.protocol == "scibench" or bool(cfg.seed),
-                 **_paths(cfg, judge_spec, model_spec))
+                 seeded=cfg.protocol == "scibench" or bool(cfg.seed), **_paths(cfg, judge_spec, model_spec))
 
 def _paths(cfg, judge_spec, model_spec) -> dict:
     "Their script of each call: `authors_path` for AbGen's generation and AbGen-Eval's judge; AbGen's judge: api."
@@ -475,9 +451,6 @@ def _departures(cfg) -> list[str]:
     if cfg.prompts != "released":
         notes.append("the authors' prompt files are not downloaded (`make data`): their structure, roles, sampling and "
                      "parsing, with our texts (prompts=scibench) in the system turns: not their requests byte for byte")
-    elif _needs_generation_text(cfg) and not released_generation_path().exists():
-        notes.append(f"the authors' generation prompt {rel(released_generation_path())} is not downloaded "
-                     "(`make data`): our text stands in for their system turn")
     if cfg.max_rationale: notes.append(f"max_rationale={cfg.max_rationale} adds a maxLength to their schema")
     theirs = {**protocol_caps(cfg), "judge_temperature": 1.0, "temperature": 1.0}
     notes += [f"{k}={getattr(cfg, k)} (theirs: {v})" for k, v in theirs.items() if getattr(cfg, k, v) != v]
@@ -497,10 +470,9 @@ def _endpoint_notes(cfg, spec, model_spec=None) -> list[str]:
         notes.append("llama.cpp grammar: the score of their schema is bounded to 1-5 (theirs: any integer; a small "
                      "model fills an unbounded one with digits), and response_format is llama.cpp's form of it")
     if spec.structured == "none" and theirs:
-        notes.append("the judge endpoint has no structured output: answers are parsed as text by their "
-                     "score_extraction.py (as their open-source judges were)" + ("" if hasattr(cfg, "max_tokens") else
-                     "; their open-source API judges (opensource_api_meta_evaluation.py) were capped at 20,480 tokens: "
-                     "-p judge_max_tokens 20480"))
+        notes.append("the judge endpoint has no structured output: answers are parsed as text by their score_extraction"
+                     ".py" + ("" if hasattr(cfg, "max_tokens") else "; their open-source API judges were capped at "
+                              "20,480 tokens (opensource_api_meta_evaluation.py): -p judge_max_tokens 20480"))
     return notes
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #79541f65
@@ -508,10 +480,9 @@ def protocol_notes(cfg, judge_spec=None, model_spec=None) -> dict:
     "A run's protocol, its quirks and differences, and where it departs from it → `meta.json` `provenance.protocol`."
     notes = _departures(cfg) if cfg.protocol != "scibench" else []
     notes += _endpoint_notes(cfg, judge_spec, model_spec) if judge_spec is not None else []
-    ours = ["our own prompts and parser (protocol scibench)"]
     return dict(name=cfg.protocol, prompts=cfg.prompts, notes=notes,
                 quirks=list(AUTHORS_QUIRKS) if cfg.protocol == "authors" else [],
-                differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ours)
+                differences=list(AUTHORS_DIFFERENCES) if cfg.protocol != "scibench" else ["our own prompts and parser"])
 
 def protocol_of(role: str):
     "A `Flow`'s `protocol`: the run's `protocol_notes` with the endpoint of `role` (the judge, or AbGen-Eval's model)."
@@ -534,11 +505,10 @@ def note_resamples(kept: list[dict], ctx, setup) -> None:
     if setup.theirs:
         ctx.provenance["protocol"]["resamples"] = sum(sum((k.get("resamples") or {}).values()) for k in kept)
 
-run = Flow(examples_of, [GENERATE, JUDGE], setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec,
-                                                                            ctx.llm("model").spec),
-           finalize=finalize, protocol=protocol_of("judge"), record=lambda s, cfg: record(s, cfg.model, cfg.judge),
-           keep=lambda r: dict(scores=r["scores"], generation_failure=r["generation_failure"],
-                               resamples=r.get("resamples")))
+run = Flow(examples_of, [GENERATE, JUDGE], finalize=finalize, protocol=protocol_of("judge"),
+           setup=lambda cfg, ctx: setup_of(cfg, ctx.llm("judge").spec, ctx.llm("model").spec),
+           record=lambda s, cfg: record(s, cfg.model, cfg.judge),
+           keep=lambda r: {k: r.get(k) for k in ("scores", "generation_failure", "resamples")})
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #ab67c725
 from ... import records as rv
@@ -552,26 +522,26 @@ def abgen_context(ctx, eid, secs, label: str, design):
     return rv.pair("Design", (label, design), ("Reference design (paper)", reference_text(e)))
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #a9622343
+_GENERATION_FIELDS = {"module": "module_name", "system": "system", "judge": "judge", "finish_reason": "finish_reason",
+                      "generation failure": "generation_failure"}   # shown label → record field
+
 def abgen_sections(r, ctx):
     "An AbGen record: the context, the generated design beside the paper's, the judge per criterion."
     secs = []
     design = abgen_context(ctx, r.get("example_id", r.get("id")), secs, "Generated design", r.get("design"))
-    secs.append(rv.kv("Generation", {"module": r.get("module_name"), "system": r.get("system"), "judge": r.get("judge"),
-                                     "finish_reason": r.get("finish_reason"),
-                                     "generation failure": r.get("generation_failure")}))
+    secs.append(rv.kv("Generation", {k: r.get(f) for k, f in _GENERATION_FIELDS.items()}))
     secs.append(design)
     sc, fa, ra = r.get("scores") or {}, r.get("failures") or {}, r.get("rationales") or {}
     secs.append(rv.table("Judge (per criterion)", ["criterion", "score", "rationale", "failure"],
                          [[c, sc.get(c), ra.get(c), fa.get(c)] for c in dict.fromkeys([*sc, *fa, *ra])]))
     if r.get("judge_raw"): secs.append(rv.kv("Raw judge responses", r["judge_raw"]))
-    used = {"example_id", "module_name", "system", "judge", "finish_reason", "generation_failure", "design", "scores",
-            "failures", "rationales", "judge_raw"}
+    used = {"example_id", *_GENERATION_FIELDS.values(), "design", "scores", "failures", "rationales", "judge_raw"}
     return secs, used, r.get("design")
 
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #2dceba9c
 def abgen_paper(name):
     "Table 2's LLM-judge range for a criterion."
-    if name in ("importance", "faithfulness", "soundness", "overall"):
+    if name in CRITERIA:
         judged = lambda d: ~d.system.isin(["Reference (orig)", "Human Expert"])
         return rv.ref_range("abgen_table2", f"llm_{name}", judged, "Table 2, LLM judge")
 
@@ -587,28 +557,6 @@ def judge_prompts_block(run, ctx) -> list:
 
 ABGEN_RECORD = rv.Record(sections=abgen_sections, paper=abgen_paper, extras=judge_prompts_block)
 
-# %% ../../../nbs/benchmarks/abgen/00_method.ipynb #dd85386b
-@dataclass
-class AddSplitArgs:
-    "`scibench abgen add-split`: study 2's user-annotated examples."
-    name: str = param("", "the split's name: user-NAME", positional=True)
-    file: str = param("", "examples in the AbGen schema (JSON lines)", positional=True)
-    force: bool = param(False, "replace an existing split of that name (earlier runs on it no longer match it)")
-
-def add_split(a: AddSplitArgs) -> int:
-    "`scibench abgen add-split`: user-annotated examples in the AbGen schema (checked) as split `user-<name>`."
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", a.name):
-        raise ValueError(f"split name {a.name!r}: use letters, digits, '_' and '-'")
-    p = split_path(f"user-{a.name}")
-    if p.exists() and not a.force:
-        raise ConfigError(f"split user-{a.name} exists ({rel(p)}); earlier runs use it: pick another name, or --force")
-    write_jsonl(p, rows := load_abgen(path=a.file))
-    print(f"{len(rows)} examples → {rel(p)}; run them with "
-          f"`scibench run abgen --split user-{a.name} --model M --judge J`")
-    return 0
-
-COMMANDS = [Command("add-split", add_split, AddSplitArgs, "study 2: user-annotated examples: split user-NAME")]
-
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #6468e614
 PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design and Evaluation for Scientific Research",
               "Yilun Zhao et al. (ACL 2025)", "2507.13300", key="zhao-abgen", year="2025",
@@ -618,12 +566,11 @@ PAPER = Paper("AbGen: Evaluating Large Language Models in Ablation Study Design 
               "Lovekesh Vig, Arman Cohan")  # not in the text: year, venue (ACL Anthology 2025.acl-long.611), id
 DOWNLOADERS = [download_abgen, download_abgen_released, download_abgen_prompts]
 _data = lambda cfg: [] if cfg.split.startswith("user-") else [split_path(cfg.split)]
-# small caps keep the embedded model's sample runs to minutes on 2 cores (the judge's JSON answer is
-# grammar-constrained: a 200-character rationale and the score fit in 160 tokens; 100 cut one answer of 32)
+# small caps keep the embedded model's sample runs short: a 200-character rationale and its score fit in 160 tokens
 ABGEN = register(Benchmark(
     "abgen", "design an ablation study for a named module; an LLM judge scores it 1-5 on four criteria", PAPER,
     AbGenConfig, run, validate=validate, data=_data, record=ABGEN_RECORD, tables=[TABLE2, TABLE4],
-    downloaders=DOWNLOADERS, stub_reply=stub_reply, stages=run.stages, commands=COMMANDS,
+    downloaders=DOWNLOADERS, stub_reply=stub_reply, stages=run.stages,
     retired={"judge_layout": "paper"},   # the judge's layout before it was fixed: the criterion as the system turn
     default_runs=[dict(model="local", split="sample", judge="local", max_tokens=256, judge_max_tokens=160,
                        max_rationale=200)]))
