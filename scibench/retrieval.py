@@ -100,8 +100,11 @@ def on_compute_thread(fn):
     return fut.result()
 
 # %% ../nbs/08_retrieval.ipynb #6ed1f1e7
-def _encode(texts: list, batch_size: int, model) -> np.ndarray:
-    "One embedding computation, on the embedding thread (`on_compute_thread`), its seconds counted (`compute_seconds`)."
+def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
+    "L2-normalized float32 embeddings (n, d) of `texts` with embedder `model`, on the embedding thread, seconds counted."
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
 
     def run():
         t0 = time.perf_counter()
@@ -112,14 +115,6 @@ def _encode(texts: list, batch_size: int, model) -> np.ndarray:
             _SPENT[0] += time.perf_counter() - t0
 
     return np.asarray(on_compute_thread(run), np.float32)
-
-
-def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
-    "L2-normalized float32 embeddings (n, d) of `texts` with embedder `model` (default all-MiniLM-L6-v2)."
-    texts = list(texts)
-    if not texts:
-        return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
-    return _encode(texts, batch_size, model)
 
 # %% ../nbs/08_retrieval.ipynb #edcab5e6
 def embedder_key(model: str | None = None) -> str:
@@ -164,17 +159,13 @@ class EmbeddingCache:
         return self.con.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
 
 
-def _text_hash(t: str) -> bytes:
-    return hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()
-
-
 def embed_cached(texts, model: str | None = None, cache: EmbeddingCache | None = None, batch_size: int = 64):
     "`embed`, each text's vector read from (or added to) the on-disk cache: only unseen texts are embedded, at once."
     texts = list(texts)
     if not texts:
         return embed(texts, batch_size, model)
     cache = cache or EmbeddingCache()
-    key, hs = embedder_key(model), [_text_hash(t) for t in texts]
+    key, hs = embedder_key(model), [hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
     found = cache.get_many(key, set(hs))
     todo = {h: t for h, t in zip(hs, texts) if h not in found}
     if todo:
@@ -196,16 +187,12 @@ def dedup(texts, threshold: float = 0.9, emb: np.ndarray | None = None) -> list[
     for i, t in enumerate(texts):
         first.setdefault(norm_text(t), i)  # an exact duplicate (once normalized) goes
     cand = list(first.values())
-    if not cand:
-        return []
     E = embed([texts[i] for i in cand]) if emb is None else np.asarray(emb)[cand]
-    keep, K = [], np.zeros((0, E.shape[1]), np.float32)
-    for j, i in enumerate(cand):
-        if len(K) and float((K @ E[j]).max()) >= threshold:
-            continue
-        keep.append(i)
-        K = np.vstack([K, E[j]])
-    return keep
+    kept = []  # positions in `cand`
+    for j in range(len(cand)):
+        if not kept or float((E[kept] @ E[j]).max()) < threshold:
+            kept.append(j)
+    return [cand[i] for i in kept]
 
 # %% ../nbs/08_retrieval.ipynb #7d1598b3
 def tokenize(s: str) -> list[str]:

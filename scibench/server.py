@@ -14,9 +14,9 @@ from .core import cache_dir, write_text as _write_atomic
 from .llm import ModelSpec, get_model
 
 # %% auto #0
-__all__ = ['SERVE_CODE', 'EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open',
-           'is_our_server', 'listener', 'read_pidfile', 'users', 'serve_on_one_thread', 'orphaned', 'watch_users',
-           'start_server', 'stop_server', 'serving', 'embedded_speed_path', 'embedded_speed', 'embedded_seconds']
+__all__ = ['SERVE_CODE', 'EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'served_models', 'port_open', 'is_our_server',
+           'listener', 'read_pidfile', 'users', 'serve_on_one_thread', 'orphaned', 'watch_users', 'start_server',
+           'stop_server', 'serving', 'embedded_speed_path', 'embedded_speed', 'embedded_seconds']
 
 # %% ../nbs/01a_server.ipynb #57d196ab
 class ServerError(RuntimeError):
@@ -46,11 +46,6 @@ def _server_file(ext: str, spec, home=None, name=None) -> Path:
 _pidfile, _lockfile, _usersdir, _logfile = (functools.partial(_server_file, e) for e in ("pid", "lock", "users", "log"))
 
 # %% ../nbs/01a_server.ipynb #c8f2ad79
-def server_up(spec: ModelSpec, timeout: float = 2.0) -> bool:
-    "Does the endpoint answer `GET /models`?"
-    return served_models(spec, timeout)[0] is not None
-
-
 def served_models(spec: ModelSpec, timeout: float = 30.0) -> tuple[list | None, str | None]:
     "`GET /models` → (served model ids, None) or (None, why there is no list)."
     try:
@@ -170,8 +165,6 @@ def read_pidfile(spec: ModelSpec, home=None, name=None) -> dict | None:
         return None
     except (OSError, ValueError) as e:
         return dict(pid=None, why=f"unreadable ({type(e).__name__})")
-    if text.isascii() and text.isdigit():
-        return dict(pid=int(text), by="serve")  # a bare pid (older scibench)
     try:
         d = json.loads(text)
     except ValueError:
@@ -287,8 +280,7 @@ def _on_one_thread():
 
 
 def serve_on_one_thread() -> None:
-    """llama-cpp-python's server (`python -m llama_cpp.server`, its command line) with every completion on one thread;
-    it answers `GET /props` as llama.cpp's server does (it takes llama.cpp's structured-output form)."""
+    "llama-cpp-python's server (its command line) with every completion on one thread, answering llama.cpp's `GET /props`."
     import llama_cpp, llama_cpp.server.app as app
     from llama_cpp.server.__main__ import main
 
@@ -299,8 +291,7 @@ def serve_on_one_thread() -> None:
 
 # %% ../nbs/01a_server.ipynb #319cae2b
 def orphaned(home, name) -> bool:
-    "Under the lock of server `name` of cache folder `home`: is it this process, started by a `serving` whose users "
-    "are all gone? Then its pid file is removed (see above)."
+    "Is server `name` (cache folder `home`) this process, started by a `serving` whose users all left? Its pid file goes."
     with _locked(None, path=_lockfile(None, home, name)):
         rec = read_pidfile(None, home, name)
         if not rec or rec.get("pid") != os.getpid() or rec.get("by") != "serving" or users(None, home, name):

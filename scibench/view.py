@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_view.ipynb #30ebd9a7
 from __future__ import annotations
-import base64, hashlib, importlib.resources, io, json, math, os, re, sys
+import base64, hashlib, importlib.resources, io, json, os, re, sys
 from dataclasses import replace
 from pathlib import Path
 import pandas as pd
@@ -14,7 +14,7 @@ from tabulate import tabulate
 from .core import DataError, results_dir, figures_dir, tables_dir, read_json, iter_jsonl, write_text, write_with
 from .bench import ConfigError, benchmarks, check_name, get_benchmark
 from .records import Ctx, Raw, Record, json_block, show, text
-from .report import MIN_CI_N, dash, fmt_ci
+from .report import MIN_CI_N, dash, fmt, fmt_ci
 from .runs import caption, complete_runs, epochs_of, read_latest, read_meta, run_dirs, run_label, run_meta
 from .runs import select_runs, settings
 from .tables import Table, build
@@ -265,9 +265,8 @@ def _first_pass(d, R: Record) -> tuple[int, int, dict, set]:
         n_rec += 1
         n_failed += bool(r.get("failure"))
         metrics.update(dict.fromkeys(example_scores(R, r)))
-        g = example_group(R, r)
-        if g: groups.add(g)
-    return n_rec, n_failed, metrics, groups
+        groups.add(example_group(R, r))
+    return n_rec, n_failed, metrics, groups - {None, ""}
 
 def _report_values(d, run: dict, R: Record, ctx) -> dict:
     "Everything the report shows above the examples, and the examples' data up to their rows."
@@ -394,11 +393,9 @@ def _shown_run(bench: str, d, m: dict, used: set, here) -> dict:
 # %% ../nbs/09_view.ipynb #654421d5
 def _about(bench: str) -> dict:
     "A benchmark's one-line description and paper; `paper` None when it is not registered."
-    try:
-        b = get_benchmark(bench)
-        p = b.paper
-        return dict(doc=b.doc, paper=dict(title=p.title, authors=p.authors, url=p.url, arxiv=p.arxiv))
-    except (ConfigError, AttributeError): return dict(paper=None)
+    try: b = get_benchmark(bench)
+    except ConfigError: return dict(paper=None)
+    return dict(doc=b.doc, paper=b.paper)
 
 def _bench_part(bench: str, ds: list, used: set, here) -> dict:
     "A benchmark's part of a model page: every run of the model, newest first, then each split's shown run."
@@ -551,18 +548,17 @@ def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
     )
 
 # %% ../nbs/09_view.ipynb #fc975864
-def _f(x, nd=3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)): return "–"
-    return f"{x:.{nd}f}" if isinstance(x, float) else str(x)
-
-def _ci(r) -> str:
-    return f"{_f(r['diff'])} [{_f(r['lo'])}, {_f(r['hi'])}]" if r["lo"] is not None else f"{_f(r['diff'])}"
-
 _CMP_COLS = ["metric", "n", "mean A", "mean B", "B − A [95% CI]", "B wins", "ties", "A wins", "no score"]
 
 def _cmp_rows(rs):
     counts = ("wins", "ties", "losses", "unpaired")
-    return [[r["metric"], r["n"], _f(r["mean_a"]), _f(r["mean_b"]), _ci(r), *(r[k] for k in counts)] for r in rs]
+    return [[r["metric"], r["n"], fmt(r["mean_a"], 3), fmt(r["mean_b"], 3), fmt_ci(r["diff"], r["lo"], r["hi"], 3),
+             *(r[k] for k in counts)] for r in rs]
+
+def _top_rows(c) -> list:
+    "The largest disagreements: id, group, metric, A's and B's values, A's and B's failures."
+    return [[t["id"], t["group"], t["metric"], fmt(t["a"], 3), fmt(t["b"], 3), t["failure_a"], t["failure_b"]]
+            for t in c["top"]]
 
 def _plain_table(cols, rows) -> str:
     return tabulate(rows, cols, disable_numparse=True, colalign=["left"] + ["right"] * (len(cols) - 1))
@@ -585,17 +581,15 @@ def compare_text(c: dict) -> str:
     out.append(_plain_table(_CMP_COLS, _cmp_rows(c["metrics"])))
     for g, rs in c["groups"].items(): out += ["", f"group {g}", _plain_table(_CMP_COLS, _cmp_rows(rs))]
     if c["top"]:
-        top = [[t["id"], t["group"], t["metric"], _f(t["a"]), _f(t["b"])] for t in c["top"]]
         out += ["", "largest disagreements (by the metric that differs most, scaled by its range)",
-                _plain_table(["id", "group", "metric", "A", "B"], top)]
+                _plain_table(["id", "group", "metric", "A", "B"], [r[:5] for r in _top_rows(c)])]
     return "\n".join(out)
 
 def compare_html(c: dict) -> str:
     "The comparison as a self-contained HTML page."
-    top = [[t["id"], t["group"], t["metric"], _f(t["a"]), _f(t["b"]), t["failure_a"], t["failure_b"]] for t in c["top"]]
     groups = [(g, _cmp_rows(rs)) for g, rs in c["groups"].items()]
-    title = f"compare {c['a']} vs {c['b']}"
-    return _render("compare.html", title, c=c, cols=_CMP_COLS, metrics=_cmp_rows(c["metrics"]), groups=groups, top=top)
+    return _render("compare.html", f"compare {c['a']} vs {c['b']}", c=c, cols=_CMP_COLS, metrics=_cmp_rows(c["metrics"]),
+                   groups=groups, top=_top_rows(c))
 
 # %% ../nbs/09_view.ipynb #45c8040d
 def _served(meta: dict, name) -> str | None:
