@@ -301,7 +301,8 @@ async def batch_answers(llm, todo: dict, desc: str | None = None) -> dict:
     async with api_client(llm) as client:
         b = _Batches(llm, client, todo, bar)
         for row in resumed:
-            b.note(f"resuming batch {row['batch_id'] or '(being created)'} ({row['status']}, {len(row['keys'])} requests)")
+            bid = row["batch_id"] or "(being created)"
+            b.note(f"resuming batch {bid} ({row['status']}, {len(row['keys'])} requests)")
         tasks = [asyncio.ensure_future(_collect(b, row)) for row in resumed]
         try:
             for chunk in batch_lines(llm, left):  # one input file in memory at a time

@@ -29,7 +29,7 @@ def mirror(base: str | Path | None):
         return
     base = str(base)
     if "://" not in base and not Path(base).expanduser().is_dir():
-        raise OfflineError(f"mirror {base}: no such folder (nor a URL)")
+        raise ConfigError(f"mirror {base}: no such folder (nor a URL)")
     _MIRRORS.append(base)
     try:
         yield
@@ -138,8 +138,6 @@ def download(names=None, base: str | None = None) -> int:
                           f"downloaders: {', '.join(sorted(n for n in byname if not n.startswith('download_')))}")
     todo = [(name, fn) for name, fns in allf.items() for fn in fns if not names or name in names]
     todo += [byname[n] for n in names or [] if n not in allf]
-    if base is not None and "://" not in str(base) and not Path(base).expanduser().is_dir():
-        raise ConfigError(f"--base {base}: no such folder (nor a URL)")
     with mirror(base):
         for name, fn in todo:
             if fn in done:

@@ -101,7 +101,7 @@ def on_compute_thread(fn):
 
 # %% ../nbs/08_retrieval.ipynb #6ed1f1e7
 def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
-    "L2-normalized float32 embeddings (n, d) of `texts` with embedder `model`, on the embedding thread, seconds counted."
+    "L2-normalized float32 embeddings (n, d) of `texts` by embedder `model`, on the embedding thread, time counted."
     texts = list(texts)
     if not texts:
         return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)

@@ -8,7 +8,7 @@ import base64, hashlib, importlib.resources, io, json, os, re, sys
 from dataclasses import replace
 from pathlib import Path
 import pandas as pd
-from jinja2 import Environment, PackageLoader
+from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 from tabulate import tabulate
 from .core import DataError, results_dir, figures_dir, tables_dir, read_json, iter_jsonl, write_text, write_with
@@ -128,8 +128,8 @@ def _shown(v):
     "What a page prints for a value: text as it is (the template escapes it), anything else as `show` writes it."
     return v if isinstance(v, str) else show(v)
 
-_PAGES = Environment(loader=PackageLoader("scibench", "templates"), autoescape=True, keep_trailing_newline=True,
-                     trim_blocks=True, lstrip_blocks=True, finalize=_shown)
+_PAGES = Environment(loader=PackageLoader("scibench", "templates"), autoescape=select_autoescape(),
+                     keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, finalize=_shown)
 
 def _render(name: str, title: str, **values) -> str:
     "Page template `name` filled with `values`, its title and the shared style."
@@ -565,31 +565,22 @@ def _plain_table(cols, rows) -> str:
 
 # %% ../nbs/09_view.ipynb #bafdfff4
 def compare_text(c: dict) -> str:
-    "The comparison as terminal tables."
-    out = [f"── {c['bench']} · {c['split']}: A = {c['a']}  vs  B = {c['b']} ──",
-           f"paired on {c['shared']} shared examples (A has {c['n_a']}, B has {c['n_b']}; only in A {c['only_a']}, "
-           f"only in B {c['only_b']}; failed among shared: A {c['failed_a']}, B {c['failed_b']}). Differences are "
-           "B − A; CI: paired bootstrap 95% over examples.", ""]
-    for k in "ab":  # a label without a run id, or a model folder: which run it named
-        if c.get(f"spec_{k}") and not c[f"spec_{k}"].rstrip("/").endswith(c[k].split("/")[-1]):
-            rid, st = c[k].split("/")[-1], c.get(f"status_{k}")
-            why = "the run the tables use, else latest"
-            out.insert(-1, f"{k.upper()} = {c[f'spec_{k}']} resolved to run {rid} ({st}; {why})")
-    if c.get("differences"):
-        out += ["warning: the runs differ in more than the model, so B − A is not the model's alone:"]
-        out += [f"  {x}" for x in c["differences"]] + [""]
-    out.append(_plain_table(_CMP_COLS, _cmp_rows(c["metrics"])))
-    for g, rs in c["groups"].items(): out += ["", f"group {g}", _plain_table(_CMP_COLS, _cmp_rows(rs))]
-    if c["top"]:
-        out += ["", "largest disagreements (by the metric that differs most, scaled by its range)",
-                _plain_table(["id", "group", "metric", "A", "B"], [r[:5] for r in _top_rows(c)])]
-    return "\n".join(out)
+    "The comparison as terminal tables (template `compare.txt`)."
+    table = lambda rs: _plain_table(_CMP_COLS, _cmp_rows(rs))
+    rid = {k: c[k].split("/")[-1] for k in "ab"}
+    resolved = [(k.upper(), c[f"spec_{k}"], rid[k], str(c.get(f"status_{k}"))) for k in "ab"
+                if c.get(f"spec_{k}") and not c[f"spec_{k}"].rstrip("/").endswith(rid[k])]
+    top = _plain_table(["id", "group", "metric", "A", "B"], [r[:5] for r in _top_rows(c)])
+    groups = [(g, table(rs)) for g, rs in c["groups"].items()]
+    page = _PAGES.get_template("compare.txt").render(c=c, resolved=resolved, metrics=table(c["metrics"]), groups=groups,
+                                                     top=top)
+    return page.removesuffix("\n")
 
 def compare_html(c: dict) -> str:
     "The comparison as a self-contained HTML page."
     groups = [(g, _cmp_rows(rs)) for g, rs in c["groups"].items()]
-    return _render("compare.html", f"compare {c['a']} vs {c['b']}", c=c, cols=_CMP_COLS, metrics=_cmp_rows(c["metrics"]),
-                   groups=groups, top=_top_rows(c))
+    return _render("compare.html", f"compare {c['a']} vs {c['b']}", c=c, cols=_CMP_COLS,
+                   metrics=_cmp_rows(c["metrics"]), groups=groups, top=_top_rows(c))
 
 # %% ../nbs/09_view.ipynb #45c8040d
 def _served(meta: dict, name) -> str | None:
