@@ -11,7 +11,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['DEFAULT_EMBEDDER', 'APIEmbedder', 'embedder', 'compute_seconds', 'on_compute_thread', 'embed', 'embedder_key',
-           'EmbeddingCache', 'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'Corpus', 'chunk']
+           'EmbeddingCache', 'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'chunk']
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -155,9 +155,6 @@ class EmbeddingCache:
             self.con.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
                                  [(key, h, np.asarray(v, np.float32).tobytes()) for h, v in items])
 
-    def count(self) -> int:
-        return self.con.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
-
 
 def embed_cached(texts, model: str | None = None, cache: EmbeddingCache | None = None, batch_size: int = 64):
     "`embed`, each text's vector read from (or added to) the on-disk cache: only unseen texts are embedded, at once."
@@ -240,16 +237,6 @@ class Index:
         s = self.scores(query, method)
         idx = np.argsort(-s, kind="stable")[:k]
         return [(int(i), float(s[i])) for i in idx]
-
-# %% ../nbs/08_retrieval.ipynb #0291a8fd
-class Corpus:
-    "Documents searched by subsets: `index(rows)` is the `Index` of `[docs[r] for r in rows]`."
-
-    def __init__(self, docs):
-        self.docs = list(docs)
-
-    def index(self, rows) -> Index:
-        return Index([self.docs[r] for r in rows])
 
 # %% ../nbs/08_retrieval.ipynb #09d26cc6
 def chunk(text: str, size: int = 1500, overlap: int = 200) -> list[str]:
