@@ -150,9 +150,6 @@ def read_text(path) -> str:
     return s.removeprefix("\ufeff")
 
 # %% ../nbs/00_core.ipynb #a8c6c724
-_NO_RECORDS = "no records (the file is empty or holds only blank lines)"
-
-
 def _finish(out, path, required, types, unique, allow_empty, numbered):
     "`out` (`[(line, record)]`) checked, as `numbered` asks: with the line numbers or without."
     for line, rec in out:
@@ -160,7 +157,7 @@ def _finish(out, path, required, types, unique, allow_empty, numbered):
     for f in [unique] if isinstance(unique, str) else unique or ():
         check_unique(out, f, path)
     if not out and not allow_empty:
-        raise DataError(path, None, None, _NO_RECORDS)
+        raise DataError(path, None, None, "no records (the file is empty or holds only blank lines)")
     return out if numbered else [r for _, r in out]
 
 

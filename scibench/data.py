@@ -24,13 +24,9 @@ _MIRRORS: list = []  # the mirrors `mirror` made active, innermost last
 @contextlib.contextmanager
 def mirror(base: str | Path | None):
     "Downloads inside read from mirror `base` (a URL prefix or a local folder), not their sources; `None`: no change."
-    if base is None:
-        yield
-        return
-    base = str(base)
-    if "://" not in base and not Path(base).expanduser().is_dir():
+    if base is not None and "://" not in str(base) and not Path(base).expanduser().is_dir():
         raise ConfigError(f"mirror {base}: no such folder (nor a URL)")
-    _MIRRORS.append(base)
+    _MIRRORS.append(current_mirror() if base is None else str(base))
     try:
         yield
     finally:

@@ -22,7 +22,7 @@ class APIEmbedder:
     "An OpenAI-compatible embeddings endpoint (a `models.toml` entry); `encode` mirrors sentence-transformers'."
 
     def __init__(self, spec):
-        self.spec, self.dim = spec, None
+        self.spec = spec
 
     def encode(self, texts, batch_size: int = 64, **_) -> np.ndarray:
         from openai import OpenAI
@@ -37,7 +37,6 @@ class APIEmbedder:
                 raise RuntimeError(f"embedder openai:{s.name}: {len(r.data)} vectors for {len(part)} texts")
             out += [d.embedding for d in sorted(r.data, key=lambda d: d.index)]
         E = np.asarray(out, np.float32).reshape(len(out), -1)
-        self.dim = E.shape[1]
         return E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
 
 # %% ../nbs/08_retrieval.ipynb #acaab1fd

@@ -127,16 +127,12 @@ def listener(spec: ModelSpec) -> int | None:
 # %% ../nbs/01a_server.ipynb #db1b02fa
 def _terminate(pid: int, grace: float = 10.0):
     "SIGTERM (and SIGCONT) the server's process group, SIGKILL after `grace` s. The caller checked it is ours."
-
-    def sig(s):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, s) if os.getpgid(pid) == pid else os.kill(pid, s)
-
     for signals, wait in (((signal.SIGTERM, signal.SIGCONT), grace), ((signal.SIGKILL,), 5.0)):
         if _proc(pid) is None:
             break
         for s in signals:
-            sig(s)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, s) if os.getpgid(pid) == pid else os.kill(pid, s)
         t0 = time.monotonic()
         while _proc(pid) and time.monotonic() - t0 < wait:
             time.sleep(0.05)
@@ -233,10 +229,8 @@ def _signals_held():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    got, old = [], {}
-    for s in (signal.SIGINT, signal.SIGTERM):
-        old[s] = signal.getsignal(s)
-        signal.signal(s, lambda n, f: got.append(n))
+    got = []
+    old = {s: signal.signal(s, lambda n, f: got.append(n)) for s in (signal.SIGINT, signal.SIGTERM)}  # as they were
     try:
         yield
     finally:

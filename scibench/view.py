@@ -451,13 +451,11 @@ def _index_run(d, used: set, base) -> dict:
     )
 
 def _index_table(t: Path, base) -> dict:
-    "A table for the results page: caption, links to its files, then its CSV's cells (its Markdown without one)."
-    txt = t.read_text()
-    first = txt.splitlines()[0] if txt else ""
+    "A table for the results page: caption (its Markdown's first line), links to its files, then its CSV's cells."
+    first = next(iter(t.read_text().splitlines()), "")
     links = [(x[1:], _rel(t.with_suffix(x), base)) for x in (".md", ".csv", ".tex") if t.with_suffix(x).exists()]
     out = dict(stem=t.stem, links=links, caption=first[2:-2] if first.startswith("**") and first.endswith("**") else "")
     csv = t.with_suffix(".csv")
-    if not csv.exists(): return dict(out, text=txt)
     try: df = pd.read_csv(csv, dtype=str, keep_default_na=False)
     except Exception as e: return dict(out, csv=csv.name, error=e)
     return dict(out, cols=list(df.columns), rows=df.values.tolist(), num=_num_cols(df))
@@ -468,13 +466,11 @@ def index_html() -> str:
     base, used = results_dir(), _used_runs()
     benches = lambda ds: ", ".join(sorted({d.parent.parent.parent.name for d in ds}))
     models = [dict(name=m, page=model_page_name(m), benches=benches(ds), runs=len(ds)) for m, ds in _models().items()]
-    tabs = sorted(tables_dir().glob("*.md")) if tables_dir().exists() else []
-    figs = sorted(figures_dir().glob("*.png")) + sorted(figures_dir().glob("*.svg")) if figures_dir().exists() else []
-    return _render(
-        "index.html", "scibench results", js=_INDEX_JS, models=models,
-        runs=[_index_run(d, used, base) for d in run_dirs()], tables=[_index_table(t, base) for t in tabs],
-        figures=[(_rel(p, base), p.stem, p.name) for p in figs],
-    )
+    figs = sorted(figures_dir().glob("*.png")) + sorted(figures_dir().glob("*.svg"))  # none without the folder
+    return _render("index.html", "scibench results", js=_INDEX_JS, models=models,
+                   runs=[_index_run(d, used, base) for d in run_dirs()],
+                   tables=[_index_table(t, base) for t in sorted(tables_dir().glob("*.md"))],
+                   figures=[(_rel(p, base), p.stem, p.name) for p in figs])
 
 def write_index(reports: bool = True) -> list[Path]:
     "(Re)write every run's `report.html` (with `reports`), every model's page, then `results/index.html` → the paths."
