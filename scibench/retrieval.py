@@ -11,7 +11,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['DEFAULT_EMBEDDER', 'APIEmbedder', 'embedder', 'compute_seconds', 'on_compute_thread', 'embed', 'embedder_key',
-           'EmbeddingCache', 'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'chunk']
+           'EmbeddingCache', 'embed_cached', 'dedup', 'tokenize', 'Index', 'chunk']
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -154,6 +154,9 @@ class EmbeddingCache:
             self.con.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
                                  [(key, h, np.asarray(v, np.float32).tobytes()) for h, v in items])
 
+    def count(self) -> int:
+        return self.con.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+
 
 def embed_cached(texts, model: str | None = None, cache: EmbeddingCache | None = None, batch_size: int = 64):
     "`embed`, each text's vector read from (or added to) the on-disk cache: only unseen texts are embedded, at once."
@@ -172,16 +175,12 @@ def embed_cached(texts, model: str | None = None, cache: EmbeddingCache | None =
     return np.stack([found[h] for h in hs])
 
 # %% ../nbs/08_retrieval.ipynb #77b59f7f
-def norm_text(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip().lower()
-
-
 def dedup(texts, threshold: float = 0.9, emb: np.ndarray | None = None) -> list[int]:
     "Indices of the texts kept, in order: exact and near duplicates (cosine ≥ threshold) of earlier kept ones go."
     texts = list(texts)
     first: dict = {}
     for i, t in enumerate(texts):
-        first.setdefault(norm_text(t), i)  # an exact duplicate (once normalized) goes
+        first.setdefault(re.sub(r"\s+", " ", t).strip().lower(), i)  # an exact duplicate (once normalized) goes
     cand = list(first.values())
     E = embed([texts[i] for i in cand]) if emb is None else np.asarray(emb)[cand]
     kept = []  # positions in `cand`

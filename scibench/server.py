@@ -465,16 +465,12 @@ def _release(spec: ModelSpec, lease: Path):
             _stop(spec, rec, home, name)
 
 
-def _sigterm(signum, frame):
-    raise KeyboardInterrupt
-
-
 @contextlib.contextmanager
 def serving(*names, wait: float = 180.0, check_timeout: float = 30.0):
     "One more user of each embedded model in `names` (`.started`: started here); leave them on exit (Ctrl-C, SIGTERM)."
     s, leases, old_term = types.SimpleNamespace(started=[]), {}, None
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        old_term = signal.signal(signal.SIGTERM, _sigterm)  # SIGTERM unwinds like Ctrl-C, so the leases are left
+        old_term = signal.signal(signal.SIGTERM, signal.default_int_handler)  # unwinds like Ctrl-C: leases are left
     try:
         for n in dict.fromkeys(n for n in names if n):
             try:
