@@ -228,7 +228,7 @@ def read_json_lines(path):
     return obj, (lambda o: lines.get(starts.get(id(o))))
 
 # %% ../nbs/00_core.ipynb #62415977
-def write_with(path, write, mode: int = 0o644) -> Path:
+def write_with(path, write) -> Path:
     "Write `path` atomically by calling `write(f)` on a binary file (for writers that want a file: figures); mode 0644."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,7 +238,7 @@ def write_with(path, write, mode: int = 0o644) -> Path:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-            os.fchmod(f.fileno(), mode)
+            os.fchmod(f.fileno(), 0o644)
         os.replace(tmp, path)
     except BaseException as e:
         Path(tmp).unlink(missing_ok=True)

@@ -372,8 +372,7 @@ def _join_other(spec: ModelSpec, pid: int, hold: dict | None) -> tuple[bool, dic
     return False, None
 
 # %% ../nbs/01a_server.ipynb #52d4447b
-def _attach(spec: ModelSpec, by: str, wait: float, log, check_timeout: float,
-            hold: dict | None = None) -> tuple[bool, dict | None]:
+def _attach(spec: ModelSpec, by: str, wait: float, check_timeout: float, hold: dict | None = None) -> tuple:
     "Under the lock: make `spec`'s server answer, starting it if the port is free. → (started here?, record or None)."
     port, url = _port(spec), spec.base_url
     rec, _ = _live(spec)  # a stale pid file is removed here
@@ -398,7 +397,7 @@ def _attach(spec: ModelSpec, by: str, wait: float, log, check_timeout: float,
             fix = f"stop it or give model '{spec.name}' another port in models.toml"
             raise ServerError(f"port {port} ({url}) {what}; {fix}")
         return False, None  # someone else's server with our model: used, never stopped by us
-    log = Path(log or _logfile(spec))
+    log = _logfile(spec)
     pid = _launch(spec, wait, log)
     with _signals_held():
         try:
@@ -419,13 +418,13 @@ def _stop(spec: ModelSpec, rec: dict, home=None, name=None):
     _pidfile(spec, home, name).unlink(missing_ok=True)
 
 # %% ../nbs/01a_server.ipynb #bf598bc4
-def start_server(name: str = "local", wait: float = 180.0, log=None, check_timeout: float = 30.0) -> bool:
+def start_server(name: str = "local", wait: float = 180.0, check_timeout: float = 30.0) -> bool:
     "`scibench serve`: start the embedded server of registry model `name` unless it is there; True if started here."
     spec = get_model(name)
     if not spec.embedded:
         raise ValueError(f"model '{name}' is not embedded")
     with _locked(spec, wait + 120):
-        return _attach(spec, "serve", wait, log, check_timeout)[0]
+        return _attach(spec, "serve", wait, check_timeout)[0]
 
 
 def stop_server(name: str = "local") -> dict:
@@ -479,7 +478,7 @@ def serving(*names, wait: float = 180.0, check_timeout: float = 30.0):
                 continue
             if spec.embedded:
                 with _locked(spec, wait + 120):
-                    if _attach(spec, "serving", wait, None, check_timeout, hold=leases)[0]:
+                    if _attach(spec, "serving", wait, check_timeout, hold=leases)[0]:
                         s.started.append(n)
         yield s
     finally:
