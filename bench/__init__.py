@@ -1,5 +1,11 @@
 """The development lab, outside the package: the fake OpenAI-compatible server (`bench.fakeserver`) and the
 performance figures of `make bench` (`bench.perf`: P1-P6; one module per benchmark: its whole-run figures)."""
+import os
+
+
+def bench_full() -> bool:
+    "`make bench FULL=1` (`SCIBENCH_BENCH_FULL=1`, or true/yes/on): the largest sizes."
+    return os.environ.get("SCIBENCH_BENCH_FULL", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def peak_rss_mb() -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib, json, random
 from pathlib import Path
 from bench.perf import W1_CONCURRENCY, W1_LATENCY, _W1_VOCAB, WholeRun, whole_run
-from scibench.core import bench_full
+from bench import bench_full
 
 __all__ = ['PERF', 'w1_abgen_data', 'w1_reply', 'w1_abgen']
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import hashlib, json, os, random, re, sys, time
 from pathlib import Path
 import numpy as np
-from scibench.core import bench_full, write_jsonl
+from bench import bench_full
+from scibench.core import write_jsonl
 from scibench.benchmarks.arxivbench.index import build_index, open_index
 from scibench.benchmarks.arxivbench.method import SUBJECTS
 from bench.perf import W1_CONCURRENCY, W1_LATENCY, WholeRun, whole_run

@@ -6,7 +6,8 @@ replies they, the tests and the AutoBench notebook use. Never used for results."
 from __future__ import annotations
 import hashlib, json, os, random, re, tempfile, time
 from pathlib import Path
-from scibench.core import bench_full, write_json, write_jsonl, write_text
+from bench import bench_full
+from scibench.core import write_json, write_jsonl, write_text
 from bench.fakeserver import FakeServer
 from scibench.retrieval import embed
 from scibench.run import execute

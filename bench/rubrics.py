@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib, json, os, re, time
 from pathlib import Path
 import numpy as np
-from scibench.core import bench_full, write_json, write_text
+from bench import bench_full
+from scibench.core import write_json, write_text
 from scibench.benchmarks.rubrics.paperbench import CATEGORIES
 from scibench.benchmarks.rubrics.method import (
     ANSWER_FORMAT,

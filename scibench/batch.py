@@ -71,13 +71,10 @@ def batch_status(cache, batch_id: str, status: str, key: str | None = None):
 
 def batches(cache, scope: str | None = None, pending: bool = True) -> list[dict]:
     "Recorded batches (of endpoint+model `scope`), oldest first; `pending`: only those not yet collected."
-    q, args = "SELECT key, scope, batch_id, input_file_id, status, keys FROM batches WHERE 1=1", []
-    if scope is not None:
-        q, args = q + " AND scope=?", [scope]
-    if pending:
-        q += " AND status NOT IN ('collected', 'lost')"
     names = ("key", "scope", "batch_id", "input_file_id", "status", "keys")
-    return [{**dict(zip(names, r)), "keys": json.loads(r[5])} for r in cache.execute(q + " ORDER BY created", args)]
+    q = f"SELECT {', '.join(names)} FROM batches WHERE (? IS NULL OR scope=?)"
+    q += (" AND status NOT IN ('collected', 'lost')" if pending else "") + " ORDER BY created"
+    return [{**dict(zip(names, r)), "keys": json.loads(r[5])} for r in cache.execute(q, (scope, scope))]
 
 # %% ../nbs/01b_batch.ipynb #3eb4ce7f
 def batch_lines(llm, todo: dict):
@@ -304,7 +301,7 @@ async def batch_answers(llm, todo: dict, desc: str | None = None) -> dict:
     async with api_client(llm) as client:
         b = _Batches(llm, client, todo, bar)
         for row in resumed:
-            bid = row['batch_id'] or '(being created)'
+            bid = row["batch_id"] or "(being created)"
             b.note(f"resuming batch {bid} ({row['status']}, {len(row['keys'])} requests)")
         tasks = [asyncio.ensure_future(_collect(b, row)) for row in resumed]
         try:

@@ -8,10 +8,10 @@ import json, os, re, subprocess, tempfile
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError', 'get_field',
-           'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'iter_jsonl', 'read_json_records',
-           'read_json', 'read_json_lines', 'write_with', 'write_bytes', 'write_text', 'write_json', 'jsonl_line',
-           'write_jsonl', 'git_commit', 'bench_full']
+__all__ = ['write_text', 'project_root', 'results_dir', 'tables_dir', 'figures_dir', 'data_dir', 'cache_dir', 'DataError',
+           'get_field', 'check_fields', 'check_unique', 'decode_line', 'read_text', 'read_jsonl', 'iter_jsonl',
+           'read_json_records', 'read_json', 'read_json_lines', 'write_with', 'write_bytes', 'write_json', 'jsonl_line',
+           'write_jsonl', 'git_commit']
 
 # %% ../nbs/00_core.ipynb #86f80a09
 def project_root() -> Path:
@@ -150,24 +150,20 @@ def read_text(path) -> str:
     return s.removeprefix("\ufeff")
 
 # %% ../nbs/00_core.ipynb #a8c6c724
-_NO_RECORDS = "no records (the file is empty or holds only blank lines)"
-
-
-def _finish(out, path, required, types, unique, allow_empty):
+def _finish(out, path, required, types, unique, allow_empty, numbered):
+    "`out` (`[(line, record)]`) checked, as `numbered` asks: with the line numbers or without."
     for line, rec in out:
         check_fields(rec, required, path, line, types)
     for f in [unique] if isinstance(unique, str) else unique or ():
         check_unique(out, f, path)
     if not out and not allow_empty:
-        raise DataError(path, None, None, _NO_RECORDS)
-    return out
+        raise DataError(path, None, None, "no records (the file is empty or holds only blank lines)")
+    return out if numbered else [r for _, r in out]
 
 
 def read_jsonl(path, required=(), types=None, unique=None, allow_empty=False, numbered=False) -> list:
     "Read a JSON-lines file (blank lines skipped) with the checks above; `numbered=True` returns `[(line, record)]`."
-    out = list(iter_jsonl(path, numbered=True))
-    _finish(out, path, required, types, unique, allow_empty)
-    return out if numbered else [r for _, r in out]
+    return _finish(list(iter_jsonl(path, numbered=True)), path, required, types, unique, allow_empty, numbered)
 
 
 def iter_jsonl(path, numbered: bool = False):
@@ -189,9 +185,7 @@ def read_json_records(path, required=(), types=None, unique=None, allow_empty=Fa
     if not read_text(path).lstrip().startswith("["):
         return read_jsonl(path, required, types, unique, allow_empty, numbered)
     recs, line_of = read_json_lines(path)
-    out = [(line_of(r), r) for r in recs]
-    _finish(out, path, required, types, unique, allow_empty)
-    return out if numbered else [r for _, r in out]
+    return _finish([(line_of(r), r) for r in recs], path, required, types, unique, allow_empty, numbered)
 
 # %% ../nbs/00_core.ipynb #165615fc
 def _decoded(path, decode):
@@ -234,7 +228,7 @@ def read_json_lines(path):
     return obj, (lambda o: lines.get(starts.get(id(o))))
 
 # %% ../nbs/00_core.ipynb #62415977
-def write_with(path, write, mode: int = 0o644) -> Path:
+def write_with(path, write) -> Path:
     "Write `path` atomically by calling `write(f)` on a binary file (for writers that want a file: figures); mode 0644."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -244,7 +238,7 @@ def write_with(path, write, mode: int = 0o644) -> Path:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-            os.fchmod(f.fileno(), mode)
+            os.fchmod(f.fileno(), 0o644)
         os.replace(tmp, path)
     except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
@@ -259,9 +253,7 @@ def write_bytes(path, data: bytes | str) -> Path:
     return write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data))
 
 
-def write_text(path, text: str) -> Path:
-    "Write UTF-8 `text` atomically (temporary file + rename), mode 0644."
-    return write_bytes(path, text)
+write_text = write_bytes  # text or bytes: one atomic writer
 
 # %% ../nbs/00_core.ipynb #27501255
 def _jsonable(x):
@@ -305,8 +297,3 @@ def git_commit() -> str | None:
         return out.stdout.strip() or None
     except Exception:
         return None
-
-# %% ../nbs/00_core.ipynb #82ee1344
-def bench_full() -> bool:
-    "`make bench FULL=1` (`SCIBENCH_BENCH_FULL=1`, or true/yes/on): the largest sizes."
-    return os.environ.get("SCIBENCH_BENCH_FULL", "").strip().lower() not in ("", "0", "false", "no", "off")

@@ -24,13 +24,9 @@ _MIRRORS: list = []  # the mirrors `mirror` made active, innermost last
 @contextlib.contextmanager
 def mirror(base: str | Path | None):
     "Downloads inside read from mirror `base` (a URL prefix or a local folder), not their sources; `None`: no change."
-    if base is None:
-        yield
-        return
-    base = str(base)
-    if "://" not in base and not Path(base).expanduser().is_dir():
-        raise OfflineError(f"mirror {base}: no such folder (nor a URL)")
-    _MIRRORS.append(base)
+    if base is not None and "://" not in str(base) and not Path(base).expanduser().is_dir():
+        raise ConfigError(f"mirror {base}: no such folder (nor a URL)")
+    _MIRRORS.append(current_mirror() if base is None else str(base))
     try:
         yield
     finally:
@@ -138,8 +134,6 @@ def download(names=None, base: str | None = None) -> int:
                           f"downloaders: {', '.join(sorted(n for n in byname if not n.startswith('download_')))}")
     todo = [(name, fn) for name, fns in allf.items() for fn in fns if not names or name in names]
     todo += [byname[n] for n in names or [] if n not in allf]
-    if base is not None and "://" not in str(base) and not Path(base).expanduser().is_dir():
-        raise ConfigError(f"--base {base}: no such folder (nor a URL)")
     with mirror(base):
         for name, fn in todo:
             if fn in done:

@@ -71,9 +71,8 @@ def parse_choice(text: str | None, choices):
             return choices[low.index(a)], obj.get("rationale"), None
         return None, obj.get("rationale"), f"answer {a!r} not in {list(choices)}"
     alt = "|".join(map(re.escape, low))
-    m = re.search(r"(?:answer|verdict|decision)\s*(?:is)?\s*[:=]?\s*\**\s*\[*\s*(" + alt + r")\b", text, re.I)
-    if not m:
-        m = re.search(r"\b(" + alt + r")\b", text, re.I)
+    m = (re.search(r"(?:answer|verdict|decision)\s*(?:is)?\s*[:=]?\s*\**\s*\[*\s*(" + alt + r")\b", text, re.I)
+         or re.search(r"\b(" + alt + r")\b", text, re.I))
     if not m:
         return None, text, "no choice found in response"
     return choices[low.index(m.group(1).lower())], text, None

@@ -166,9 +166,7 @@ def rouge_matrices(generated, reference, gtok=None, rtok=None) -> tuple[np.ndarr
     def counts(ids):
         C = np.zeros((len(ids), V), np.int32)
         for i, row in enumerate(ids):
-            row = row[row >= 0]
-            if len(row):
-                np.add.at(C[i], row, 1)
+            np.add.at(C[i], row[row >= 0], 1)
         return C
 
     CG, CR = counts(G), counts(R)

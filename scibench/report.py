@@ -89,26 +89,18 @@ def reference(name: str, **read_csv_kw) -> pd.DataFrame:
 
 def save_table(df: pd.DataFrame, name: str, caption: str = "", outdir=None) -> dict:
     "Write `df` as `<name>.csv`, `<name>.md` and `<name>.tex`; return the paths."
-    outdir = Path(outdir or tables_dir())
-    outdir.mkdir(parents=True, exist_ok=True)
-    df = df.copy()
-    df.columns = [str(c) for c in df.columns]
-    paths = {ext: outdir / f"{name}.{ext}" for ext in ("csv", "md", "tex")}
-    write_text(paths["csv"], df.to_csv(index=False, lineterminator="\n"))
+    df = df.set_axis([str(c) for c in df.columns], axis=1)
     md = (f"**{caption}**\n\n" if caption else "") + df.to_markdown(index=False, disable_numparse=True) + "\n"
-    write_text(paths["md"], md)
-    tex = df.to_latex(index=False, escape=True, caption=caption or None, label=f"tab:{name}", na_rep="–")
-    write_text(paths["tex"], tex)
-    return paths
+    texts = dict(csv=df.to_csv(index=False, lineterminator="\n"), md=md,
+                 tex=df.to_latex(index=False, escape=True, caption=caption or None, label=f"tab:{name}", na_rep="–"))
+    return {ext: write_text(Path(outdir or tables_dir()) / f"{name}.{ext}", t) for ext, t in texts.items()}
 
 
 def save_figure(fig, name: str, outdir=None) -> Path:
     "Save a matplotlib figure as `figures/<name>.png` (no timestamp metadata)."
     import matplotlib.pyplot as plt
 
-    outdir = Path(outdir or figures_dir())
-    outdir.mkdir(parents=True, exist_ok=True)
-    p = outdir / f"{name}.png"
+    p = Path(outdir or figures_dir()) / f"{name}.png"
     write_with(p, lambda f: fig.savefig(f, format="png", dpi=150, bbox_inches="tight", metadata={"Software": None}))
     plt.close(fig)
     return p

@@ -11,7 +11,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['DEFAULT_EMBEDDER', 'APIEmbedder', 'embedder', 'compute_seconds', 'on_compute_thread', 'embed', 'embedder_key',
-           'EmbeddingCache', 'embed_cached', 'norm_text', 'dedup', 'tokenize', 'Index', 'Corpus', 'chunk']
+           'EmbeddingCache', 'embed_cached', 'dedup', 'tokenize', 'Index', 'chunk']
 
 # %% ../nbs/08_retrieval.ipynb #bdfcb8d0
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -22,7 +22,7 @@ class APIEmbedder:
     "An OpenAI-compatible embeddings endpoint (a `models.toml` entry); `encode` mirrors sentence-transformers'."
 
     def __init__(self, spec):
-        self.spec, self.dim = spec, None
+        self.spec = spec
 
     def encode(self, texts, batch_size: int = 64, **_) -> np.ndarray:
         from openai import OpenAI
@@ -37,7 +37,6 @@ class APIEmbedder:
                 raise RuntimeError(f"embedder openai:{s.name}: {len(r.data)} vectors for {len(part)} texts")
             out += [d.embedding for d in sorted(r.data, key=lambda d: d.index)]
         E = np.asarray(out, np.float32).reshape(len(out), -1)
-        self.dim = E.shape[1]
         return E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
 
 # %% ../nbs/08_retrieval.ipynb #acaab1fd
@@ -100,8 +99,11 @@ def on_compute_thread(fn):
     return fut.result()
 
 # %% ../nbs/08_retrieval.ipynb #6ed1f1e7
-def _encode(texts: list, batch_size: int, model) -> np.ndarray:
-    "One embedding computation, on the embedding thread (`on_compute_thread`), its seconds counted (`compute_seconds`)."
+def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
+    "L2-normalized float32 embeddings (n, d) of `texts` by embedder `model`, on the embedding thread, time counted."
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
 
     def run():
         t0 = time.perf_counter()
@@ -112,14 +114,6 @@ def _encode(texts: list, batch_size: int, model) -> np.ndarray:
             _SPENT[0] += time.perf_counter() - t0
 
     return np.asarray(on_compute_thread(run), np.float32)
-
-
-def embed(texts, batch_size: int = 64, model: str | None = None) -> np.ndarray:
-    "L2-normalized float32 embeddings (n, d) of `texts` with embedder `model` (default all-MiniLM-L6-v2)."
-    texts = list(texts)
-    if not texts:
-        return np.zeros((0, 384 if model in _DEFAULT_NAMES else 0), np.float32)
-    return _encode(texts, batch_size, model)
 
 # %% ../nbs/08_retrieval.ipynb #edcab5e6
 def embedder_key(model: str | None = None) -> str:
@@ -164,17 +158,13 @@ class EmbeddingCache:
         return self.con.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
 
 
-def _text_hash(t: str) -> bytes:
-    return hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()
-
-
 def embed_cached(texts, model: str | None = None, cache: EmbeddingCache | None = None, batch_size: int = 64):
     "`embed`, each text's vector read from (or added to) the on-disk cache: only unseen texts are embedded, at once."
     texts = list(texts)
     if not texts:
         return embed(texts, batch_size, model)
     cache = cache or EmbeddingCache()
-    key, hs = embedder_key(model), [_text_hash(t) for t in texts]
+    key, hs = embedder_key(model), [hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
     found = cache.get_many(key, set(hs))
     todo = {h: t for h, t in zip(hs, texts) if h not in found}
     if todo:
@@ -185,27 +175,19 @@ def embed_cached(texts, model: str | None = None, cache: EmbeddingCache | None =
     return np.stack([found[h] for h in hs])
 
 # %% ../nbs/08_retrieval.ipynb #77b59f7f
-def norm_text(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip().lower()
-
-
 def dedup(texts, threshold: float = 0.9, emb: np.ndarray | None = None) -> list[int]:
     "Indices of the texts kept, in order: exact and near duplicates (cosine ≥ threshold) of earlier kept ones go."
     texts = list(texts)
     first: dict = {}
     for i, t in enumerate(texts):
-        first.setdefault(norm_text(t), i)  # an exact duplicate (once normalized) goes
+        first.setdefault(re.sub(r"\s+", " ", t).strip().lower(), i)  # an exact duplicate (once normalized) goes
     cand = list(first.values())
-    if not cand:
-        return []
     E = embed([texts[i] for i in cand]) if emb is None else np.asarray(emb)[cand]
-    keep, K = [], np.zeros((0, E.shape[1]), np.float32)
-    for j, i in enumerate(cand):
-        if len(K) and float((K @ E[j]).max()) >= threshold:
-            continue
-        keep.append(i)
-        K = np.vstack([K, E[j]])
-    return keep
+    kept = []  # positions in `cand`
+    for j in range(len(cand)):
+        if not kept or float((E[kept] @ E[j]).max()) < threshold:
+            kept.append(j)
+    return [cand[i] for i in kept]
 
 # %% ../nbs/08_retrieval.ipynb #7d1598b3
 def tokenize(s: str) -> list[str]:
@@ -253,16 +235,6 @@ class Index:
         s = self.scores(query, method)
         idx = np.argsort(-s, kind="stable")[:k]
         return [(int(i), float(s[i])) for i in idx]
-
-# %% ../nbs/08_retrieval.ipynb #0291a8fd
-class Corpus:
-    "Documents searched by subsets: `index(rows)` is the `Index` of `[docs[r] for r in rows]`."
-
-    def __init__(self, docs):
-        self.docs = list(docs)
-
-    def index(self, rows) -> Index:
-        return Index([self.docs[r] for r in rows])
 
 # %% ../nbs/08_retrieval.ipynb #09d26cc6
 def chunk(text: str, size: int = 1500, overlap: int = 200) -> list[str]:

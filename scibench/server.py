@@ -5,7 +5,7 @@
 # %% ../nbs/01a_server.ipynb #1dc95652
 from __future__ import annotations
 import asyncio, contextlib, functools, importlib.util, json, os, signal, socket, subprocess, sys, threading
-import time, uuid
+import time, types, uuid
 import filelock, httpx, psutil
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
@@ -14,9 +14,9 @@ from .core import cache_dir, write_text as _write_atomic
 from .llm import ModelSpec, get_model
 
 # %% auto #0
-__all__ = ['SERVE_CODE', 'EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'server_up', 'served_models', 'port_open',
-           'is_our_server', 'listener', 'read_pidfile', 'users', 'serve_on_one_thread', 'orphaned', 'watch_users',
-           'start_server', 'stop_server', 'serving', 'embedded_speed_path', 'embedded_speed', 'embedded_seconds']
+__all__ = ['SERVE_CODE', 'EMBEDDED_SPEED_DEFAULT', 'ServerError', 'smollm2_path', 'served_models', 'port_open', 'is_our_server',
+           'listener', 'read_pidfile', 'users', 'serve_on_one_thread', 'orphaned', 'watch_users', 'start_server',
+           'stop_server', 'serving', 'embedded_speed_path', 'embedded_speed', 'embedded_seconds']
 
 # %% ../nbs/01a_server.ipynb #57d196ab
 class ServerError(RuntimeError):
@@ -46,11 +46,6 @@ def _server_file(ext: str, spec, home=None, name=None) -> Path:
 _pidfile, _lockfile, _usersdir, _logfile = (functools.partial(_server_file, e) for e in ("pid", "lock", "users", "log"))
 
 # %% ../nbs/01a_server.ipynb #c8f2ad79
-def server_up(spec: ModelSpec, timeout: float = 2.0) -> bool:
-    "Does the endpoint answer `GET /models`?"
-    return served_models(spec, timeout)[0] is not None
-
-
 def served_models(spec: ModelSpec, timeout: float = 30.0) -> tuple[list | None, str | None]:
     "`GET /models` → (served model ids, None) or (None, why there is no list)."
     try:
@@ -87,21 +82,17 @@ def _proc(pid) -> psutil.Process | None:
         return pr
 
 
-def _cmdline(pid) -> list[str]:
-    "Arguments of live process `pid`; [] when there is none (or it is a zombie)."
+def _ask(pid, what, default=None):
+    "`what(process)` of live process `pid` (`psutil.Process.cmdline`, `.environ`...); `default` if psutil cannot tell."
     try:
-        return (p := _proc(pid)) and p.cmdline() or []
+        return what(p) if (p := _proc(pid)) else default
     except psutil.Error:
-        return []
+        return default
 
 
 def _stat(pid) -> tuple[str, float, float] | None:
     "(psutil status, start time, CPU seconds used) of live process `pid`, or None."
-    try:
-        p = _proc(pid)
-        return p and (p.status(), p.create_time(), sum(p.cpu_times()[:2]))
-    except psutil.Error:
-        return None
+    return _ask(pid, lambda p: (p.status(), p.create_time(), sum(p.cpu_times()[:2])))
 
 # %% ../nbs/01a_server.ipynb #c19688cb
 def _opt(args: list, k: str):
@@ -110,13 +101,13 @@ def _opt(args: list, k: str):
 
 def _other_model(pid: int, spec: ModelSpec) -> str | None:
     "The model alias the server `pid` was started with, when it is not `spec.model`."
-    alias = _opt(_cmdline(pid), "--model_alias")
+    alias = _opt(_ask(pid, psutil.Process.cmdline, []), "--model_alias")
     return alias if alias is not None and alias != spec.model else None
 
 
 def is_our_server(pid, spec: ModelSpec) -> tuple[bool, str]:
     "Is `pid` a live `llama_cpp.server` on `spec`'s port? → (yes/no, what the process is)."
-    args = _cmdline(pid)
+    args = _ask(pid, psutil.Process.cmdline, [])
     if not args:
         return False, "no such process"
     ours = "llama_cpp.server" in args or SERVE_CODE in args  # launched by an older checkout, or by `_launch`
@@ -133,26 +124,15 @@ def listener(spec: ModelSpec) -> int | None:
     ours = (c.pid for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid)
     return next((pid for pid in ours if is_our_server(pid, spec)[0]), None)
 
-
-def _environ(pid: int) -> dict:
-    try:
-        return psutil.Process(pid).environ()
-    except psutil.Error:
-        return {}
-
 # %% ../nbs/01a_server.ipynb #db1b02fa
 def _terminate(pid: int, grace: float = 10.0):
     "SIGTERM (and SIGCONT) the server's process group, SIGKILL after `grace` s. The caller checked it is ours."
-
-    def sig(s):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, s) if os.getpgid(pid) == pid else os.kill(pid, s)
-
     for signals, wait in (((signal.SIGTERM, signal.SIGCONT), grace), ((signal.SIGKILL,), 5.0)):
         if _proc(pid) is None:
             break
         for s in signals:
-            sig(s)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, s) if os.getpgid(pid) == pid else os.kill(pid, s)
         t0 = time.monotonic()
         while _proc(pid) and time.monotonic() - t0 < wait:
             time.sleep(0.05)
@@ -249,10 +229,8 @@ def _signals_held():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    got, old = [], {}
-    for s in (signal.SIGINT, signal.SIGTERM):
-        old[s] = signal.getsignal(s)
-        signal.signal(s, lambda n, f: got.append(n))
+    got = []
+    old = {s: signal.signal(s, lambda n, f: got.append(n)) for s in (signal.SIGINT, signal.SIGTERM)}  # as they were
     try:
         yield
     finally:
@@ -287,8 +265,7 @@ def _on_one_thread():
 
 
 def serve_on_one_thread() -> None:
-    """llama-cpp-python's server (`python -m llama_cpp.server`, its command line) with every completion on one thread;
-    it answers `GET /props` as llama.cpp's server does (it takes llama.cpp's structured-output form)."""
+    "llama-cpp-python's server (its command line), completions on one thread, answering llama.cpp's `GET /props`."
     import llama_cpp, llama_cpp.server.app as app
     from llama_cpp.server.__main__ import main
 
@@ -299,8 +276,7 @@ def serve_on_one_thread() -> None:
 
 # %% ../nbs/01a_server.ipynb #319cae2b
 def orphaned(home, name) -> bool:
-    "Under the lock of server `name` of cache folder `home`: is it this process, started by a `serving` whose users "
-    "are all gone? Then its pid file is removed (see above)."
+    "Is server `name` (cache folder `home`) this process, from a `serving` whose users all left? Its pid file goes."
     with _locked(None, path=_lockfile(None, home, name)):
         rec = read_pidfile(None, home, name)
         if not rec or rec.get("pid") != os.getpid() or rec.get("by") != "serving" or users(None, home, name):
@@ -388,7 +364,7 @@ def _join_other(spec: ModelSpec, pid: int, hold: dict | None) -> tuple[bool, dic
         raise ServerError(f"port {_port(spec)} ({spec.base_url}) is held by another scibench checkout's embedded "
                           f"server (pid {pid}) serving '{alias}', not '{spec.model}' (model '{spec.name}'); "
                           f"stop it or give model '{spec.name}' another port in models.toml")
-    env = _environ(pid)
+    env = _ask(pid, psutil.Process.environ, {})
     home, name = env.get("SCIBENCH_SERVER_HOME"), env.get("SCIBENCH_SERVER_NAME")
     if hold is not None and home and name and Path(home).is_dir():
         with _locked(spec, path=_lockfile(spec, home, name)), _signals_held():
@@ -396,8 +372,7 @@ def _join_other(spec: ModelSpec, pid: int, hold: dict | None) -> tuple[bool, dic
     return False, None
 
 # %% ../nbs/01a_server.ipynb #52d4447b
-def _attach(spec: ModelSpec, by: str, wait: float, log, check_timeout: float,
-            hold: dict | None = None) -> tuple[bool, dict | None]:
+def _attach(spec: ModelSpec, by: str, wait: float, check_timeout: float, hold: dict | None = None) -> tuple:
     "Under the lock: make `spec`'s server answer, starting it if the port is free. → (started here?, record or None)."
     port, url = _port(spec), spec.base_url
     rec, _ = _live(spec)  # a stale pid file is removed here
@@ -422,7 +397,7 @@ def _attach(spec: ModelSpec, by: str, wait: float, log, check_timeout: float,
             fix = f"stop it or give model '{spec.name}' another port in models.toml"
             raise ServerError(f"port {port} ({url}) {what}; {fix}")
         return False, None  # someone else's server with our model: used, never stopped by us
-    log = Path(log or _logfile(spec))
+    log = _logfile(spec)
     pid = _launch(spec, wait, log)
     with _signals_held():
         try:
@@ -443,13 +418,13 @@ def _stop(spec: ModelSpec, rec: dict, home=None, name=None):
     _pidfile(spec, home, name).unlink(missing_ok=True)
 
 # %% ../nbs/01a_server.ipynb #bf598bc4
-def start_server(name: str = "local", wait: float = 180.0, log=None, check_timeout: float = 30.0) -> bool:
+def start_server(name: str = "local", wait: float = 180.0, check_timeout: float = 30.0) -> bool:
     "`scibench serve`: start the embedded server of registry model `name` unless it is there; True if started here."
     spec = get_model(name)
     if not spec.embedded:
         raise ValueError(f"model '{name}' is not embedded")
     with _locked(spec, wait + 120):
-        return _attach(spec, "serve", wait, log, check_timeout)[0]
+        return _attach(spec, "serve", wait, check_timeout)[0]
 
 
 def stop_server(name: str = "local") -> dict:
@@ -463,7 +438,8 @@ def stop_server(name: str = "local") -> dict:
                    else "no server started by scibench was running")
             other = listener(spec) if port_open(spec) else None
             if other is not None:
-                home = _environ(other).get("SCIBENCH_SERVER_HOME") or "another checkout or by hand"
+                env = _ask(other, psutil.Process.environ, {})
+                home = env.get("SCIBENCH_SERVER_HOME") or "another checkout or by hand"
                 msg += f" (our embedded server on port {port}, pid {other}, was started from {home}; not touched)"
             elif port_open(spec):
                 msg += f" (something else listens on port {port}; not touched)"
@@ -488,41 +464,28 @@ def _release(spec: ModelSpec, lease: Path):
             _stop(spec, rec, home, name)
 
 
-def _sigterm(signum, frame):
-    raise KeyboardInterrupt
-
-
-class serving:
-    "Context manager: one more user of each embedded model among `names`; on exit (Ctrl-C, SIGTERM too) leave them."
-
-    def __init__(self, *names, wait: float = 180.0, check_timeout: float = 30.0):
-        self.names, self.started, self.wait, self.check_timeout = [n for n in names if n], [], wait, check_timeout
-        self.leases, self._old_term = {}, None
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            self._old_term = signal.signal(signal.SIGTERM, _sigterm)  # SIGTERM unwinds like Ctrl-C, so __exit__ runs
+@contextlib.contextmanager
+def serving(*names, wait: float = 180.0, check_timeout: float = 30.0):
+    "One more user of each embedded model in `names` (`.started`: started here); leave them on exit (Ctrl-C, SIGTERM)."
+    s, leases, old_term = types.SimpleNamespace(started=[]), {}, None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        old_term = signal.signal(signal.SIGTERM, signal.default_int_handler)  # unwinds like Ctrl-C: leases are left
+    try:
+        for n in dict.fromkeys(n for n in names if n):
+            try:
+                spec = get_model(n)
+            except KeyError:
+                continue
+            if spec.embedded:
+                with _locked(spec, wait + 120):
+                    if _attach(spec, "serving", wait, check_timeout, hold=leases)[0]:
+                        s.started.append(n)
+        yield s
+    finally:
         try:
-            for n in dict.fromkeys(self.names):
-                try:
-                    spec = get_model(n)
-                except KeyError:
-                    continue
-                if not spec.embedded:
-                    continue
-                with _locked(spec, self.wait + 120):
-                    if _attach(spec, "serving", self.wait, None, self.check_timeout, hold=self.leases)[0]:
-                        self.started.append(n)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *a):
-        err = None
-        try:
-            while self.leases:
-                spec, lease = self.leases.pop(next(reversed(self.leases)))
+            err = None
+            while leases:  # the last taken first; every lease is left, then the first error raised
+                spec, lease = leases.pop(next(reversed(leases)))
                 try:
                     _release(spec, lease)
                 except Exception as e:
@@ -530,9 +493,8 @@ class serving:
             if err is not None:
                 raise err
         finally:
-            if self._old_term is not None:
-                signal.signal(signal.SIGTERM, self._old_term)
-                self._old_term = None
+            if old_term is not None:
+                signal.signal(signal.SIGTERM, old_term)
 
 # %% ../nbs/01a_server.ipynb #322a48f0
 EMBEDDED_SPEED_DEFAULT = dict(prompt_tokens_per_s=120.0, tokens_per_s=55.0,

@@ -4,17 +4,17 @@
 
 # %% ../nbs/09_view.ipynb #30ebd9a7
 from __future__ import annotations
-import base64, hashlib, importlib.resources, io, json, math, os, re, sys
+import base64, hashlib, importlib.resources, io, json, os, re, sys
 from dataclasses import replace
 from pathlib import Path
 import pandas as pd
-from jinja2 import Environment, PackageLoader
+from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 from tabulate import tabulate
 from .core import DataError, results_dir, figures_dir, tables_dir, read_json, iter_jsonl, write_text, write_with
 from .bench import ConfigError, benchmarks, check_name, get_benchmark
 from .records import Ctx, Raw, Record, json_block, show, text
-from .report import MIN_CI_N, dash, fmt_ci
+from .report import MIN_CI_N, dash, fmt, fmt_ci
 from .runs import caption, complete_runs, epochs_of, read_latest, read_meta, run_dirs, run_label, run_meta
 from .runs import select_runs, settings
 from .tables import Table, build
@@ -128,8 +128,8 @@ def _shown(v):
     "What a page prints for a value: text as it is (the template escapes it), anything else as `show` writes it."
     return v if isinstance(v, str) else show(v)
 
-_PAGES = Environment(loader=PackageLoader("scibench", "templates"), autoescape=True, keep_trailing_newline=True,
-                     trim_blocks=True, lstrip_blocks=True, finalize=_shown)
+_PAGES = Environment(loader=PackageLoader("scibench", "templates"), autoescape=select_autoescape(),
+                     keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, finalize=_shown)
 
 def _render(name: str, title: str, **values) -> str:
     "Page template `name` filled with `values`, its title and the shared style."
@@ -265,9 +265,8 @@ def _first_pass(d, R: Record) -> tuple[int, int, dict, set]:
         n_rec += 1
         n_failed += bool(r.get("failure"))
         metrics.update(dict.fromkeys(example_scores(R, r)))
-        g = example_group(R, r)
-        if g: groups.add(g)
-    return n_rec, n_failed, metrics, groups
+        groups.add(example_group(R, r))
+    return n_rec, n_failed, metrics, groups - {None, ""}
 
 def _report_values(d, run: dict, R: Record, ctx) -> dict:
     "Everything the report shows above the examples, and the examples' data up to their rows."
@@ -394,11 +393,9 @@ def _shown_run(bench: str, d, m: dict, used: set, here) -> dict:
 # %% ../nbs/09_view.ipynb #654421d5
 def _about(bench: str) -> dict:
     "A benchmark's one-line description and paper; `paper` None when it is not registered."
-    try:
-        b = get_benchmark(bench)
-        p = b.paper
-        return dict(doc=b.doc, paper=dict(title=p.title, authors=p.authors, url=p.url, arxiv=p.arxiv))
-    except (ConfigError, AttributeError): return dict(paper=None)
+    try: b = get_benchmark(bench)
+    except ConfigError: return dict(paper=None)
+    return dict(doc=b.doc, paper=b.paper)
 
 def _bench_part(bench: str, ds: list, used: set, here) -> dict:
     "A benchmark's part of a model page: every run of the model, newest first, then each split's shown run."
@@ -454,13 +451,11 @@ def _index_run(d, used: set, base) -> dict:
     )
 
 def _index_table(t: Path, base) -> dict:
-    "A table for the results page: caption, links to its files, then its CSV's cells (its Markdown without one)."
-    txt = t.read_text()
-    first = txt.splitlines()[0] if txt else ""
+    "A table for the results page: caption (its Markdown's first line), links to its files, then its CSV's cells."
+    first = next(iter(t.read_text().splitlines()), "")
     links = [(x[1:], _rel(t.with_suffix(x), base)) for x in (".md", ".csv", ".tex") if t.with_suffix(x).exists()]
     out = dict(stem=t.stem, links=links, caption=first[2:-2] if first.startswith("**") and first.endswith("**") else "")
     csv = t.with_suffix(".csv")
-    if not csv.exists(): return dict(out, text=txt)
     try: df = pd.read_csv(csv, dtype=str, keep_default_na=False)
     except Exception as e: return dict(out, csv=csv.name, error=e)
     return dict(out, cols=list(df.columns), rows=df.values.tolist(), num=_num_cols(df))
@@ -471,13 +466,11 @@ def index_html() -> str:
     base, used = results_dir(), _used_runs()
     benches = lambda ds: ", ".join(sorted({d.parent.parent.parent.name for d in ds}))
     models = [dict(name=m, page=model_page_name(m), benches=benches(ds), runs=len(ds)) for m, ds in _models().items()]
-    tabs = sorted(tables_dir().glob("*.md")) if tables_dir().exists() else []
-    figs = sorted(figures_dir().glob("*.png")) + sorted(figures_dir().glob("*.svg")) if figures_dir().exists() else []
-    return _render(
-        "index.html", "scibench results", js=_INDEX_JS, models=models,
-        runs=[_index_run(d, used, base) for d in run_dirs()], tables=[_index_table(t, base) for t in tabs],
-        figures=[(_rel(p, base), p.stem, p.name) for p in figs],
-    )
+    figs = sorted(figures_dir().glob("*.png")) + sorted(figures_dir().glob("*.svg"))  # none without the folder
+    return _render("index.html", "scibench results", js=_INDEX_JS, models=models,
+                   runs=[_index_run(d, used, base) for d in run_dirs()],
+                   tables=[_index_table(t, base) for t in sorted(tables_dir().glob("*.md"))],
+                   figures=[(_rel(p, base), p.stem, p.name) for p in figs])
 
 def write_index(reports: bool = True) -> list[Path]:
     "(Re)write every run's `report.html` (with `reports`), every model's page, then `results/index.html` → the paths."
@@ -551,51 +544,39 @@ def compare_runs(a, b, top: int = 10, n_resamples: int = 1000) -> dict:
     )
 
 # %% ../nbs/09_view.ipynb #fc975864
-def _f(x, nd=3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)): return "–"
-    return f"{x:.{nd}f}" if isinstance(x, float) else str(x)
-
-def _ci(r) -> str:
-    return f"{_f(r['diff'])} [{_f(r['lo'])}, {_f(r['hi'])}]" if r["lo"] is not None else f"{_f(r['diff'])}"
-
 _CMP_COLS = ["metric", "n", "mean A", "mean B", "B − A [95% CI]", "B wins", "ties", "A wins", "no score"]
 
 def _cmp_rows(rs):
     counts = ("wins", "ties", "losses", "unpaired")
-    return [[r["metric"], r["n"], _f(r["mean_a"]), _f(r["mean_b"]), _ci(r), *(r[k] for k in counts)] for r in rs]
+    return [[r["metric"], r["n"], fmt(r["mean_a"], 3), fmt(r["mean_b"], 3), fmt_ci(r["diff"], r["lo"], r["hi"], 3),
+             *(r[k] for k in counts)] for r in rs]
+
+def _top_rows(c) -> list:
+    "The largest disagreements: id, group, metric, A's and B's values, A's and B's failures."
+    return [[t["id"], t["group"], t["metric"], fmt(t["a"], 3), fmt(t["b"], 3), t["failure_a"], t["failure_b"]]
+            for t in c["top"]]
 
 def _plain_table(cols, rows) -> str:
     return tabulate(rows, cols, disable_numparse=True, colalign=["left"] + ["right"] * (len(cols) - 1))
 
 # %% ../nbs/09_view.ipynb #bafdfff4
 def compare_text(c: dict) -> str:
-    "The comparison as terminal tables."
-    out = [f"── {c['bench']} · {c['split']}: A = {c['a']}  vs  B = {c['b']} ──",
-           f"paired on {c['shared']} shared examples (A has {c['n_a']}, B has {c['n_b']}; only in A {c['only_a']}, "
-           f"only in B {c['only_b']}; failed among shared: A {c['failed_a']}, B {c['failed_b']}). Differences are "
-           "B − A; CI: paired bootstrap 95% over examples.", ""]
-    for k in "ab":  # a label without a run id, or a model folder: which run it named
-        if c.get(f"spec_{k}") and not c[f"spec_{k}"].rstrip("/").endswith(c[k].split("/")[-1]):
-            rid, st = c[k].split("/")[-1], c.get(f"status_{k}")
-            why = "the run the tables use, else latest"
-            out.insert(-1, f"{k.upper()} = {c[f'spec_{k}']} resolved to run {rid} ({st}; {why})")
-    if c.get("differences"):
-        out += ["warning: the runs differ in more than the model, so B − A is not the model's alone:"]
-        out += [f"  {x}" for x in c["differences"]] + [""]
-    out.append(_plain_table(_CMP_COLS, _cmp_rows(c["metrics"])))
-    for g, rs in c["groups"].items(): out += ["", f"group {g}", _plain_table(_CMP_COLS, _cmp_rows(rs))]
-    if c["top"]:
-        top = [[t["id"], t["group"], t["metric"], _f(t["a"]), _f(t["b"])] for t in c["top"]]
-        out += ["", "largest disagreements (by the metric that differs most, scaled by its range)",
-                _plain_table(["id", "group", "metric", "A", "B"], top)]
-    return "\n".join(out)
+    "The comparison as terminal tables (template `compare.txt`)."
+    table = lambda rs: _plain_table(_CMP_COLS, _cmp_rows(rs))
+    rid = {k: c[k].split("/")[-1] for k in "ab"}
+    resolved = [(k.upper(), c[f"spec_{k}"], rid[k], str(c.get(f"status_{k}"))) for k in "ab"
+                if c.get(f"spec_{k}") and not c[f"spec_{k}"].rstrip("/").endswith(rid[k])]
+    top = _plain_table(["id", "group", "metric", "A", "B"], [r[:5] for r in _top_rows(c)])
+    groups = [(g, table(rs)) for g, rs in c["groups"].items()]
+    page = _PAGES.get_template("compare.txt").render(c=c, resolved=resolved, metrics=table(c["metrics"]), groups=groups,
+                                                     top=top)
+    return page.removesuffix("\n")
 
 def compare_html(c: dict) -> str:
     "The comparison as a self-contained HTML page."
-    top = [[t["id"], t["group"], t["metric"], _f(t["a"]), _f(t["b"]), t["failure_a"], t["failure_b"]] for t in c["top"]]
     groups = [(g, _cmp_rows(rs)) for g, rs in c["groups"].items()]
-    title = f"compare {c['a']} vs {c['b']}"
-    return _render("compare.html", title, c=c, cols=_CMP_COLS, metrics=_cmp_rows(c["metrics"]), groups=groups, top=top)
+    return _render("compare.html", f"compare {c['a']} vs {c['b']}", c=c, cols=_CMP_COLS,
+                   metrics=_cmp_rows(c["metrics"]), groups=groups, top=_top_rows(c))
 
 # %% ../nbs/09_view.ipynb #45c8040d
 def _served(meta: dict, name) -> str | None:

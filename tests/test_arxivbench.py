@@ -393,9 +393,9 @@ def real_model():
     up to a minute before concluding it is down (the shared `local_server` fixture's 2 s check then starts a second
     server, which exits because the port is taken)."""
     from scibench.llm import get_model
-    from scibench.server import server_up, serving
+    from scibench.server import served_models, serving
     spec = get_model("local")
-    if server_up(spec, timeout=60):
+    if served_models(spec, timeout=60)[0] is not None:
         yield spec
     else:
         with serving("local"): yield spec

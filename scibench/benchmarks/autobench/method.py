@@ -13,7 +13,7 @@ from ...llm import Request, msgs, parse_json
 from ...flow import Branch, Fan, Step
 from ...judge import choice_schema, parse_choice, judge_request, judge_result
 from ...metrics import mean_ci, bootstrap_ci
-from ...retrieval import embed_cached, dedup, Corpus, tokenize
+from ...retrieval import embed_cached, dedup, Index, tokenize
 from ...bench import Config, ConfigError, Paper, Stage, param
 from ...runs import rel
 from .papers import excerpt, paper_text, paper_windows, paragraphs
@@ -198,7 +198,6 @@ class Retriever:
         self.method, self._ahead, self._U = method, ahead, None
         self.papers = {p["paper_id"]: p for p in list(papers) + list(related)}
         self.units = [(p["paper_id"], i, t) for p in list(papers) + list(related) for i, t in paragraphs(p).items()]
-        self._corpus = Corpus(t for _, _, t in self.units)
         if ahead is not None: ahead.add([t for _, _, t in self.units])
     def _search(self, rows: list[int], queries: dict) -> dict:
         "{query: `rows` best first} for `queries` ({query: its vector, None for BM25 alone})."
@@ -206,7 +205,7 @@ class Retriever:
         if self.method != "bm25" and self._U is None:
             if self._ahead is not None: self._ahead.wait()
             self._U = embed_cached([t for _, _, t in self.units])
-        bm25, U = self._corpus.index(rows), self._U
+        bm25, U = Index([self.units[r][2] for r in rows]), self._U
         out = {}
         for q, v in queries.items():
             fused = np.zeros(len(rows))
