@@ -4,14 +4,14 @@
 
 # %% ../nbs/07_data.ipynb #5c175216
 from __future__ import annotations
-import contextlib, os, urllib.request, urllib.error
+import contextlib, json, os, urllib.request, urllib.error
 from pathlib import Path
 from urllib.parse import urlsplit
 from .bench import ConfigError, benchmarks
 
 # %% auto #0
 __all__ = ['OfflineError', 'mirror', 'current_mirror', 'mirror_dir', 'source_path', 'mirror_url', 'fetch_url', 'hf_snapshot',
-           'all_downloaders', 'downloader_names', 'download']
+           'github_listing', 'all_downloaders', 'downloader_names', 'download']
 
 # %% ../nbs/07_data.ipynb #b8b1b9ed
 class OfflineError(RuntimeError):
@@ -101,6 +101,20 @@ def hf_snapshot(repo: str) -> Path:
 
     kw = dict(endpoint=base.rstrip("/")) if base else {}
     return Path(snapshot_download(repo_id=repo, repo_type="dataset", **kw))
+
+# %% ../nbs/07_data.ipynb #15f45c68
+def github_listing(repo: str, path: str) -> list[dict]:
+    "Folder `path` of GitHub repository `repo` as the contents API lists it ({name, path, type}); a local mirror's own."
+    if (local := mirror_dir(current_mirror())) is not None:
+        if not (f := local/path).is_dir(): raise OfflineError(f"mirror {local}: no folder {path}")
+        return [dict(name=c.name, path=f"{path}/{c.name}", type="dir" if c.is_dir() else "file")
+                for c in sorted(f.iterdir())]
+    url = f"https://api.github.com/repos/{repo}/contents/{path}"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r: return json.load(r)
+    except (urllib.error.URLError, OSError) as e:
+        raise OfflineError(f"cannot list {url}: {getattr(e, 'reason', e)}") from None
+
 
 # %% ../nbs/07_data.ipynb #a6920acc
 def all_downloaders() -> dict:

@@ -180,7 +180,7 @@ def test_download_judge_eval_writes_paperbench_layout(tmp_path, monkeypatch):
                                dict(type="file", name="submission.tar", path=f"{base}/pinn/0/submission.tar")],
             f"{base}/pinn/0/grading": [dict(type="file", name="expected_result.json", path=f"{base}/pinn/0/grading/expected_result.json"),
                                        dict(type="file", name="notes.txt", path=f"{base}/pinn/0/grading/notes.txt")]}
-    monkeypatch.setattr(paperbench, "_gh_list", lambda path: tree[path])
+    monkeypatch.setattr(scibench.data, "github_listing", lambda repo, path: tree[path])
     got = []
     def fetch(url, dest, timeout=60):
         got.append(url); dest.parent.mkdir(parents=True, exist_ok=True); dest.write_text("x"); return dest

@@ -4,13 +4,13 @@
 
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #b1d0a003
 from __future__ import annotations
-import ast, json, os, re, urllib.error, urllib.request
+import ast, json, os, re
 from pathlib import Path
 import numpy as np
 import pandas as pd
 from ...core import DataError, data_dir, read_json_records, read_text, write_jsonl
 from ...report import Estimate, fmt, fmt_ci, fmt_est
-from ...data import OfflineError, current_mirror, fetch_url, hf_snapshot, mirror, mirror_dir, mirror_url
+from ...data import OfflineError, current_mirror, fetch_url, hf_snapshot, github_listing, mirror, mirror_url
 from ...bench import filler
 from ...tables import Table
 from ...runs import rel
@@ -177,8 +177,8 @@ TABLE2 = Table(
 # %% ../../../nbs/benchmarks/abgen/01_data.ipynb #eacaa6e4
 def study2_ours(r) -> list[dict]:
     "Table 4's study 2: a run's row when it ran on a user-annotated split (`user-*`)."
-    if not r.split.startswith("user-"): return []
-    return [dict(study="2: domain generalization", condition=f"split {r.split}", scorer=f"judge {r.config['judge']}",
+    if not (split := r.config["split"]).startswith("user-"): return []
+    return [dict(study="2: domain generalization", condition=f"split {split}", scorer=f"judge {r.config['judge']}",
                  n=r.meta["n"], feedback="–", prompts=_prompts(r.meta),
                  **{c: fmt_est(r.scores[c]) for c in HUMAN_CRITERIA})]
 
@@ -232,14 +232,8 @@ def download_abgen(dest=None) -> list[Path]:
 
 def _judge_files(sub: str) -> list[str]:
     "The released judges' output files: listed in the mirror's folder, else by GitHub's API."
-    if (d := mirror_dir(current_mirror())) is not None:
-        if names := sorted(p.name for p in (d/sub).glob("*.json")): return names
-        raise OfflineError(f"mirror {current_mirror()}: no judge outputs {sub}/*.json")
-    api = f"https://api.github.com/repos/{ABGEN_REPO}/contents/{sub}"
-    try:
-        with urllib.request.urlopen(api, timeout=60) as r:
-            return [f["name"] for f in json.load(r) if f["name"].endswith(".json")]
-    except (urllib.error.URLError, OSError) as e: raise OfflineError(f"cannot list {api}: {e}") from None
+    if names := [f["name"] for f in github_listing(ABGEN_REPO, sub) if f["name"].endswith(".json")]: return names
+    raise OfflineError(f"{ABGEN_REPO}/{sub}: no judge outputs (*.json)")
 
 def download_abgen_released(dest=None, base: str|None = None) -> list[Path]:
     "AbGen's released human evaluation and per-judge outputs (GitHub, or mirror `base`) into `data/abgen/released/`."

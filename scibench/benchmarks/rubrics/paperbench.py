@@ -859,28 +859,12 @@ def download_paperbench(dest=None, ids=None) -> list[Path]:
     return out
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #4451ac9d
-def _gh_list(path: str) -> list[dict]:
-    "A folder of PaperBench's repository as GitHub's contents API lists it (under a local mirror: its folder)."
-    import urllib.request, urllib.error
-    from scibench.data import OfflineError, current_mirror, mirror_dir
-    local = mirror_dir(current_mirror())
-    if local is not None:
-        f = local/path
-        if not f.is_dir(): raise OfflineError(f"mirror {local}: no folder {path}")
-        return [dict(name=c.name, path=f"{path}/{c.name}",
-                     type="dir" if c.is_dir() else "file") for c in sorted(f.iterdir())]
-    url = f"https://api.github.com/repos/{PB_REPO}/contents/{path}"
-    try:
-        with urllib.request.urlopen(url, timeout=60) as r: return json.load(r)
-    except (urllib.error.URLError, OSError) as e:
-        raise OfflineError(f"cannot list {url}: {getattr(e, 'reason', e)}") from None
-
 def download_judge_eval(dest=None) -> list[Path]:
     "PaperBench JudgeEval cases into `data/paperbench/judge_eval/`, in PaperBench's layout."
-    from scibench.data import fetch_url
+    from scibench.data import fetch_url, github_listing
     dest = Path(dest or data_dir()/"paperbench"/"judge_eval"); out = []
     def walk(path, depth=0):
-        for e in _gh_list(path):
+        for e in github_listing(PB_REPO, path):
             if e["type"] == "dir" and depth < 3: walk(e["path"], depth + 1)
             elif e["name"] == "expected_result.json" or _archive_name(Path(e["name"])) == "submission":
                 rel = e["path"].split("/judge_eval/", 1)[1]
