@@ -6,6 +6,7 @@
 from __future__ import annotations
 import json, os, re
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from ...llm import Request, parse_json
 
@@ -74,27 +75,35 @@ def _offset(v) -> int:
     except (TypeError, ValueError, OverflowError): return 0
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #37ee6ad6
-def _list_files(ws: Path, obs_chars: int) -> str:
-    root, names = Path(ws), []
-    for d, dirs, files in os.walk(root, followlinks=False):
+def _files(ws) -> list[tuple[str, Path]]:
+    "The workspace's files as (name, resolved path): each folder's files, then its subfolders, by name."
+    root, out = Path(ws), []
+    for d, dirs, files in os.walk(root):
         dirs.sort()
-        for n in sorted(files):
-            p = Path(d) / n
-            if p.is_symlink() and not (_safe(root, str(p.relative_to(root))) or root).is_file(): continue
-            names.append(str(p.relative_to(root)))
-    out, used = [], 0
-    for i, n in enumerate(names):
-        if used + len(n) + 1 > obs_chars and out: out.append(f"[... {len(names) - i} more files]"); break
-        out.append(n); used += len(n) + 1
-    return _utf8("\n".join(out)) or "(empty)"
+        names = (str((Path(d) / n).relative_to(root)) for n in sorted(files))
+        out += [(n, p) for n in names if (p := _safe(root, n)) is not None and p.is_file()]
+    return out
 
-def _read_file(ws: Path, p: Path, rel: str, offset, obs_chars: int) -> str:
-    if p == Path(ws).resolve() or p.is_dir():
-        return f"error: read_file {_shown(rel)}: is a directory (list_files shows the files)"
-    if not p.is_file(): return f"error: read_file {_shown(rel)}: no such file"
+def _text(p: Path) -> str | None:
+    "File `p`'s text (bad bytes replaced), or None for a binary file (a NUL byte in its first 8 KB)."
     data = p.read_bytes()
-    if b"\x00" in data[:8192]: return f"error: read_file {_shown(rel)}: binary file ({len(data)} bytes), not text"
-    text, off = data.decode("utf-8", errors="replace"), _offset(offset)
+    return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+
+def _file(p: Path, on_dir: str) -> Path:
+    "`p` when it is a file; a folder or a missing file is refused."
+    if p.is_dir(): raise ValueError(f"is a directory ({on_dir})")
+    if not p.is_file(): raise ValueError("no such file")
+    return p
+
+def _list_files(ws: Path, obs_chars: int) -> str:
+    names = [n for n, _ in _files(ws)]
+    shown = max(1, sum(end <= obs_chars for end in accumulate(len(n) + 1 for n in names)))
+    more = [f"[... {len(names) - shown} more files]"] if shown < len(names) else []
+    return _utf8("\n".join(names[:shown] + more)) or "(empty)"
+
+def _read_file(p: Path, rel: str, offset, obs_chars: int) -> str:
+    text, off = _text(_file(p, "list_files shows the files")), _offset(offset)
+    if text is None: raise ValueError(f"binary file ({p.stat().st_size} bytes), not text")
     if off and off >= len(text): return f"(offset {off} is past the end: {rel} has {len(text)} characters)"
     part = text[off : off + obs_chars]
     left = len(text) - off - len(part)
@@ -102,19 +111,18 @@ def _read_file(ws: Path, p: Path, rel: str, offset, obs_chars: int) -> str:
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #a9647d5a
 def _write_file(ws: Path, p: Path, rel: str, content, append: bool = False) -> str:
-    tool = "append_file" if append else "write_file"
-    if content is None: return f'error: {tool} {_shown(rel)}: no content given (add "content": the text of the file)'
+    if content is None: raise ValueError('no content given (add "content": the text of the file)')
     if not isinstance(content, str): content = json.dumps(content, ensure_ascii=False)
     data = _utf8(content).encode("utf-8")
     old = p.stat().st_size if append and p.is_file() else 0
     if old + len(data) > MAX_WRITE:
-        return (f"error: {tool} {_shown(rel)}: the file would be {old + len(data)} bytes, over the limit of "
-                f"{MAX_WRITE} bytes per file; nothing was written")
-    if p == Path(ws).resolve(): return f"error: {tool} {_shown(rel)}: is the workspace folder, not a file name"
-    if p.is_dir(): return f"error: {tool} {_shown(rel)}: is a directory, not a file"
+        raise ValueError(f"the file would be {old + len(data)} bytes, over the limit of {MAX_WRITE} bytes per file; "
+                         "nothing was written")
+    if p == Path(ws).resolve(): raise ValueError("is the workspace folder, not a file name")
+    if p.is_dir(): raise ValueError("is a directory, not a file")
     try: p.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        return f"error: {tool} {_shown(rel)}: a part of the path is a file, not a folder"
+        raise ValueError("a part of the path is a file, not a folder") from None
     if not append:
         p.write_bytes(data)
         return f"wrote {len(content)} characters to {_utf8(rel)}"
@@ -123,43 +131,26 @@ def _write_file(ws: Path, p: Path, rel: str, content, append: bool = False) -> s
     return f"appended {len(content)} characters to {_utf8(rel)} (now {old + len(sep) + len(data)} bytes)"
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #3d1e1915
-def _grep_files(ws: Path, p: Path | None, rel) -> list | str:
-    "The files a grep reads: `p`, or every workspace file; an error observation for a folder, a missing or binary file."
-    root = Path(ws).resolve()
-    if p is None: return [(n, _safe(root, n)) for n in _list_files(ws, 10**9).splitlines() if not n.startswith("[")]
-    if p == root or p.is_dir():
-        return f"error: grep {_shown(rel)}: is a directory (leave out path to search every file)"
-    if not p.is_file(): return f"error: grep {_shown(rel)}: no such file"
-    if b"\x00" in p.read_bytes()[:8192]: return f"error: grep {_shown(rel)}: binary file, not text"
-    return [(_utf8(rel), p)]
-
-def _grep_hits(files: list, rx, obs_chars: int, max_hits: int) -> tuple[list, int]:
-    "The matching lines shown (within `max_hits` and `obs_chars`) and the number of matching lines."
-    out, used, n_hits = [], 0, 0
-    for name, f in files:
-        if f is None or not f.is_file(): continue
-        data = f.read_bytes()
-        if b"\x00" in data[:8192]: continue
-        off = 0
-        for ln, line in enumerate(data.decode("utf-8", errors="replace").splitlines(keepends=True), 1):
-            if rx.search(line):
-                n_hits += 1
-                hit = f"{name}:{ln} (offset {off}): {line.strip()[:300]}"
-                if len(out) < max_hits and used + len(hit) + 1 <= obs_chars: out.append(hit); used += len(hit) + 1
-            off += len(line)
-    return out, n_hits
+def _grep_lines(name: str, text: str | None, rx) -> list[str]:
+    "The lines of `text` (None: a binary file, none) that `rx` matches, with their number and character offset."
+    lines = (text or "").splitlines(keepends=True)
+    return [f"{name}:{n} (offset {off}): {line.strip()[:300]}"
+            for n, (off, line) in enumerate(zip(accumulate(map(len, lines), initial=0), lines), 1) if rx.search(line)]
 
 def _grep(ws: Path, p: Path | None, rel, pattern, obs_chars: int, max_hits: int = GREP_HITS) -> str:
     if not isinstance(pattern, str) or not pattern.strip():
         return 'error: grep: no pattern given (add "pattern": words or a regular expression)'
     try: rx = re.compile(pattern, re.I)
     except re.error: rx = re.compile(re.escape(pattern.strip()), re.I)
-    files = _grep_files(ws, p, rel)
-    if isinstance(files, str): return files
-    out, n_hits = _grep_hits(files, rx, obs_chars, max_hits)
-    if not n_hits: return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
-    more = f"\n[... {n_hits - len(out)} more matching lines; search a narrower pattern]" if n_hits > len(out) else ""
-    return "\n".join(out) + more
+    if p is not None and _text(_file(p, "leave out path to search every file")) is None:
+        raise ValueError("binary file, not text")
+    hits = [h for name, f in (_files(ws) if p is None else [(_utf8(rel), p)]) for h in _grep_lines(name, _text(f), rx)]
+    if not hits: return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
+    out, used = [], 0
+    for h in hits:  # a later, shorter line may still fit
+        if len(out) < max_hits and used + len(h) + 1 <= obs_chars: out.append(h); used += len(h) + 1
+    more = len(hits) - len(out)
+    return "\n".join(out) + (f"\n[... {more} more matching lines; search a narrower pattern]" if more else "")
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #4f059cac
 def _path_error(tool: str, rel) -> str | None:
@@ -180,15 +171,13 @@ def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
         if tool == "list_files": return _list_files(ws, obs_chars)
         if tool == "grep" and (rel is None or (isinstance(rel, str) and not rel.strip())):
             return _grep(ws, None, rel, action.get("pattern"), obs_chars)
-        bad = _path_error(tool, rel)
-        if bad: return bad
+        if bad := _path_error(tool, rel): return bad
         p = _safe(ws, rel)
-        if p is None:
-            return f"error: {tool} {_shown(rel)}: invalid path (outside the workspace, a NUL byte or a symlink loop)"
-        if tool == "read_file": return _read_file(ws, p, rel, action.get("offset"), obs_chars)
+        if p is None: raise ValueError("invalid path (outside the workspace, a NUL byte or a symlink loop)")
+        if tool == "read_file": return _read_file(p, rel, action.get("offset"), obs_chars)
         if tool == "grep": return _grep(ws, p, rel, action.get("pattern"), obs_chars)
         return _write_file(ws, p, rel, action.get("content"), append=tool == "append_file")
-    except (OSError, ValueError, UnicodeError, RuntimeError) as e: return f"error: {tool} {_shown(rel)}: {_why(e)}"
+    except (OSError, ValueError, RuntimeError) as e: return f"error: {tool} {_shown(rel)}: {_why(e)}"
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #8006f7d8
 def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
