@@ -195,13 +195,12 @@ def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #cbf3024b
 @dataclass
 class AgentTask:
-    "One agent run's frame: the file that holds its result, the forced last turn's prompts, budget, sampling, stages."
+    "One agent run's frame: the file that holds its result, the forced last turn's prompts, budget, caps, stages."
     target: str  # the workspace file the task is done when it holds
     force_write: str  # the last turn's prompt when the step budget runs out
     finish_write: str  # the last turn's prompt after `finish` without `target`
     steps: int  # the step budget
     max_tokens: int = 8192
-    temperature: float = 0.0
     obs_chars: int = OBS_CHARS
     extra_turn: str | None = None  # one more question after the loop (its answer is `final`)
     stages: tuple = ("", "")  # the stage of the first request, and of every later one
@@ -219,8 +218,7 @@ def write_schema(target: str, content: dict | None = None) -> dict:
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #25456812
 def _ask(llm, mem: list, task: AgentTask, first: bool = False, schema: dict | None | bool = True):
     "The next request: the memory so far, as an action (`schema` True: `action_schema`), another schema's or free."
-    return llm.acall(Request(list(mem), max_tokens=task.max_tokens, temperature=task.temperature,
-                             schema=action_schema() if schema is True else schema,
+    return llm.acall(Request(list(mem), max_tokens=task.max_tokens, schema=action_schema() if schema is True else schema,
                              stage=task.stages[0 if first else 1]))
 
 def _act_of(text):
