@@ -218,8 +218,8 @@ def write_schema(target: str, content: dict | None = None) -> dict:
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #25456812
 def _ask(llm, mem: list, task: AgentTask, first: bool = False, schema: dict | None | bool = True):
     "The next request: the memory so far, as an action (`schema` True: `action_schema`), another schema's or free."
-    return llm.acall(Request(list(mem), max_tokens=task.max_tokens, schema=action_schema() if schema is True else schema,
-                             stage=task.stages[0 if first else 1]))
+    return llm.acall(Request(list(mem), max_tokens=task.max_tokens, stage=task.stages[0 if first else 1],
+                             schema=action_schema() if schema is True else schema))
 
 def _act_of(text):
     act, why = parse_json(text)
