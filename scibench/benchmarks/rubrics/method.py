@@ -355,8 +355,7 @@ def extrinsic(s_gen: list, s_ref: list) -> dict:
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #d385fa82
 def _mean_ci(vals) -> dict:
-    m, lo, hi, n = mean_ci([None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in vals])
-    return dict(mean=m, lo=lo, hi=hi, n=n)
+    return dict(zip(("mean", "lo", "hi", "n"), mean_ci(vals)))
 
 METRICS = ("max_rouge1", "max_rougeL") + tuple(f"{m}@{t}" for t in TAUS for m in ("precision", "recall", "f1"))
 
@@ -388,13 +387,6 @@ def summarize(records: list[dict], settings) -> dict:
                 d[c]["skipped_papers"] = sum(1 for v in vals if v is None or np.isnan(v)) + len(rs) - len(ok)
         out[s] = d
     return out
-
-# %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #08f49424
-def _nan_none(x):
-    if isinstance(x, dict): return {k: _nan_none(v) for k, v in x.items()}
-    if isinstance(x, list): return [_nan_none(v) for v in x]
-    if isinstance(x, float) and np.isnan(x): return None
-    return x
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #ab1bd2b4
 # where the paper's text is silent and we chose (protocol `paper` keeps these; its text is followed everywhere else)
@@ -469,23 +461,22 @@ async def _askill(cfg: RubricsConfig, out: Path, papers: list[dict], src: dict) 
     return ds["skill"], ds["failure"], dict(model=sm, model_choice=src["why"], paper=sp["id"])
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #4640e720
+_CARRIED = dict(dropped=None, truncated=0, how=None, transcript=None, steps=None, budget=None, forced=False, note=None)
+
 def _record(cfg: RubricsConfig, s: str, p: dict, g: dict, scores: dict, emb: dict, toks: dict) -> dict:
     "One (setting, paper) record: the rubric (or why there is none), its statistics, repository scores and metrics."
     items = g["items"]
-    graded = {rn: scores[(s, p["id"], rn)] for rn in p["repos"]} if items else {}
-    rs = {rn: {kk: v for kk, v in x.items() if kk != "verdicts"} for rn, x in graded.items()}
+    rs = {rn: scores[(s, p["id"], rn)] for rn in p["repos"]} if items else {}
     rec = dict(id=f"{s}/{p['id']}", failure=g["failure"], setting=s, paper=p["id"], category=p["category"],
                model=cfg.model if s != "reference" else "PaperBench", judge=cfg.judge, items=items,
-               dropped=g.get("dropped"),
-               truncated=g.get("truncated", 0), how=g.get("how"), transcript=g.get("transcript"), steps=g.get("steps"),
-               budget=g.get("budget"), forced=g.get("forced", False), note=g.get("note"), embedder=cfg.embedder,
-               stats=rubric_stats(items), repo_scores=rs)
+               **{k: g.get(k, v) for k, v in _CARRIED.items()}, embedder=cfg.embedder, stats=rubric_stats(items),
+               repo_scores=rs)
     if s != "reference" and items:
         rec["intrinsic"] = intrinsic([i["criterion"] for i in items], [l["requirements"] for l in p["leaves"]],
                                      emb=emb, toks=toks)
         ref = [scores[("reference", p["id"], rn)]["score"] for rn in p["repos"]]
         rec["extrinsic"] = extrinsic([rs[rn]["score"] for rn in p["repos"]], ref)
-    return _nan_none(rec)
+    return rec
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #e8b46351
 def _judge_eval(cfg: RubricsConfig, judge_llm, papers: list[dict], d: Path) -> dict:
@@ -494,8 +485,7 @@ def _judge_eval(cfg: RubricsConfig, judge_llm, papers: list[dict], d: Path) -> d
     recs, je = judge_eval(judge_llm, split_root(cfg.split)/"judge_eval", _grading(cfg, "judge_eval"),
                           {p["id"]: p for p in papers})
     write_jsonl(d/"judge_eval.jsonl", recs)
-    cases = {k: v for k, v in je.items() if k != "metrics"}
-    return dict(judge_eval=_nan_none(je["metrics"]), judge_eval_cases=_nan_none(cases))
+    return dict(judge_eval=je["metrics"], judge_eval_cases={k: v for k, v in je.items() if k != "metrics"})
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #a51fdb9e
 def _cut(g: dict, max_items: int) -> dict:
@@ -622,18 +612,15 @@ def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate
     records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb,
                        toks) for s in ["reference"] + cfg.settings for p in papers]
     write_jsonl(d/"records.jsonl", records)
-    summary = dict(settings=_nan_none(summarize(records, cfg.settings)), papers=len(papers), embedder=cfg.embedder,
+    summary = dict(settings=summarize(records, cfg.settings), papers=len(papers), embedder=cfg.embedder,
                    grader_paper=sent.seen,
                    skill=dict(used="skill" in cfg.settings and skill is not None, failure=skill_failure,
                               chars=len(skill) if skill else 0, **skill_info), **je)
     write_json(d/"scores.json", summary)
     shutil.rmtree(d/"workspaces", ignore_errors=True)      # the transcripts record every file the agents wrote
-    head = []
-    for s in cfg.settings:
-        v = summary["settings"][s]
-        for key, name in (("f1@0.7", "F1@0.7"), ("spearman", "Spearman")):
-            e = v[key]; head.append(Estimate(f"{s} {name}", e["mean"], e["lo"], e["hi"], e["n"], v["papers"] - e["n"]))
-    return head
+    return [Estimate(f"{s} {name}", e["mean"], e["lo"], e["hi"], e["n"], v["papers"] - e["n"])
+            for s in cfg.settings for v in [summary["settings"][s]]
+            for key, name in (("f1@0.7", "F1@0.7"), ("spearman", "Spearman")) for e in [v[key]]]
 
 run = Flow(lambda cfg, sent: [(s, p) for s in ["reference", *cfg.settings] for p in sent.papers],
            [DISTILL, GENERATE, AGENT, EMBED, GRADE], setup=_setup, start=_start, stream="grades.jsonl",
@@ -689,15 +676,15 @@ def write_tables() -> list:
     return [p for t in TABLES if t is not TABLE_JUDGE_EVAL or has_je() for p in [write(t, runs)] if p]
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #062f3fab
+_HEADLINE_REFS = {"F1@0.7": ("rubrics_table2_intrinsic_tau0.70", "f1", "Table 2"),
+                  "Spearman": ("rubrics_table1_extrinsic", "spearman", "Table 1")}
+
 def paper_numbers(name):
     "Table 2's F1 / Table 1's Spearman range for a setting's headline."
     s, _, m = name.partition(" ")
-    lab = SETTINGS.get(s)
-    if not lab: return None
-    if m.startswith("F1"):
-        return rv.ref_range("rubrics_table2_intrinsic_tau0.70", "f1", lambda d: d.setting == lab, "Table 2")
-    if m == "Spearman":
-        return rv.ref_range("rubrics_table1_extrinsic", "spearman", lambda d: d.setting == lab, "Table 1")
+    if s not in SETTINGS or m not in _HEADLINE_REFS: return None
+    csv, col, table = _HEADLINE_REFS[m]
+    return rv.ref_range(csv, col, lambda d: d.setting == SETTINGS[s], table)
 
 RECORD = rv.Record(sections=record_sections, scores=record_scores, group=lambda r: r.get("setting"),
                    paper=paper_numbers, extras=judge_eval_block, headline_tables=[TABLE1])
