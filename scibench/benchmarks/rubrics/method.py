@@ -75,20 +75,22 @@ EXAMPLE_ITEMS, EXAMPLE_CHARS = 80, 24_000  # a human-scale checklist (~83 items 
 
 def _item_line(i: dict) -> str: return json.dumps(i, ensure_ascii=False)
 
+def _evenly(items: list[dict], room: int) -> list[dict]:
+    "The most evenly spaced `items` whose lines fit in `room` characters (all of them when they fit)."
+    lens = [len(_item_line(i)) + 2 for i in items]
+    for m in range(len(items), 0, -1):
+        keep = sorted(set(np.linspace(0, len(items) - 1, m).round().astype(int).tolist()))
+        if sum(lens[j] for j in keep) <= room: return [items[j] for j in keep]
+    return []
+
 def example_views(examples: list[dict], n_items: int = EXAMPLE_ITEMS, max_chars: int = EXAMPLE_CHARS) -> list[dict]:
     "Each example's checklist within an equal share of `max_chars` (0 = no budget) → [{id, title, items, total}]."
     out, share = [], (max_chars // max(len(examples), 1)) if max_chars else 0
     for e in examples:
         items = [dict(criterion=i["criterion"], importance=int(i["importance"]), category=i["category"])
                  for i in checklist_view(e["tree"], n_items)]  # PaperBench's tree cut to about `n_items` items
-        lens = [len(_item_line(i)) + 2 for i in items]
-        keep = list(range(len(items)))
-        if share:
-            room = share - len(_example_block(dict(title=e["title"], items=[], total=10**9))) - 2
-            m = len(items)
-            while m and sum(lens[j] for j in keep) > room:
-                m -= 1; keep = sorted(set(np.linspace(0, len(items) - 1, m).round().astype(int).tolist())) if m else []
-        out.append(dict(id=e["id"], title=e["title"], items=[items[j] for j in keep], total=len(items)))
+        room = share - len(_example_block(dict(title=e["title"], items=[], total=10**9))) - 2
+        out.append(dict(id=e["id"], title=e["title"], items=_evenly(items, room) if share else items, total=len(items)))
     return out
 
 def _example_block(v: dict) -> str:
@@ -114,8 +116,7 @@ def icl_prompt(paper: dict, examples: list[dict], max_items: int = 0) -> str:
 def other_papers(papers: list[dict], pid: str, n: int = 1) -> list[dict]:
     "In-context examples for paper `pid`: the next `n` other papers (cyclically) — never `pid` itself."
     i = [p["id"] for p in papers].index(pid)
-    others = [papers[(i + k) % len(papers)] for k in range(1, len(papers))]
-    return others[:n]
+    return [papers[(i + k) % len(papers)] for k in range(1, min(n + 1, len(papers)))]
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #a1c0f101
 PROTOCOLS = ("paper", "scibench")   # no released code: no `authors` protocol
@@ -218,7 +219,7 @@ async def arun_agent(llm, paper: dict, examples: list[dict], workspace, cfg: Rub
     mem = msgs(agent_task(cfg.max_items, budget, len(paper["text"])), agent_system(skill, cfg.obs_chars))
     task = AgentTask(RUBRIC_FILE, FORCE_WRITE, FINISH_WRITE, budget, cfg.max_tokens, cfg.obs_chars, extra_turn,
                      tuple(stages), write_schema(RUBRIC_FILE, rubric_schema(cfg.max_items)),
-                     SKILL_SCHEMA if extra_turn == SKILL_REQUEST else None)
+                     SKILL_SCHEMA if extra_turn and extra_turn == SKILL_REQUEST else None)
     return file_outcome(await drive(llm, ws, mem, task), budget, RUBRIC_FILE, parse_rubric, "rubric")
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #c25c7425
@@ -309,8 +310,7 @@ def rubric_stats(items: list[dict]) -> dict:
     "count, mean length (chars, tokens), importance histogram 1–5, category shares."
     crit = [i["criterion"] for i in items]
     imps = [i["importance"] for i in items]
-    ints = all(isinstance(x, int) for x in imps)
-    hist = {str(s): sum(1 for x in imps if x == s) for s in range(1, 6)} if ints else None
+    hist = {str(s): imps.count(s) for s in range(1, 6)} if all(isinstance(x, int) for x in imps) else None
     return dict(count=len(items), len_chars=float(np.mean([len(c) for c in crit])) if crit else None,
                 len_tokens=float(np.mean(count_tokens(crit))) if crit else None, importance_hist=hist,
                 category_shares=category_shares(items) if items else {})
@@ -382,9 +382,8 @@ def summarize(records: list[dict], settings) -> dict:
         if s != "reference":
             for k in METRICS: d[k] = _mean_ci([r["intrinsic"].get(k) for r in ok])
             for c in ("spearman", "pearson"):
-                vals = [r["extrinsic"][c] for r in ok]
-                d[c] = _mean_ci(vals)
-                d[c]["skipped_papers"] = sum(1 for v in vals if v is None or np.isnan(v)) + len(rs) - len(ok)
+                d[c] = _mean_ci([r["extrinsic"][c] for r in ok])
+                d[c]["skipped_papers"] = len(rs) - d[c]["n"]
         out[s] = d
     return out
 
@@ -437,11 +436,10 @@ def strongest_model(cfg: RubricsConfig, specs: dict) -> tuple[str, str]:
     if cfg.skill_model: return cfg.skill_model.split("+")[0], "skill_model"
     names = list(dict.fromkeys(str(n).split("+")[0] for n in (cfg.model, cfg.judge) if n))
     price = {n: float(getattr(specs.get(n), "price_out", 0.0) or 0.0) for n in names}
-    top = max(price.values())
-    if all(v == top for v in price.values()):
+    if len(set(price.values())) == 1:
         return names[0], f"skill_model empty and {', '.join(names)} have the same price_out: the model under test"
-    n = next(n for n in names if price[n] == top)
-    return n, (f"skill_model empty: the strongest configured model (highest price_out, {top:g} USD per 1M tokens, "
+    n = max(names, key=price.get)
+    return n, (f"skill_model empty: the strongest configured model (highest price_out, {price[n]:g} USD per 1M tokens, "
                f"among {', '.join(names)})")
 
 def _skill_source(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
@@ -452,13 +450,12 @@ def _skill_source(cfg: RubricsConfig, ctx, papers: list[dict]) -> dict:
 
 async def _askill(cfg: RubricsConfig, out: Path, papers: list[dict], src: dict) -> tuple[str|None, str|None, dict]:
     "Setting 4's skill document (inside `pipeline`), distilled and checked → (skill, failure, info)."
-    sm, sp = src["model"], src["paper"]
+    sp, info = src["paper"], dict(model=src["model"], model_choice=src["why"], paper=src["paper"]["id"])
     ds = await adistill_skill(src["llm"], sp, other_papers(papers, sp["id"]), out/"workspaces"/"distill", cfg)
     write_json(out/"transcripts"/"skill_distillation.json",
-               dict(model=sm, model_choice=src["why"], paper=sp["id"], **ds["run"], skill=ds["skill"],
-                    rejected=ds.get("rejected"), skill_failure=ds["failure"]))
+               dict(info, **ds["run"], skill=ds["skill"], rejected=ds.get("rejected"), skill_failure=ds["failure"]))
     if ds["skill"]: write_text(out/"skill.md", ds["skill"])
-    return ds["skill"], ds["failure"], dict(model=sm, model_choice=src["why"], paper=sp["id"])
+    return ds["skill"], ds["failure"], info
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #4640e720
 _CARRIED = dict(dropped=None, truncated=0, how=None, transcript=None, steps=None, budget=None, forced=False, note=None)
@@ -532,7 +529,7 @@ def _generate_request(state, sent: _Sent):
 
 def _generate_result(state, r: dict, sent: _Sent) -> None:
     s, p = state["item"]
-    try: state["g"] = _cut(_utf8(_gen_record(p, s, r)), sent.cfg.max_items)
+    try: state["g"] = _cut(_gen_record(p, s, r), sent.cfg.max_items)
     except Exception as e: state["g"] = _failed(p, s, _err(e))  # noqa: BLE001
 
 def _agent_request(state, sent: _Sent):
@@ -547,16 +544,14 @@ def _grade_request(state, sent: _Sent):
     jobs = [dict(title=p["title"], items=g["items"], repo=rp, paper=p["text"]) for rp in p["repos"].values()]
     return lambda llm: asyncio.gather(*(agrade(llm, job, _grading(sent.cfg), sent.indexes, sent.ahead) for job in jobs))
 
-DISTILL = Stage("distill", "skill_model", "the distillation's later steps and its skill-document turn",
-                _distill_request, lambda state, r, sent: state.update(skill=r))
-GENERATE = Stage("generate", "model", "one request per direct / icl rubric; the first turn of each agent run (agentic, "
-                 "the distillation): the requests that need no earlier answer",
-                 _generate_request, _generate_result)
+DISTILL = Stage("distill", "skill_model", "the distillation's later steps and its skill request", _distill_request,
+                lambda state, r, sent: state.update(skill=r))
+GENERATE = Stage("generate", "model", "each direct / icl rubric; each agent's first turn", _generate_request,
+                 _generate_result)
 AGENT = Stage("agent", "model", "every later agent step, the forced final write", _agent_request,
               lambda state, a, sent: state.update(g=_cut(a, sent.cfg.max_items)))
-GRADE = Stage("grade", "judge", "one pass/fail verdict per (rubric item, repository), the reference rubric's too",
-              _grade_request, lambda state, graded, sent: state.update(graded=dict(zip(state["item"][1]["repos"],
-                                                                                      graded))))
+GRADE = Stage("grade", "judge", "one pass/fail verdict per (rubric item, repository)", _grade_request,
+              lambda state, graded, sent: state.update(graded=dict(zip(state["item"][1]["repos"], graded))))
 JUDGE_EVAL = Stage("judge_eval", "judge", "JudgeEval: one verdict per human-graded leaf of each case with a submission")
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #e1b2c3d5
