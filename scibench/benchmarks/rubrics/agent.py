@@ -44,7 +44,7 @@ def _safe(ws: Path, rel) -> Path | None:
         if not isinstance(rel, str) or "\x00" in rel: return None
         root = Path(ws).resolve()
         p = (root / rel.strip().lstrip("/")).resolve()
-        return p if p == root or root in p.parents else None
+        return p if p.is_relative_to(root) else None
     except Exception: return None  # noqa: BLE001 (symlink loops, over-long names: no usable path)
 
 def outside_root(root, p) -> str | None:
@@ -53,12 +53,12 @@ def outside_root(root, p) -> str | None:
     except FileNotFoundError:
         return "broken symlink (its target does not exist)" if Path(p).is_symlink() else "no such file"
     except (OSError, RuntimeError): return "symlink loop"
-    return "symlink pointing outside the repository (not read)" if q != r and r not in q.parents else None
+    return None if q.is_relative_to(r) else "symlink pointing outside the repository (not read)"
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #5275ca8b
 def _shown(rel) -> str:
     "The agent's path as quoted in an observation (long ones cut)."
-    s = rel if isinstance(rel, str) else str(rel)
+    s = str(rel)
     return repr(_utf8(s if len(s) <= 100 else s[:100] + "..."))
 
 def _why(e: Exception) -> str:
@@ -256,7 +256,7 @@ async def _forced_turn(llm, ws, mem, task, ended, transcript) -> tuple[bool | No
 async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
     "Run one agent in workspace `ws` from messages `mem` (above) → {transcript, failure, ended, ..., text, steps}."
     ws = Path(ws)
-    transcript, failure, ended, forced, wrote, nothing = [], None, "step limit", False, None, None
+    transcript, failure, ended = [], None, "step limit"
     for step in range(task.steps):
         r = await _ask(llm, mem, task, first=step == 0)
         if not r["ok"]:
@@ -270,9 +270,8 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
                                finish_reason=r.get("finish_reason")))
         if done: ended = "finish"; break
         mem.append({"role": "user", "content": f"Observation:\n{obs}"})
-    if ended == "step limit" or (ended == "finish" and not (ws / task.target).exists()):
-        forced = True
-        wrote, nothing = await _forced_turn(llm, ws, mem, task, ended, transcript)
+    forced = ended == "step limit" or (ended == "finish" and not (ws / task.target).exists())
+    wrote, nothing = await _forced_turn(llm, ws, mem, task, ended, transcript) if forced else (None, None)
     final = None
     if task.extra_turn and failure is None:
         mem.append({"role": "user", "content": task.extra_turn})
@@ -288,26 +287,21 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #5f8048fb
 def file_outcome(a: dict, budget: int, target: str, parse, noun: str = "result") -> dict:
-    """`drive`'s run `a` → the parsed keys of `target`'s text (failure: why there is none), then request_failure,
-    steps, budget, ended, forced, note, transcript, final."""
+    "`drive`'s run `a` → `target`'s text parsed (failure: why there is none), steps, budget, ending, note, transcript."
     ended, forced, steps, text = a["ended"], a["forced"], a["steps"], a["text"]
     hit = ended == "step limit"
     limit = f"step limit of {budget} steps hit" if hit else f"finish after {steps} steps without {target}"
-    if text is not None:
-        parsed = parse(text)
-    else:
-        why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
-        parsed = dict(parse(None), failure=f"agent wrote no {target} ({why})")
+    why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
+    parsed = parse(text) if text is not None else dict(parse(None), failure=f"agent wrote no {target} ({why})")
     note = None
     if forced and parsed["items"]:
         held = "after the forced final write" if a["wrote"] else f"({a['nothing']})"
         note = (f"{limit} without finish" if hit else limit) + f": the {noun} is what {target} held {held}"
     elif forced and text is not None:
         parsed["failure"] = f"{parsed['failure']}; {limit}"
-    failure = a["failure"]
-    kept = failure if failure and not parsed["items"] else parsed["failure"]
-    return dict(parsed, failure=kept, request_failure=failure, steps=steps, budget=budget, ended=ended, forced=forced,
-                note=note, transcript=a["transcript"], final=a["final"])
+    failure = a["failure"] if a["failure"] and not parsed["items"] else parsed["failure"]
+    return dict(parsed, failure=failure, request_failure=a["failure"], steps=steps, budget=budget, ended=ended,
+                forced=forced, note=note, transcript=a["transcript"], final=a["final"])
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #e1be26f1
 def stub_action(tool: str, **kw) -> str:

@@ -12,23 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from ... import records as rv
-from .agent import (OBS_CHARS, AgentTask, drive, file_outcome, stub_action, stub_step, tools_prompt,
-                            write_schema, _err, _utf8)
+from .agent import (OBS_CHARS, AgentTask, drive, file_outcome, stub_action, stub_step,
+    tools_prompt, write_schema, _err, _utf8)
 from ...bench import Benchmark, Config, ConfigError, Paper, Stage, filler, load_limit, param, register, select_items
 from ...core import write_json, write_jsonl, write_text
 from ...flow import Flow, Step
 from ...llm import Request, msgs, parse_json
 from ...metrics import correlation, mean_ci, rouge_matrices, rouge_tokens
-from .paperbench import (CATEGORIES, GRADERS, PAPER_AUTO, PB_DEPARTURES,
-                                 PB_FILE_RANKING_PROMPT, PB_GRADING_PROMPT, PB_MAX_TOKENS, PB_PARSE_PROMPT,
-                                 RETRIEVAL, GradeOpts, agrade, category_shares, checklist_view, download_judge_eval,
-                                 download_paperbench, grader_paper, judge_eval,
-                                 load_papers, parse_rubric, split_root, to_checklist)
+from .paperbench import (CATEGORIES, GRADERS, PAPER_AUTO, PB_DEPARTURES, PB_FILE_RANKING_PROMPT, PB_GRADING_PROMPT,
+    PB_MAX_TOKENS, PB_PARSE_PROMPT, RETRIEVAL, GradeOpts, agrade, category_shares, checklist_view, download_judge_eval,
+    download_paperbench, grader_paper, judge_eval, load_papers, parse_rubric, split_root, to_checklist)
 from ...report import Estimate
 from ...retrieval import DEFAULT_EMBEDDER
-from .views import (PAPER_EMBEDDER_NAME, PAPER_JUDGE, TABLE1, TABLE2, TABLE5_6, TABLE_JUDGE_EVAL,
-                                    TABLE_STATS, draw_category_shares, draw_importance_hist, judge_eval_block,
-                                    record_scores, record_sections)
+from .views import (PAPER_EMBEDDER_NAME, PAPER_JUDGE, TABLE1, TABLE2, TABLE5_6, TABLE_JUDGE_EVAL, TABLE_STATS,
+    draw_category_shares, draw_importance_hist, judge_eval_block, record_scores, record_sections)
 from ...runs import complete_runs
 from ...tables import Figure, build, write
 from ...texts import EmbedAhead, count_tokens, embed_map, prose_problem

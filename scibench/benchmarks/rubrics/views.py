@@ -238,8 +238,7 @@ def grader_paper_note(runs) -> str:
     "The captions' words on what the grader read of the papers, once per distinct case."
     seen: dict = {}
     for d in runs: seen.setdefault(_grader_read(d), []).append(run_label(d))
-    if not seen: return ""
-    if len(seen) == 1: return f"; the grader's paper: {next(iter(seen))}"
+    if len(seen) <= 1: return "".join(f"; the grader's paper: {t}" for t in seen)
     return "; the grader's paper: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #466a8206
@@ -252,20 +251,20 @@ def _intrinsic_rows(taus, with_rouge: bool, r: RunRow) -> list[dict]:
              **{m: fmt_est(v[m]) for m in rouge}}
             for key, v in r.scores["settings"].items() if key != "reference" for t in taus]
 
-def _intrinsic_paper(taus, with_rouge: bool, ref) -> list[dict]:
-    "The paper's rows of an intrinsic table at `taus` (a reference CSV without a tau column is at 0.7)."
+def _intrinsic_paper(with_rouge: bool, ref) -> list[dict]:
+    "The paper's rows of an intrinsic table (a reference CSV without a tau column is at 0.7)."
     keys = ("precision", "recall", "f1") + (("max_rouge1", "max_rougeL") if with_rouge else ())
     ref = ref if "tau" in ref else ref.assign(tau=0.7)
     return [{"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "tau": r["tau"],
              "setting": r["setting"], "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–",
              "embedder": PAPER_EMBEDDER_NAME, **{k: fmt(r[k]) for k in keys}, "papers (gen. failures)": "20"}
-            for _, r in ref[ref["tau"].isin(taus)].iterrows()]
+            for _, r in ref.iterrows()]
 
 def _intrinsic_table(name: str, caption: str, paper: str, taus, with_rouge: bool = True) -> Table:
     "An intrinsic table (Table 2 or Tables 5–6) at `taus`; its caption says which embedders the runs used."
     rouge = ["max_rouge1", "max_rougeL"] if with_rouge else []
     return Table(name, lambda runs: caption + embedder_note(runs), partial(_intrinsic_rows, taus, with_rouge), paper,
-                 paper_rows=partial(_intrinsic_paper, taus, with_rouge),
+                 paper_rows=partial(_intrinsic_paper, with_rouge),
                  columns=["source", "run", "settings", "protocol", "tau", "setting", "backbone", "embedder",
                           "precision", "recall", "f1", *rouge, "papers (gen. failures)"])
 
