@@ -182,8 +182,7 @@ def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #8006f7d8
 def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
     "The system turn's description of the action format and of every tool (`read_file` shows `obs_chars` at a time)."
-    return (
-        "You are an agent that works in a workspace of files. At every step answer with one JSON object: "
+    return ("You are an agent that works in a workspace of files. At every step answer with one JSON object: "
         '{"thought": "your reasoning", "tool": one of "list_files", "read_file", "grep", "write_file", "append_file", '
         '"finish", "path": "a file path", "offset": N, "pattern": "words or a regular expression", "content": "text to '
         f'write"}}. list_files lists the workspace; read_file returns up to {obs_chars} characters of the file "path" '

@@ -174,9 +174,8 @@ def agent_task(max_items: int = 0, steps: int|None = None, paper_chars: int|None
     return (f"{instructions(max_items)}\n\nThe workspace holds the paper (paper.md) and expert rubrics of other papers "
             f"(examples/). {size}{budget}Read them, then write the rubric for paper.md to the file {RUBRIC_FILE} in "
             "parts: write_file with the first part, then append_file for each further part, at most about 30 items "
-            "per part. "
-            'Each part is JSON lines, one item per line: {"criterion": "...", "importance": 1-5, "category": "..."}. '
-            "Then finish.")
+            'per part. Each part is JSON lines, one item per line: {"criterion": "...", "importance": 1-5, '
+            '"category": "..."}. Then finish.')
 
 # %% ../../../nbs/benchmarks/rubrics/00_method.ipynb #04af32b9
 FORCE_WRITE = ("The step limit is reached: this is your last action. Write the rubric now: answer with write_file "
@@ -362,14 +361,14 @@ def summarize(records: list[dict], settings) -> dict:
     for s in ["reference"] + list(settings):
         rs = [r for r in records if r["setting"] == s]
         if not rs: continue
-        ok = [r for r in rs if r["failure"] is None]
+        ok, graded = [r for r in rs if r["failure"] is None], [x for r in rs for x in r["repo_scores"].values()]
         d = dict(label=SETTINGS.get(s, "Reference (PaperBench)"), papers=len(rs), generation_failures=len(rs) - len(ok),
                  failures=[dict(paper=r["paper"], failure=r["failure"]) for r in rs if r["failure"]],
                  dropped_items=sum(len(r.get("dropped") or []) for r in rs),
                  forced_writes=sum(1 for r in ok if r.get("forced")),
-                 grading_failures=sum(x["failures"] for r in rs for x in r["repo_scores"].values()),
-                 grading_verdicts=sum(x["judged"] + x["failures"] for r in rs for x in r["repo_scores"].values()))
-        for k in ("count", "len_chars", "len_tokens"): d[k] = _mean_ci([r["stats"][k] for r in ok])
+                 grading_failures=sum(x["failures"] for x in graded),
+                 grading_verdicts=sum(x["judged"] + x["failures"] for x in graded),
+                 **{k: _mean_ci([r["stats"][k] for r in ok]) for k in ("count", "len_chars", "len_tokens")})
         hist = sum((Counter(r["stats"]["importance_hist"] or {}) for r in ok), Counter())
         d["importance_hist"] = {str(i): hist[str(i)] for i in range(1, 6)} if s != "reference" else None
         cs = Counter()
@@ -596,13 +595,12 @@ def _finalize(kept: list, cfg: RubricsConfig, ctx, sent: _Sent) -> list[Estimate
     gens = {(s, pid): g for s, pid, g, _ in kept}
     scores = {(s, pid, rn): x for s, pid, _, graded in kept for rn, x in graded.items()}
     skill, skill_failure, skill_info = sent.skill.result() if sent.skill is not None else (None, None, {})
-    texts = [i["criterion"] for g in gens.values() for i in g["items"]]
-    texts += [l["requirements"] for p in papers for l in p["leaves"]]
+    texts = [i["criterion"] for g in gens.values() for i in g["items"]] + [l["requirements"] for p in papers
+                                                                           for l in p["leaves"]]
     if sent.embeds: sent.embeds.close()   # what `EMBED` queued is in the cache: embed_map reads it
-    emb = embed_map(texts, cfg.embedder, cache=True)
-    toks: dict = {}      # ROUGE tokens of each text, shared by every setting
-    records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb,
-                       toks) for s in ["reference"] + cfg.settings for p in papers]
+    emb, toks = embed_map(texts, cfg.embedder, cache=True), {}   # toks: ROUGE tokens of each text, for every setting
+    records = [_record(cfg, s, p, gens[(s, p["id"])], scores, emb, toks) for s in ["reference", *cfg.settings]
+               for p in papers]
     write_jsonl(d/"records.jsonl", records)
     summary = dict(settings=summarize(records, cfg.settings), papers=len(papers), embedder=cfg.embedder,
                    grader_paper=sent.seen,
@@ -692,5 +690,5 @@ RUBRICS = register(Benchmark(
                  example_chars=EXAMPLE_CHARS, n_examples=1, temperature=0.0),
     downloaders=[download_paperbench, download_judge_eval],
     default_runs=[dict(model="local", split="sample", judge="local", settings="direct,icl,agentic,skill", k=3,
-                       max_tokens=256,
-                       judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200, context_chars=1200)]))
+                       max_tokens=256, judge_max_tokens=40, max_items=4, max_steps=4, obs_chars=1200,
+                       context_chars=1200)]))

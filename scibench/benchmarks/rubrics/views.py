@@ -123,7 +123,8 @@ def judge_eval_block(run, ctx) -> list:
                              f"{len(agree)}", cols, [[r.get(c) for c in cols] for r in je])]
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #e5541a10
-_COLORS = dict(zip(CATEGORIES + ("Uncategorized",), ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
+_CATS = CATEGORIES + ("Uncategorized",)
+_COLORS = dict(zip(_CATS, ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
 
 def draw_category_shares(runs, labels: dict):
     "Figure 2: share of total weight per task category, per topic group and setting; one row per run."
@@ -312,8 +313,6 @@ TABLE_JUDGE_EVAL = Table(
              "human pass", "accuracy", "precision", "recall", "F1 (pass class)", "macro F1 (PaperBench)"])
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #59b14616
-_CATS = CATEGORIES + ("Uncategorized",)
-
 def _stats_rows(r: RunRow) -> list[dict]:
     "Run `r`'s rows: per setting, importance histogram, category shares, failed rubrics, dropped items."
     rows, base = [], r.base()
