@@ -6,6 +6,7 @@
 from __future__ import annotations
 import json, os, re
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from ...llm import Request, parse_json
 
@@ -43,7 +44,7 @@ def _safe(ws: Path, rel) -> Path | None:
         if not isinstance(rel, str) or "\x00" in rel: return None
         root = Path(ws).resolve()
         p = (root / rel.strip().lstrip("/")).resolve()
-        return p if p == root or root in p.parents else None
+        return p if p.is_relative_to(root) else None
     except Exception: return None  # noqa: BLE001 (symlink loops, over-long names: no usable path)
 
 def outside_root(root, p) -> str | None:
@@ -52,12 +53,12 @@ def outside_root(root, p) -> str | None:
     except FileNotFoundError:
         return "broken symlink (its target does not exist)" if Path(p).is_symlink() else "no such file"
     except (OSError, RuntimeError): return "symlink loop"
-    return "symlink pointing outside the repository (not read)" if q != r and r not in q.parents else None
+    return None if q.is_relative_to(r) else "symlink pointing outside the repository (not read)"
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #5275ca8b
 def _shown(rel) -> str:
     "The agent's path as quoted in an observation (long ones cut)."
-    s = rel if isinstance(rel, str) else str(rel)
+    s = str(rel)
     return repr(_utf8(s if len(s) <= 100 else s[:100] + "..."))
 
 def _why(e: Exception) -> str:
@@ -74,27 +75,35 @@ def _offset(v) -> int:
     except (TypeError, ValueError, OverflowError): return 0
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #37ee6ad6
-def _list_files(ws: Path, obs_chars: int) -> str:
-    root, names = Path(ws), []
-    for d, dirs, files in os.walk(root, followlinks=False):
+def _files(ws) -> list[tuple[str, Path]]:
+    "The workspace's files as (name, resolved path): each folder's files, then its subfolders, by name."
+    root, out = Path(ws), []
+    for d, dirs, files in os.walk(root):
         dirs.sort()
-        for n in sorted(files):
-            p = Path(d) / n
-            if p.is_symlink() and not (_safe(root, str(p.relative_to(root))) or root).is_file(): continue
-            names.append(str(p.relative_to(root)))
-    out, used = [], 0
-    for i, n in enumerate(names):
-        if used + len(n) + 1 > obs_chars and out: out.append(f"[... {len(names) - i} more files]"); break
-        out.append(n); used += len(n) + 1
-    return _utf8("\n".join(out)) or "(empty)"
+        names = (str((Path(d) / n).relative_to(root)) for n in sorted(files))
+        out += [(n, p) for n in names if (p := _safe(root, n)) is not None and p.is_file()]
+    return out
 
-def _read_file(ws: Path, p: Path, rel: str, offset, obs_chars: int) -> str:
-    if p == Path(ws).resolve() or p.is_dir():
-        return f"error: read_file {_shown(rel)}: is a directory (list_files shows the files)"
-    if not p.is_file(): return f"error: read_file {_shown(rel)}: no such file"
+def _text(p: Path) -> str | None:
+    "File `p`'s text (bad bytes replaced), or None for a binary file (a NUL byte in its first 8 KB)."
     data = p.read_bytes()
-    if b"\x00" in data[:8192]: return f"error: read_file {_shown(rel)}: binary file ({len(data)} bytes), not text"
-    text, off = data.decode("utf-8", errors="replace"), _offset(offset)
+    return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+
+def _file(p: Path, on_dir: str) -> Path:
+    "`p` when it is a file; a folder or a missing file is refused."
+    if p.is_dir(): raise ValueError(f"is a directory ({on_dir})")
+    if not p.is_file(): raise ValueError("no such file")
+    return p
+
+def _list_files(ws: Path, obs_chars: int) -> str:
+    names = [n for n, _ in _files(ws)]
+    shown = max(1, sum(end <= obs_chars for end in accumulate(len(n) + 1 for n in names)))
+    more = [f"[... {len(names) - shown} more files]"] if shown < len(names) else []
+    return _utf8("\n".join(names[:shown] + more)) or "(empty)"
+
+def _read_file(p: Path, rel: str, offset, obs_chars: int) -> str:
+    text, off = _text(_file(p, "list_files shows the files")), _offset(offset)
+    if text is None: raise ValueError(f"binary file ({p.stat().st_size} bytes), not text")
     if off and off >= len(text): return f"(offset {off} is past the end: {rel} has {len(text)} characters)"
     part = text[off : off + obs_chars]
     left = len(text) - off - len(part)
@@ -102,19 +111,18 @@ def _read_file(ws: Path, p: Path, rel: str, offset, obs_chars: int) -> str:
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #a9647d5a
 def _write_file(ws: Path, p: Path, rel: str, content, append: bool = False) -> str:
-    tool = "append_file" if append else "write_file"
-    if content is None: return f'error: {tool} {_shown(rel)}: no content given (add "content": the text of the file)'
+    if content is None: raise ValueError('no content given (add "content": the text of the file)')
     if not isinstance(content, str): content = json.dumps(content, ensure_ascii=False)
     data = _utf8(content).encode("utf-8")
     old = p.stat().st_size if append and p.is_file() else 0
     if old + len(data) > MAX_WRITE:
-        return (f"error: {tool} {_shown(rel)}: the file would be {old + len(data)} bytes, over the limit of "
-                f"{MAX_WRITE} bytes per file; nothing was written")
-    if p == Path(ws).resolve(): return f"error: {tool} {_shown(rel)}: is the workspace folder, not a file name"
-    if p.is_dir(): return f"error: {tool} {_shown(rel)}: is a directory, not a file"
+        raise ValueError(f"the file would be {old + len(data)} bytes, over the limit of {MAX_WRITE} bytes per file; "
+                         "nothing was written")
+    if p == Path(ws).resolve(): raise ValueError("is the workspace folder, not a file name")
+    if p.is_dir(): raise ValueError("is a directory, not a file")
     try: p.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        return f"error: {tool} {_shown(rel)}: a part of the path is a file, not a folder"
+        raise ValueError("a part of the path is a file, not a folder") from None
     if not append:
         p.write_bytes(data)
         return f"wrote {len(content)} characters to {_utf8(rel)}"
@@ -123,43 +131,26 @@ def _write_file(ws: Path, p: Path, rel: str, content, append: bool = False) -> s
     return f"appended {len(content)} characters to {_utf8(rel)} (now {old + len(sep) + len(data)} bytes)"
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #3d1e1915
-def _grep_files(ws: Path, p: Path | None, rel) -> list | str:
-    "The files a grep reads: `p`, or every workspace file; an error observation for a folder, a missing or binary file."
-    root = Path(ws).resolve()
-    if p is None: return [(n, _safe(root, n)) for n in _list_files(ws, 10**9).splitlines() if not n.startswith("[")]
-    if p == root or p.is_dir():
-        return f"error: grep {_shown(rel)}: is a directory (leave out path to search every file)"
-    if not p.is_file(): return f"error: grep {_shown(rel)}: no such file"
-    if b"\x00" in p.read_bytes()[:8192]: return f"error: grep {_shown(rel)}: binary file, not text"
-    return [(_utf8(rel), p)]
-
-def _grep_hits(files: list, rx, obs_chars: int, max_hits: int) -> tuple[list, int]:
-    "The matching lines shown (within `max_hits` and `obs_chars`) and the number of matching lines."
-    out, used, n_hits = [], 0, 0
-    for name, f in files:
-        if f is None or not f.is_file(): continue
-        data = f.read_bytes()
-        if b"\x00" in data[:8192]: continue
-        off = 0
-        for ln, line in enumerate(data.decode("utf-8", errors="replace").splitlines(keepends=True), 1):
-            if rx.search(line):
-                n_hits += 1
-                hit = f"{name}:{ln} (offset {off}): {line.strip()[:300]}"
-                if len(out) < max_hits and used + len(hit) + 1 <= obs_chars: out.append(hit); used += len(hit) + 1
-            off += len(line)
-    return out, n_hits
+def _grep_lines(name: str, text: str | None, rx) -> list[str]:
+    "The lines of `text` (None: a binary file, none) that `rx` matches, with their number and character offset."
+    lines = (text or "").splitlines(keepends=True)
+    return [f"{name}:{n} (offset {off}): {line.strip()[:300]}"
+            for n, (off, line) in enumerate(zip(accumulate(map(len, lines), initial=0), lines), 1) if rx.search(line)]
 
 def _grep(ws: Path, p: Path | None, rel, pattern, obs_chars: int, max_hits: int = GREP_HITS) -> str:
     if not isinstance(pattern, str) or not pattern.strip():
         return 'error: grep: no pattern given (add "pattern": words or a regular expression)'
     try: rx = re.compile(pattern, re.I)
     except re.error: rx = re.compile(re.escape(pattern.strip()), re.I)
-    files = _grep_files(ws, p, rel)
-    if isinstance(files, str): return files
-    out, n_hits = _grep_hits(files, rx, obs_chars, max_hits)
-    if not n_hits: return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
-    more = f"\n[... {n_hits - len(out)} more matching lines; search a narrower pattern]" if n_hits > len(out) else ""
-    return "\n".join(out) + more
+    if p is not None and _text(_file(p, "leave out path to search every file")) is None:
+        raise ValueError("binary file, not text")
+    hits = [h for name, f in (_files(ws) if p is None else [(_utf8(rel), p)]) for h in _grep_lines(name, _text(f), rx)]
+    if not hits: return f"no line matches {_shown(pattern)}" + (f" in {_shown(rel)}" if p is not None else "")
+    out, used = [], 0
+    for h in hits:  # a later, shorter line may still fit
+        if len(out) < max_hits and used + len(h) + 1 <= obs_chars: out.append(h); used += len(h) + 1
+    more = len(hits) - len(out)
+    return "\n".join(out) + (f"\n[... {more} more matching lines; search a narrower pattern]" if more else "")
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #4f059cac
 def _path_error(tool: str, rel) -> str | None:
@@ -180,21 +171,18 @@ def run_tool(ws: Path, action: dict, obs_chars: int = OBS_CHARS) -> str:
         if tool == "list_files": return _list_files(ws, obs_chars)
         if tool == "grep" and (rel is None or (isinstance(rel, str) and not rel.strip())):
             return _grep(ws, None, rel, action.get("pattern"), obs_chars)
-        bad = _path_error(tool, rel)
-        if bad: return bad
+        if bad := _path_error(tool, rel): return bad
         p = _safe(ws, rel)
-        if p is None:
-            return f"error: {tool} {_shown(rel)}: invalid path (outside the workspace, a NUL byte or a symlink loop)"
-        if tool == "read_file": return _read_file(ws, p, rel, action.get("offset"), obs_chars)
+        if p is None: raise ValueError("invalid path (outside the workspace, a NUL byte or a symlink loop)")
+        if tool == "read_file": return _read_file(p, rel, action.get("offset"), obs_chars)
         if tool == "grep": return _grep(ws, p, rel, action.get("pattern"), obs_chars)
         return _write_file(ws, p, rel, action.get("content"), append=tool == "append_file")
-    except (OSError, ValueError, UnicodeError, RuntimeError) as e: return f"error: {tool} {_shown(rel)}: {_why(e)}"
+    except (OSError, ValueError, RuntimeError) as e: return f"error: {tool} {_shown(rel)}: {_why(e)}"
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #8006f7d8
 def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
     "The system turn's description of the action format and of every tool (`read_file` shows `obs_chars` at a time)."
-    return (
-        "You are an agent that works in a workspace of files. At every step answer with one JSON object: "
+    return ("You are an agent that works in a workspace of files. At every step answer with one JSON object: "
         '{"thought": "your reasoning", "tool": one of "list_files", "read_file", "grep", "write_file", "append_file", '
         '"finish", "path": "a file path", "offset": N, "pattern": "words or a regular expression", "content": "text to '
         f'write"}}. list_files lists the workspace; read_file returns up to {obs_chars} characters of the file "path" '
@@ -206,13 +194,12 @@ def tools_prompt(obs_chars: int = OBS_CHARS) -> str:
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #cbf3024b
 @dataclass
 class AgentTask:
-    "One agent run's frame: the file that holds its result, the forced last turn's prompts, budget, sampling, stages."
+    "One agent run's frame: the file that holds its result, the forced last turn's prompts, budget, caps, stages."
     target: str  # the workspace file the task is done when it holds
     force_write: str  # the last turn's prompt when the step budget runs out
     finish_write: str  # the last turn's prompt after `finish` without `target`
     steps: int  # the step budget
     max_tokens: int = 8192
-    temperature: float = 0.0
     obs_chars: int = OBS_CHARS
     extra_turn: str | None = None  # one more question after the loop (its answer is `final`)
     stages: tuple = ("", "")  # the stage of the first request, and of every later one
@@ -230,9 +217,8 @@ def write_schema(target: str, content: dict | None = None) -> dict:
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #25456812
 def _ask(llm, mem: list, task: AgentTask, first: bool = False, schema: dict | None | bool = True):
     "The next request: the memory so far, as an action (`schema` True: `action_schema`), another schema's or free."
-    return llm.acall(Request(list(mem), max_tokens=task.max_tokens, temperature=task.temperature,
-                             schema=action_schema() if schema is True else schema,
-                             stage=task.stages[0 if first else 1]))
+    return llm.acall(Request(list(mem), max_tokens=task.max_tokens, stage=task.stages[0 if first else 1],
+                             schema=action_schema() if schema is True else schema))
 
 def _act_of(text):
     act, why = parse_json(text)
@@ -269,7 +255,7 @@ async def _forced_turn(llm, ws, mem, task, ended, transcript) -> tuple[bool | No
 async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
     "Run one agent in workspace `ws` from messages `mem` (above) → {transcript, failure, ended, ..., text, steps}."
     ws = Path(ws)
-    transcript, failure, ended, forced, wrote, nothing = [], None, "step limit", False, None, None
+    transcript, failure, ended = [], None, "step limit"
     for step in range(task.steps):
         r = await _ask(llm, mem, task, first=step == 0)
         if not r["ok"]:
@@ -283,9 +269,8 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
                                finish_reason=r.get("finish_reason")))
         if done: ended = "finish"; break
         mem.append({"role": "user", "content": f"Observation:\n{obs}"})
-    if ended == "step limit" or (ended == "finish" and not (ws / task.target).exists()):
-        forced = True
-        wrote, nothing = await _forced_turn(llm, ws, mem, task, ended, transcript)
+    forced = ended == "step limit" or (ended == "finish" and not (ws / task.target).exists())
+    wrote, nothing = await _forced_turn(llm, ws, mem, task, ended, transcript) if forced else (None, None)
     final = None
     if task.extra_turn and failure is None:
         mem.append({"role": "user", "content": task.extra_turn})
@@ -301,26 +286,21 @@ async def drive(llm, ws: Path, mem: list, task: AgentTask) -> dict:
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #5f8048fb
 def file_outcome(a: dict, budget: int, target: str, parse, noun: str = "result") -> dict:
-    """`drive`'s run `a` → the parsed keys of `target`'s text (failure: why there is none), then request_failure,
-    steps, budget, ended, forced, note, transcript, final."""
+    "`drive`'s run `a` → `target`'s text parsed (failure: why there is none), steps, budget, ending, note, transcript."
     ended, forced, steps, text = a["ended"], a["forced"], a["steps"], a["text"]
     hit = ended == "step limit"
     limit = f"step limit of {budget} steps hit" if hit else f"finish after {steps} steps without {target}"
-    if text is not None:
-        parsed = parse(text)
-    else:
-        why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
-        parsed = dict(parse(None), failure=f"agent wrote no {target} ({why})")
+    why = f"{limit}; {a['nothing']}" if forced else f"{ended} after {steps} steps"
+    parsed = parse(text) if text is not None else dict(parse(None), failure=f"agent wrote no {target} ({why})")
     note = None
     if forced and parsed["items"]:
         held = "after the forced final write" if a["wrote"] else f"({a['nothing']})"
         note = (f"{limit} without finish" if hit else limit) + f": the {noun} is what {target} held {held}"
     elif forced and text is not None:
         parsed["failure"] = f"{parsed['failure']}; {limit}"
-    failure = a["failure"]
-    kept = failure if failure and not parsed["items"] else parsed["failure"]
-    return dict(parsed, failure=kept, request_failure=failure, steps=steps, budget=budget, ended=ended, forced=forced,
-                note=note, transcript=a["transcript"], final=a["final"])
+    failure = a["failure"] if a["failure"] and not parsed["items"] else parsed["failure"]
+    return dict(parsed, failure=failure, request_failure=a["failure"], steps=steps, budget=budget, ended=ended,
+                forced=forced, note=note, transcript=a["transcript"], final=a["final"])
 
 # %% ../../../nbs/benchmarks/rubrics/02_agent.ipynb #e1be26f1
 def stub_action(tool: str, **kw) -> str:

@@ -6,13 +6,13 @@
 from __future__ import annotations
 import json
 from collections import Counter
+from functools import partial
 from pathlib import Path
 import pandas as pd
 from ... import records as rv
 from ...core import read_json, read_jsonl
 from .paperbench import CATEGORIES
 from ...report import fmt, fmt_ci, fmt_est
-from ...retrieval import DEFAULT_EMBEDDER
 from ...runs import complete_runs, run_label
 from ...tables import RunRow, Table
 
@@ -25,8 +25,7 @@ __all__ = ['PAPER_JUDGE', 'PAPER_EMBEDDER_NAME', 'PAPER_RUN', 'TABLE1', 'TABLE2'
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #4c082ef1
 def _grades(ctx) -> dict:
     "The run's `grades.jsonl` by (setting, paper): one graded repository per entry."
-    p = ctx.dir/"grades.jsonl"
-    out: dict = {}
+    p, out = ctx.dir/"grades.jsonl", {}
     for g in (read_jsonl(p, allow_empty=True) if p.exists() else []):
         out.setdefault((g.get("setting"), g.get("paper")), []).append(g)
     return out
@@ -57,21 +56,20 @@ def fmt_transcript(t) -> str:
     return "\n".join(out)
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #21219bc5
+def _verdict_row(k: int, v, items: list) -> list:
+    "Verdict `k` (a dict, or the bare verdict) as a table row, with its criterion."
+    v = v if isinstance(v, dict) else {"verdict": v}
+    crit = items[k].get("criterion") if k < len(items) and isinstance(items[k], dict) else ""
+    files = ", ".join(map(str, v.get("files") or []))
+    return [k + 1, crit, v.get("verdict"), v.get("rationale"), files, v.get("failure")]
+
 def _verdict_tables(r, ctx, items) -> list:
     "One table per graded repository of record `r`: each criterion's verdict, rationale, files seen, failure."
-    out = []
     grades = (ctx.once("grades", lambda: _grades(ctx)) or {}).get((r.get("setting"), r.get("paper")), [])
-    for g in sorted(grades, key=lambda g: str(g.get("repo"))):
-        its = g.get("items") or items
-        rows = []
-        for k, v in enumerate(g.get("verdicts") or []):
-            v = v if isinstance(v, dict) else {"verdict": v}
-            crit = its[k].get("criterion") if k < len(its) and isinstance(its[k], dict) else ""
-            rows.append([k + 1, crit, v.get("verdict"), v.get("rationale"), ", ".join(map(str, v.get("files") or [])),
-                         v.get("failure")])
-        out.append(rv.table(f"Verdicts · repository {g.get('repo')} (score {rv.show(g.get('score'))})",
-                            ["#", "criterion", "verdict", "rationale", "files the judge saw", "failure"], rows))
-    return out
+    return [rv.table(f"Verdicts · repository {g.get('repo')} (score {rv.show(g.get('score'))})",
+                     ["#", "criterion", "verdict", "rationale", "files the judge saw", "failure"],
+                     [_verdict_row(k, v, g.get("items") or items) for k, v in enumerate(g.get("verdicts") or [])])
+            for g in sorted(grades, key=lambda g: str(g.get("repo")))]
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #a60d0e2e
 _HEAD = ("setting", "paper", "category", "model", "judge", "how", "steps", "truncated")
@@ -125,23 +123,15 @@ def judge_eval_block(run, ctx) -> list:
                              f"{len(agree)}", cols, [[r.get(c) for c in cols] for r in je])]
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #e5541a10
-_COLORS = dict(zip(CATEGORIES + ("Uncategorized",), ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
-
-def _share_rows(runs, labels: dict) -> list[dict]:
-    "Each rubric's share of the total weight per task category, with its run, topic group and setting."
-    rows = []
-    for d in runs:
-        for r in read_jsonl(d/"records.jsonl"):
-            if r["failure"]: continue
-            for c, v in r["stats"]["category_shares"].items():
-                rows.append(dict(run=run_label(d), topic=r["category"], setting=labels.get(r["setting"], "Reference"),
-                                 task=c, share=v))
-    return rows
+_CATS = CATEGORIES + ("Uncategorized",)
+_COLORS = dict(zip(_CATS, ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
 
 def draw_category_shares(runs, labels: dict):
     "Figure 2: share of total weight per task category, per topic group and setting; one row per run."
     import matplotlib.pyplot as plt
-    rows = _share_rows(runs, labels)
+    rows = [dict(run=run_label(d), topic=r["category"], setting=labels.get(r["setting"], "Reference"), task=c, share=v)
+            for d in runs for r in read_jsonl(d/"records.jsonl") if not r["failure"]
+            for c, v in r["stats"]["category_shares"].items()]  # each rubric's share of the weight per task category
     if not rows: return None
     df = pd.DataFrame(rows).groupby(["run", "topic", "setting", "task"])["share"].mean().unstack("task").fillna(0)
     cols = [c for c in _COLORS if c in df.columns]
@@ -191,10 +181,6 @@ def draw_importance_hist(runs, labels: dict):
 PAPER_JUDGE, PAPER_EMBEDDER_NAME = "GPT-4o-mini", "Qwen3-Embedding-8B"  # the paper's grader, embedder
 PAPER_RUN = "PaperBench (20 papers)"  # the `run` of the paper's published rows
 
-def _embedder_of(c: dict) -> str:
-    "A run's embedder (runs before the parameter existed used the default)."
-    return c.get("embedder") or DEFAULT_EMBEDDER
-
 def run_protocol(c: dict) -> str:
     "A run's protocol as the tables show it (a run made before the parameter existed: the paper's, as it is now)."
     return c.get("protocol") or "paper (a run from before the protocol parameter)"
@@ -229,7 +215,7 @@ TABLE1 = Table(
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #cd20a784
 def embedder_note(runs) -> str:
     "The caption's warning: tau is not comparable across embedders; which embedder each run used."
-    used = sorted({_embedder_of(read_json(Path(d)/"meta.json")["config"]) for d in runs})
+    used = sorted({read_json(Path(d)/"meta.json")["config"]["embedder"] for d in runs})
     return (f"; tau is not comparable across embedders (the paper: {PAPER_EMBEDDER_NAME}; these runs: "
             f"{', '.join(used) or 'none'}; each row names its run's embedder)")
 
@@ -253,42 +239,33 @@ def grader_paper_note(runs) -> str:
     "The captions' words on what the grader read of the papers, once per distinct case."
     seen: dict = {}
     for d in runs: seen.setdefault(_grader_read(d), []).append(run_label(d))
-    if not seen: return ""
-    if len(seen) == 1: return f"; the grader's paper: {next(iter(seen))}"
+    if len(seen) <= 1: return "".join(f"; the grader's paper: {t}" for t in seen)
     return "; the grader's paper: " + "; ".join(f"{t} ({', '.join(r)})" for t, r in seen.items())
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #466a8206
-def _intrinsic_rows(taus, with_rouge: bool):
-    "Our rows of an intrinsic table at `taus`: per run, setting (not the reference) and tau."
-    def rows(r: RunRow) -> list[dict]:
-        out = []
-        for key, v in r.scores["settings"].items():
-            for t in taus if key != "reference" else ():
-                row = {"protocol": run_protocol(r.config), "tau": t, "setting": v["label"],
-                       "backbone": r.config["model"], "embedder": _embedder_of(r.config),
-                       **{m: fmt_est(v[f"{m}@{t}"]) for m in ("precision", "recall", "f1")},
-                       "papers (gen. failures)": f"{v['papers']} ({v['generation_failures']})"}
-                if with_rouge: row.update(max_rouge1=fmt_est(v["max_rouge1"]), max_rougeL=fmt_est(v["max_rougeL"]))
-                out.append(row)
-        return out
-    return rows
+def _intrinsic_rows(taus, with_rouge: bool, r: RunRow) -> list[dict]:
+    "Run `r`'s rows of an intrinsic table at `taus`: per setting (not the reference) and tau."
+    rouge = ("max_rouge1", "max_rougeL") if with_rouge else ()
+    return [{"protocol": run_protocol(r.config), "tau": t, "setting": v["label"], "backbone": r.config["model"],
+             "embedder": r.config["embedder"], **{m: fmt_est(v[f"{m}@{t}"]) for m in ("precision", "recall", "f1")},
+             "papers (gen. failures)": f"{v['papers']} ({v['generation_failures']})",
+             **{m: fmt_est(v[m]) for m in rouge}}
+            for key, v in r.scores["settings"].items() if key != "reference" for t in taus]
 
-def _intrinsic_paper(taus, with_rouge: bool):
-    "The paper's rows of an intrinsic table at `taus` (a reference CSV without a tau column is at 0.7)."
+def _intrinsic_paper(with_rouge: bool, ref) -> list[dict]:
+    "The paper's rows of an intrinsic table (a reference CSV without a tau column is at 0.7)."
     keys = ("precision", "recall", "f1") + (("max_rouge1", "max_rougeL") if with_rouge else ())
-    def rows(ref) -> list[dict]:
-        ref = ref if "tau" in ref else ref.assign(tau=0.7)
-        return [{"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "tau": r["tau"],
-                 "setting": r["setting"], "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–",
-                 "embedder": PAPER_EMBEDDER_NAME, **{k: fmt(r[k]) for k in keys}, "papers (gen. failures)": "20"}
-                for _, r in ref[ref["tau"].isin(taus)].iterrows()]
-    return rows
+    ref = ref if "tau" in ref else ref.assign(tau=0.7)
+    return [{"source": "paper", "run": PAPER_RUN, "settings": "paper", "protocol": "paper", "tau": r["tau"],
+             "setting": r["setting"], "backbone": r["backbone"] if isinstance(r["backbone"], str) else "–",
+             "embedder": PAPER_EMBEDDER_NAME, **{k: fmt(r[k]) for k in keys}, "papers (gen. failures)": "20"}
+            for _, r in ref.iterrows()]
 
 def _intrinsic_table(name: str, caption: str, paper: str, taus, with_rouge: bool = True) -> Table:
     "An intrinsic table (Table 2 or Tables 5–6) at `taus`; its caption says which embedders the runs used."
     rouge = ["max_rouge1", "max_rougeL"] if with_rouge else []
-    return Table(name, lambda runs: caption + embedder_note(runs), _intrinsic_rows(taus, with_rouge), paper,
-                 paper_rows=_intrinsic_paper(taus, with_rouge),
+    return Table(name, lambda runs: caption + embedder_note(runs), partial(_intrinsic_rows, taus, with_rouge), paper,
+                 paper_rows=partial(_intrinsic_paper, with_rouge),
                  columns=["source", "run", "settings", "protocol", "tau", "setting", "backbone", "embedder",
                           "precision", "recall", "f1", *rouge, "papers (gen. failures)"])
 
@@ -336,8 +313,6 @@ TABLE_JUDGE_EVAL = Table(
              "human pass", "accuracy", "precision", "recall", "F1 (pass class)", "macro F1 (PaperBench)"])
 
 # %% ../../../nbs/benchmarks/rubrics/03_views.ipynb #59b14616
-_CATS = CATEGORIES + ("Uncategorized",)
-
 def _stats_rows(r: RunRow) -> list[dict]:
     "Run `r`'s rows: per setting, importance histogram, category shares, failed rubrics, dropped items."
     rows, base = [], r.base()
