@@ -25,7 +25,7 @@ def batch_scope(spec) -> str:
 
 def api_client(llm):
     "The `openai` client of `llm`'s endpoint (a URL with user:password keeps httpx, which sends them as Basic auth)."
-    import httpx, openai
+    import openai
     class Counted(openai.AsyncOpenAI):
         async def _sleep_for_retry(self, **kw):
             c = kw["response"].status_code if kw["response"] is not None else None
@@ -35,7 +35,7 @@ def api_client(llm):
     aio = {} if urlsplit(llm.spec.base_url).username else dict(http_client=openai.DefaultAioHttpClient())
     t = llm.spec.timeout
     return Counted(base_url=llm.spec.base_url, api_key=llm.spec.api_key(), max_retries=llm.spec.max_retries,
-                   timeout=httpx.Timeout(t, connect=min(10.0, t)), **aio)
+                   timeout=openai.Timeout(t, connect=min(10.0, t)), **aio)
 
 def _error_reason(e: Exception) -> str:
     "Why an openai call failed, for a failure record: redacted before it is cut."
