@@ -289,7 +289,8 @@ class Benchmark:
         "A validated config of this benchmark from `params` (strings or typed values); retired ones at their value go."
         params = dict(params or {})
         for k, v in self.retired.items():
-            if k in params and coerce(Param(k, type(v), v), params.pop(k)) != v:  # typed as the parameter was
+            low = lambda x: x.lower() if isinstance(x, str) else x  # typed as the parameter was, any case
+            if k in params and low(coerce(Param(k, type(v), v), params.pop(k))) != low(v):
                 raise ConfigError(f"parameter '{k}' of {self.name} is retired: runs now always use {k}={v}")
         cfg = make_config(self.config, params, self.name)
         if self.validate:

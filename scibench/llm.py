@@ -729,7 +729,8 @@ def _http(spec: ModelSpec, url: str, timeout: float, probe: str | None = None, *
     import httpx
     try:
         head = {"Authorization": _auth(spec)} | ({PROBE_HEADER: probe} if probe else {})
-        return httpx.request("POST" if "json" in kw else "GET", url, timeout=timeout, headers=head, **kw)
+        verb = "POST" if "json" in kw else "GET"
+        return httpx.request(verb, url, timeout=timeout, headers=head, verify=tls_context(), **kw)
     except Exception:  # no answer, or the key is not set (`ping` says which)
         return None
 
@@ -752,6 +753,10 @@ def detect_structured(spec: ModelSpec, timeout: float = 5.0) -> tuple[str, str]:
         return spec.structured, "set"
     if (scope := batch_scope(spec)) in _MODES:  # base URL (without credentials) and served model
         return _MODES[scope]
+    try:
+        _auth(spec)
+    except RuntimeError as e:  # the key is not set: nothing was asked (`ping` says so too)
+        return "none", redact(f"not detected ({e})")
     if (props := _props(spec, min(timeout, spec.timeout), "structured")) is None:
         why = redact(f"not detected (no answer from {public_url(spec.base_url)}): answers are read as text")
         print(f"warning: model '{spec.name}': structured output {why}; pass --structured (or the role's "

@@ -304,7 +304,7 @@ def stub_run(b: Benchmark, cfg, specs: dict | None = None, keep: str | None = No
 def _plan_row(role: str, llm: CountingLLM, s: ModelSpec) -> dict:
     "A stub's calls, tokens, cost at `s`'s prices (with its `batch`) and calls per stage; the embedded model's time."
     u = llm.usage
-    cost = (u.prompt_tokens * s.price_in + u.completion_tokens * s.price_out) / 1e6 * (s.batch_price if s.batch else 1)
+    cost = u.cost_usd * (s.batch_price if s.batch else 1)  # priced live by `Usage.add` (the stub sends no batch)
     row = dict(role=role, model=s.name, calls=u.calls, prompt_tokens=u.prompt_tokens,
                completion_tokens=u.completion_tokens, cost_usd=round(cost, 4), note="", stages=dict(llm.stages))
     if s.embedded:  # one request at a time on this machine's CPU: time is its cost
@@ -543,8 +543,9 @@ def execute(bench, cfg=None, endpoints: dict | None = None, options: RunOptions 
             meta["requests"] = dict(path=str(o.requests), counts=write_requests(b, cfg, specs, o.requests, stub))
         return meta
     t0 = time.time()
+    reg = registry()
     with serving(*([n for n, s in specs.items() if s.embedded] if o.serve else [])):
-        auto = {n for n, s in specs.items() if not s.embedded and n not in registry()
+        auto = {n for n, s in specs.items() if not s.embedded and n not in reg
                 and "max_concurrency" not in (endpoints or {}).get(n, {})}  # ad hoc, no --concurrency
         meta = _launch(b, cfg, specs, dict(plan=rows, **extra), o, t0, auto)
     if o.notebook and meta["status"] != "interrupted":
@@ -706,8 +707,8 @@ def epoch_estimate(name: str, ests: list) -> Estimate:
     m = statistics.fmean(vals) if vals else None
     if len(vals) < EPOCH_CI_MIN:
         return Estimate(name, m, None, None, n, f)
-    lo, hi = stats.t.interval(0.95, len(vals) - 1, loc=m, scale=stats.sem(vals))
-    return Estimate(name, m, float(lo), float(hi), n, f)
+    h = float(stats.t.ppf(0.975, len(vals) - 1)) * stats.sem(vals)  # equal epochs: a zero-width interval
+    return Estimate(name, m, m - h, m + h, n, f)
 
 # %% ../nbs/06_run.ipynb #e90c0e05
 def _epoch_row(e: int, r: dict) -> dict:

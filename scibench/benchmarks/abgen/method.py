@@ -412,8 +412,11 @@ class AbGenConfig(JudgeSetup, Config):
 # %% ../../../nbs/benchmarks/abgen/00_method.ipynb #42b5a095
 def validate(cfg) -> None:
     "`prompts=auto` → the set used; caps of 0 → the protocol's; `released` without the authors' files → `ConfigError`."
-    cfg.prompts = resolve_prompts(cfg.prompts)
+    asked, cfg.prompts = cfg.prompts, resolve_prompts(cfg.prompts)
     if cfg.prompts == "released" and _needs_generation_text(cfg) and not released_generation_path().exists():
+        if asked == "auto":  # a partial (older) download: our texts throughout, as without it
+            cfg.prompts = "scibench"
+            return validate(cfg)
         raise ConfigError(f"prompts=released with protocol={cfg.protocol} needs the authors' generation prompt "
                           f"{rel(released_generation_path())}: run `make data` (or `scibench data abgen_prompts`)")
     for k, v in protocol_caps(cfg).items():

@@ -205,11 +205,11 @@ class Retriever:
         if self.method != "bm25" and self._U is None:
             if self._ahead is not None: self._ahead.wait()
             self._U = embed_cached([t for _, _, t in self.units])
-        bm25, U = Index([self.units[r][2] for r in rows]), self._U
+        bm25, Ur = Index([self.units[r][2] for r in rows]), None if self.method == "bm25" else self._U[rows]
         out = {}
         for q, v in queries.items():
             fused = np.zeros(len(rows))
-            for s in [bm25.scores(q, "bm25")] + ([U[rows] @ v] if self.method != "bm25" else []):
+            for s in [bm25.scores(q, "bm25")] + ([Ur @ v] if Ur is not None else []):
                 ranks = np.empty(len(rows)); ranks[np.argsort(-s, kind="stable")] = np.arange(len(rows))
                 fused += 1.0 / (60 + ranks)
             out[q] = [rows[j] for j in np.argsort(-fused, kind="stable")]

@@ -192,8 +192,9 @@ def _example_file(v: dict) -> str:
 
 def agent_steps(paper: dict, examples: list[dict], obs_chars: int = OBS_CHARS, max_steps: int = 0) -> int:
     "The step budget: `max_steps`, or (0 = auto) one reading of the paper and the examples + `WRITE_STEPS`."
+    if max_steps: return max_steps
     texts = [paper["text"], *map(_example_file, example_views(examples))]
-    return max_steps or sum(-(-len(t) // obs_chars) for t in texts) + WRITE_STEPS
+    return sum(-(-len(t) // obs_chars) for t in texts) + WRITE_STEPS
 
 def make_workspace(path, paper: dict, examples: list[dict]) -> Path:
     "A fresh workspace holding the paper and the example rubrics (the in-context examples' checklist views)."

@@ -6,7 +6,7 @@
 
 # %% ../../../nbs/benchmarks/rubrics/01_paperbench.ipynb #78dae3a6
 from __future__ import annotations
-import asyncio, contextlib, hashlib, itertools, json, os, re, shutil, tarfile, time
+import asyncio, contextlib, hashlib, itertools, json, os, re, reprlib, shutil, tarfile, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +53,7 @@ def _read_tree(path, leaf_scores: bool = False) -> dict:
         line, nid = line_of(n) or line, n.get("id", "?")
         for f, bad, want in _FIELD_RULES:
             why = (f"missing field in node {nid!r}" if f not in n and f != "task_category" else
-                   f"node {nid!r}: {want}, got {type(n[f]).__name__} {n[f]!r}" if bad(n.get(f)) else None)
+                   f"node {nid!r}: {want}, got {type(n[f]).__name__} {reprlib.repr(n[f])}" if bad(n.get(f)) else None)
             if why: raise DataError(p, line, f"{where}.{f}", why)
         for i, c in enumerate(n["sub_tasks"]): check(c, f"{where}.sub_tasks[{i}]", line)
         if n["sub_tasks"] and sum(c["weight"] for c in n["sub_tasks"]) <= 0:
@@ -211,7 +211,8 @@ def _extract(archive: Path) -> Path:
     why = None
     try:
         with tarfile.open(a) as t:
-            if sum(m.size for m in t if m.isfile()) <= MAX_EXPANDED: t.extractall(tmp, filter="data")
+            sizes = itertools.accumulate(m.size for m in t if m.isfile())  # stops reading at the cap
+            if not any(s > MAX_EXPANDED for s in sizes): t.extractall(tmp, filter="data")
             else: why = (f"the archive ({st.st_size:,} bytes) expands to more than {MAX_EXPANDED:,} bytes "
                          "(MAX_EXPANDED): not extracted; unpack what should be graded into a folder entry instead")
     except (tarfile.TarError, OSError, EOFError) as e: why = f"cannot extract the archive: {e}"
